@@ -96,7 +96,9 @@ fn miss(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("naive", depth), &depth, |b, _| {
             b.iter(|| {
-                let h = naive.post(black_box(missing()), 0).expect_err("unexpected match");
+                let h = naive
+                    .post(black_box(missing()), 0)
+                    .expect_err("unexpected match");
                 assert!(naive.cancel(h).is_some());
             })
         });
@@ -124,7 +126,9 @@ fn arrive_back(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("naive", depth), &depth, |b, _| {
             b.iter(|| {
-                let m = naive.arrive(black_box(envelope(back)), 0).expect("no match");
+                let m = naive
+                    .arrive(black_box(envelope(back)), 0)
+                    .expect("no match");
                 assert!(naive.post(exact(back), m.recv).is_err());
             })
         });

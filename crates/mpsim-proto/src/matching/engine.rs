@@ -236,7 +236,10 @@ impl<R, M> Engine<R, M> {
     }
 
     /// Looks at the message a receive with `pattern` would take now, without taking it (M8).
-    pub fn probe(&self, pattern: &Pattern) -> Option<Probed<'_, M>> {
+    ///
+    /// Takes `&mut self` only to extend the engine's index for a wildcard shape on first use;
+    /// the queues' contents and order do not change (M10).
+    pub fn probe(&mut self, pattern: &Pattern) -> Option<Probed<'_, M>> {
         let idx = self.find_unexpected(&pattern.key())?;
         let slot = self.unexpected.slot(idx);
         Some(Probed {
@@ -265,10 +268,11 @@ impl<R, M> Engine<R, M> {
 
     /// The earliest unexpected message accepted by `pattern`.
     #[inline]
-    fn find_unexpected(&self, pattern: &Key) -> Option<u32> {
+    fn find_unexpected(&mut self, pattern: &Key) -> Option<u32> {
         if self.unexpected.len() == 0 {
             None
         } else if self.unexpected.is_indexed() {
+            self.unexpected.ensure_shape(pattern.shape());
             self.unexpected.bin_head(pattern)
         } else {
             self.unexpected.scan(|msg| pattern.accepts(msg))

@@ -89,7 +89,10 @@ impl Envelope {
 
     #[inline]
     pub(crate) fn key(&self) -> Key {
-        debug_assert!(self.source != ANY_SOURCE_RAW, "source rank u32::MAX is reserved");
+        debug_assert!(
+            self.source != ANY_SOURCE_RAW,
+            "source rank u32::MAX is reserved"
+        );
         debug_assert!(self.tag >= 0, "message tags are 0..=TAG_UB");
         Key {
             context: self.context.0,

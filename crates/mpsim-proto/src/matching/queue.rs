@@ -6,13 +6,20 @@
 //! [`INDEX_ABOVE`] entries it builds the index (one pass in order) and keeps it until it drains
 //! to empty, when it drops back to shallow and gives deep-queue memory back (M12).
 //!
-//! Index: a bin is the list, in sequence order, of the entries filed under one [`Key`]. An entry
-//! is filed under `L - 1` keys: a posted receive under its pattern (`L = 2`), an unexpected
-//! message under the four patterns that accept it (`L = 5`), so the earliest entry a pattern can
-//! take is the head of one bin. Bins are created on first use and dropped when they empty.
+//! Index: a bin is the list, in sequence order, of the entries filed under one [`Key`]. A posted
+//! receive is filed under its pattern (`L = 2`). An unexpected message (`L = 5`) can be filed
+//! under the four patterns that accept it — one per *shape* (exact, any tag, any source, both) —
+//! so the earliest entry a pattern can take is the head of one bin. Messages are filed only
+//! under the shapes receives have actually used ([`Queue::ensure_shape`] turns one on, filing
+//! every entry once): a program that never posts wildcards pays one hash per message, not four.
+//!
+//! Bins are created on first use. A bin that empties stays in the map (a message stream on one
+//! `(source, tag)` would otherwise remove and re-insert its bin on every message) until empty
+//! bins outnumber entries, when one sweep drops them all: amortised O(1), memory linear.
 //!
 //! Invariants: `order` holds every entry in sequence order; when `index` is `Some`, each entry
-//! is on exactly its `L - 1` bins and every bin in the map is non-empty.
+//! is on the bin of every filed shape (`bins[1 + shape]`) and on no other; `index.empty` counts
+//! the bins with empty lists.
 
 use rustc_hash::FxHashMap;
 
@@ -26,7 +33,6 @@ const KEEP_WHEN_EMPTY: usize = 64;
 
 struct Bin {
     list: List,
-    key: Key,
 }
 
 #[derive(Default)]
@@ -34,29 +40,56 @@ struct Index {
     map: FxHashMap<Key, u32>,
     bins: Vec<Bin>,
     free: Vec<u32>,
+    /// Bins in the map whose list is empty.
+    empty: usize,
 }
 
 impl Index {
+    /// The bin for `key`, created if missing, ready to take an entry (so no longer counted as
+    /// empty).
     #[inline]
     fn bin_for(&mut self, key: Key) -> u32 {
-        let Index { map, bins, free } = self;
-        *map.entry(key).or_insert_with(|| {
-            let bin = Bin {
-                list: List::EMPTY,
-                key,
-            };
-            match free.pop() {
-                Some(b) => {
-                    bins[b as usize] = bin;
-                    b
+        use std::collections::hash_map::Entry;
+        match self.map.entry(key) {
+            Entry::Occupied(e) => {
+                let b = *e.get();
+                if self.bins[b as usize].list.is_empty() {
+                    self.empty -= 1;
                 }
-                None => {
-                    bins.push(bin);
-                    // Bins never outnumber entries, and entries fit in u32.
-                    (bins.len() - 1) as u32
-                }
+                b
             }
-        })
+            Entry::Vacant(e) => {
+                let bin = Bin { list: List::EMPTY };
+                let b = match self.free.pop() {
+                    Some(b) => {
+                        self.bins[b as usize] = bin;
+                        b
+                    }
+                    None => {
+                        self.bins.push(bin);
+                        // Bins are bounded by entries (times 4, plus as many empty): within u32.
+                        (self.bins.len() - 1) as u32
+                    }
+                };
+                *e.insert(b)
+            }
+        }
+    }
+
+    /// Drops every empty bin from the map.
+    #[cold]
+    fn sweep(&mut self) {
+        let Index {
+            map, bins, free, ..
+        } = self;
+        map.retain(|_, b| {
+            let keep = !bins[*b as usize].list.is_empty();
+            if !keep {
+                free.push(*b);
+            }
+            keep
+        });
+        self.empty = 0;
     }
 
     fn heap_bytes(&self) -> usize {
@@ -70,6 +103,9 @@ pub(super) struct Queue<T, const L: usize> {
     arena: Arena<T, L>,
     order: List,
     index: Option<Box<Index>>,
+    /// Bit `s` set: entries are filed under their shape-`s` key. Posted queues use shape 0 only
+    /// (a receive's own pattern); unexpected queues add wildcard shapes on first use.
+    filed: u8,
 }
 
 impl<T, const L: usize> Queue<T, L> {
@@ -78,6 +114,7 @@ impl<T, const L: usize> Queue<T, L> {
             arena: Arena::new(),
             order: List::EMPTY,
             index: None,
+            filed: 1,
         }
     }
 
@@ -112,7 +149,11 @@ impl<T, const L: usize> Queue<T, L> {
         let idx = self.arena.insert(seq, key, value);
         self.arena.push_back(&mut self.order, idx, 0);
         if let Some(index) = self.index.as_deref_mut() {
-            file(&mut self.arena, index, idx);
+            for shape in 0..L - 1 {
+                if self.filed & (1 << shape) != 0 {
+                    file_one(&mut self.arena, index, idx, shape);
+                }
+            }
         } else if self.arena.len() > INDEX_ABOVE {
             self.build_index();
         }
@@ -121,13 +162,36 @@ impl<T, const L: usize> Queue<T, L> {
 
     #[cold]
     fn build_index(&mut self) {
-        let mut index = Box::<Index>::default();
+        self.index = Some(Box::default());
+        for shape in 0..4 {
+            if self.filed & (1 << shape) != 0 {
+                self.file_all(shape);
+            }
+        }
+    }
+
+    /// Makes sure entries are filed under their shape-`shape` key (unexpected queues), so a
+    /// pattern of that shape finds its match at a bin head.
+    #[inline]
+    pub fn ensure_shape(&mut self, shape: usize) {
+        debug_assert!(L == 5 || shape == 0);
+        if self.filed & (1 << shape) == 0 {
+            self.filed |= 1 << shape;
+            if self.index.is_some() {
+                self.file_all(shape);
+            }
+        }
+    }
+
+    #[cold]
+    fn file_all(&mut self, shape: usize) {
+        // Invariant: only called with an index.
+        let index = self.index.as_deref_mut().expect("indexed");
         let mut idx = self.order.head;
         while idx != NIL {
-            file(&mut self.arena, &mut index, idx);
+            file_one(&mut self.arena, index, idx, shape);
             idx = self.arena.next(idx, 0);
         }
-        self.index = Some(index);
     }
 
     /// Takes the entry at `idx` off every list and returns its key and value.
@@ -137,12 +201,17 @@ impl<T, const L: usize> Queue<T, L> {
         if let Some(index) = self.index.as_deref_mut() {
             for k in 1..L {
                 let b = self.arena.slot(idx).bins[k];
+                if b == NIL {
+                    continue;
+                }
                 let bin = &mut index.bins[b as usize];
                 self.arena.unlink(&mut bin.list, idx, k);
                 if bin.list.is_empty() {
-                    index.map.remove(&bin.key);
-                    index.free.push(b);
+                    index.empty += 1;
                 }
+            }
+            if index.empty > 64 && index.empty > self.arena.len() {
+                index.sweep();
             }
         }
         let key = self.arena.slot(idx).key;
@@ -165,7 +234,9 @@ impl<T, const L: usize> Queue<T, L> {
     #[inline]
     pub fn bin_head(&self, key: &Key) -> Option<u32> {
         let index = self.index.as_deref()?;
-        index.map.get(key).map(|&b| index.bins[b as usize].list.head)
+        let head = index.bins[*index.map.get(key)? as usize].list.head;
+        // Emptied bins stay in the map until a sweep.
+        (head != NIL).then_some(head)
     }
 
     /// The earliest entry whose key satisfies `pred`, by scanning in order.
@@ -203,19 +274,17 @@ impl<T, const L: usize> Queue<T, L> {
     }
 }
 
-/// Files entry `idx` in its bins: a posted receive (`L == 2`) under its own pattern, an
-/// unexpected message (`L == 5`) under the four patterns that accept it.
+/// Files entry `idx` under its shape-`shape` key: a posted receive (`L == 2`) under its own
+/// pattern, an unexpected message (`L == 5`) under the pattern of that shape that accepts it.
 #[inline]
-fn file<T, const L: usize>(arena: &mut Arena<T, L>, index: &mut Index, idx: u32) {
+fn file_one<T, const L: usize>(arena: &mut Arena<T, L>, index: &mut Index, idx: u32, shape: usize) {
     let key = arena.slot(idx).key;
-    let keys = if L == 2 {
-        [key; 4]
+    let key = if L == 2 {
+        key
     } else {
-        key.generalizations()
+        key.generalizations()[shape]
     };
-    for k in 1..L {
-        let b = index.bin_for(keys[k - 1]);
-        arena.push_back(&mut index.bins[b as usize].list, idx, k);
-        arena.slot_mut(idx).bins[k] = b;
-    }
+    let b = index.bin_for(key);
+    arena.push_back(&mut index.bins[b as usize].list, idx, 1 + shape);
+    arena.slot_mut(idx).bins[1 + shape] = b;
 }

@@ -38,7 +38,11 @@ impl<R, M> Default for NaiveEngine<R, M> {
 impl<R, M> NaiveEngine<R, M> {
     /// M2: match the earliest unexpected message, or queue; `Err(handle)` when queued.
     pub fn post(&mut self, pattern: Pattern, recv: R) -> Result<Match<R, M>, u64> {
-        if let Some(i) = self.unexpected.iter().position(|(_, e, _)| pattern.matches(e)) {
+        if let Some(i) = self
+            .unexpected
+            .iter()
+            .position(|(_, e, _)| pattern.matches(e))
+        {
             let (_, envelope, msg) = self.unexpected.remove(i);
             return Ok(Match {
                 recv,
@@ -53,7 +57,11 @@ impl<R, M> NaiveEngine<R, M> {
 
     /// M1: match the earliest posted receive, or queue; `Err(handle)` when queued.
     pub fn arrive(&mut self, envelope: Envelope, msg: M) -> Result<Match<R, M>, u64> {
-        if let Some(i) = self.posted.iter().position(|(_, p, _)| p.matches(&envelope)) {
+        if let Some(i) = self
+            .posted
+            .iter()
+            .position(|(_, p, _)| p.matches(&envelope))
+        {
             let (_, _, recv) = self.posted.remove(i);
             return Ok(Match {
                 recv,
@@ -89,7 +97,10 @@ impl<R, M> NaiveEngine<R, M> {
 
     /// M9.
     pub fn mprobe(&mut self, pattern: &Pattern) -> Option<(Envelope, M)> {
-        let i = self.unexpected.iter().position(|(_, e, _)| pattern.matches(e))?;
+        let i = self
+            .unexpected
+            .iter()
+            .position(|(_, e, _)| pattern.matches(e))?;
         let (_, e, m) = self.unexpected.remove(i);
         Some((e, m))
     }
