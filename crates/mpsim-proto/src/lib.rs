@@ -7,7 +7,14 @@
 //! Modules:
 //! - [`matching`]: the tag-matching engine that pairs arriving messages with posted receives
 //!   (`spec/matching.md`).
+//! - [`p2p`]: the point-to-point protocol of one rank: send modes, requests, buffers, probe and
+//!   cancel (`spec/p2p.md`).
+//! - [`error`]: the one error type, by MPI error class.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod error;
 pub mod matching;
+pub mod p2p;
+
+pub use error::{Error, Result};

@@ -162,14 +162,25 @@ impl<R, M> Engine<R, M> {
     pub fn posted_iter(&self) -> impl Iterator<Item = (Pattern, &R)> + '_ {
         self.posted
             .iter()
-            .map(|slot| (pattern_of(&slot.key), value_of(slot)))
+            .map(|(_, slot)| (pattern_of(&slot.key), value_of(slot)))
     }
 
     /// Unexpected messages in arrival order.
     pub fn unexpected_iter(&self) -> impl Iterator<Item = (Envelope, &M)> + '_ {
         self.unexpected
             .iter()
-            .map(|slot| (envelope_of(&slot.key), value_of(slot)))
+            .map(|(_, slot)| (envelope_of(&slot.key), value_of(slot)))
+    }
+
+    /// Unexpected messages in arrival order, with their handles (to find one to withdraw).
+    pub fn unexpected_handles(&self) -> impl Iterator<Item = (MsgHandle, Envelope, &M)> + '_ {
+        self.unexpected.iter().map(|(idx, slot)| {
+            (
+                MsgHandle { idx, seq: slot.seq },
+                envelope_of(&slot.key),
+                value_of(slot),
+            )
+        })
     }
 
     /// Bytes of heap memory the engine holds now (entries, index, free capacity).

@@ -252,16 +252,16 @@ impl<T, const L: usize> Queue<T, L> {
         None
     }
 
-    /// Entries in sequence order.
-    pub fn iter(&self) -> impl Iterator<Item = &Slot<T, L>> + '_ {
+    /// Entries in sequence order, with their indices.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &Slot<T, L>)> + '_ {
         let mut idx = self.order.head;
         std::iter::from_fn(move || {
             if idx == NIL {
                 return None;
             }
-            let slot = self.arena.slot(idx);
+            let at = idx;
             idx = self.arena.next(idx, 0);
-            Some(slot)
+            Some((at, self.arena.slot(at)))
         })
     }
 

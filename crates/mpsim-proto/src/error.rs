@@ -1,0 +1,217 @@
+//! The one error type of mpsim, by MPI error class (`spec/p2p.md` §8).
+//!
+//! Every error names where it happened ([`Site`]: rank, call, communicator context, peer, tag,
+//! and the virtual time under the simulator), so a message alone tells the user what to fix.
+
+use std::fmt;
+
+use crate::matching::{ContextId, Source, Tag};
+
+/// Where an error happened: the calling rank and call, and what the call named.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Site {
+    /// World rank of the caller.
+    pub rank: u32,
+    /// The library call, e.g. `"ssend"`.
+    pub call: &'static str,
+    /// The communicator's context, when the call has one.
+    pub context: Option<ContextId>,
+    /// The peer the call named (destination or source), when it has one.
+    pub peer: Option<Source>,
+    /// The tag the call named, when it has one.
+    pub tag: Option<Tag>,
+    /// Virtual time in nanoseconds (simulator only).
+    pub time_ns: Option<u64>,
+}
+
+impl Site {
+    /// A site for `call` on world rank `rank`.
+    pub fn new(rank: u32, call: &'static str) -> Self {
+        Site {
+            rank,
+            call,
+            ..Site::default()
+        }
+    }
+
+    /// With the communicator context.
+    pub fn context(mut self, context: ContextId) -> Self {
+        self.context = Some(context);
+        self
+    }
+
+    /// With the peer.
+    pub fn peer(mut self, peer: impl Into<Source>) -> Self {
+        self.peer = Some(peer.into());
+        self
+    }
+
+    /// With the tag.
+    pub fn tag(mut self, tag: impl Into<Tag>) -> Self {
+        self.tag = Some(tag.into());
+        self
+    }
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rank {} in {}", self.rank, self.call)?;
+        if let Some(peer) = self.peer {
+            write!(f, " (peer {peer}")?;
+            if let Some(tag) = self.tag {
+                write!(f, ", tag {tag}")?;
+            }
+            if let Some(c) = self.context {
+                write!(f, ", context {}", c.0)?;
+            }
+            f.write_str(")")?;
+        }
+        if let Some(t) = self.time_ns {
+            write!(f, " at t={t} ns")?;
+        }
+        Ok(())
+    }
+}
+
+/// A request still active when its rank finished (for [`Error::PendingAtExit`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingRequest {
+    /// The call that created it, e.g. `"irecv"`.
+    pub call: &'static str,
+    /// Its peer.
+    pub peer: Source,
+    /// Its tag.
+    pub tag: Tag,
+}
+
+impl fmt::Display for PendingRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (peer {}, tag {})", self.call, self.peer, self.tag)
+    }
+}
+
+/// Everything that can go wrong, by MPI error class.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// MPI_ERR_RANK: a rank outside the communicator.
+    #[error("{site}: invalid rank {rank} (communicator size {size})")]
+    InvalidRank {
+        /// Where.
+        site: Site,
+        /// The rank given.
+        rank: i64,
+        /// The communicator's size.
+        size: u32,
+    },
+    /// MPI_ERR_TAG: a tag outside `0..=TAG_UB`, or `ANY_TAG` on a send.
+    #[error("{site}: invalid tag {tag}")]
+    InvalidTag {
+        /// Where.
+        site: Site,
+        /// The tag given (`ANY_TAG` shows as `Tag::Any`).
+        tag: Tag,
+    },
+    /// MPI_ERR_COMM: a freed or foreign communicator.
+    #[error("{site}: invalid communicator")]
+    InvalidComm {
+        /// Where.
+        site: Site,
+    },
+    /// MPI_ERR_TRUNCATE: the message is longer than the receive buffer. The message is
+    /// consumed and the first `buffer_bytes` bytes are written.
+    #[error(
+        "{site}: message of {message_bytes} bytes truncated to a buffer of {buffer_bytes} bytes"
+    )]
+    Truncate {
+        /// Where.
+        site: Site,
+        /// The message's length.
+        message_bytes: usize,
+        /// The receive buffer's length.
+        buffer_bytes: usize,
+    },
+    /// MPI_ERR_BUFFER: a buffered send that does not fit in the attached buffer.
+    #[error(
+        "{site}: bsend buffer overflow: {requested} bytes requested (message plus overhead), {attached} attached, {used} in use"
+    )]
+    BufferOverflow {
+        /// Where.
+        site: Site,
+        /// Message size plus `BSEND_OVERHEAD`.
+        requested: usize,
+        /// Size of the attached buffer (0 if none).
+        attached: usize,
+        /// Bytes in use by buffered messages not yet delivered.
+        used: usize,
+    },
+    /// MPI_ERR_BUFFER: `buffer_attach` while a buffer is attached.
+    #[error("{site}: a buffer of {attached} bytes is already attached")]
+    BufferAlreadyAttached {
+        /// Where.
+        site: Site,
+        /// Size of the attached buffer.
+        attached: usize,
+    },
+    /// MPI_ERR_BUFFER: `buffer_detach` with no buffer attached.
+    #[error("{site}: no buffer attached")]
+    NoBufferAttached {
+        /// Where.
+        site: Site,
+    },
+    /// MPI_ERR_REQUEST: `start` on a request that is still active.
+    #[error("{site}: request is still active")]
+    RequestActive {
+        /// Where.
+        site: Site,
+    },
+    /// MPI_ERR_REQUEST: a request that does not exist (freed or already completed).
+    #[error("{site}: invalid or completed request")]
+    InvalidRequest {
+        /// Where.
+        site: Site,
+    },
+    /// Strict mode: an `rsend` arrived with no matching receive posted.
+    #[error("{site}: ready send arrived before a matching receive was posted at rank {receiver}")]
+    ReadyNotPosted {
+        /// Where (the sender's call).
+        site: Site,
+        /// The receiving world rank.
+        receiver: u32,
+    },
+    /// Requests still active when a rank finished.
+    #[error("rank {rank} finished with {} active request(s): {}", requests.len(), list(requests))]
+    PendingAtExit {
+        /// World rank.
+        rank: u32,
+        /// Virtual time of the rank's end (simulator).
+        time_ns: Option<u64>,
+        /// The requests.
+        requests: Vec<PendingRequest>,
+    },
+    /// Every unfinished rank is blocked and nothing is in flight.
+    #[error("deadlock: {report}")]
+    Deadlock {
+        /// Blocked ranks, their calls, and the wait-for cycle.
+        report: String,
+    },
+    /// The run was ended because another rank failed.
+    #[error("rank {rank}: aborted because {cause}")]
+    Aborted {
+        /// The rank that observed the abort.
+        rank: u32,
+        /// The first error of the run.
+        cause: String,
+    },
+}
+
+fn list(requests: &[PendingRequest]) -> String {
+    requests
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Results of mpsim calls.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

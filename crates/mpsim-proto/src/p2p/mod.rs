@@ -1,0 +1,15 @@
+//! Point-to-point: the protocol state machine every backend drives (`spec/p2p.md`).
+//!
+//! - [`Endpoint`]: one rank's protocol state (requests, send modes, buffers, matching).
+//! - [`Packet`]: what endpoints say to each other.
+//! - [`ReqId`], [`Status`], [`Completion`]: requests and their results.
+
+mod buffer;
+mod endpoint;
+mod packet;
+mod request;
+
+pub use buffer::BSEND_OVERHEAD;
+pub use endpoint::{Config, Endpoint, Event, Incoming};
+pub use packet::{Packet, Protocol, SendRef, Transmit};
+pub use request::{Completion, MessageId, ReqId, SendMode, Status};

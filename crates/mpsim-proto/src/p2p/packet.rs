@@ -1,0 +1,82 @@
+//! What endpoints say to each other (`spec/p2p.md` §1): the protocol messages on the FIFO
+//! channel of each ordered pair of ranks.
+//!
+//! Rendezvous here is the receiver-read form of seed 002: a [`Packet::Message`] that is not
+//! eager carries a handle to the sender's copy of the data, the receiver takes it when a receive
+//! matches and answers [`Packet::Fin`]. So a matched transfer completes even if the sender never
+//! calls the library again (§1 "Progress"), and no core ever holds borrowed user memory.
+
+use crate::matching::Envelope;
+
+/// A request of the sending endpoint, named in packets so that replies find it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SendRef(pub(crate) u32, pub(crate) u32);
+
+/// How a message travels, which decides when its send completes and which delay table times it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// Standard send at or below the eager threshold: the send completed when it was copied
+    /// into the system buffer (`P-send`); timed by `D_bsend`.
+    Eager,
+    /// From the user's attached buffer (`bsend`): completed locally; timed by `D_bsend`.
+    Buffered,
+    /// Synchronous, ready, or standard above the threshold: the send completes at `Fin`;
+    /// timed by `D_ssend`.
+    Rendezvous,
+    /// `rsend`: as `Rendezvous`; in strict mode the receiver checks a receive was posted.
+    Ready,
+}
+
+impl Protocol {
+    /// Whether the message is timed with the buffered-send table (`timing.md` §2).
+    pub fn buffered_timing(self) -> bool {
+        matches!(self, Protocol::Eager | Protocol::Buffered)
+    }
+}
+
+/// A protocol message from one endpoint to another.
+#[derive(Debug)]
+pub enum Packet<P> {
+    /// A message: envelope, length, payload (the data for eager, a handle to the sender's copy
+    /// for the others — to the core both are an opaque `P`).
+    Message {
+        /// The sender's request (for `Fin` and send cancel).
+        sender: SendRef,
+        /// Matching envelope.
+        envelope: Envelope,
+        /// Payload length in bytes.
+        bytes: usize,
+        /// How it travels.
+        protocol: Protocol,
+        /// The data.
+        payload: P,
+    },
+    /// The message of `sender` was matched and its data taken: the sender may complete.
+    Fin {
+        /// The sender's request.
+        sender: SendRef,
+    },
+    /// The sender asks to withdraw its unmatched message.
+    CancelSend {
+        /// The sender's request.
+        sender: SendRef,
+    },
+    /// The receiver's answer to [`Packet::CancelSend`]. When `cancelled` is false the message
+    /// had matched and a `Fin` was (or will be) sent before this reply.
+    CancelReply {
+        /// The sender's request.
+        sender: SendRef,
+        /// Whether the message was withdrawn.
+        cancelled: bool,
+    },
+}
+
+/// A packet to deliver to world rank `to`.
+#[derive(Debug)]
+#[must_use]
+pub struct Transmit<P> {
+    /// Destination world rank.
+    pub to: u32,
+    /// The packet.
+    pub packet: Packet<P>,
+}

@@ -1,0 +1,132 @@
+//! Requests as the endpoint keeps them: handles, kinds, states, and what a completion carries.
+//!
+//! A request slot lives while the program holds its handle **or** the protocol still needs it
+//! (a locally complete send waiting for `Fin` to free its buffer bytes). Handles carry a
+//! generation, so a handle used after completion is an `InvalidRequest` error, never another
+//! request's slot.
+
+use crate::error::Error;
+use crate::matching::{Envelope, Pattern, Rank, RecvHandle};
+
+use super::packet::Protocol;
+
+/// A request of one endpoint: returned by `isend`, `irecv`, `mrecv`; completed by `test`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[must_use = "a request must be waited for, tested to completion, cancelled or freed"]
+pub struct ReqId {
+    pub(crate) idx: u32,
+    pub(crate) generation: u32,
+}
+
+/// A message taken by `improbe`, to be received with `mrecv`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[must_use = "a matched message must be received with mrecv"]
+pub struct MessageId(pub(crate) ReqId);
+
+/// The four send modes (`spec/p2p.md` §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SendMode {
+    /// `send`: eager up to the threshold, rendezvous above.
+    Standard,
+    /// `bsend`: copied into the attached buffer, completes locally.
+    Buffered,
+    /// `ssend`: completes when the receive has taken the data.
+    Synchronous,
+    /// `rsend`: as synchronous; strict mode checks the receive was posted first.
+    Ready,
+}
+
+impl SendMode {
+    /// The MPI call name of a blocking send in this mode.
+    pub fn call(self) -> &'static str {
+        match self {
+            SendMode::Standard => "send",
+            SendMode::Buffered => "bsend",
+            SendMode::Synchronous => "ssend",
+            SendMode::Ready => "rsend",
+        }
+    }
+
+    /// All modes, in a fixed order (for reports).
+    pub const ALL: [SendMode; 4] = [
+        SendMode::Standard,
+        SendMode::Buffered,
+        SendMode::Synchronous,
+        SendMode::Ready,
+    ];
+}
+
+/// What a completed request reports (MPI's `MPI_Status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Status {
+    /// Source rank of the message, in its communicator (receives).
+    pub source: Rank,
+    /// Tag of the message (receives).
+    pub tag: i32,
+    /// Length of the message in bytes (receives; for a truncated receive, the full length).
+    pub bytes: usize,
+    /// Whether the request was cancelled.
+    pub cancelled: bool,
+}
+
+/// A completed request: status, the payload for a receive, and the error if it failed.
+#[derive(Debug)]
+pub struct Completion<P> {
+    /// The status.
+    pub status: Status,
+    /// The received data (receives that got a message).
+    pub payload: Option<P>,
+    /// `Truncate` for a message longer than the buffer.
+    pub error: Option<Error>,
+}
+
+/// Buffer bytes a send holds until its `Fin` (or successful cancel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Held {
+    None,
+    Attached(usize),
+    System(usize),
+}
+
+pub(crate) enum Kind {
+    Send {
+        to: u32,
+        envelope: Envelope,
+        protocol: Protocol,
+        held: Held,
+        /// Waiting for `Fin` (or a cancel reply).
+        in_flight: bool,
+        /// A `CancelSend` is out; the user sees the request pending until the reply.
+        cancelling: bool,
+    },
+    Recv {
+        pattern: Pattern,
+        capacity: usize,
+        /// While posted and unmatched.
+        posted: Option<RecvHandle>,
+    },
+    /// Taken by `improbe`, not yet `mrecv`ed.
+    Probed,
+}
+
+pub(crate) struct Slot<P> {
+    pub generation: u32,
+    /// Slot in use.
+    pub live: bool,
+    /// The program still holds the handle.
+    pub held_by_user: bool,
+    pub kind: Kind,
+    pub done: Option<Completion<P>>,
+    /// The message of a `Probed` slot.
+    pub message: Option<(Envelope, super::endpoint::Incoming<P>)>,
+}
+
+impl<P> Slot<P> {
+    /// Whether the program would see this request complete.
+    pub fn user_done(&self) -> bool {
+        match &self.kind {
+            Kind::Send { cancelling, .. } => self.done.is_some() && !cancelling,
+            _ => self.done.is_some(),
+        }
+    }
+}
