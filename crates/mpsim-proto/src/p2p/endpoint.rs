@@ -695,10 +695,10 @@ impl<P> Endpoint<P> {
             .filter(|s| s.live && s.generation == req.generation)
             && let Kind::Send { cancelling, .. } = &mut slot.kind
             && std::mem::replace(cancelling, false)
+            && slot.held_by_user
+            && slot.done.is_some()
         {
-            if slot.held_by_user && slot.done.is_some() {
-                self.events.push_back(Event::Completed(req));
-            }
+            self.events.push_back(Event::Completed(req));
         }
     }
 }
