@@ -195,6 +195,12 @@ pub enum Error {
         /// Blocked ranks, their calls, and the wait-for cycle.
         report: String,
     },
+    /// A feature or backend this build cannot provide.
+    #[error("not supported: {what}")]
+    Unsupported {
+        /// What was asked for.
+        what: String,
+    },
     /// The run was ended because another rank failed.
     #[error("rank {rank}: aborted because {cause}")]
     Aborted {

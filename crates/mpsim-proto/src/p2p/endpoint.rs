@@ -168,16 +168,9 @@ impl<P> Endpoint<P> {
             .filter(|s| s.live && s.held_by_user && !s.user_done())
             .map(|s| match &s.kind {
                 Kind::Send {
-                    envelope,
-                    protocol,
-                    to,
-                    ..
+                    envelope, mode, to, ..
                 } => PendingRequest {
-                    call: match protocol {
-                        Protocol::Buffered => "ibsend",
-                        Protocol::Ready => "irsend",
-                        _ => "isend",
-                    },
+                    call: mode.icall(),
                     peer: Source::Rank(*to),
                     tag: Tag::Value(envelope.tag),
                 },
@@ -211,17 +204,9 @@ impl<P> Endpoint<P> {
         let s = self.slot(req)?;
         Some(match &s.kind {
             Kind::Send {
-                envelope,
-                protocol,
-                to,
-                ..
+                envelope, mode, to, ..
             } => (
-                match protocol {
-                    Protocol::Buffered => "bsend",
-                    Protocol::Ready => "rsend",
-                    Protocol::Rendezvous => "ssend",
-                    Protocol::Eager => "send",
-                },
+                mode.call(),
                 Source::Rank(*to),
                 Tag::Value(envelope.tag),
                 envelope.context,
@@ -281,7 +266,7 @@ impl<P> Endpoint<P> {
         let req = self.alloc(Kind::Send {
             to,
             envelope,
-            protocol,
+            mode,
             held,
             in_flight: true,
             cancelling: false,
@@ -661,13 +646,14 @@ impl<P> Endpoint<P> {
             return;
         };
         *in_flight = false;
-        *cancelling = false;
+        // A send the program saw complete, then asked to cancel, looked pending until now.
+        let was_cancelling = std::mem::replace(cancelling, false);
         let held = std::mem::replace(held, Held::None);
         let was_done = slot.done.is_some();
         if cancelled || !was_done {
             slot.done = Some(send_completion(cancelled));
         }
-        let notify = slot.held_by_user && (cancelled || !was_done);
+        let notify = slot.held_by_user && (cancelled || !was_done || was_cancelling);
         match held {
             Held::Attached(n) => {
                 if let Some(b) = self.attached.as_mut() {

@@ -8,8 +8,6 @@
 use crate::error::Error;
 use crate::matching::{Envelope, Pattern, Rank, RecvHandle};
 
-use super::packet::Protocol;
-
 /// A request of one endpoint: returned by `isend`, `irecv`, `mrecv`; completed by `test`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[must_use = "a request must be waited for, tested to completion, cancelled or freed"]
@@ -47,6 +45,16 @@ impl SendMode {
         }
     }
 
+    /// The MPI call name of the nonblocking send in this mode.
+    pub fn icall(self) -> &'static str {
+        match self {
+            SendMode::Standard => "isend",
+            SendMode::Buffered => "ibsend",
+            SendMode::Synchronous => "issend",
+            SendMode::Ready => "irsend",
+        }
+    }
+
     /// All modes, in a fixed order (for reports).
     pub const ALL: [SendMode; 4] = [
         SendMode::Standard,
@@ -67,6 +75,24 @@ pub struct Status {
     pub bytes: usize,
     /// Whether the request was cancelled.
     pub cancelled: bool,
+}
+
+impl Status {
+    /// Number of whole `T` elements received; `None` when the byte count is not a multiple of
+    /// `size_of::<T>()` (`spec/p2p.md` §3).
+    ///
+    /// ```
+    /// use mpsim_proto::p2p::Status;
+    /// let s = Status { bytes: 32, ..Status::default() };
+    /// assert_eq!((s.count::<u64>(), s.count::<[u8; 3]>()), (Some(4), None));
+    /// ```
+    pub fn count<T>(&self) -> Option<usize> {
+        let size = std::mem::size_of::<T>();
+        if size == 0 {
+            return (self.bytes == 0).then_some(0);
+        }
+        self.bytes.is_multiple_of(size).then_some(self.bytes / size)
+    }
 }
 
 /// A completed request: status, the payload for a receive, and the error if it failed.
@@ -92,7 +118,7 @@ pub(crate) enum Kind {
     Send {
         to: u32,
         envelope: Envelope,
-        protocol: Protocol,
+        mode: SendMode,
         held: Held,
         /// Waiting for `Fin` (or a cancel reply).
         in_flight: bool,

@@ -1,0 +1,53 @@
+//! [`RankRuntime`]: what a backend gives one rank's program — the seam between the public API
+//! (`mpsim`) and the backends (`mpsim-threads`, `mpsim-sim`).
+//!
+//! The API layer turns every call into endpoint inputs through [`RankRuntime::with_endpoint`] and
+//! waits through [`RankRuntime::poll_done`]; a backend decides how packets travel (shared memory,
+//! simulated time) and how a waiting rank is parked and woken. Only `std::task` here: no threads,
+//! no clocks.
+
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::p2p::{Endpoint, ReqId};
+
+/// The bytes a message carries between endpoints (the sender's copy).
+pub type Payload = Vec<u8>;
+
+/// The backend side of one rank.
+pub trait RankRuntime {
+    /// World rank of this rank.
+    fn rank(&self) -> u32;
+
+    /// Number of ranks in the world.
+    fn size(&self) -> u32;
+
+    /// Runs `f` on this rank's endpoint after taking in the packets that have arrived, then
+    /// sends what `f` produced.
+    fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>));
+
+    /// Ready when `req` is complete for the program; otherwise registers the rank as waiting on
+    /// it (a deadlock report names it as `call`) and arranges a wake-up. An error ends the wait
+    /// for a run-wide reason (deadlock, another rank failed).
+    fn poll_done(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>>;
+
+    /// Ready when no buffered message holds attached-buffer bytes (`buffer_detach`).
+    fn poll_buffer_free(&self, cx: &mut Context<'_>) -> Poll<Result<(), Error>>;
+
+    /// Accounts `d` of computation (simulated backends advance the clock; real ones spin or do
+    /// nothing, as the caller's code already took the time).
+    fn compute(&self, d: Duration);
+
+    /// A poll that found nothing (`test`, `iprobe`): lets other ranks progress. Real backends
+    /// may yield the thread; the simulator charges `poll_cost` (`timing.md` S2).
+    fn idle_poll(&self);
+
+    /// Nanoseconds since the start of the run: virtual under the simulator, host time otherwise.
+    fn now_ns(&self) -> u64;
+}

@@ -1,0 +1,20 @@
+//! mpsim's threads backend: real execution, one OS thread per rank, in one process. It never
+//! decides protocol questions (that is `mpsim-proto`'s `Endpoint`); it moves packets and parks
+//! threads.
+//!
+//! Transport: each rank owns its `Endpoint` outright (no lock on it). Peers push packets into
+//! the rank's [`mailbox`](mailbox::Mailbox) and unpark its thread; the rank takes them in
+//! whenever it calls the library. Payloads are the sender's copy, taken by the receiver when a
+//! receive matches (receiver-read rendezvous), so a matched transfer completes even while the
+//! sender computes (`spec/p2p.md` §1, P28).
+//!
+//! Waiting: a rank spins briefly, then parks. The launching thread watches for deadlock: every
+//! unfinished rank parked, every mailbox empty, no packet sent between two looks.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod mailbox;
+mod rank;
+mod run;
+
+pub use run::{Options, run};

@@ -1,0 +1,212 @@
+//! One rank on its thread: the [`RankRuntime`] the API calls, and the loop that runs the rank's
+//! future (`block_on`: poll, spin a little on the mailbox, park).
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+use mpsim_proto::error::Error;
+use mpsim_proto::matching::{Source, Tag};
+use mpsim_proto::p2p::{Config, Endpoint, Event, Packet, ReqId};
+use mpsim_proto::runtime::{Payload, RankRuntime};
+
+use crate::mailbox::{Activity, lock};
+use crate::run::Shared;
+
+/// Spins on the mailbox before parking when every rank has a core of its own (a few
+/// microseconds: a ping-pong answer comes sooner than a park/unpark round trip).
+const SPINS_DEDICATED: u32 = 20_000;
+/// When ranks outnumber cores, spinning steals the core the awaited rank needs: yield a few
+/// times, then park.
+const YIELDS_OVERSUBSCRIBED: u32 = 4;
+
+pub(crate) struct ThreadRank {
+    rank: u32,
+    shared: Arc<Shared>,
+    endpoint: RefCell<Endpoint<Payload>>,
+    inbox: RefCell<Vec<(u32, Packet<Payload>)>>,
+    start: Instant,
+}
+
+impl ThreadRank {
+    pub fn new(rank: u32, shared: Arc<Shared>, config: Config) -> Self {
+        let start = shared.start;
+        ThreadRank {
+            rank,
+            shared,
+            endpoint: RefCell::new(Endpoint::new(rank, config)),
+            inbox: RefCell::new(Vec::new()),
+            start,
+        }
+    }
+
+    /// Takes in arrived packets and sends what the endpoint produced.
+    fn progress(&self, ep: &mut Endpoint<Payload>) {
+        let mut inbox = self.inbox.borrow_mut();
+        self.shared.mailboxes[self.rank as usize].drain_into(&mut inbox);
+        for (from, packet) in inbox.drain(..) {
+            ep.handle_packet(from, packet);
+        }
+        drop(inbox);
+        self.flush(ep);
+    }
+
+    fn flush(&self, ep: &mut Endpoint<Payload>) {
+        // Group consecutive packets to one destination into one push.
+        let mut batch: Vec<Packet<Payload>> = Vec::new();
+        let mut to = u32::MAX;
+        while let Some(t) = ep.poll_transmit() {
+            if t.to != to && !batch.is_empty() {
+                self.shared.mailboxes[to as usize].push(self.rank, batch.drain(..));
+            }
+            to = t.to;
+            batch.push(t.packet);
+        }
+        if !batch.is_empty() {
+            self.shared.mailboxes[to as usize].push(self.rank, batch.drain(..));
+        }
+        while let Some(e) = ep.poll_event() {
+            if let Event::Fatal(err) = e {
+                self.shared.fail(err);
+            }
+        }
+    }
+
+    /// The rank's pending requests, for `PendingAtExit`.
+    pub fn pending(&self) -> Vec<mpsim_proto::error::PendingRequest> {
+        self.endpoint.borrow().pending_requests()
+    }
+
+    fn aborted(&self) -> Option<Error> {
+        self.shared.aborted().map(|cause| Error::Aborted {
+            rank: self.rank,
+            cause,
+        })
+    }
+}
+
+impl RankRuntime for ThreadRank {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.shared.mailboxes.len() as u32
+    }
+
+    fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        f(&mut ep);
+        self.flush(&mut ep);
+    }
+
+    fn poll_done(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>> {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        if ep.is_done(req) {
+            return Poll::Ready(Ok(()));
+        }
+        if let Some(e) = self.aborted() {
+            return Poll::Ready(Err(e));
+        }
+        let mailbox = &self.shared.mailboxes[self.rank as usize];
+        let (what, peer) = match ep.describe(req) {
+            Some((_, peer, tag, ctx)) => (
+                format!("{call} (peer {peer}, tag {tag}, context {})", ctx.0),
+                match (peer, tag) {
+                    (Source::Rank(p), _) => Some(p),
+                    (Source::Any, Tag::Any | Tag::Value(_)) => None,
+                },
+            ),
+            None => (call.to_string(), None),
+        };
+        *lock(&mailbox.blocked_on) = Some(what);
+        *lock(&mailbox.blocked_peer) = peer;
+        Poll::Pending
+    }
+
+    fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        if ep.buffer_in_use() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        if let Some(e) = self.aborted() {
+            return Poll::Ready(Err(e));
+        }
+        let mailbox = &self.shared.mailboxes[self.rank as usize];
+        *lock(&mailbox.blocked_on) = Some("buffer_detach".to_string());
+        *lock(&mailbox.blocked_peer) = None;
+        Poll::Pending
+    }
+
+    fn compute(&self, d: Duration) {
+        // Real execution: the program's own code took the time. An explicit `compute` spins so
+        // that the same program means the same thing on every backend.
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+
+    fn idle_poll(&self) {
+        std::thread::yield_now();
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+}
+
+struct ThreadWaker(std::thread::Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Runs `fut` to completion on this thread: poll; when pending, spin on the mailbox, then park
+/// until a peer pushes a packet or the run aborts.
+pub(crate) fn block_on<F: Future>(rank: &ThreadRank, fut: F) -> F::Output {
+    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = pin!(fut);
+    let mailbox = &rank.shared.mailboxes[rank.rank as usize];
+    loop {
+        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+            return out;
+        }
+        let mut spins = 0;
+        while !mailbox.has_mail() && !rank.shared.abort.load(Ordering::Acquire) {
+            if rank.shared.dedicated_cores && spins < SPINS_DEDICATED {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
+            }
+            if !rank.shared.dedicated_cores && spins < YIELDS_OVERSUBSCRIBED {
+                spins += 1;
+                std::thread::yield_now();
+                continue;
+            }
+            mailbox.set_activity(Activity::Parked);
+            if mailbox.has_mail() || rank.shared.abort.load(Ordering::Acquire) {
+                mailbox.set_activity(Activity::Running);
+                break;
+            }
+            std::thread::park_timeout(Duration::from_millis(100));
+            mailbox.set_activity(Activity::Running);
+        }
+        *lock(&mailbox.blocked_on) = None;
+    }
+}

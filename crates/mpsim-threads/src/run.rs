@@ -1,0 +1,234 @@
+//! Launching a run: one scoped thread per rank, the launching thread as deadlock watchdog, the
+//! first error ending every rank (`spec/p2p.md` §8 `Aborted`, `Deadlock`).
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mpsim_proto::error::Error;
+use mpsim_proto::p2p::Config;
+use mpsim_proto::runtime::RankRuntime;
+
+use crate::mailbox::{Activity, Mailbox, lock};
+use crate::rank::{ThreadRank, block_on};
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Number of ranks (threads).
+    pub ranks: u32,
+    /// Protocol settings of every endpoint.
+    pub config: Config,
+}
+
+pub(crate) struct Shared {
+    pub mailboxes: Vec<Mailbox>,
+    pub abort: AtomicBool,
+    /// Every rank can have a core to itself (waits may spin).
+    pub dedicated_cores: bool,
+    first_error: Mutex<Option<Error>>,
+    pub start: Instant,
+}
+
+impl Shared {
+    /// Records `err` if it is the first, and ends the run on every rank.
+    pub fn fail(&self, err: Error) {
+        {
+            let mut first = lock(&self.first_error);
+            if first.is_none() {
+                *first = Some(err);
+            }
+        }
+        self.abort.store(true, Ordering::Release);
+        for m in &self.mailboxes {
+            m.wake();
+        }
+    }
+
+    /// The first error's text once the run is aborting.
+    pub fn aborted(&self) -> Option<String> {
+        if !self.abort.load(Ordering::Acquire) {
+            return None;
+        }
+        lock(&self.first_error).as_ref().map(ToString::to_string)
+    }
+}
+
+/// Runs `program` on `options.ranks` threads; returns the run's first error, if any.
+///
+/// `program` is called once per rank, on that rank's thread, with the rank's runtime.
+pub fn run<F, Fut>(options: &Options, program: F) -> Result<(), Error>
+where
+    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    Fut: Future<Output = Result<(), Error>>,
+{
+    let n = options.ranks;
+    let shared = Arc::new(Shared {
+        mailboxes: (0..n).map(|_| Mailbox::new()).collect(),
+        abort: AtomicBool::new(false),
+        dedicated_cores: std::thread::available_parallelism().map_or(1, |c| c.get()) >= n as usize,
+        first_error: Mutex::new(None),
+        start: Instant::now(),
+    });
+    let watchdog = std::thread::current();
+    std::thread::scope(|scope| {
+        for rank in 0..n {
+            let shared = Arc::clone(&shared);
+            let program = &program;
+            let watchdog = watchdog.clone();
+            std::thread::Builder::new()
+                .name(format!("rank-{rank}"))
+                .spawn_scoped(scope, move || {
+                    let mailbox = &shared.mailboxes[rank as usize];
+                    mailbox.register_thread();
+                    let rt = Rc::new(ThreadRank::new(rank, Arc::clone(&shared), options.config));
+                    let dyn_rt: Rc<dyn RankRuntime> = rt.clone();
+                    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        block_on(&rt, program(dyn_rt))
+                    }));
+                    let result = match outcome {
+                        Ok(Ok(())) => {
+                            let pending = rt.pending();
+                            if pending.is_empty() {
+                                Ok(())
+                            } else {
+                                Err(Error::PendingAtExit {
+                                    rank,
+                                    time_ns: None,
+                                    requests: pending,
+                                })
+                            }
+                        }
+                        Ok(Err(e)) => Err(e),
+                        Err(panic) => Err(Error::Aborted {
+                            rank,
+                            cause: format!("rank {rank} panicked: {}", panic_text(&panic)),
+                        }),
+                    };
+                    if let Err(e) = result {
+                        shared.fail(e);
+                    }
+                    mailbox.set_activity(Activity::Finished);
+                    watchdog.unpark();
+                })
+                .expect("spawning a rank thread");
+        }
+        watch(&shared);
+    });
+    match lock(&shared.first_error).take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The launching thread: returns when every rank finished; declares a deadlock when every
+/// unfinished rank is parked, no mailbox holds a packet, and no packet moved between two looks.
+fn watch(shared: &Shared) {
+    let mut interval = Duration::from_millis(1);
+    let mut last: Option<u64> = None;
+    loop {
+        std::thread::park_timeout(interval);
+        interval = (interval * 2).min(Duration::from_millis(50));
+        let mut all_finished = true;
+        let mut stuck = true;
+        let mut pushed = 0;
+        for m in &shared.mailboxes {
+            pushed += m.pushed();
+            match m.activity() {
+                Activity::Finished => {}
+                Activity::Running => {
+                    all_finished = false;
+                    stuck = false;
+                }
+                Activity::Parked => {
+                    all_finished = false;
+                    stuck &= !m.has_mail();
+                }
+            }
+        }
+        if all_finished {
+            return;
+        }
+        if !stuck || shared.abort.load(Ordering::Acquire) {
+            last = None;
+            continue;
+        }
+        if last == Some(pushed) {
+            shared.fail(Error::Deadlock {
+                report: deadlock_report(shared),
+            });
+            last = None;
+        } else {
+            last = Some(pushed);
+        }
+    }
+}
+
+/// Each blocked rank with its call, and the wait-for cycle through the lowest rank that has one.
+fn deadlock_report(shared: &Shared) -> String {
+    let n = shared.mailboxes.len();
+    let mut lines = Vec::new();
+    let mut edge: Vec<Option<u32>> = vec![None; n];
+    for (r, m) in shared.mailboxes.iter().enumerate() {
+        if m.activity() == Activity::Parked {
+            let what = lock(&m.blocked_on).clone().unwrap_or_else(|| "?".into());
+            edge[r] = *lock(&m.blocked_peer);
+            lines.push(format!("rank {r} blocked in {what}"));
+        }
+    }
+    let mut out = lines.join("; ");
+    if let Some(cycle) = find_cycle(&edge) {
+        let path: Vec<String> = cycle.iter().map(u32::to_string).collect();
+        out.push_str(&format!("; cycle {}", path.join(" → ")));
+    }
+    out
+}
+
+/// The wait-for cycle that holds the lowest rank on one, written from that rank.
+pub(crate) fn find_cycle(edge: &[Option<u32>]) -> Option<Vec<u32>> {
+    for start in 0..edge.len() {
+        let mut path = vec![start as u32];
+        let mut at = start;
+        while let Some(next) = edge[at] {
+            let next = next as usize;
+            if next == start {
+                path.push(start as u32);
+                return Some(path);
+            }
+            if path.contains(&(next as u32)) || next >= edge.len() {
+                break;
+            }
+            path.push(next as u32);
+            at = next;
+        }
+    }
+    None
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_cycle;
+
+    #[test]
+    fn cycle_is_written_from_its_lowest_rank() {
+        assert_eq!(find_cycle(&[Some(1), Some(0)]), Some(vec![0, 1, 0]));
+        assert_eq!(
+            find_cycle(&[Some(2), Some(2), Some(1)]),
+            Some(vec![1, 2, 1])
+        );
+        assert_eq!(find_cycle(&[None, Some(0)]), None);
+    }
+}

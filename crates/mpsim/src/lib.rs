@@ -1,0 +1,42 @@
+//! mpsim: write a message-passing program once — MPI-style point-to-point today, collectives and
+//! BSPlib next — and run it for real on threads, or (soon) simulated at millions of ranks.
+//!
+//! A program is an `async fn` of its world communicator; [`run`] launches it with the flags
+//! every mpsim program understands (`--ranks`, `--backend`, …; see `--help`).
+//!
+//! ```no_run
+//! use mpsim::{Comm, Result};
+//!
+//! async fn ring(world: Comm) -> Result<()> {
+//!     let (me, n) = (world.rank(), world.size());
+//!     let mut token = [0u64; 1];
+//!     if me == 0 {
+//!         world.send(&[1u64], (me + 1) % n, 7).await?;
+//!     }
+//!     world.recv(&mut token, (me + n - 1) % n, 7).await?;
+//!     if me != 0 {
+//!         world.send(&[token[0] + 1], (me + 1) % n, 7).await?;
+//!     }
+//!     Ok(())
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     mpsim::run(ring)
+//! }
+//! ```
+//!
+//! Crates behind this one: `mpsim-proto` (the sans-IO protocol core every backend shares) and
+//! `mpsim-threads` (the threads backend).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod comm;
+mod launcher;
+mod request;
+
+pub use comm::{ANY_TAG, Comm, PROC_NULL};
+pub use launcher::{Backend, LaunchArgs, Launcher, run};
+pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
+pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
+pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};
+pub use request::{Request, test_all, test_any, test_some, wait_all, wait_any, wait_some};

@@ -1,0 +1,268 @@
+//! [`Request`]: a nonblocking operation in flight, and the wait / test families over many.
+//!
+//! A request owns its id and, for a receive, borrows the buffer the data goes into. The data is
+//! copied in when the request completes under `wait`/`test`; until then the protocol core holds
+//! the sender's copy, never the program's memory. So dropping (or leaking) a pending request is
+//! memory-safe: `Drop` cancels a pending receive and lets a pending send finish in the
+//! background (`spec/p2p.md` §4 "Memory safety").
+
+use std::future::poll_fn;
+use std::rc::Rc;
+use std::task::Poll;
+
+use mpsim_proto::error::Result;
+use mpsim_proto::p2p::{Completion, ReqId, Status};
+use mpsim_proto::runtime::{Payload, RankRuntime};
+
+/// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
+/// dropping it unfinished cancels a receive and lets a send complete in the background.
+#[must_use = "a request must be waited for or tested to completion"]
+pub struct Request<'b> {
+    rt: Rc<dyn RankRuntime>,
+    state: State<'b>,
+}
+
+enum State<'b> {
+    /// Completed at creation (`PROC_NULL`) or already waited for.
+    Null(Status),
+    Active {
+        id: ReqId,
+        call: &'static str,
+        /// The receive buffer, as bytes.
+        buf: Option<&'b mut [u8]>,
+    },
+}
+
+impl<'b> Request<'b> {
+    pub(crate) fn active(
+        rt: Rc<dyn RankRuntime>,
+        id: ReqId,
+        call: &'static str,
+        buf: Option<&'b mut [u8]>,
+    ) -> Self {
+        Request {
+            rt,
+            state: State::Active { id, call, buf },
+        }
+    }
+
+    pub(crate) fn null(rt: Rc<dyn RankRuntime>, status: Status) -> Self {
+        Request {
+            rt,
+            state: State::Null(status),
+        }
+    }
+
+    /// Whether the request is inactive: already complete and consumed, or a `PROC_NULL` one.
+    pub fn is_null(&self) -> bool {
+        matches!(self.state, State::Null(_))
+    }
+
+    /// Waits until the request completes and returns its status.
+    ///
+    /// A receive's data is then in the buffer. A message longer than the buffer fills it and
+    /// gives `Error::Truncate` (the message is consumed).
+    pub async fn wait(mut self) -> Result<Status> {
+        self.wait_in_place().await
+    }
+
+    pub(crate) async fn wait_in_place(&mut self) -> Result<Status> {
+        let State::Active { id, call, .. } = self.state else {
+            let State::Null(status) = self.state else {
+                unreachable!()
+            };
+            return Ok(status);
+        };
+        let rt = Rc::clone(&self.rt);
+        poll_fn(|cx| rt.poll_done(id, call, cx)).await?;
+        Ok(self
+            .test()?
+            .expect("poll_done said complete: test must return the completion"))
+    }
+
+    /// Completes the request if it is done (`Some(status)`), without blocking.
+    pub fn test(&mut self) -> Result<Option<Status>> {
+        let State::Active { id, .. } = self.state else {
+            let State::Null(status) = self.state else {
+                unreachable!()
+            };
+            return Ok(Some(status));
+        };
+        let mut taken = None;
+        self.rt.with_endpoint(&mut |ep| taken = Some(ep.test(id)));
+        // Invariant: with_endpoint runs the closure exactly once.
+        let completion = taken.expect("closure ran")?;
+        let Some(completion) = completion else {
+            return Ok(None);
+        };
+        let State::Active { buf, .. } =
+            std::mem::replace(&mut self.state, State::Null(completion.status))
+        else {
+            unreachable!()
+        };
+        finish(completion, buf).map(Some)
+    }
+
+    /// Asks to cancel the request (`spec/p2p.md` §5). It must still be waited for; the status
+    /// says whether it was cancelled.
+    pub fn cancel(&mut self) -> Result<()> {
+        if let State::Active { id, .. } = self.state {
+            let mut out = Ok(());
+            self.rt.with_endpoint(&mut |ep| out = ep.cancel(id));
+            out?;
+        }
+        Ok(())
+    }
+
+    fn done_now(&self) -> bool {
+        match self.state {
+            State::Null(_) => true,
+            State::Active { id, .. } => {
+                let mut done = false;
+                self.rt.with_endpoint(&mut |ep| done = ep.is_done(id));
+                done
+            }
+        }
+    }
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if let State::Active { id, .. } = self.state {
+            self.rt.with_endpoint(&mut |ep| {
+                // A receive is withdrawn; a send goes on in the background. Errors here only
+                // mean the request already completed.
+                if !ep.is_done(id) && ep.describe(id).is_some_and(|d| d.0 == "recv") {
+                    let _ = ep.cancel(id);
+                }
+                let _ = ep.free(id);
+            });
+        }
+    }
+}
+
+/// Copies a receive's data into its buffer and turns the completion into a result.
+fn finish(completion: Completion<Payload>, buf: Option<&mut [u8]>) -> Result<Status> {
+    if let (Some(payload), Some(buf)) = (completion.payload.as_deref(), buf) {
+        let n = payload.len().min(buf.len());
+        buf[..n].copy_from_slice(&payload[..n]);
+    }
+    match completion.error {
+        Some(e) => Err(e),
+        None => Ok(completion.status),
+    }
+}
+
+/// Waits for every request; returns their statuses in order, or the first error (every request
+/// is still completed).
+pub async fn wait_all(requests: &mut [Request<'_>]) -> Result<Vec<Status>> {
+    let mut statuses = Vec::with_capacity(requests.len());
+    let mut first_error = None;
+    for r in requests.iter_mut() {
+        match r.wait_in_place().await {
+            Ok(s) => statuses.push(s),
+            Err(e) => {
+                statuses.push(Status::default());
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(statuses),
+    }
+}
+
+/// Waits until one active request completes; returns its index and status. `None` when no
+/// request is active (MPI_UNDEFINED). Ties go to the lowest index.
+pub async fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
+    if requests.iter().all(Request::is_null) {
+        return Ok(None);
+    }
+    let rt = Rc::clone(&requests[0].rt);
+    let index = poll_fn(|cx| {
+        if let Some(i) = requests.iter().position(|r| !r.is_null() && r.done_now()) {
+            return Poll::Ready(Ok(i));
+        }
+        // Register the wait on the first active request (for deadlock reports) and park.
+        let State::Active { id, .. } = requests
+            .iter()
+            .find(|r| !r.is_null())
+            .map(|r| &r.state)
+            .expect("one is active")
+        else {
+            unreachable!()
+        };
+        match rt.poll_done(*id, "wait_any", cx) {
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            _ => Poll::Pending,
+        }
+    })
+    .await?;
+    let status = requests[index].wait_in_place().await?;
+    Ok(Some((index, status)))
+}
+
+/// Waits until at least one active request completes; returns every completed one (index,
+/// status) in index order. Empty when none is active.
+pub async fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
+    let Some(first) = wait_any(requests).await? else {
+        return Ok(Vec::new());
+    };
+    let mut done = vec![first];
+    done.extend(test_some(requests)?);
+    done.sort_by_key(|(i, _)| *i);
+    Ok(done)
+}
+
+/// Completes every request if all are complete (`Some`), else changes nothing (`None`).
+pub fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>> {
+    if !requests.iter().all(Request::done_now) {
+        if let Some(r) = requests.first() {
+            r.rt.idle_poll();
+        }
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(requests.len());
+    for r in requests.iter_mut() {
+        out.push(r.test()?.expect("checked complete"));
+    }
+    Ok(Some(out))
+}
+
+/// Completes the lowest-index complete active request, if any.
+pub fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
+    for (i, r) in requests.iter_mut().enumerate() {
+        if !r.is_null() && r.done_now() {
+            return Ok(Some((i, r.test()?.expect("checked complete"))));
+        }
+    }
+    if let Some(r) = requests.first() {
+        r.rt.idle_poll();
+    }
+    Ok(None)
+}
+
+/// Completes every complete active request; returns them in index order.
+pub fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
+    let mut out = Vec::new();
+    for (i, r) in requests.iter_mut().enumerate() {
+        if !r.is_null() && r.done_now() {
+            out.push((i, r.test()?.expect("checked complete")));
+        }
+    }
+    Ok(out)
+}
+
+impl std::fmt::Debug for Request<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.state {
+            State::Null(s) => f.debug_tuple("Request::Null").field(s).finish(),
+            State::Active { id, call, .. } => f
+                .debug_struct("Request")
+                .field("id", id)
+                .field("call", call)
+                .finish(),
+        }
+    }
+}
