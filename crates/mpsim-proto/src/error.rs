@@ -211,6 +211,30 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// Records the virtual time at which the error happened, unless it has one (simulator).
+    pub fn stamp_time(&mut self, t: u64) {
+        match self {
+            Error::InvalidRank { site, .. }
+            | Error::InvalidTag { site, .. }
+            | Error::InvalidComm { site }
+            | Error::Truncate { site, .. }
+            | Error::BufferOverflow { site, .. }
+            | Error::BufferAlreadyAttached { site, .. }
+            | Error::NoBufferAttached { site }
+            | Error::RequestActive { site }
+            | Error::InvalidRequest { site }
+            | Error::ReadyNotPosted { site, .. } => {
+                site.time_ns.get_or_insert(t);
+            }
+            Error::PendingAtExit { time_ns, .. } => {
+                time_ns.get_or_insert(t);
+            }
+            Error::Deadlock { .. } | Error::Unsupported { .. } | Error::Aborted { .. } => {}
+        }
+    }
+}
+
 fn list(requests: &[PendingRequest]) -> String {
     requests
         .iter()

@@ -107,6 +107,7 @@ impl Launcher {
             eager_threshold: self.args.eager_threshold,
             system_buffer: None,
             strict_ready: self.args.strict,
+            ..Config::default()
         };
         match self.args.backend {
             Backend::Threads => {

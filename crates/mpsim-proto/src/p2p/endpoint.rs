@@ -39,6 +39,9 @@ pub struct Config {
     pub system_buffer: Option<usize>,
     /// Report an `rsend` that arrives before a matching receive as `ReadyNotPosted`.
     pub strict_ready: bool,
+    /// Bytes charged per buffered message on top of its length (default [`BSEND_OVERHEAD`];
+    /// machine models may set their own, e.g. 0 in `timing.md`'s worked examples).
+    pub bsend_overhead: usize,
 }
 
 impl Default for Config {
@@ -47,6 +50,7 @@ impl Default for Config {
             eager_threshold: 65_536,
             system_buffer: None,
             strict_ready: false,
+            bsend_overhead: BSEND_OVERHEAD,
         }
     }
 }
@@ -188,6 +192,14 @@ impl<P> Endpoint<P> {
             .collect()
     }
 
+    /// Messages that arrived and no receive has taken: `(sender's world rank, envelope, bytes)`,
+    /// in arrival order (for end-of-run warnings).
+    pub fn unexpected_messages(&self) -> impl Iterator<Item = (u32, Envelope, usize)> + '_ {
+        self.engine
+            .unexpected_iter()
+            .map(|(e, m)| (m.from, e, m.bytes))
+    }
+
     /// The status of the message a receive with `pattern` would get now, without taking it.
     pub fn iprobe(&mut self, pattern: &Pattern) -> Option<Status> {
         self.engine.probe(pattern).map(|p| Status {
@@ -232,7 +244,7 @@ impl<P> Endpoint<P> {
     ) -> Result<ReqId, Error> {
         let (protocol, held) = match mode {
             SendMode::Buffered => {
-                let requested = bytes.saturating_add(BSEND_OVERHEAD);
+                let requested = bytes.saturating_add(self.config.bsend_overhead);
                 let budget = self.attached.get_or_insert(Budget {
                     capacity: Some(0),
                     used: 0,

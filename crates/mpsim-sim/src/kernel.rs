@@ -1,0 +1,226 @@
+//! The simulation state and how packets and completions become timed events
+//! (`spec/timing.md` §3, §5).
+//!
+//! State per rank: its virtual clock, its protocol endpoint (the same `Endpoint` the real
+//! backends run), what it waits for, and counters. Invariants:
+//! - a rank executes program code only when its clock equals the global time `now` (calls take
+//!   0 ns; `compute` and polls that find nothing schedule a resume and yield);
+//! - every packet a rank emits while it runs or while a packet is delivered to it is sent at
+//!   that instant: messages arrive at `t + D(mode, size)` made monotone per channel, acks at
+//!   `t + ACK_LATENCY` exactly (S9), cancel traffic behind the channel's last message;
+//! - a waiting rank is resumed at the time of any completion of its requests; its clock becomes
+//!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
+
+use rustc_hash::FxHashMap;
+
+use mpsim_proto::error::Error;
+use mpsim_proto::matching::ContextId;
+use mpsim_proto::p2p::{Config, Endpoint, Event, Packet, Protocol, ReqId};
+use mpsim_proto::runtime::Payload;
+
+use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
+use crate::model::Model;
+use crate::report::{RankReport, Traffic};
+
+/// What a waiting rank waits for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Wait {
+    pub since: u64,
+    pub call: &'static str,
+    pub req: Option<ReqId>,
+}
+
+pub(crate) struct RankState {
+    pub clock: u64,
+    pub endpoint: Endpoint<Payload>,
+    pub wait: Option<Wait>,
+    pub resume_scheduled: bool,
+    pub done: bool,
+    /// Events this rank has created (the `n` of S10).
+    pub made: u64,
+    pub stats: RankReport,
+}
+
+pub(crate) struct Kernel {
+    pub model: Model,
+    pub now: u64,
+    pub queue: Queue,
+    pub ranks: Vec<RankState>,
+    /// Latest arrival per channel `(from, to)` with a message still in flight.
+    last_arrival: FxHashMap<(u32, u32), u64>,
+    /// The first error, with the key of the event at which it happened.
+    pub stop: Option<(Error, u64)>,
+    pub events: u64,
+}
+
+impl Kernel {
+    pub fn new(model: Model, ranks: u32, strict_ready: bool) -> Self {
+        let config = Config {
+            eager_threshold: model.eager_threshold,
+            system_buffer: model.system_buffer,
+            strict_ready,
+            bsend_overhead: model.bsend_overhead,
+        };
+        Kernel {
+            model,
+            now: 0,
+            queue: Queue::default(),
+            ranks: (0..ranks)
+                .map(|r| RankState {
+                    clock: 0,
+                    endpoint: Endpoint::new(r, config),
+                    wait: None,
+                    resume_scheduled: false,
+                    done: false,
+                    made: 0,
+                    stats: RankReport {
+                        rank: r,
+                        ..RankReport::default()
+                    },
+                })
+                .collect(),
+            last_arrival: FxHashMap::default(),
+            stop: None,
+            events: 0,
+        }
+    }
+
+    fn key(&mut self, time: u64, class: u8, creator: u32) -> Key {
+        let rank = &mut self.ranks[creator as usize];
+        let n = rank.made;
+        rank.made += 1;
+        Key {
+            time,
+            class,
+            creator,
+            n,
+        }
+    }
+
+    /// Schedules `rank` to resume its program at `time` (once).
+    pub fn schedule_resume(&mut self, rank: u32, time: u64) {
+        if self.ranks[rank as usize].resume_scheduled {
+            return;
+        }
+        self.ranks[rank as usize].resume_scheduled = true;
+        let key = self.key(time, RESUME, rank);
+        self.queue.push(key, Body::Resume { rank });
+    }
+
+    /// Sends what `rank`'s endpoint produced at time `t`, and wakes or stops on its events.
+    pub fn flush(&mut self, rank: u32, t: u64) {
+        while let Some(tx) = self.ranks[rank as usize].endpoint.poll_transmit() {
+            let channel = (rank, tx.to);
+            let time = match &tx.packet {
+                Packet::Message {
+                    bytes, protocol, ..
+                } => {
+                    let table = if protocol.buffered_timing() {
+                        &self.model.bsend
+                    } else {
+                        &self.model.ssend
+                    };
+                    let recv_ts = t.saturating_add(table.delay(*bytes as u64));
+                    let arrival = self
+                        .last_arrival
+                        .get(&channel)
+                        .map_or(recv_ts, |&last| recv_ts.max(last));
+                    self.last_arrival.insert(channel, arrival);
+                    let traffic = &mut self.ranks[rank as usize].stats.sent;
+                    traffic.add(*protocol, *bytes);
+                    arrival
+                }
+                Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
+                // Behind the channel's messages (FIFO), at once otherwise.
+                Packet::CancelSend { .. } | Packet::CancelReply { .. } => self
+                    .last_arrival
+                    .get(&channel)
+                    .map_or(t, |&last| t.max(last)),
+            };
+            let key = self.key(time, DELIVERY, rank);
+            self.queue.push(
+                key,
+                Body::Deliver {
+                    from: rank,
+                    to: tx.to,
+                    packet: tx.packet,
+                },
+            );
+        }
+        while let Some(event) = self.ranks[rank as usize].endpoint.poll_event() {
+            match event {
+                Event::Completed(_) | Event::BufferFreed => {
+                    if self.ranks[rank as usize].wait.is_some() {
+                        self.schedule_resume(rank, t);
+                    }
+                }
+                Event::Fatal(mut err) => {
+                    err.stamp_time(t);
+                    self.fail(err, t);
+                }
+            }
+        }
+    }
+
+    /// Delivers a packet at the current time.
+    pub fn deliver(&mut self, from: u32, to: u32, packet: Packet<Payload>) {
+        let t = self.now;
+        if let Packet::Message {
+            bytes, protocol, ..
+        } = &packet
+        {
+            self.ranks[to as usize]
+                .stats
+                .received
+                .add(*protocol, *bytes);
+            // A channel whose last message has arrived needs no FIFO bookkeeping any more: every
+            // later message is sent after `t` and arrives after it.
+            if self.last_arrival.get(&(from, to)).is_some_and(|&a| a <= t) {
+                self.last_arrival.remove(&(from, to));
+            }
+        }
+        self.ranks[to as usize].endpoint.handle_packet(from, packet);
+        self.flush(to, t);
+    }
+
+    /// Records the first error; the run stops after the current event.
+    pub fn fail(&mut self, err: Error, t: u64) {
+        if self.stop.is_none() {
+            self.stop = Some((err, t));
+        }
+    }
+
+    /// The context of the first incomplete request of a waiting rank, for reports.
+    pub fn describe_wait(&self, rank: u32) -> Option<(String, Option<u32>)> {
+        let r = &self.ranks[rank as usize];
+        let w = r.wait?;
+        let Some((call, peer, tag, ContextId(ctx))) = w.req.and_then(|q| r.endpoint.describe(q))
+        else {
+            return Some((format!("{} since t={} ns", w.call, w.since), None));
+        };
+        let target = match peer {
+            mpsim_proto::matching::Source::Rank(p) => Some(p),
+            mpsim_proto::matching::Source::Any => None,
+        };
+        Some((
+            format!(
+                "{} since t={} ns, waiting for {call} (peer {peer}, tag {tag}, context {ctx})",
+                w.call, w.since
+            ),
+            target,
+        ))
+    }
+}
+
+impl Traffic {
+    pub(crate) fn add(&mut self, protocol: Protocol, bytes: usize) {
+        let i = match protocol {
+            Protocol::Eager => 0,
+            Protocol::Buffered => 1,
+            Protocol::Rendezvous => 2,
+            Protocol::Ready => 3,
+        };
+        self.messages[i] += 1;
+        self.bytes[i] += bytes as u64;
+    }
+}

@@ -1,0 +1,26 @@
+//! mpsim's simulator backend: a deterministic discrete-event simulation of a message-passing
+//! program on a machine model. It owns virtual time; it never reads the host clock.
+//!
+//! Every rank is a logical process with a virtual clock (`u64` ns) running the program's own
+//! future. Communication runs the same protocol core as the real backends (`mpsim-proto`), and
+//! the kernel times each packet with the machine [`Model`] (`spec/timing.md`): messages arrive
+//! after the delay of their send mode and size, made monotone per channel; acks after a
+//! constant. Events are processed in the order of the key `(time, class, creator, n)`, so the
+//! same program and model give the same report, byte for byte, whatever the host does.
+//!
+//! - [`Model`], [`DelayTable`]: the machine model.
+//! - [`simulate`], [`Options`], [`Outcome`]: running a program.
+//! - [`Report`]: what a run predicts.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod event;
+mod kernel;
+mod model;
+mod rank;
+mod report;
+mod run;
+
+pub use model::{ComputeMode, DelayTable, Model, ModelError};
+pub use report::{PROTOCOLS, RankReport, Report, Traffic};
+pub use run::{Options, Outcome, simulate};

@@ -1,0 +1,289 @@
+//! The machine model: how long communication takes (`spec/timing.md` §4).
+//!
+//! A narrow interface — "how long for `n` bytes in this mode" plus a few constants — so that a
+//! model can be measured (calibration) and swapped without touching the kernel. Validation
+//! happens at construction: a [`Model`] that exists is a valid one.
+
+use mpsim_proto::p2p::BSEND_OVERHEAD;
+
+/// Why a model is not valid.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// A delay table with no point.
+    #[error("delay table `{table}` is empty")]
+    EmptyTable {
+        /// Which table.
+        table: String,
+    },
+    /// Sizes must strictly increase.
+    #[error("delay table `{table}`: sizes must strictly increase ({prev} then {next})")]
+    SizesNotIncreasing {
+        /// Which table.
+        table: String,
+        /// The earlier size.
+        prev: u64,
+        /// The size that does not exceed it.
+        next: u64,
+    },
+    /// Delays must be positive.
+    #[error("delay table `{table}`: delay at {size} bytes is 0; delays must be > 0")]
+    ZeroDelay {
+        /// Which table.
+        table: String,
+        /// At which size.
+        size: u64,
+    },
+    /// A parameter that must be positive is 0.
+    #[error("model parameter `{name}` must be > 0")]
+    NotPositive {
+        /// The parameter.
+        name: &'static str,
+    },
+}
+
+/// Delays in nanoseconds by message size, interpolated (`timing.md` §4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DelayTable {
+    points: Vec<(u64, u64)>,
+}
+
+impl DelayTable {
+    /// A table from `(size_bytes, delay_ns)` points, sizes strictly increasing, delays `> 0`.
+    ///
+    /// ```
+    /// use mpsim_sim::DelayTable;
+    /// let t = DelayTable::new("ssend", vec![(8, 1000), (1024, 9000)]).unwrap();
+    /// assert_eq!((t.delay(0), t.delay(8), t.delay(516), t.delay(2040)), (1000, 1000, 5000, 17000));
+    /// ```
+    pub fn new(name: &str, points: Vec<(u64, u64)>) -> Result<Self, ModelError> {
+        if points.is_empty() {
+            return Err(ModelError::EmptyTable { table: name.into() });
+        }
+        for w in points.windows(2) {
+            if w[1].0 <= w[0].0 {
+                return Err(ModelError::SizesNotIncreasing {
+                    table: name.into(),
+                    prev: w[0].0,
+                    next: w[1].0,
+                });
+            }
+        }
+        if let Some(&(size, _)) = points.iter().find(|p| p.1 == 0) {
+            return Err(ModelError::ZeroDelay {
+                table: name.into(),
+                size,
+            });
+        }
+        Ok(DelayTable { points })
+    }
+
+    /// A table with one value for every size.
+    pub fn constant(delay_ns: u64) -> Result<Self, ModelError> {
+        Self::new("constant", vec![(0, delay_ns)])
+    }
+
+    /// The points.
+    pub fn points(&self) -> &[(u64, u64)] {
+        &self.points
+    }
+
+    /// The smallest delay the table can yield (for the lookahead).
+    pub fn min_delay(&self) -> u64 {
+        // Interpolation between points never goes below the smaller end, and beyond the last
+        // point never below the last value; below the first point it is the first value.
+        self.points.iter().map(|p| p.1).min().unwrap_or(1)
+    }
+
+    /// The delay for `size` bytes: exact points, first value below the first point, linear
+    /// between points and beyond the last (from the last two, never below the last value),
+    /// rounded as `timing.md` §4 says (floor, halves up), in exact integer arithmetic.
+    pub fn delay(&self, size: u64) -> u64 {
+        let p = &self.points;
+        if p.len() == 1 || size <= p[0].0 {
+            return p[0].1;
+        }
+        let i = p.partition_point(|&(x, _)| x <= size);
+        if i > 0 && p[i - 1].0 == size {
+            return p[i - 1].1;
+        }
+        let (beyond, (x0, y0), (x1, y1)) = if i == p.len() {
+            (true, p[i - 2], p[i - 1])
+        } else {
+            (false, p[i - 1], p[i])
+        };
+        let (x0, y0, x1, y1, s) = (x0 as i128, y0 as i128, x1 as i128, y1 as i128, size as i128);
+        let d = y0 + (2 * (y1 - y0) * (s - x0) + (x1 - x0)).div_euclid(2 * (x1 - x0));
+        let d = if beyond { d.max(y1) } else { d };
+        u64::try_from(d.max(1)).unwrap_or(u64::MAX)
+    }
+}
+
+/// How computation between communication calls is charged (`timing.md` §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ComputeMode {
+    /// Only explicit `compute(duration)` / `compute_flops(n)` advance the clock. Deterministic.
+    #[default]
+    Modeled,
+    /// Compute costs nothing.
+    Ignored,
+}
+
+/// A machine model: delay tables per send mode and the constants of `timing.md` §4.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    /// `D_ssend`: synchronous, ready and rendezvous standard sends.
+    pub ssend: DelayTable,
+    /// `D_bsend`: buffered sends and eager standard sends.
+    pub bsend: DelayTable,
+    /// Constant latency of an acknowledgement, ns (`> 0`).
+    pub ack_latency_ns: u64,
+    /// Bytes charged per buffered message on top of its length.
+    pub bsend_overhead: usize,
+    /// Standard sends up to this size go eagerly (from the system buffer).
+    pub eager_threshold: usize,
+    /// System buffer capacity for eager sends; `None` is unbounded.
+    pub system_buffer: Option<usize>,
+    /// Virtual time charged to a `test` / `iprobe` that finds nothing, ns (`> 0`).
+    pub poll_cost_ns: u64,
+    /// Target compute speed for `compute_flops`.
+    pub flops_per_s: u64,
+    /// How compute is charged.
+    pub compute: ComputeMode,
+}
+
+impl Model {
+    /// The model of `timing.md` §8's worked examples: every delay 1000 ns, ack 200 ns, no bsend
+    /// overhead, compute modeled.
+    pub fn worked_examples() -> Self {
+        let flat = DelayTable::constant(1000).expect("1000 > 0");
+        Model {
+            ssend: flat.clone(),
+            bsend: flat,
+            ack_latency_ns: 200,
+            bsend_overhead: 0,
+            eager_threshold: 65_536,
+            system_buffer: None,
+            poll_cost_ns: 100,
+            flops_per_s: 1_000_000_000,
+            compute: ComputeMode::Modeled,
+        }
+    }
+
+    /// The embedded default: Open MPI 4.1.4 over shared memory on this project's reference
+    /// machine (2 cores), one-way ping-pong minima from `bench/ompi-pingpong.sh` on 2026-11-23;
+    /// `ssend` adds a handshake's worth (0.3 us) to the small sizes. A placeholder until
+    /// `mpsim calibrate` writes measured models.
+    pub fn default_machine() -> Self {
+        let bsend = vec![
+            (1, 197),
+            (8, 205),
+            (64, 219),
+            (512, 390),
+            (2048, 485),
+            (4096, 3_877),
+            (16_384, 5_978),
+            (65_536, 12_690),
+            (262_144, 40_084),
+            (1_048_576, 125_799),
+            (4_194_304, 517_332),
+        ];
+        let ssend = bsend.iter().map(|&(s, d)| (s, d + 300)).collect();
+        Model {
+            ssend: DelayTable::new("ssend", ssend).expect("valid default table"),
+            bsend: DelayTable::new("bsend", bsend).expect("valid default table"),
+            ack_latency_ns: 150,
+            bsend_overhead: BSEND_OVERHEAD,
+            eager_threshold: 65_536,
+            system_buffer: None,
+            poll_cost_ns: 100,
+            flops_per_s: 10_000_000_000,
+            compute: ComputeMode::Modeled,
+        }
+    }
+
+    /// Checks the constants (tables are checked when built).
+    pub fn validate(&self) -> Result<(), ModelError> {
+        for (name, v) in [
+            ("ack_latency_ns", self.ack_latency_ns),
+            ("poll_cost_ns", self.poll_cost_ns),
+            ("flops_per_s", self.flops_per_s),
+        ] {
+            if v == 0 {
+                return Err(ModelError::NotPositive { name });
+            }
+        }
+        Ok(())
+    }
+
+    /// The lookahead `L`: no message or ack sent at `t` arrives before `t + L`.
+    pub fn lookahead(&self) -> u64 {
+        self.ssend
+            .min_delay()
+            .min(self.bsend.min_delay())
+            .min(self.ack_latency_ns)
+    }
+
+    /// Virtual time of `compute_flops(n)`: `ceil(n · 10⁹ / flops_per_s)` (S3).
+    pub fn flops_ns(&self, flops: u64) -> u64 {
+        let num = u128::from(flops) * 1_000_000_000;
+        let den = u128::from(self.flops_per_s.max(1));
+        u64::try_from(num.div_ceil(den)).unwrap_or(u64::MAX)
+    }
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Self::default_machine()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_s3_flops_round_up() {
+        let m = Model {
+            flops_per_s: 3,
+            ..Model::worked_examples()
+        };
+        assert_eq!(m.flops_ns(1), 333_333_334);
+        assert_eq!(m.flops_ns(3), 1_000_000_000);
+    }
+
+    #[test]
+    fn delay_interpolation_rounds_halves_up_and_never_drops_below_last() {
+        let t = DelayTable::new("t", vec![(0, 10), (2, 11)]).expect("valid");
+        assert_eq!(t.delay(1), 11); // 10.5 rounds up
+        let down = DelayTable::new("d", vec![(0, 100), (10, 50)]).expect("valid");
+        assert_eq!(down.delay(5), 75);
+        assert_eq!(
+            down.delay(1000),
+            50,
+            "beyond the last point: never below the last value"
+        );
+        let one = DelayTable::constant(7).expect("valid");
+        assert_eq!((one.delay(0), one.delay(1 << 40)), (7, 7));
+    }
+
+    #[test]
+    fn invalid_tables_are_errors() {
+        assert!(matches!(
+            DelayTable::new("x", vec![]),
+            Err(ModelError::EmptyTable { .. })
+        ));
+        assert!(matches!(
+            DelayTable::new("x", vec![(8, 1), (8, 2)]),
+            Err(ModelError::SizesNotIncreasing {
+                prev: 8,
+                next: 8,
+                ..
+            })
+        ));
+        assert!(matches!(
+            DelayTable::new("x", vec![(8, 0)]),
+            Err(ModelError::ZeroDelay { size: 8, .. })
+        ));
+    }
+}

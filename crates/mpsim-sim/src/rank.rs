@@ -1,0 +1,106 @@
+//! [`SimRank`]: the [`RankRuntime`] a simulated rank's program calls. Every call acts on the
+//! kernel at the rank's clock, which equals global virtual time whenever the program runs.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use mpsim_proto::error::Error;
+use mpsim_proto::p2p::{Endpoint, ReqId};
+use mpsim_proto::runtime::{Payload, RankRuntime};
+
+use crate::kernel::{Kernel, Wait};
+use crate::model::ComputeMode;
+
+pub(crate) struct SimRank {
+    pub kernel: Rc<RefCell<Kernel>>,
+    pub rank: u32,
+}
+
+impl SimRank {
+    fn wait(&self, call: &'static str, req: Option<ReqId>) {
+        let mut k = self.kernel.borrow_mut();
+        let r = &mut k.ranks[self.rank as usize];
+        let since = r.wait.map_or(r.clock, |w| w.since);
+        r.wait = Some(Wait { since, call, req });
+    }
+
+    /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
+    fn advance(&self, d: u64, compute: bool) {
+        let mut k = self.kernel.borrow_mut();
+        let r = &mut k.ranks[self.rank as usize];
+        r.clock = r.clock.saturating_add(d);
+        if compute {
+            r.stats.compute_ns += d;
+        } else {
+            r.stats.poll_ns += d;
+        }
+        let at = r.clock;
+        k.schedule_resume(self.rank, at);
+    }
+}
+
+impl RankRuntime for SimRank {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.kernel.borrow().ranks.len() as u32
+    }
+
+    fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
+        let mut k = self.kernel.borrow_mut();
+        let t = k.ranks[self.rank as usize].clock;
+        debug_assert_eq!(t, k.now, "a rank runs only at the global time");
+        f(&mut k.ranks[self.rank as usize].endpoint);
+        k.flush(self.rank, t);
+    }
+
+    fn poll_done(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>> {
+        if self.kernel.borrow().ranks[self.rank as usize]
+            .endpoint
+            .is_done(req)
+        {
+            return Poll::Ready(Ok(()));
+        }
+        self.wait(call, Some(req));
+        Poll::Pending
+    }
+
+    fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        if self.kernel.borrow().ranks[self.rank as usize]
+            .endpoint
+            .buffer_in_use()
+            == 0
+        {
+            return Poll::Ready(Ok(()));
+        }
+        self.wait("buffer_detach", None);
+        Poll::Pending
+    }
+
+    fn compute(&self, d: Duration) {
+        let mode = self.kernel.borrow().model.compute;
+        let ns = match mode {
+            ComputeMode::Modeled => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+            ComputeMode::Ignored => 0,
+        };
+        self.advance(ns, true);
+    }
+
+    fn idle_poll(&self) {
+        let cost = self.kernel.borrow().model.poll_cost_ns;
+        self.advance(cost, false);
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.kernel.borrow().ranks[self.rank as usize].clock
+    }
+}

@@ -1,0 +1,132 @@
+//! What a simulated run tells the user (`spec/timing.md` §6): predicted time, per-rank clocks,
+//! compute / blocked time, and traffic by protocol. Rendering is deterministic: the same run
+//! prints the same bytes.
+
+use std::fmt::{self, Write as _};
+
+/// Messages and bytes by protocol: eager (standard, small), buffered, rendezvous (ssend and
+/// large standard), ready.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// Message counts by protocol.
+    pub messages: [u64; 4],
+    /// Byte counts by protocol.
+    pub bytes: [u64; 4],
+}
+
+/// Names of the [`Traffic`] columns.
+pub const PROTOCOLS: [&str; 4] = ["eager", "buffered", "rendezvous", "ready"];
+
+/// One rank's figures.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankReport {
+    /// World rank.
+    pub rank: u32,
+    /// Final virtual clock, ns.
+    pub clock_ns: u64,
+    /// Time in `compute`, ns.
+    pub compute_ns: u64,
+    /// Time blocked in waits, ns.
+    pub blocked_ns: u64,
+    /// Time charged to polls that found nothing, ns.
+    pub poll_ns: u64,
+    /// What it sent.
+    pub sent: Traffic,
+    /// What it received.
+    pub received: Traffic,
+}
+
+/// The report of a simulated run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Per rank, by rank.
+    pub ranks: Vec<RankReport>,
+    /// Events processed.
+    pub events: u64,
+    /// Why the run stopped early, if it did.
+    pub stopped: Option<String>,
+    /// Messages nobody received, and similar remarks (S14).
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Predicted run time: the largest final clock, ns.
+    pub fn predicted_ns(&self) -> u64 {
+        self.ranks.iter().map(|r| r.clock_ns).max().unwrap_or(0)
+    }
+
+    /// Traffic summed over ranks (sent).
+    pub fn total_sent(&self) -> Traffic {
+        let mut t = Traffic::default();
+        for r in &self.ranks {
+            for i in 0..4 {
+                t.messages[i] += r.sent.messages[i];
+                t.bytes[i] += r.sent.bytes[i];
+            }
+        }
+        t
+    }
+}
+
+/// Ranks listed one per line up to this many; beyond, a summary.
+const LIST_RANKS: usize = 64;
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        let p = self.predicted_ns();
+        writeln!(out, "mpsim sim report").ok();
+        writeln!(out, "ranks            {}", self.ranks.len()).ok();
+        writeln!(out, "predicted time   {} ns ({})", p, seconds(p)).ok();
+        writeln!(out, "events           {}", self.events).ok();
+        if let Some(why) = &self.stopped {
+            writeln!(out, "stopped          {why}").ok();
+        }
+        let total = self.total_sent();
+        writeln!(out, "traffic          messages        bytes").ok();
+        for (i, name) in PROTOCOLS.iter().enumerate() {
+            writeln!(
+                out,
+                "  {name:<12} {:>10} {:>12}",
+                total.messages[i], total.bytes[i]
+            )
+            .ok();
+        }
+        writeln!(
+            out,
+            "rank        clock_ns    compute_ns    blocked_ns   sent_msgs   recv_msgs"
+        )
+        .ok();
+        let line = |out: &mut String, r: &RankReport| {
+            writeln!(
+                out,
+                "{:<6} {:>13} {:>13} {:>13} {:>11} {:>11}",
+                r.rank,
+                r.clock_ns,
+                r.compute_ns,
+                r.blocked_ns,
+                r.sent.messages.iter().sum::<u64>(),
+                r.received.messages.iter().sum::<u64>()
+            )
+            .ok();
+        };
+        if self.ranks.len() <= LIST_RANKS {
+            for r in &self.ranks {
+                line(&mut out, r);
+            }
+        } else {
+            for r in &self.ranks[..LIST_RANKS / 2] {
+                line(&mut out, r);
+            }
+            writeln!(out, "... {} more ranks", self.ranks.len() - LIST_RANKS / 2).ok();
+        }
+        for w in &self.warnings {
+            writeln!(out, "warning: {w}").ok();
+        }
+        f.write_str(&out)
+    }
+}
+
+fn seconds(ns: u64) -> String {
+    format!("{}.{:09} s", ns / 1_000_000_000, ns % 1_000_000_000)
+}

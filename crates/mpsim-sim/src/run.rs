@@ -1,0 +1,298 @@
+//! The run loop (`spec/timing.md` §5): pop the earliest event, deliver it or resume its rank,
+//! repeat; nothing left and a rank unfinished is a deadlock. Fits on a screen by design.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use mpsim_proto::error::Error;
+use mpsim_proto::runtime::RankRuntime;
+
+use crate::event::Body;
+use crate::kernel::Kernel;
+use crate::model::Model;
+use crate::rank::SimRank;
+use crate::report::Report;
+
+/// How to simulate.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Number of ranks.
+    pub ranks: u32,
+    /// The machine model.
+    pub model: Model,
+    /// Report an `rsend` that arrives before its receive (`ReadyNotPosted`).
+    pub strict: bool,
+    /// The order in which the ranks' programs are created (a permutation of `0..ranks`);
+    /// `None` is ascending. Results never depend on it — tests shuffle it to prove that.
+    pub spawn_order: Option<Vec<u32>>,
+}
+
+impl Options {
+    /// `ranks` ranks on `model`.
+    pub fn new(ranks: u32, model: Model) -> Self {
+        Options {
+            ranks,
+            model,
+            strict: false,
+            spawn_order: None,
+        }
+    }
+}
+
+/// The result of a simulated run: the report (also for a run stopped by an error, as of the
+/// stop, S16) and the error that stopped it.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The report.
+    pub report: Report,
+    /// The first error, if the run failed.
+    pub error: Option<Error>,
+}
+
+type RankFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + 'a>>;
+
+/// Simulates `program` on `options.ranks` ranks.
+///
+/// `program` is called once per rank with that rank's runtime; the futures are polled only in
+/// virtual-time order, on this thread.
+pub fn simulate<'a, F, Fut>(options: &Options, program: &'a F) -> Outcome
+where
+    F: Fn(Rc<dyn RankRuntime>) -> Fut,
+    Fut: Future<Output = Result<(), Error>> + 'a,
+{
+    let n = options.ranks;
+    let kernel = Rc::new(RefCell::new(Kernel::new(
+        options.model.clone(),
+        n,
+        options.strict,
+    )));
+    let mut futures: Vec<Option<RankFuture<'a>>> = (0..n).map(|_| None).collect();
+    let order: Vec<u32> = options
+        .spawn_order
+        .clone()
+        .filter(|o| is_permutation(o, n))
+        .unwrap_or_else(|| (0..n).collect());
+    for rank in order {
+        let rt: Rc<dyn RankRuntime> = Rc::new(SimRank {
+            kernel: Rc::clone(&kernel),
+            rank,
+        });
+        futures[rank as usize] = Some(Box::pin(program(rt)));
+    }
+    for rank in 0..n {
+        kernel.borrow_mut().schedule_resume(rank, 0);
+    }
+
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        let popped = kernel.borrow_mut().queue.pop();
+        let Some((key, body)) = popped else { break };
+        let mut k = kernel.borrow_mut();
+        k.now = key.time;
+        k.events += 1;
+        let stop = match body {
+            Body::Deliver { from, to, packet } => {
+                k.deliver(from, to, packet);
+                k.stop.is_some()
+            }
+            Body::Resume { rank } => {
+                let r = &mut k.ranks[rank as usize];
+                r.resume_scheduled = false;
+                if r.done {
+                    continue;
+                }
+                r.clock = r.clock.max(key.time);
+                if let Some(w) = r.wait.take() {
+                    r.stats.blocked_ns += r.clock - w.since;
+                }
+                drop(k);
+                let fut = futures[rank as usize]
+                    .as_mut()
+                    .expect("an unfinished rank has its future");
+                let polled = fut.as_mut().poll(&mut cx);
+                let mut k = kernel.borrow_mut();
+                let t = k.ranks[rank as usize].clock;
+                match polled {
+                    Poll::Ready(result) => {
+                        futures[rank as usize] = None;
+                        k.ranks[rank as usize].done = true;
+                        let result = result.and_then(|()| pending_at_exit(&k, rank, t));
+                        if let Err(mut e) = result {
+                            e.stamp_time(t);
+                            k.fail(e, t);
+                        }
+                    }
+                    Poll::Pending => {
+                        let r = &k.ranks[rank as usize];
+                        if r.wait.is_none() && !r.resume_scheduled {
+                            k.fail(
+                                Error::Unsupported {
+                                    what: format!(
+                                        "rank {rank} awaited something the simulator does not \
+                                         drive (only mpsim calls may suspend a simulated rank)"
+                                    ),
+                                },
+                                t,
+                            );
+                        }
+                    }
+                }
+                k.stop.is_some()
+            }
+        };
+        if stop {
+            break;
+        }
+    }
+    finish(&mut kernel.borrow_mut())
+}
+
+fn pending_at_exit(k: &Kernel, rank: u32, t: u64) -> Result<(), Error> {
+    let requests = k.ranks[rank as usize].endpoint.pending_requests();
+    if requests.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::PendingAtExit {
+            rank,
+            time_ns: Some(t),
+            requests,
+        })
+    }
+}
+
+/// Builds the report; declares a deadlock if ranks are unfinished and nothing can move.
+fn finish(k: &mut Kernel) -> Outcome {
+    if k.stop.is_none() && k.ranks.iter().any(|r| !r.done) {
+        let report = deadlock_report(k);
+        let t = k.now;
+        k.fail(Error::Deadlock { report }, t);
+    }
+    let stop_time = k.stop.as_ref().map(|(_, t)| *t);
+    let mut warnings = Vec::new();
+    for r in &k.ranks {
+        for (from, e, bytes) in r.endpoint.unexpected_messages() {
+            warnings.push(format!(
+                "a message of {bytes} bytes from rank {from} to rank {} (tag {}, context {}) \
+                 was never received",
+                r.stats.rank, e.tag, e.context.0
+            ));
+        }
+    }
+    let ranks = k
+        .ranks
+        .iter()
+        .map(|r| {
+            let mut s = r.stats.clone();
+            s.clock_ns = stop_time.map_or(r.clock, |t| r.clock.min(t));
+            s
+        })
+        .collect();
+    let error = k.stop.take().map(|(e, _)| e);
+    Outcome {
+        report: Report {
+            ranks,
+            events: k.events,
+            stopped: error.as_ref().map(ToString::to_string),
+            warnings,
+        },
+        error,
+    }
+}
+
+/// Each blocked rank (S15) and the wait-for cycle that holds the lowest rank.
+fn deadlock_report(k: &Kernel) -> String {
+    let n = k.ranks.len();
+    let mut lines = Vec::new();
+    let mut edges: Vec<Option<u32>> = vec![None; n];
+    for (r, state) in k.ranks.iter().enumerate() {
+        if state.done {
+            continue;
+        }
+        match k.describe_wait(r as u32) {
+            Some((what, peer)) => {
+                edges[r] = peer;
+                lines.push(format!("rank {r} blocked in {what}"));
+            }
+            None => lines.push(format!("rank {r} suspended at t={} ns", state.clock)),
+        }
+    }
+    let mut out = lines.join("; ");
+    if let Some(cycle) = find_cycle(&edges) {
+        let path: Vec<String> = cycle.iter().map(u32::to_string).collect();
+        out.push_str(&format!("; cycle {}", path.join(" → ")));
+    }
+    out
+}
+
+/// The wait-for cycle through the lowest rank that lies on one, written from that rank.
+fn find_cycle(edges: &[Option<u32>]) -> Option<Vec<u32>> {
+    // Visit ranks in ascending order; mark each rank's walk so every rank is walked once.
+    let mut seen = vec![false; edges.len()];
+    let mut best: Option<Vec<u32>> = None;
+    for start in 0..edges.len() {
+        if seen[start] {
+            continue;
+        }
+        let mut path: Vec<usize> = Vec::new();
+        let mut at = start;
+        let mut on_path = std::collections::BTreeMap::new();
+        loop {
+            if let Some(&i) = on_path.get(&at) {
+                let cycle = &path[i..];
+                let lowest = *cycle.iter().min().expect("non-empty cycle");
+                let pos = cycle.iter().position(|&x| x == lowest).expect("present");
+                let mut c: Vec<u32> = cycle[pos..]
+                    .iter()
+                    .chain(&cycle[..pos])
+                    .map(|&x| x as u32)
+                    .collect();
+                c.push(lowest as u32);
+                if best.as_ref().is_none_or(|b| c[0] < b[0]) {
+                    best = Some(c);
+                }
+                break;
+            }
+            if seen[at] {
+                break;
+            }
+            seen[at] = true;
+            on_path.insert(at, path.len());
+            path.push(at);
+            match edges[at] {
+                Some(next) if (next as usize) < edges.len() => at = next as usize,
+                _ => break,
+            }
+        }
+    }
+    best
+}
+
+fn is_permutation(order: &[u32], n: u32) -> bool {
+    let mut seen = vec![false; n as usize];
+    order.len() == n as usize
+        && order
+            .iter()
+            .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_cycle;
+
+    #[test]
+    fn timing_s15_cycle_written_from_its_lowest_rank() {
+        assert_eq!(find_cycle(&[Some(1), Some(0)]), Some(vec![0, 1, 0]));
+        assert_eq!(
+            find_cycle(&[None, Some(2), Some(3), Some(1)]),
+            Some(vec![1, 2, 3, 1])
+        );
+        assert_eq!(find_cycle(&[Some(1), Some(2), None]), None);
+        assert_eq!(
+            find_cycle(&[Some(2), Some(3), Some(3), Some(1)]),
+            Some(vec![1, 3, 1])
+        );
+    }
+}
