@@ -1,89 +1,14 @@
-//! `spec/timing.md` §8 worked examples E1–E6 and the settled details S1–S17 that can be checked
-//! at the kernel level, exact to the nanosecond. Programs are written against the rank runtime
-//! directly (the `mpsim` crate runs the same examples through its public API).
+//! `spec/timing.md` §8 worked examples E1–E6, exact to the nanosecond. Programs are written
+//! against the rank runtime directly (`common`); the `mpsim` crate runs the same examples through
+//! its public API.
 
-use std::future::{Future, poll_fn};
-use std::rc::Rc;
-use std::task::Poll;
-use std::time::Duration;
+mod common;
 
+use common::{clocks, run};
 use mpsim_proto::error::Error;
-use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, Tag};
-use mpsim_proto::p2p::{Completion, ReqId, SendMode};
-use mpsim_proto::runtime::{Payload, RankRuntime};
-use mpsim_sim::{DelayTable, Model, Options, Outcome, simulate};
-
-/// A rank's view for these tests: the four core calls plus compute.
-struct Rank(Rc<dyn RankRuntime>);
-
-impl Rank {
-    fn me(&self) -> u32 {
-        self.0.rank()
-    }
-
-    fn isend(&self, mode: SendMode, to: u32, tag: i32, bytes: usize) -> Result<ReqId, Error> {
-        let env = Envelope::new(ContextId(0), self.me(), tag);
-        let mut out = None;
-        self.0.with_endpoint(&mut |ep| {
-            out = Some(ep.isend(mode, to, env, bytes, vec![self.me() as u8; bytes]))
-        });
-        out.expect("ran")
-    }
-
-    fn irecv(&self, source: Source, tag: Tag) -> ReqId {
-        let mut out = None;
-        self.0.with_endpoint(&mut |ep| {
-            out = Some(ep.irecv(Pattern::new(ContextId(0), source, tag), 1 << 20))
-        });
-        out.expect("ran")
-    }
-
-    async fn wait(&self, req: ReqId) -> Result<Completion<Payload>, Error> {
-        poll_fn(|cx| self.0.poll_done(req, "wait", cx)).await?;
-        let mut out = None;
-        self.0.with_endpoint(&mut |ep| out = Some(ep.test(req)));
-        Ok(out.expect("ran")?.expect("complete"))
-    }
-
-    async fn compute(&self, ns: u64) {
-        self.0.compute(Duration::from_nanos(ns));
-        yield_once().await;
-    }
-
-    fn attach(&self, bytes: usize) {
-        self.0
-            .with_endpoint(&mut |ep| ep.buffer_attach(bytes).expect("attach"));
-    }
-
-    fn now(&self) -> u64 {
-        self.0.now_ns()
-    }
-}
-
-async fn yield_once() {
-    let mut done = false;
-    poll_fn(|_| {
-        if std::mem::replace(&mut done, true) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    })
-    .await
-}
-
-fn run<F, Fut>(ranks: u32, model: Model, program: F) -> Outcome
-where
-    F: Fn(Rank) -> Fut,
-    Fut: Future<Output = Result<(), Error>>,
-{
-    let program = move |rt: Rc<dyn RankRuntime>| program(Rank(rt));
-    simulate(&Options::new(ranks, model), &program)
-}
-
-fn clocks(o: &Outcome) -> Vec<u64> {
-    o.report.ranks.iter().map(|r| r.clock_ns).collect()
-}
+use mpsim_proto::matching::{Source, Tag};
+use mpsim_proto::p2p::SendMode;
+use mpsim_sim::{DelayTable, Model};
 
 #[test]
 fn timing_e1_rendezvous_with_an_early_receiver() {
