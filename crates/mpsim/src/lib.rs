@@ -32,11 +32,13 @@
 
 mod comm;
 mod launcher;
+mod persistent;
 mod request;
 
-pub use comm::{ANY_TAG, Comm, PROC_NULL};
+pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{Backend, LaunchArgs, Launcher, run};
 pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};
+pub use persistent::{PersistentRequest, start_all};
 pub use request::{Request, test_all, test_any, test_some, wait_all, wait_any, wait_some};

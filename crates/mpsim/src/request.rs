@@ -23,8 +23,12 @@ pub struct Request<'b> {
 }
 
 enum State<'b> {
-    /// Completed at creation (`PROC_NULL`) or already waited for.
-    Null(Status),
+    /// Completed at creation (`PROC_NULL`) or already waited for. A receive keeps its buffer
+    /// so that a persistent request can take it back.
+    Null {
+        status: Status,
+        buf: Option<&'b mut [u8]>,
+    },
     Active {
         id: ReqId,
         call: &'static str,
@@ -46,16 +50,25 @@ impl<'b> Request<'b> {
         }
     }
 
-    pub(crate) fn null(rt: Rc<dyn RankRuntime>, status: Status) -> Self {
+    pub(crate) fn null(rt: Rc<dyn RankRuntime>, status: Status, buf: Option<&'b mut [u8]>) -> Self {
         Request {
             rt,
-            state: State::Null(status),
+            state: State::Null { status, buf },
         }
     }
 
     /// Whether the request is inactive: already complete and consumed, or a `PROC_NULL` one.
     pub fn is_null(&self) -> bool {
-        matches!(self.state, State::Null(_))
+        matches!(self.state, State::Null { .. })
+    }
+
+    /// Hands back a completed receive's buffer (`None` while active, for a send, or once
+    /// taken).
+    pub(crate) fn take_buf(&mut self) -> Option<&'b mut [u8]> {
+        match &mut self.state {
+            State::Null { buf, .. } => buf.take(),
+            State::Active { .. } => None,
+        }
     }
 
     /// Waits until the request completes and returns its status.
@@ -67,11 +80,9 @@ impl<'b> Request<'b> {
     }
 
     pub(crate) async fn wait_in_place(&mut self) -> Result<Status> {
-        let State::Active { id, call, .. } = self.state else {
-            let State::Null(status) = self.state else {
-                unreachable!()
-            };
-            return Ok(status);
+        let (id, call) = match self.state {
+            State::Null { status, .. } => return Ok(status),
+            State::Active { id, call, .. } => (id, call),
         };
         let rt = Rc::clone(&self.rt);
         poll_fn(|cx| rt.poll_done(id, call, cx)).await?;
@@ -82,11 +93,9 @@ impl<'b> Request<'b> {
 
     /// Completes the request if it is done (`Some(status)`), without blocking.
     pub fn test(&mut self) -> Result<Option<Status>> {
-        let State::Active { id, .. } = self.state else {
-            let State::Null(status) = self.state else {
-                unreachable!()
-            };
-            return Ok(Some(status));
+        let id = match self.state {
+            State::Null { status, .. } => return Ok(Some(status)),
+            State::Active { id, .. } => id,
         };
         let mut taken = None;
         self.rt.with_endpoint(&mut |ep| taken = Some(ep.test(id)));
@@ -95,12 +104,14 @@ impl<'b> Request<'b> {
         let Some(completion) = completion else {
             return Ok(None);
         };
-        let State::Active { buf, .. } =
-            std::mem::replace(&mut self.state, State::Null(completion.status))
-        else {
-            unreachable!()
+        let status = completion.status;
+        let done = State::Null { status, buf: None };
+        let State::Active { mut buf, .. } = std::mem::replace(&mut self.state, done) else {
+            unreachable!("matched Active above");
         };
-        finish(completion, buf).map(Some)
+        let out = finish(completion, buf.as_deref_mut());
+        self.state = State::Null { status, buf };
+        out.map(Some)
     }
 
     /// Asks to cancel the request (`spec/p2p.md` §5). It must still be waited for; the status
@@ -116,7 +127,7 @@ impl<'b> Request<'b> {
 
     fn done_now(&self) -> bool {
         match self.state {
-            State::Null(_) => true,
+            State::Null { .. } => true,
             State::Active { id, .. } => {
                 let mut done = false;
                 self.rt.with_endpoint(&mut |ep| done = ep.is_done(id));
@@ -257,7 +268,7 @@ pub fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
 impl std::fmt::Debug for Request<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.state {
-            State::Null(s) => f.debug_tuple("Request::Null").field(s).finish(),
+            State::Null { status, .. } => f.debug_tuple("Request::Null").field(status).finish(),
             State::Active { id, call, .. } => f
                 .debug_struct("Request")
                 .field("id", id)
