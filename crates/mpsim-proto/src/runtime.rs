@@ -44,6 +44,9 @@ pub trait RankRuntime {
     /// nothing, as the caller's code already took the time).
     fn compute(&self, d: Duration);
 
+    /// Accounts `flops` floating-point operations at the target machine's speed.
+    fn compute_flops(&self, flops: u64);
+
     /// A poll that found nothing (`test`, `iprobe`): lets other ranks progress. Real backends
     /// may yield the thread; the simulator charges `poll_cost` (`timing.md` S2).
     fn idle_poll(&self);

@@ -95,6 +95,15 @@ impl RankRuntime for SimRank {
         self.advance(ns, true);
     }
 
+    fn compute_flops(&self, flops: u64) {
+        let (mode, ns) = {
+            let k = self.kernel.borrow();
+            (k.model.compute, k.model.flops_ns(flops))
+        };
+        let ns = if mode == ComputeMode::Ignored { 0 } else { ns };
+        self.advance(ns, true);
+    }
+
     fn idle_poll(&self) {
         let cost = self.kernel.borrow().model.poll_cost_ns;
         self.advance(cost, false);

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -159,6 +159,11 @@ impl RankRuntime for ThreadRank {
         }
     }
 
+    fn compute_flops(&self, flops: u64) {
+        // No machine model here: spin as long as the default model's 10 Gflop/s would take.
+        self.compute(Duration::from_nanos(flops / 10));
+    }
+
     fn idle_poll(&self) {
         std::thread::yield_now();
     }
@@ -168,24 +173,41 @@ impl RankRuntime for ThreadRank {
     }
 }
 
-struct ThreadWaker(std::thread::Thread);
+/// Wakes a rank's thread; `woken` tells `block_on` to poll again at once (a future that
+/// yielded) rather than wait for a packet.
+struct ThreadWaker {
+    thread: std::thread::Thread,
+    woken: AtomicBool,
+}
 
 impl Wake for ThreadWaker {
     fn wake(self: Arc<Self>) {
-        self.0.unpark();
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Release);
+        self.thread.unpark();
     }
 }
 
 /// Runs `fut` to completion on this thread: poll; when pending, spin on the mailbox, then park
 /// until a peer pushes a packet or the run aborts.
 pub(crate) fn block_on<F: Future>(rank: &ThreadRank, fut: F) -> F::Output {
-    let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+    let state = Arc::new(ThreadWaker {
+        thread: std::thread::current(),
+        woken: AtomicBool::new(false),
+    });
+    let waker = Waker::from(Arc::clone(&state));
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(fut);
     let mailbox = &rank.shared.mailboxes[rank.rank as usize];
     loop {
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
+        }
+        if state.woken.swap(false, Ordering::AcqRel) {
+            continue;
         }
         let mut spins = 0;
         while !mailbox.has_mail() && !rank.shared.abort.load(Ordering::Acquire) {

@@ -59,7 +59,7 @@ use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
 use mpsim_proto::p2p::{ReqId, SendMode, Status};
 use mpsim_proto::runtime::RankRuntime;
 
-use crate::request::{Request, wait_all};
+use crate::request::{Request, idle, wait_all, yield_once};
 
 /// The null process: sends to it complete at once, receives from it complete at once with
 /// source `PROC_NULL`, tag [`ANY_TAG`] and no data (MPI's `MPI_PROC_NULL`).
@@ -200,10 +200,18 @@ impl Comm {
         self.rt().now_ns()
     }
 
-    /// Accounts `d` of computation: the simulator advances this rank's clock; real backends
-    /// spin for `d`.
-    pub fn compute(&self, d: Duration) {
+    /// Accounts `d` of computation: the simulator advances this rank's clock (and lets the ranks
+    /// whose time comes first run); real backends spin for `d`.
+    pub async fn compute(&self, d: Duration) {
         self.rt().compute(d);
+        yield_once().await;
+    }
+
+    /// Accounts `flops` floating-point operations at the machine model's speed
+    /// (`timing.md` S3); real backends spin for the same time at the default model's speed.
+    pub async fn compute_flops(&self, flops: u64) {
+        self.rt().compute_flops(flops);
+        yield_once().await;
     }
 
     // ---- sends ----
@@ -299,8 +307,13 @@ impl Comm {
         Ok(self.post_recv("recv", pattern, bytemuck::cast_slice_mut(buf)))
     }
 
-    /// The status of a message that a receive with this pattern would get now, if any.
-    pub fn iprobe(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Option<Status>> {
+    /// The status of a message that a receive with this pattern would get now, if any. Finding
+    /// nothing is a scheduling point (`timing.md` S2), hence `async`.
+    pub async fn iprobe(
+        &self,
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Option<Status>> {
         let Some(pattern) = self.pattern("iprobe", source.into(), tag.into())? else {
             return Ok(Some(proc_null_status()));
         };
@@ -308,7 +321,7 @@ impl Comm {
         self.rt()
             .with_endpoint(&mut |ep| found = ep.iprobe(&pattern));
         if found.is_none() {
-            self.rt().idle_poll();
+            idle(self.rt()).await;
         }
         Ok(found)
     }
@@ -317,10 +330,9 @@ impl Comm {
     pub async fn probe(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Status> {
         let (source, tag) = (source.into(), tag.into());
         loop {
-            if let Some(status) = self.iprobe(source, tag)? {
+            if let Some(status) = self.iprobe(source, tag).await? {
                 return Ok(status);
             }
-            yield_now().await;
         }
     }
 
@@ -762,21 +774,6 @@ fn proc_null_status() -> Status {
         bytes: 0,
         cancelled: false,
     }
-}
-
-/// Lets the executor run something else once.
-async fn yield_now() {
-    let mut yielded = false;
-    poll_fn(|cx| {
-        if yielded {
-            std::task::Poll::Ready(())
-        } else {
-            yielded = true;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        }
-    })
-    .await;
 }
 
 #[cfg(test)]

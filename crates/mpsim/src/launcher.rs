@@ -6,16 +6,18 @@ use std::process::ExitCode;
 use clap::{Args, Parser, ValueEnum};
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::Config;
+use mpsim_sim::{Model, Outcome};
 
 use crate::comm::Comm;
 
 /// Where a program runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
+    /// Deterministic discrete-event simulation on a machine model: predicts run time, prints a
+    /// report.
+    Sim,
     /// One OS thread per rank, in this process.
     Threads,
-    /// Deterministic discrete-event simulation on a machine model (not in this build yet).
-    Sim,
     /// An installed MPI library via `mpirun` (not in this build yet).
     Mpi,
 }
@@ -27,7 +29,7 @@ pub struct LaunchArgs {
     #[arg(long, short = 'n', default_value_t = 4)]
     pub ranks: u32,
     /// Where to run the program.
-    #[arg(long, value_enum, default_value_t = Backend::Threads)]
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
     pub backend: Backend,
     /// Standard sends up to this many bytes are eager (complete without a matching receive).
     #[arg(long, default_value_t = 65_536)]
@@ -38,13 +40,16 @@ pub struct LaunchArgs {
 }
 
 #[derive(Parser)]
-#[command(about = "An mpsim program. Runs the same code on threads or (soon) simulated.")]
+#[command(
+    about = "An mpsim program: simulated on a machine model (default) or run for real on threads."
+)]
 struct Cli {
     #[command(flatten)]
     launch: LaunchArgs,
 }
 
-/// Runs a program: set the ranks and backend, then [`Launcher::run`].
+/// Runs a program: set the ranks and backend, then [`Launcher::run`] (or
+/// [`Launcher::simulate`] for the simulator's report as a value).
 ///
 /// ```
 /// use mpsim::{Backend, Comm, Launcher};
@@ -55,28 +60,57 @@ struct Cli {
 ///         Ok(())
 ///     });
 /// assert!(ranks.is_ok());
+///
+/// // The same program simulated: a report with the predicted time.
+/// let outcome = Launcher::new(2).simulate(|world: Comm| async move {
+///     if world.rank() == 0 {
+///         world.ssend(&[1u8; 64], 1, 0).await?;
+///     } else {
+///         world.recv(&mut [0u8; 64], 0, 0).await?;
+///     }
+///     Ok(())
+/// });
+/// assert!(outcome.error.is_none() && outcome.report.predicted_ns() > 0);
 /// ```
 #[derive(Clone, Debug)]
 pub struct Launcher {
     args: LaunchArgs,
+    model: Model,
+    spawn_order: Option<Vec<u32>>,
 }
 
 impl Launcher {
-    /// `ranks` ranks on the threads backend, default settings.
+    /// `ranks` ranks, simulated on the default machine model.
     pub fn new(ranks: u32) -> Self {
-        Launcher {
-            args: LaunchArgs {
-                ranks,
-                backend: Backend::Threads,
-                eager_threshold: 65_536,
-                strict: false,
-            },
-        }
+        Launcher::from_args(LaunchArgs {
+            ranks,
+            backend: Backend::Sim,
+            eager_threshold: 65_536,
+            strict: false,
+        })
     }
 
     /// From parsed flags.
     pub fn from_args(args: LaunchArgs) -> Self {
-        Launcher { args }
+        Launcher {
+            args,
+            model: Model::default(),
+            spawn_order: None,
+        }
+    }
+
+    /// The machine model the simulator uses (default: [`Model::default_machine`]). Its eager
+    /// threshold replaces the launcher's under `sim`.
+    pub fn model(mut self, model: Model) -> Self {
+        self.model = model;
+        self
+    }
+
+    /// Creates the simulated ranks' programs in this order (a permutation of the ranks).
+    /// Results never depend on it; determinism tests use it to show that.
+    pub fn spawn_order(mut self, order: Vec<u32>) -> Self {
+        self.spawn_order = Some(order);
+        self
     }
 
     /// Chooses the backend.
@@ -97,7 +131,25 @@ impl Launcher {
         self
     }
 
-    /// Runs `program` on every rank; returns the run's first error.
+    /// Simulates `program` and returns the report with the run's first error, if any (the
+    /// report then describes the run as of the error, `timing.md` S16).
+    pub fn simulate<F, Fut>(&self, program: F) -> Outcome
+    where
+        F: Fn(Comm) -> Fut,
+        Fut: Future<Output = Result<()>>,
+    {
+        let options = mpsim_sim::Options {
+            ranks: self.args.ranks,
+            model: self.model.clone(),
+            strict: self.args.strict,
+            spawn_order: self.spawn_order.clone(),
+        };
+        let program = |rt| program(Comm::world(rt));
+        mpsim_sim::simulate(&options, &program)
+    }
+
+    /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is
+    /// printed to standard output at the end.
     pub fn run<F, Fut>(&self, program: F) -> Result<()>
     where
         F: Fn(Comm) -> Fut + Sync,
@@ -117,7 +169,12 @@ impl Launcher {
                 };
                 mpsim_threads::run(&options, |rt| program(Comm::world(rt)))
             }
-            Backend::Sim | Backend::Mpi => Err(Error::Unsupported {
+            Backend::Sim => {
+                let outcome = self.simulate(program);
+                print!("{}", outcome.report);
+                outcome.error.map_or(Ok(()), Err)
+            }
+            Backend::Mpi => Err(Error::Unsupported {
                 what: format!(
                     "the {:?} backend is not in this build yet; use --backend threads",
                     self.args.backend

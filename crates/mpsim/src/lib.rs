@@ -41,4 +41,11 @@ pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};
 pub use persistent::{PersistentRequest, start_all};
+/// The simulator's machine model and report types.
+pub mod sim {
+    pub use mpsim_sim::{
+        ComputeMode, DelayTable, Model, ModelError, Outcome, PROTOCOLS, RankReport, Report, Traffic,
+    };
+}
+
 pub use request::{Request, test_all, test_any, test_some, wait_all, wait_any, wait_some};

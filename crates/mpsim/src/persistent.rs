@@ -127,12 +127,13 @@ impl<'b> PersistentRequest<'b> {
     }
 
     /// Completes the run if it is done (`Some(status)`; the request becomes inactive), without
-    /// blocking. Inactive already: `Some` of an empty status.
-    pub fn test(&mut self) -> Result<Option<Status>> {
+    /// blocking for it (a test that finds nothing is a scheduling point, as
+    /// [`Request::test`](crate::Request::test)). Inactive already: `Some` of an empty status.
+    pub async fn test(&mut self) -> Result<Option<Status>> {
         let Some(request) = self.active.as_mut() else {
             return Ok(Some(empty_status()));
         };
-        let out = request.test();
+        let out = request.test().await;
         self.settle();
         out
     }

@@ -87,12 +87,25 @@ impl<'b> Request<'b> {
         let rt = Rc::clone(&self.rt);
         poll_fn(|cx| rt.poll_done(id, call, cx)).await?;
         Ok(self
-            .test()?
-            .expect("poll_done said complete: test must return the completion"))
+            .try_complete()?
+            .expect("poll_done said complete: the completion must be there"))
     }
 
-    /// Completes the request if it is done (`Some(status)`), without blocking.
-    pub fn test(&mut self) -> Result<Option<Status>> {
+    /// Completes the request if it is done (`Some(status)`), without blocking for it.
+    ///
+    /// A test that finds the request incomplete lets other ranks progress: the simulator charges
+    /// the model's `poll_cost` and runs whoever is due (`timing.md` S2), so a loop of `test`s
+    /// ends; that is why this is `async`.
+    pub async fn test(&mut self) -> Result<Option<Status>> {
+        let out = self.try_complete()?;
+        if out.is_none() {
+            idle(&self.rt).await;
+        }
+        Ok(out)
+    }
+
+    /// Completes the request if it is done, with no scheduling point.
+    pub(crate) fn try_complete(&mut self) -> Result<Option<Status>> {
         let id = match self.state {
             State::Null { status, .. } => return Ok(Some(status)),
             State::Active { id, .. } => id,
@@ -221,48 +234,80 @@ pub async fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Statu
         return Ok(Vec::new());
     };
     let mut done = vec![first];
-    done.extend(test_some(requests)?);
+    done.extend(complete_ready(requests)?);
     done.sort_by_key(|(i, _)| *i);
     Ok(done)
 }
 
 /// Completes every request if all are complete (`Some`), else changes nothing (`None`).
-pub fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>> {
+pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>> {
     if !requests.iter().all(Request::done_now) {
         if let Some(r) = requests.first() {
-            r.rt.idle_poll();
+            idle(&r.rt).await;
         }
         return Ok(None);
     }
     let mut out = Vec::with_capacity(requests.len());
     for r in requests.iter_mut() {
-        out.push(r.test()?.expect("checked complete"));
+        out.push(r.try_complete()?.expect("checked complete"));
     }
     Ok(Some(out))
 }
 
 /// Completes the lowest-index complete active request, if any.
-pub fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
+pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
     for (i, r) in requests.iter_mut().enumerate() {
         if !r.is_null() && r.done_now() {
-            return Ok(Some((i, r.test()?.expect("checked complete"))));
+            return Ok(Some((i, r.try_complete()?.expect("checked complete"))));
         }
     }
     if let Some(r) = requests.first() {
-        r.rt.idle_poll();
+        idle(&r.rt).await;
     }
     Ok(None)
 }
 
 /// Completes every complete active request; returns them in index order.
-pub fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
+pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
+    let out = complete_ready(requests)?;
+    if out.is_empty()
+        && let Some(r) = requests.first()
+    {
+        idle(&r.rt).await;
+    }
+    Ok(out)
+}
+
+/// Completes every complete active request, with no scheduling point.
+fn complete_ready(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
     let mut out = Vec::new();
     for (i, r) in requests.iter_mut().enumerate() {
         if !r.is_null() && r.done_now() {
-            out.push((i, r.test()?.expect("checked complete")));
+            out.push((i, r.try_complete()?.expect("checked complete")));
         }
     }
     Ok(out)
+}
+
+/// A poll that found nothing: charge it and let every other rank run once.
+pub(crate) async fn idle(rt: &Rc<dyn RankRuntime>) {
+    rt.idle_poll();
+    yield_once().await;
+}
+
+/// Returns to the executor once. The simulator resumes the rank at the time its runtime
+/// scheduled (after `compute` or `idle_poll`); the threads backend re-polls at once.
+pub(crate) async fn yield_once() {
+    let mut yielded = false;
+    poll_fn(|cx| {
+        if std::mem::replace(&mut yielded, true) {
+            Poll::Ready(())
+        } else {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    })
+    .await;
 }
 
 impl std::fmt::Debug for Request<'_> {

@@ -46,7 +46,7 @@ fn p2p_p18_persistent_restarted_1000_times() {
                     assert_eq!(req.buffer::<u64>(), Some(&data[..]), "run {run}");
                 }
             }
-            let again = req.test()?.expect("inactive: at once");
+            let again = req.test().await?.expect("inactive: at once");
             assert_eq!(
                 (again.source, again.tag, again.bytes),
                 (ANY_SOURCE, ANY_TAG, 0)
@@ -170,8 +170,8 @@ fn p2p_p20_dup_never_crosses_parent() {
                 let (sc, sd) = (rc.wait().await?, rd.wait().await?);
                 assert_eq!((c, d, sc.source, sd.source), ([4], [3], 0, 0));
             }
-            assert_eq!(world.iprobe(Source::Any, Tag::Any)?, None);
-            assert_eq!(twin.iprobe(Source::Any, Tag::Any)?, None);
+            assert_eq!(world.iprobe(Source::Any, Tag::Any).await?, None);
+            assert_eq!(twin.iprobe(Source::Any, Tag::Any).await?, None);
             Ok(())
         })
         .expect("dup isolation");
@@ -267,7 +267,7 @@ fn p2p_p22_freed_communicator_is_invalid_comm() {
                 clone.recv(&mut [0u8], 0, 0).await.expect_err("recv"),
                 "recv",
             );
-            invalid(clone.iprobe(0, 0).expect_err("iprobe"), "iprobe");
+            invalid(clone.iprobe(0, 0).await.expect_err("iprobe"), "iprobe");
             invalid(clone.dup().expect_err("dup"), "comm_dup");
             invalid(
                 clone.split(Some(0), 0).await.expect_err("split"),

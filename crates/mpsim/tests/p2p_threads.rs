@@ -5,10 +5,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use mpsim::{Comm, Error, Launcher, PROC_NULL, Source, Tag};
+use mpsim::{Backend, Comm, Error, Launcher, PROC_NULL, Source, Tag};
 
 fn threads(ranks: u32) -> Launcher {
-    Launcher::new(ranks)
+    Launcher::new(ranks).backend(Backend::Threads)
 }
 
 #[test]
@@ -63,7 +63,7 @@ fn p2p_p12_proc_null_send_and_receive() {
             let s = world.recv(&mut buf, PROC_NULL, 0).await?;
             assert_eq!((s.source, s.tag, s.bytes, buf), (PROC_NULL, -1, 0, [5; 4]));
             assert_eq!(
-                world.iprobe(PROC_NULL, Tag::Any)?.map(|s| s.source),
+                world.iprobe(PROC_NULL, Tag::Any).await?.map(|s| s.source),
                 Some(PROC_NULL)
             );
             Ok(())
