@@ -25,29 +25,30 @@ pub struct Site {
 }
 
 impl Site {
-    /// A site for `call` on world rank `rank`.
-    pub fn new(rank: u32, call: &'static str) -> Self {
-        Site {
+    /// A site for `call` on world rank `rank`. Boxed: errors carry their site behind a pointer,
+    /// so an `Error` (and every `Result` of the library) stays a few words.
+    pub fn new(rank: u32, call: &'static str) -> Box<Self> {
+        Box::new(Site {
             rank,
             call,
             ..Site::default()
-        }
+        })
     }
 
     /// With the communicator context.
-    pub fn context(mut self, context: ContextId) -> Self {
+    pub fn context(mut self: Box<Self>, context: ContextId) -> Box<Self> {
         self.context = Some(context);
         self
     }
 
     /// With the peer.
-    pub fn peer(mut self, peer: impl Into<Source>) -> Self {
+    pub fn peer(mut self: Box<Self>, peer: impl Into<Source>) -> Box<Self> {
         self.peer = Some(peer.into());
         self
     }
 
     /// With the tag.
-    pub fn tag(mut self, tag: impl Into<Tag>) -> Self {
+    pub fn tag(mut self: Box<Self>, tag: impl Into<Tag>) -> Box<Self> {
         self.tag = Some(tag.into());
         self
     }
@@ -98,7 +99,7 @@ pub enum Error {
     #[error("{site}: invalid rank {rank} (communicator size {size})")]
     InvalidRank {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The rank given.
         rank: i64,
         /// The communicator's size.
@@ -108,7 +109,7 @@ pub enum Error {
     #[error("{site}: invalid tag {tag}")]
     InvalidTag {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The tag given (`ANY_TAG` shows as `Tag::Any`).
         tag: Tag,
     },
@@ -116,7 +117,7 @@ pub enum Error {
     #[error("{site}: invalid communicator")]
     InvalidComm {
         /// Where.
-        site: Site,
+        site: Box<Site>,
     },
     /// MPI_ERR_TRUNCATE: the message is longer than the receive buffer. The message is
     /// consumed and the first `buffer_bytes` bytes are written.
@@ -125,7 +126,7 @@ pub enum Error {
     )]
     Truncate {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// The message's length.
         message_bytes: usize,
         /// The receive buffer's length.
@@ -137,7 +138,7 @@ pub enum Error {
     )]
     BufferOverflow {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// Message size plus `BSEND_OVERHEAD`.
         requested: usize,
         /// Size of the attached buffer (0 if none).
@@ -149,7 +150,7 @@ pub enum Error {
     #[error("{site}: a buffer of {attached} bytes is already attached")]
     BufferAlreadyAttached {
         /// Where.
-        site: Site,
+        site: Box<Site>,
         /// Size of the attached buffer.
         attached: usize,
     },
@@ -157,25 +158,25 @@ pub enum Error {
     #[error("{site}: no buffer attached")]
     NoBufferAttached {
         /// Where.
-        site: Site,
+        site: Box<Site>,
     },
     /// MPI_ERR_REQUEST: `start` on a request that is still active.
     #[error("{site}: request is still active")]
     RequestActive {
         /// Where.
-        site: Site,
+        site: Box<Site>,
     },
     /// MPI_ERR_REQUEST: a request that does not exist (freed or already completed).
     #[error("{site}: invalid or completed request")]
     InvalidRequest {
         /// Where.
-        site: Site,
+        site: Box<Site>,
     },
     /// Strict mode: an `rsend` arrived with no matching receive posted.
     #[error("{site}: ready send arrived before a matching receive was posted at rank {receiver}")]
     ReadyNotPosted {
         /// Where (the sender's call).
-        site: Site,
+        site: Box<Site>,
         /// The receiving world rank.
         receiver: u32,
     },

@@ -12,8 +12,9 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::p2p::{Endpoint, ReqId};
 
-/// The bytes a message carries between endpoints (the sender's copy).
-pub type Payload = Vec<u8>;
+/// The bytes a message carries between endpoints (the sender's copy). Up to 16 bytes live
+/// inline, so small messages allocate nothing.
+pub type Payload = smallvec::SmallVec<[u8; 16]>;
 
 /// The backend side of one rank.
 pub trait RankRuntime {

@@ -808,7 +808,7 @@ fn p2p_core_p10_truncation_consumes_message_and_sender_completes() {
         let r1 = net.irecv(1, 0, 3, 16);
         net.drive();
         let c = net.done(1, r1, "truncated recv");
-        match &c.error {
+        match c.error.as_deref() {
             Some(Error::Truncate {
                 site,
                 message_bytes,

@@ -11,7 +11,7 @@ use std::time::Instant;
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{ContextId, Envelope, Pattern};
 use mpsim_proto::p2p::SendMode;
-use mpsim_proto::runtime::RankRuntime;
+use mpsim_proto::runtime::{Payload, RankRuntime};
 use mpsim_sim::{Model, Options, simulate};
 
 async fn ring(rt: Rc<dyn RankRuntime>, iters: u64) -> Result<(), Error> {
@@ -29,7 +29,7 @@ async fn ring(rt: Rc<dyn RankRuntime>, iters: u64) -> Result<(), Error> {
                 right,
                 Envelope::new(ctx, me, 7),
                 8,
-                vec![0; 8],
+                Payload::from_elem(0, 8),
             ))
         });
         let req = req.expect("ran")?;

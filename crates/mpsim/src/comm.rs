@@ -57,7 +57,7 @@ use bytemuck::Pod;
 use mpsim_proto::error::{Error, Result, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
 use mpsim_proto::p2p::{ReqId, SendMode, Status};
-use mpsim_proto::runtime::RankRuntime;
+use mpsim_proto::runtime::{Payload, RankRuntime};
 
 use crate::request::{Request, idle, wait_all, yield_once};
 
@@ -513,7 +513,7 @@ impl Comm {
         self.inner.p2p
     }
 
-    pub(crate) fn site(&self, call: &'static str) -> Site {
+    pub(crate) fn site(&self, call: &'static str) -> Box<Site> {
         Site::new(self.rt().rank(), call).context(self.inner.p2p)
     }
 
@@ -555,7 +555,7 @@ impl Comm {
         let envelope = Envelope::new(context, self.rank(), tag);
         let mut out: Option<Result<ReqId>> = None;
         self.rt().with_endpoint(&mut |ep| {
-            out = Some(ep.isend(mode, to, envelope, bytes.len(), bytes.to_vec()));
+            out = Some(ep.isend(mode, to, envelope, bytes.len(), Payload::from_slice(bytes)));
         });
         let id = out.expect("with_endpoint runs the closure exactly once")?;
         Ok(Request::active(self.rt().clone(), id, call, None))

@@ -172,7 +172,7 @@ fn finish(completion: Completion<Payload>, buf: Option<&mut [u8]>) -> Result<Sta
         buf[..n].copy_from_slice(&payload[..n]);
     }
     match completion.error {
-        Some(e) => Err(e),
+        Some(e) => Err(*e),
         None => Ok(completion.status),
     }
 }

@@ -114,6 +114,11 @@ impl<T, const L: usize> Arena<T, L> {
         } else {
             let idx = u32::try_from(self.slots.len()).expect("more than 2^32 queue entries");
             assert!(idx != NIL, "more than 2^32 - 1 queue entries");
+            // Grow one slot at a time while small: a simulation holds millions of engines, most
+            // with a queue entry or two.
+            if self.slots.len() == self.slots.capacity() && self.slots.len() < 8 {
+                self.slots.reserve_exact(1);
+            }
             self.slots.push(slot);
             idx
         }

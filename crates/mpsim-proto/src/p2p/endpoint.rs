@@ -74,6 +74,7 @@ pub struct Incoming<P> {
     sender: SendRef,
     bytes: usize,
     protocol: Protocol,
+    ack: bool,
     payload: P,
 }
 
@@ -183,7 +184,7 @@ impl<P> Endpoint<P> {
                     peer: pattern.source,
                     tag: pattern.tag,
                 },
-                Kind::Probed => PendingRequest {
+                Kind::Probed(_) => PendingRequest {
                     call: "improbe",
                     peer: Source::Any,
                     tag: Tag::Any,
@@ -224,7 +225,7 @@ impl<P> Endpoint<P> {
                 envelope.context,
             ),
             Kind::Recv { pattern, .. } => ("recv", pattern.source, pattern.tag, pattern.context),
-            Kind::Probed => ("mprobe", Source::Any, Tag::Any, ContextId(0)),
+            Kind::Probed(_) => ("mprobe", Source::Any, Tag::Any, ContextId(0)),
         })
     }
 
@@ -267,6 +268,11 @@ impl<P> Endpoint<P> {
                 (Protocol::Buffered, Held::Attached(requested))
             }
             SendMode::Standard
+                if bytes <= self.config.eager_threshold && self.system.capacity.is_none() =>
+            {
+                (Protocol::Eager, Held::None)
+            }
+            SendMode::Standard
                 if bytes <= self.config.eager_threshold && self.system.reserve(bytes) =>
             {
                 (Protocol::Eager, Held::System(bytes))
@@ -275,12 +281,15 @@ impl<P> Endpoint<P> {
             SendMode::Ready => (Protocol::Ready, Held::None),
         };
         let locally_complete = matches!(protocol, Protocol::Eager | Protocol::Buffered);
+        // An eager send from an unbounded system buffer holds nothing: no Fin needed.
+        let ack = !(protocol == Protocol::Eager && held == Held::None);
         let req = self.alloc(Kind::Send {
             to,
             envelope,
             mode,
             held,
-            in_flight: true,
+            ack,
+            in_flight: ack,
             cancelling: false,
         });
         if locally_complete {
@@ -294,6 +303,7 @@ impl<P> Endpoint<P> {
                 envelope,
                 bytes,
                 protocol,
+                ack,
                 payload,
             },
         });
@@ -329,8 +339,7 @@ impl<P> Endpoint<P> {
             cancelled: false,
         };
         self.fin(&msg);
-        let req = self.alloc(Kind::Probed);
-        self.slots[req.idx as usize].message = Some((envelope, msg));
+        let req = self.alloc(Kind::Probed(Some(Box::new((envelope, msg)))));
         Some((MessageId(req), status))
     }
 
@@ -343,7 +352,10 @@ impl<P> Endpoint<P> {
             site: Site::new(rank, "mrecv"),
         };
         let slot = self.slot_mut(req).ok_or_else(invalid)?;
-        let (envelope, msg) = slot.message.take().ok_or_else(invalid)?;
+        let Kind::Probed(message) = &mut slot.kind else {
+            return Err(invalid());
+        };
+        let (envelope, msg) = *message.take().ok_or_else(invalid)?;
         slot.kind = Kind::Recv {
             pattern: Pattern::new(envelope.context, envelope.source, envelope.tag),
             capacity,
@@ -380,11 +392,13 @@ impl<P> Endpoint<P> {
             }
             Kind::Send {
                 to,
+                ack,
                 in_flight,
                 cancelling,
                 ..
             } => {
-                if *in_flight && !*cancelling {
+                // Ask the receiver unless the send is known delivered (its Fin came).
+                if (*in_flight || !*ack) && !*cancelling {
                     *cancelling = true;
                     let to = *to;
                     self.transmits.push_back(Transmit {
@@ -395,7 +409,7 @@ impl<P> Endpoint<P> {
                     });
                 }
             }
-            Kind::Probed => {}
+            Kind::Probed(_) => {}
         }
         Ok(())
     }
@@ -474,6 +488,7 @@ impl<P> Endpoint<P> {
                 envelope,
                 bytes,
                 protocol,
+                ack,
                 payload,
             } => {
                 let msg = Incoming {
@@ -481,6 +496,7 @@ impl<P> Endpoint<P> {
                     sender,
                     bytes,
                     protocol,
+                    ack,
                     payload,
                 };
                 match self.engine.arrive(envelope, msg) {
@@ -548,14 +564,13 @@ impl<P> Endpoint<P> {
             .filter(|s| s.live && s.generation == req.generation && s.held_by_user)
     }
 
-    fn alloc(&mut self, kind: Kind) -> ReqId {
+    fn alloc(&mut self, kind: Kind<P>) -> ReqId {
         let slot = |generation| Slot {
             generation,
             live: true,
             held_by_user: true,
             kind,
             done: None,
-            message: None,
         };
         if let Some(idx) = self.free_slots.pop() {
             let s = &mut self.slots[idx as usize];
@@ -564,6 +579,11 @@ impl<P> Endpoint<P> {
             ReqId { idx, generation }
         } else {
             let idx = u32::try_from(self.slots.len()).expect("more than 2^32 requests");
+            // Grow one slot at a time while small: most ranks never hold more than a couple of
+            // requests, and a simulation holds millions of ranks.
+            if self.slots.len() == self.slots.capacity() && self.slots.len() < 8 {
+                self.slots.reserve_exact(1);
+            }
             self.slots.push(slot(0));
             ReqId { idx, generation: 0 }
         }
@@ -573,14 +593,18 @@ impl<P> Endpoint<P> {
     fn release_if_unused(&mut self, req: ReqId) {
         let s = &mut self.slots[req.idx as usize];
         let protocol_needs = match &s.kind {
-            Kind::Send { in_flight, .. } => *in_flight,
+            Kind::Send {
+                in_flight,
+                cancelling,
+                ..
+            } => *in_flight || *cancelling,
             Kind::Recv { posted, .. } => posted.is_some(),
-            Kind::Probed => false,
+            Kind::Probed(_) => false,
         };
         if s.live && !s.held_by_user && !protocol_needs {
             s.live = false;
             s.done = None;
-            s.message = None;
+            s.kind = Kind::Probed(None);
             self.free_slots.push(req.idx);
         }
     }
@@ -595,6 +619,9 @@ impl<P> Endpoint<P> {
     }
 
     fn fin(&mut self, msg: &Incoming<P>) {
+        if !msg.ack {
+            return;
+        }
         self.transmits.push_back(Transmit {
             to: msg.from,
             packet: Packet::Fin { sender: msg.sender },
@@ -607,13 +634,15 @@ impl<P> Endpoint<P> {
         let Kind::Recv { capacity, .. } = slot.kind else {
             unreachable!("complete_recv on a non-receive");
         };
-        let error = (msg.bytes > capacity).then(|| Error::Truncate {
-            site: Site::new(rank, "recv")
-                .context(envelope.context)
-                .peer(envelope.source)
-                .tag(envelope.tag),
-            message_bytes: msg.bytes,
-            buffer_bytes: capacity,
+        let error = (msg.bytes > capacity).then(|| {
+            Box::new(Error::Truncate {
+                site: Site::new(rank, "recv")
+                    .context(envelope.context)
+                    .peer(envelope.source)
+                    .tag(envelope.tag),
+                message_bytes: msg.bytes,
+                buffer_bytes: capacity,
+            })
         });
         if !slot.held_by_user {
             // Freed by the program: the data is dropped.

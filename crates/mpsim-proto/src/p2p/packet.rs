@@ -48,6 +48,9 @@ pub enum Packet<P> {
         bytes: usize,
         /// How it travels.
         protocol: Protocol,
+        /// Whether the sender needs a `Fin` (not for an eager send with an unbounded system
+        /// buffer: nothing waits for it).
+        ack: bool,
         /// The data.
         payload: P,
     },

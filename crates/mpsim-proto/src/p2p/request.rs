@@ -102,8 +102,9 @@ pub struct Completion<P> {
     pub status: Status,
     /// The received data (receives that got a message).
     pub payload: Option<P>,
-    /// `Truncate` for a message longer than the buffer.
-    pub error: Option<Error>,
+    /// `Truncate` for a message longer than the buffer (boxed: rare, and it would otherwise
+    /// double the size of every request slot).
+    pub error: Option<Box<Error>>,
 }
 
 /// Buffer bytes a send holds until its `Fin` (or successful cancel).
@@ -114,12 +115,14 @@ pub(crate) enum Held {
     System(usize),
 }
 
-pub(crate) enum Kind {
+pub(crate) enum Kind<P> {
     Send {
         to: u32,
         envelope: Envelope,
         mode: SendMode,
         held: Held,
+        /// Whether a `Fin` was asked for.
+        ack: bool,
         /// Waiting for `Fin` (or a cancel reply).
         in_flight: bool,
         /// A `CancelSend` is out; the user sees the request pending until the reply.
@@ -131,8 +134,8 @@ pub(crate) enum Kind {
         /// While posted and unmatched.
         posted: Option<RecvHandle>,
     },
-    /// Taken by `improbe`, not yet `mrecv`ed.
-    Probed,
+    /// Taken by `improbe`, not yet `mrecv`ed: the message (boxed: rare and large).
+    Probed(Option<Box<(Envelope, super::endpoint::Incoming<P>)>>),
 }
 
 pub(crate) struct Slot<P> {
@@ -141,10 +144,8 @@ pub(crate) struct Slot<P> {
     pub live: bool,
     /// The program still holds the handle.
     pub held_by_user: bool,
-    pub kind: Kind,
+    pub kind: Kind<P>,
     pub done: Option<Completion<P>>,
-    /// The message of a `Probed` slot.
-    pub message: Option<(Envelope, super::endpoint::Incoming<P>)>,
 }
 
 impl<P> Slot<P> {

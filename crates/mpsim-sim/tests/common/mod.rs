@@ -25,7 +25,13 @@ impl Rank {
         let env = Envelope::new(ContextId(0), self.me(), tag);
         let mut out = None;
         self.0.with_endpoint(&mut |ep| {
-            out = Some(ep.isend(mode, to, env, bytes, vec![self.me() as u8; bytes]))
+            out = Some(ep.isend(
+                mode,
+                to,
+                env,
+                bytes,
+                Payload::from_elem(self.me() as u8, bytes),
+            ))
         });
         out.expect("ran")
     }
