@@ -204,22 +204,27 @@ pub async fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
         return Ok(None);
     }
     let rt = Rc::clone(&requests[0].rt);
+    let first_done =
+        |requests: &[Request<'_>]| requests.iter().position(|r| !r.is_null() && r.done_now());
     let index = poll_fn(|cx| {
-        if let Some(i) = requests.iter().position(|r| !r.is_null() && r.done_now()) {
+        if let Some(i) = first_done(requests) {
             return Poll::Ready(Ok(i));
         }
         // Register the wait on the first active request (for deadlock reports) and park.
-        let State::Active { id, .. } = requests
+        let (first, id) = requests
             .iter()
-            .find(|r| !r.is_null())
-            .map(|r| &r.state)
-            .expect("one is active")
-        else {
-            unreachable!()
-        };
-        match rt.poll_done(*id, "wait_any", cx) {
+            .enumerate()
+            .find_map(|(i, r)| match r.state {
+                State::Active { id, .. } => Some((i, id)),
+                State::Null { .. } => None,
+            })
+            .expect("one is active");
+        match rt.poll_done(id, "wait_any", cx) {
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            _ => Poll::Pending,
+            // `poll_done` takes in arrived packets: whatever they completed must be seen now,
+            // or the rank would park with nothing left to wake it.
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(first_done(requests).unwrap_or(first))),
+            Poll::Pending => first_done(requests).map_or(Poll::Pending, |i| Poll::Ready(Ok(i))),
         }
     })
     .await?;
@@ -320,5 +325,110 @@ impl std::fmt::Debug for Request<'_> {
                 .field("call", call)
                 .finish(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::rc::Rc;
+    use std::task::{Context, Poll, Waker};
+    use std::time::Duration;
+
+    use mpsim_proto::error::Error;
+    use mpsim_proto::matching::{ContextId, Envelope, Pattern};
+    use mpsim_proto::p2p::{Config, Endpoint, Packet, ReqId, SendMode};
+    use mpsim_proto::runtime::{Payload, RankRuntime};
+
+    use super::{Request, wait_any};
+
+    /// A runtime whose packets arrive only when a wait polls (as on the threads backend).
+    struct TakesInOnPoll {
+        endpoint: RefCell<Endpoint<Payload>>,
+        inbox: RefCell<Vec<Packet<Payload>>>,
+    }
+
+    impl RankRuntime for TakesInOnPoll {
+        fn rank(&self) -> u32 {
+            0
+        }
+        fn size(&self) -> u32 {
+            2
+        }
+        fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
+            f(&mut self.endpoint.borrow_mut());
+        }
+        fn poll_done(
+            &self,
+            req: ReqId,
+            _call: &'static str,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Result<(), Error>> {
+            let mut ep = self.endpoint.borrow_mut();
+            for packet in self.inbox.borrow_mut().drain(..) {
+                ep.handle_packet(1, packet);
+            }
+            if ep.is_done(req) {
+                Poll::Ready(Ok(()))
+            } else {
+                Poll::Pending
+            }
+        }
+        fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+            Poll::Ready(Ok(()))
+        }
+        fn compute(&self, _d: Duration) {}
+        fn compute_flops(&self, _flops: u64) {}
+        fn idle_poll(&self) {}
+        fn now_ns(&self) -> u64 {
+            0
+        }
+    }
+
+    /// P17 regression: a completion that `wait_any`'s own poll takes in ends the wait at once
+    /// (it used to return `Pending` with nothing left to wake the rank).
+    #[test]
+    fn p2p_p17_wait_any_sees_a_completion_its_own_poll_took_in() {
+        let rt = Rc::new(TakesInOnPoll {
+            endpoint: RefCell::new(Endpoint::new(0, Config::default())),
+            inbox: RefCell::new(Vec::new()),
+        });
+        let ctx = ContextId(0);
+        // The message rank 1 sends, waiting in rank 0's inbox.
+        let mut sender = Endpoint::<Payload>::new(1, Config::default());
+        let sent = sender
+            .isend(
+                SendMode::Standard,
+                0,
+                Envelope::new(ctx, 1, 0),
+                4,
+                Payload::from_slice(&[7; 4]),
+            )
+            .expect("send");
+        let _ = sender.test(sent);
+        rt.inbox
+            .borrow_mut()
+            .extend(std::iter::from_fn(|| sender.poll_transmit()).map(|t| t.packet));
+
+        let mut buf = [0u8; 4];
+        let mut id = None;
+        rt.with_endpoint(&mut |ep| id = Some(ep.irecv(Pattern::new(ctx, 1, 0), 4)));
+        let dyn_rt: Rc<dyn RankRuntime> = rt.clone();
+        let mut reqs = [Request::active(
+            dyn_rt,
+            id.expect("posted"),
+            "recv",
+            Some(&mut buf),
+        )];
+        let mut cx = Context::from_waker(Waker::noop());
+        let polled = pin!(wait_any(&mut reqs)).as_mut().poll(&mut cx);
+        match polled {
+            Poll::Ready(Ok(Some((0, status)))) => assert_eq!((status.source, status.bytes), (1, 4)),
+            other => panic!("wait_any must complete on its first poll, got {other:?}"),
+        }
+        drop(reqs);
+        assert_eq!(buf, [7; 4]);
     }
 }
