@@ -75,9 +75,10 @@ const TAGS_PER_ROUND: u64 = 3;
 /// What receive buffers hold before a receive; bytes past the message must keep it.
 const SENTINEL: u8 = 0xA5;
 
-/// The one place that names the backend (the same programs also pass under `Backend::Sim`).
-fn launcher(ranks: u32) -> Launcher {
-    Launcher::new(ranks).backend(Backend::Threads)
+/// The one place that builds a launcher: every program here runs under both backends (the
+/// functional equivalence of `sim` and `threads`).
+fn launcher(ranks: u32, backend: Backend) -> Launcher {
+    Launcher::new(ranks).backend(backend)
 }
 
 // ---- deterministic randomness and payloads ----
@@ -564,6 +565,15 @@ async fn stress_round(
 
 #[test]
 fn p2p_stress_8_ranks_100k_random_messages() {
+    stress_8_ranks_100k(Backend::Threads);
+}
+
+#[test]
+fn sim_p2p_stress_8_ranks_100k_random_messages() {
+    stress_8_ranks_100k(Backend::Sim);
+}
+
+fn stress_8_ranks_100k(backend: Backend) {
     const RANKS: u32 = 8;
     const TOTAL: usize = 100_000;
     let plan = Plan::new(STRESS_SEED, RANKS, TOTAL);
@@ -622,9 +632,11 @@ fn p2p_stress_8_ranks_100k_random_messages() {
     let tally = Arc::new(Tally::default());
     let t = Arc::clone(&tally);
     let start = Instant::now();
-    run_bounded("stress", launcher(RANKS).strict(true), move |world| {
-        stress_rank(world, STRESS_SEED, TOTAL, Arc::clone(&t))
-    })
+    run_bounded(
+        "stress",
+        launcher(RANKS, backend).strict(true),
+        move |world| stress_rank(world, STRESS_SEED, TOTAL, Arc::clone(&t)),
+    )
     .expect("stress run");
     println!("stress run: {:.2?}", start.elapsed());
     assert_eq!(tally.messages.load(Ordering::Relaxed), TOTAL as u64);
@@ -767,6 +779,15 @@ async fn wildcard_rank(world: Comm, seed: u64, per_rank: usize, tally: Arc<Tally
 
 #[test]
 fn p2p_stress_3_ranks_wildcard_receives_keep_per_source_order() {
+    wildcard_3_ranks(Backend::Threads);
+}
+
+#[test]
+fn sim_p2p_stress_3_ranks_wildcard_receives_keep_per_source_order() {
+    wildcard_3_ranks(Backend::Sim);
+}
+
+fn wildcard_3_ranks(backend: Backend) {
     const RANKS: u32 = 3;
     const PER_RANK: usize = 2_000;
     let plan = wildcard_plan(WILDCARD_SEED, RANKS, PER_RANK);
@@ -775,7 +796,7 @@ fn p2p_stress_3_ranks_wildcard_receives_keep_per_source_order() {
     let tally = Arc::new(Tally::default());
     let t = Arc::clone(&tally);
     let start = Instant::now();
-    run_bounded("wildcard", launcher(RANKS), move |world| {
+    run_bounded("wildcard", launcher(RANKS, backend), move |world| {
         wildcard_rank(world, WILDCARD_SEED, PER_RANK, Arc::clone(&t))
     })
     .expect("wildcard run");
