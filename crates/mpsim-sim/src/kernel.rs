@@ -36,6 +36,8 @@ pub(crate) struct RankState {
     pub wait: Option<Wait>,
     pub resume_scheduled: bool,
     pub done: bool,
+    /// Measured compute not yet charged to the clock (ns, target time).
+    pub debt_ns: u64,
     /// Events this rank has created (the `n` of S10).
     pub made: u64,
     pub stats: RankReport,
@@ -72,6 +74,7 @@ impl Kernel {
                     wait: None,
                     resume_scheduled: false,
                     done: false,
+                    debt_ns: 0,
                     made: 0,
                     stats: RankReport {
                         rank: r,

@@ -125,6 +125,11 @@ pub enum ComputeMode {
     /// Only explicit `compute(duration)` / `compute_flops(n)` advance the clock. Deterministic.
     #[default]
     Modeled,
+    /// The host CPU time of the rank's own code, times [`Model::host_to_target_ppm`], is
+    /// charged too (explicit `compute` calls still count). Not deterministic. The time measured
+    /// while a rank runs is charged before its next action after it suspends, so packets it sends
+    /// within one burst of calls carry the burst's start time.
+    Measured,
     /// Compute costs nothing.
     Ignored,
 }
@@ -150,6 +155,9 @@ pub struct Model {
     pub flops_per_s: u64,
     /// How compute is charged.
     pub compute: ComputeMode,
+    /// Measured compute: target time per host time, in parts per million (1,000,000: the
+    /// target is as fast as this host; 500,000: twice as fast).
+    pub host_to_target_ppm: u64,
 }
 
 impl Model {
@@ -167,6 +175,7 @@ impl Model {
             poll_cost_ns: 100,
             flops_per_s: 1_000_000_000,
             compute: ComputeMode::Modeled,
+            host_to_target_ppm: 1_000_000,
         }
     }
 
@@ -199,6 +208,7 @@ impl Model {
             poll_cost_ns: 100,
             flops_per_s: 10_000_000_000,
             compute: ComputeMode::Modeled,
+            host_to_target_ppm: 1_000_000,
         }
     }
 
@@ -222,6 +232,12 @@ impl Model {
             .min_delay()
             .min(self.bsend.min_delay())
             .min(self.ack_latency_ns)
+    }
+
+    /// Target nanoseconds for `host_ns` of measured host CPU time.
+    pub fn measured_ns(&self, host_ns: u64) -> u64 {
+        let t = u128::from(host_ns) * u128::from(self.host_to_target_ppm) / 1_000_000;
+        u64::try_from(t).unwrap_or(u64::MAX)
     }
 
     /// Virtual time of `compute_flops(n)`: `ceil(n · 10⁹ / flops_per_s)` (S3).

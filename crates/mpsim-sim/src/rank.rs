@@ -89,7 +89,9 @@ impl RankRuntime for SimRank {
     fn compute(&self, d: Duration) {
         let mode = self.kernel.borrow().model.compute;
         let ns = match mode {
-            ComputeMode::Modeled => u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
+            ComputeMode::Modeled | ComputeMode::Measured => {
+                u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+            }
             ComputeMode::Ignored => 0,
         };
         self.advance(ns, true);

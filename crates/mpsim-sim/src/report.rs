@@ -4,6 +4,8 @@
 
 use std::fmt::{self, Write as _};
 
+use crate::model::ComputeMode;
+
 /// Messages and bytes by protocol: eager (standard, small), buffered, rendezvous (ssend and
 /// large standard), ready.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -47,6 +49,8 @@ pub struct Report {
     pub stopped: Option<String>,
     /// Messages nobody received, and similar remarks (S14).
     pub warnings: Vec<String>,
+    /// How compute was charged.
+    pub compute: ComputeMode,
 }
 
 impl Report {
@@ -79,6 +83,12 @@ impl fmt::Display for Report {
         writeln!(out, "ranks            {}", self.ranks.len()).ok();
         writeln!(out, "predicted time   {} ns ({})", p, seconds(p)).ok();
         writeln!(out, "events           {}", self.events).ok();
+        let compute = match self.compute {
+            ComputeMode::Modeled => "modeled (explicit compute calls)",
+            ComputeMode::Measured => "measured (host CPU time; NOT deterministic)",
+            ComputeMode::Ignored => "ignored",
+        };
+        writeln!(out, "compute          {compute}").ok();
         if let Some(why) = &self.stopped {
             writeln!(out, "stopped          {why}").ok();
         }

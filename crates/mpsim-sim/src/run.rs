@@ -12,7 +12,7 @@ use mpsim_proto::runtime::RankRuntime;
 
 use crate::event::Body;
 use crate::kernel::Kernel;
-use crate::model::Model;
+use crate::model::{ComputeMode, Model};
 use crate::rank::SimRank;
 use crate::report::Report;
 
@@ -108,17 +108,35 @@ where
                 if let Some(w) = r.wait.take() {
                     r.stats.blocked_ns += r.clock - w.since;
                 }
+                if r.debt_ns > 0 {
+                    // Measured compute of its last run comes before the rank's next action.
+                    r.clock += std::mem::take(&mut r.debt_ns);
+                    let at = r.clock;
+                    k.schedule_resume(rank, at);
+                    continue;
+                }
+                let measured = k.model.compute == ComputeMode::Measured;
                 drop(k);
                 let fut = futures[rank as usize]
                     .as_mut()
                     .expect("an unfinished rank has its future");
+                let cpu = measured.then(cpu_time::ThreadTime::now);
                 let polled = fut.as_mut().poll(&mut cx);
                 let mut k = kernel.borrow_mut();
-                let t = k.ranks[rank as usize].clock;
+                if let Some(cpu) = cpu {
+                    let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                    let ns = k.model.measured_ns(host_ns);
+                    let r = &mut k.ranks[rank as usize];
+                    r.debt_ns += ns;
+                    r.stats.compute_ns += ns;
+                }
                 match polled {
                     Poll::Ready(result) => {
                         futures[rank as usize] = None;
-                        k.ranks[rank as usize].done = true;
+                        let r = &mut k.ranks[rank as usize];
+                        r.done = true;
+                        r.clock += std::mem::take(&mut r.debt_ns);
+                        let t = r.clock;
                         let result = result.and_then(|()| pending_at_exit(&k, rank, t));
                         if let Err(mut e) = result {
                             e.stamp_time(t);
@@ -127,6 +145,7 @@ where
                     }
                     Poll::Pending => {
                         let r = &k.ranks[rank as usize];
+                        let t = r.clock;
                         if r.wait.is_none() && !r.resume_scheduled {
                             k.fail(
                                 Error::Unsupported {
@@ -197,6 +216,7 @@ fn finish(k: &mut Kernel) -> Outcome {
             events: k.events,
             stopped: error.as_ref().map(ToString::to_string),
             warnings,
+            compute: k.model.compute,
         },
         error,
     }

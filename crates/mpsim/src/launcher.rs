@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, ValueEnum};
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::Config;
-use mpsim_sim::{Model, Outcome};
+use mpsim_sim::{ComputeMode, Model, Outcome};
 
 use crate::comm::Comm;
 
@@ -37,6 +37,30 @@ pub struct LaunchArgs {
     /// Report an rsend that arrives before its receive is posted (ReadyNotPosted).
     #[arg(long)]
     pub strict: bool,
+    /// Under sim: how computation between calls is charged.
+    #[arg(long, value_enum, default_value_t = Compute::Modeled)]
+    pub compute: Compute,
+}
+
+/// How the simulator charges computation between communication calls (`--compute`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Compute {
+    /// Only explicit `compute` / `compute_flops` calls advance the clock (deterministic).
+    Modeled,
+    /// Host CPU time of the program's own code also counts (not deterministic).
+    Measured,
+    /// Computation is free (communication-only studies).
+    Ignored,
+}
+
+impl From<Compute> for ComputeMode {
+    fn from(c: Compute) -> Self {
+        match c {
+            Compute::Modeled => ComputeMode::Modeled,
+            Compute::Measured => ComputeMode::Measured,
+            Compute::Ignored => ComputeMode::Ignored,
+        }
+    }
 }
 
 #[derive(Parser)]
@@ -87,14 +111,19 @@ impl Launcher {
             backend: Backend::Sim,
             eager_threshold: 65_536,
             strict: false,
+            compute: Compute::Modeled,
         })
     }
 
     /// From parsed flags.
     pub fn from_args(args: LaunchArgs) -> Self {
+        let model = Model {
+            compute: args.compute.into(),
+            ..Model::default()
+        };
         Launcher {
             args,
-            model: Model::default(),
+            model,
             spawn_order: None,
         }
     }
