@@ -572,9 +572,14 @@ impl Comm {
             return Request::null(self.rt().clone(), proc_null_status(), Some(buf));
         };
         let capacity = buf.len();
+        let source_world = match pattern.source {
+            Source::Rank(r) => Some(self.world_rank(r)),
+            Source::Any => None,
+        };
         let mut id = None;
-        self.rt()
-            .with_endpoint(&mut |ep| id = Some(ep.irecv(pattern, capacity)));
+        self.rt().with_endpoint(&mut |ep| {
+            id = Some(ep.irecv_from(pattern, capacity, source_world));
+        });
         let id = id.expect("with_endpoint runs the closure exactly once");
         Request::active(self.rt().clone(), id, call, Some(buf))
     }

@@ -1,17 +1,40 @@
 //! `spec/p2p.md` §9 behaviours of persistent requests (§4) and communicators (§6) through the
-//! public API on the threads backend: P18, P20, P21, P22 (freed communicator) and `compare`.
+//! public API, each program on both backends: P18, P20, P21, P22 (freed communicator),
+//! `compare`, and deadlock diagnostics in a split communicator.
 
 use mpsim::{
-    ANY_SOURCE, ANY_TAG, Comm, CommCompare, Error, Launcher, PROC_NULL, Source, Tag, start_all,
+    ANY_SOURCE, ANY_TAG, Backend, Comm, CommCompare, Error, Launcher, PROC_NULL, Source, Tag,
+    start_all,
 };
 
-fn threads(ranks: u32) -> Launcher {
-    Launcher::new(ranks)
+/// Runs a program on `sim` and on `threads`; both must agree on success or failure.
+struct Both(u32);
+
+fn both(ranks: u32) -> Both {
+    Both(ranks)
+}
+
+impl Both {
+    fn run<F, Fut>(&self, program: F) -> mpsim::Result<()>
+    where
+        F: Fn(Comm) -> Fut + Sync,
+        Fut: std::future::Future<Output = mpsim::Result<()>>,
+    {
+        let sim = Launcher::new(self.0).backend(Backend::Sim).run(&program);
+        let threads = Launcher::new(self.0)
+            .backend(Backend::Threads)
+            .run(&program);
+        match (sim, threads) {
+            (Ok(()), Ok(())) => Ok(()),
+            (Err(e), Err(_)) => Err(e),
+            (sim, threads) => panic!("backends disagree: sim {sim:?}, threads {threads:?}"),
+        }
+    }
 }
 
 #[test]
 fn p2p_p18_persistent_restarted_1000_times() {
-    threads(2)
+    both(2)
         .run(|world: Comm| async move {
             let peer = 1 - world.rank();
             let mut buf = [0u64; 4];
@@ -58,7 +81,7 @@ fn p2p_p18_persistent_restarted_1000_times() {
 
 #[test]
 fn p2p_p18_persistent_modes_start_all_and_proc_null() {
-    threads(2)
+    both(2)
         .run(|world: Comm| async move {
             let peer = 1 - world.rank();
             world.buffer_attach(1024)?;
@@ -113,7 +136,7 @@ fn p2p_p18_persistent_modes_start_all_and_proc_null() {
 
 #[test]
 fn p2p_p18_persistent_truncated_run_ends_and_restarts() {
-    threads(2)
+    both(2)
         .run(|world: Comm| async move {
             let peer = 1 - world.rank();
             if world.rank() == 0 {
@@ -148,7 +171,7 @@ fn p2p_p18_persistent_truncated_run_ends_and_restarts() {
 
 #[test]
 fn p2p_p20_dup_never_crosses_parent() {
-    threads(2)
+    both(2)
         .run(|world: Comm| async move {
             let twin = world.dup()?;
             let peer = 1 - world.rank();
@@ -179,7 +202,7 @@ fn p2p_p20_dup_never_crosses_parent() {
 
 #[test]
 fn p2p_p21_split_colors_keys_undefined() {
-    threads(6)
+    both(6)
         .run(|world: Comm| async move {
             let me = world.rank();
             // Colors 0, 1, 2, 0, 1, undefined; keys reverse the world order.
@@ -220,7 +243,7 @@ fn p2p_p21_split_colors_keys_undefined() {
 
 #[test]
 fn p2p_p21_split_of_split_and_key_ties() {
-    threads(5)
+    both(5)
         .run(|world: Comm| async move {
             let me = world.rank();
             // Equal keys: parent order decides.
@@ -250,7 +273,7 @@ fn p2p_p21_split_of_split_and_key_ties() {
 
 #[test]
 fn p2p_p22_freed_communicator_is_invalid_comm() {
-    threads(2)
+    both(2)
         .run(|world: Comm| async move {
             let mut twin = world.dup()?;
             let clone = twin.clone();
@@ -291,7 +314,7 @@ fn p2p_p22_freed_communicator_is_invalid_comm() {
 
 #[test]
 fn p2p_comm_compare_ident_congruent_similar_unequal() {
-    threads(4)
+    both(4)
         .run(|world: Comm| async move {
             let me = world.rank();
             let dup = world.dup()?;
@@ -314,4 +337,31 @@ fn p2p_comm_compare_ident_congruent_similar_unequal() {
             Ok(())
         })
         .expect("compare");
+}
+
+/// Deadlock diagnostics speak world ranks, also inside a communicator whose ranks differ: odd
+/// world ranks split in reverse order (world 3 is rank 0 there), then receive from each other.
+#[test]
+fn p2p_p25_deadlock_in_a_split_communicator_names_world_ranks() {
+    for backend in [Backend::Sim, Backend::Threads] {
+        let err = Launcher::new(4)
+            .backend(backend)
+            .run(|world: Comm| async move {
+                let me = world.rank();
+                let sub = world
+                    .split((me % 2 == 1).then_some(1), -i64::from(me))
+                    .await?;
+                if let Some(sub) = sub {
+                    let peer = 1 - sub.rank();
+                    sub.recv(&mut [0u8], peer, 0).await?;
+                }
+                Ok(())
+            })
+            .expect_err("ranks 1 and 3 wait for each other");
+        let Error::Deadlock { report } = &err else {
+            panic!("{backend:?}: expected a deadlock, got {err}");
+        };
+        assert!(report.contains("cycle 1 → 3 → 1"), "{backend:?}: {report}");
+        assert!(report.contains("(peer 3"), "{backend:?}: {report}");
+    }
 }

@@ -179,9 +179,13 @@ impl<P> Endpoint<P> {
                     peer: Source::Rank(*to),
                     tag: Tag::Value(envelope.tag),
                 },
-                Kind::Recv { pattern, .. } => PendingRequest {
+                Kind::Recv {
+                    pattern,
+                    source_world,
+                    ..
+                } => PendingRequest {
                     call: "irecv",
-                    peer: pattern.source,
+                    peer: source_world.map_or(Source::Any, Source::Rank),
                     tag: pattern.tag,
                 },
                 Kind::Probed(_) => PendingRequest {
@@ -212,7 +216,7 @@ impl<P> Endpoint<P> {
     }
 
     /// What the posted receive or in-flight send of `req` is about, for diagnostics:
-    /// `(call, peer, tag, context)`.
+    /// `(call, peer as a world rank, tag, context)`.
     pub fn describe(&self, req: ReqId) -> Option<(&'static str, Source, Tag, ContextId)> {
         let s = self.slot(req)?;
         Some(match &s.kind {
@@ -224,7 +228,16 @@ impl<P> Endpoint<P> {
                 Tag::Value(envelope.tag),
                 envelope.context,
             ),
-            Kind::Recv { pattern, .. } => ("recv", pattern.source, pattern.tag, pattern.context),
+            Kind::Recv {
+                pattern,
+                source_world,
+                ..
+            } => (
+                "recv",
+                source_world.map_or(Source::Any, Source::Rank),
+                pattern.tag,
+                pattern.context,
+            ),
             Kind::Probed(_) => ("mprobe", Source::Any, Tag::Any, ContextId(0)),
         })
     }
@@ -310,10 +323,28 @@ impl<P> Endpoint<P> {
         Ok(req)
     }
 
-    /// Posts a receive for `pattern` into a buffer of `capacity` bytes.
+    /// Posts a receive for `pattern` into a buffer of `capacity` bytes, on a communicator whose
+    /// ranks are world ranks (the world and its dups).
     pub fn irecv(&mut self, pattern: Pattern, capacity: usize) -> ReqId {
+        let source_world = match pattern.source {
+            Source::Rank(r) => Some(r),
+            Source::Any => None,
+        };
+        self.irecv_from(pattern, capacity, source_world)
+    }
+
+    /// Posts a receive whose pattern names a source by communicator rank; `source_world` is that
+    /// source's world rank, so that diagnostics (deadlock cycles, pending requests) name world
+    /// ranks as they do for sends.
+    pub fn irecv_from(
+        &mut self,
+        pattern: Pattern,
+        capacity: usize,
+        source_world: Option<u32>,
+    ) -> ReqId {
         let req = self.alloc(Kind::Recv {
             pattern,
+            source_world,
             capacity,
             posted: None,
         });
@@ -358,6 +389,7 @@ impl<P> Endpoint<P> {
         let (envelope, msg) = *message.take().ok_or_else(invalid)?;
         slot.kind = Kind::Recv {
             pattern: Pattern::new(envelope.context, envelope.source, envelope.tag),
+            source_world: Some(msg.from),
             capacity,
             posted: None,
         };

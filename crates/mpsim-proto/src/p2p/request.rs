@@ -130,6 +130,9 @@ pub(crate) enum Kind<P> {
     },
     Recv {
         pattern: Pattern,
+        /// World rank of the pattern's source, when it names one (diagnostics speak world
+        /// ranks; the pattern speaks communicator ranks).
+        source_world: Option<u32>,
         capacity: usize,
         /// While posted and unmatched.
         posted: Option<RecvHandle>,
