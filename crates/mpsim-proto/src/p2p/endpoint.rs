@@ -379,9 +379,7 @@ impl<P> Endpoint<P> {
     pub fn mrecv(&mut self, message: MessageId, capacity: usize) -> Result<ReqId, Error> {
         let req = message.0;
         let rank = self.rank;
-        let invalid = || Error::InvalidRequest {
-            site: Site::new(rank, "mrecv"),
-        };
+        let invalid = || invalid_request(rank, "mrecv");
         let slot = self.slot_mut(req).ok_or_else(invalid)?;
         let Kind::Probed(message) = &mut slot.kind else {
             return Err(invalid());
@@ -402,9 +400,9 @@ impl<P> Endpoint<P> {
     /// must still be waited for; its status tells whether it was cancelled.
     pub fn cancel(&mut self, req: ReqId) -> Result<(), Error> {
         let rank = self.rank;
-        let slot = self.slot_mut(req).ok_or(Error::InvalidRequest {
-            site: Site::new(rank, "cancel"),
-        })?;
+        let slot = self
+            .slot_mut(req)
+            .ok_or_else(|| invalid_request(rank, "cancel"))?;
         match &mut slot.kind {
             Kind::Recv { posted, .. } => {
                 if let Some(h) = posted.take()
@@ -450,9 +448,9 @@ impl<P> Endpoint<P> {
     /// while pending.
     pub fn test(&mut self, req: ReqId) -> Result<Option<Completion<P>>, Error> {
         let rank = self.rank;
-        let slot = self.slot_mut(req).ok_or(Error::InvalidRequest {
-            site: Site::new(rank, "test"),
-        })?;
+        let slot = self
+            .slot_mut(req)
+            .ok_or_else(|| invalid_request(rank, "test"))?;
         if !slot.user_done() {
             return Ok(None);
         }
@@ -466,9 +464,9 @@ impl<P> Endpoint<P> {
     /// a receive stays posted and its data is dropped.
     pub fn free(&mut self, req: ReqId) -> Result<(), Error> {
         let rank = self.rank;
-        let slot = self.slot_mut(req).ok_or(Error::InvalidRequest {
-            site: Site::new(rank, "request_free"),
-        })?;
+        let slot = self
+            .slot_mut(req)
+            .ok_or_else(|| invalid_request(rank, "request_free"))?;
         slot.held_by_user = false;
         self.release_if_unused(req);
         Ok(())
@@ -759,6 +757,14 @@ impl<P> Endpoint<P> {
         {
             self.events.push_back(Event::Completed(req));
         }
+    }
+}
+
+/// Built only on the error path: a site is a heap allocation.
+#[cold]
+fn invalid_request(rank: u32, call: &'static str) -> Error {
+    Error::InvalidRequest {
+        site: Site::new(rank, call),
     }
 }
 
