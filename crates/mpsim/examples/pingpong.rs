@@ -1,0 +1,118 @@
+//! osu_latency-style blocking ping-pong between exactly 2 ranks, sizes 1 B, 8 B, 16 B .. 4 MiB:
+//! the mpsim twin of `bench/peers/pingpong.c` (same sizes, warm-up and timed iteration counts,
+//! same output). One-way latency = round trip / 2, host time on rank 0; the whole sweep is
+//! repeated `--reps` times and the minimum and median per size are printed.
+//!
+//! `cargo run --release -p mpsim --example pingpong -- --backend threads --ranks 2 --reps 5`
+//!
+//! `bench/pingpong-vs-ompi.sh` runs it back to back with Open MPI's pingpong.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use mpsim::{Comm, LaunchArgs, Launcher, Result};
+
+/// Largest message, 4 MiB.
+const MAX_SIZE: usize = 4 << 20;
+/// Tag of the ping-pong messages (as in pingpong.c).
+const TAG: i32 = 1;
+/// Tag of the empty messages of the barrier before each size.
+const BARRIER_TAG: i32 = 2;
+
+#[derive(Parser)]
+#[command(about = "Blocking ping-pong latency/bandwidth between ranks 0 and 1")]
+struct Args {
+    #[command(flatten)]
+    launch: LaunchArgs,
+    /// Repetitions of the whole size sweep (min and median are taken over them).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
+}
+
+/// 1, 8, 16, .. `MAX_SIZE`.
+fn sizes() -> Vec<usize> {
+    let mut sizes = vec![1];
+    sizes.extend(std::iter::successors(Some(8), |s| Some(s * 2)).take_while(|&s| s <= MAX_SIZE));
+    sizes
+}
+
+/// `(warmup, timed)` iterations of a size, as in pingpong.c.
+fn iterations(size: usize) -> (u32, u32) {
+    if size > 8192 {
+        (10, 1000)
+    } else {
+        (100, 10_000)
+    }
+}
+
+/// One-way latencies in microseconds, `lat[size index][rep]` (meaningful on rank 0).
+async fn pingpong(world: Comm, reps: u32) -> Result<Vec<Vec<f64>>> {
+    let (me, peer) = (world.rank(), 1 - world.rank());
+    let sizes = sizes();
+    let mut buf = vec![b'a'; MAX_SIZE];
+    let mut lat = vec![Vec::with_capacity(reps as usize); sizes.len()];
+    for _ in 0..reps {
+        for (i, &n) in sizes.iter().enumerate() {
+            let (warmup, iters) = iterations(n);
+            // Barrier of two ranks: an empty exchange.
+            world
+                .sendrecv::<u8, u8>(&[], peer, BARRIER_TAG, &mut [], peer, BARRIER_TAG)
+                .await?;
+            let mut t0 = Instant::now();
+            for k in 0..warmup + iters {
+                if k == warmup {
+                    t0 = Instant::now();
+                }
+                if me == 0 {
+                    world.send(&buf[..n], peer, TAG).await?;
+                    world.recv(&mut buf[..n], peer, TAG).await?;
+                } else {
+                    world.recv(&mut buf[..n], peer, TAG).await?;
+                    world.send(&buf[..n], peer, TAG).await?;
+                }
+            }
+            lat[i].push(t0.elapsed().as_secs_f64() * 1e6 / (2.0 * f64::from(iters)));
+        }
+    }
+    Ok(lat)
+}
+
+/// Prints the table of pingpong.c from rank 0's latencies.
+fn report(reps: u32, lat: &mut [Vec<f64>]) {
+    println!("# size_bytes min_latency_us median_latency_us bandwidth_MBps_at_min (reps={reps})");
+    for (&size, l) in sizes().iter().zip(lat) {
+        l.sort_by(f64::total_cmp);
+        let r = l.len();
+        let med = if r % 2 == 1 {
+            l[r / 2]
+        } else {
+            (l[r / 2 - 1] + l[r / 2]) / 2.0
+        };
+        println!("{size} {:.3} {med:.3} {:.1}", l[0], size as f64 / l[0]);
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    if args.launch.ranks != 2 {
+        eprintln!("pingpong needs exactly 2 ranks, got {}", args.launch.ranks);
+        return ExitCode::FAILURE;
+    }
+    let reps = args.reps;
+    let launcher = Launcher::from_args(args.launch);
+    let run = launcher.run(|world| async move {
+        let mut lat = pingpong(world.clone(), reps).await?;
+        if world.rank() == 0 {
+            report(reps, &mut lat);
+        }
+        Ok(())
+    });
+    match run {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mpsim: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
