@@ -1,7 +1,7 @@
 //! One rank on its thread: the [`RankRuntime`] the API calls, and the loop that runs the rank's
 //! future (`block_on`: poll, spin a little on the mailbox, park).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use mpsim_proto::error::Error;
-use mpsim_proto::matching::{Source, Tag};
+use mpsim_proto::matching::Source;
 use mpsim_proto::p2p::{Config, Endpoint, Event, Packet, ReqId};
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
@@ -29,6 +29,11 @@ pub(crate) struct ThreadRank {
     shared: Arc<Shared>,
     endpoint: RefCell<Endpoint<Payload>>,
     inbox: RefCell<Vec<(u32, Packet<Payload>)>>,
+    /// Packets to one destination, pushed together (reused: no allocation per flush).
+    batch: RefCell<Vec<Packet<Payload>>>,
+    /// What the rank's last unfinished wait was on: `(call, request)`, or a call alone. Turned
+    /// into the deadlock watchdog's text only when the rank parks.
+    waiting: Cell<Option<(&'static str, Option<ReqId>)>>,
     start: Instant,
 }
 
@@ -40,8 +45,31 @@ impl ThreadRank {
             shared,
             endpoint: RefCell::new(Endpoint::new(rank, config)),
             inbox: RefCell::new(Vec::new()),
+            batch: RefCell::new(Vec::new()),
+            waiting: Cell::new(None),
             start,
         }
+    }
+
+    /// Publishes what the rank waits for, for the watchdog: called only on the way to parking.
+    fn publish_wait(&self) {
+        let Some((call, req)) = self.waiting.get() else {
+            return;
+        };
+        let described = req.and_then(|r| self.endpoint.borrow().describe(r));
+        let (what, peer) = match described {
+            Some((_, peer, tag, ctx)) => (
+                format!("{call} (peer {peer}, tag {tag}, context {})", ctx.0),
+                match peer {
+                    Source::Rank(p) => Some(p),
+                    Source::Any => None,
+                },
+            ),
+            None => (call.to_string(), None),
+        };
+        let mailbox = &self.shared.mailboxes[self.rank as usize];
+        *lock(&mailbox.blocked_on) = Some(what);
+        *lock(&mailbox.blocked_peer) = peer;
     }
 
     /// Takes in arrived packets and sends what the endpoint produced.
@@ -57,7 +85,7 @@ impl ThreadRank {
 
     fn flush(&self, ep: &mut Endpoint<Payload>) {
         // Group consecutive packets to one destination into one push.
-        let mut batch: Vec<Packet<Payload>> = Vec::new();
+        let mut batch = self.batch.borrow_mut();
         let mut to = u32::MAX;
         while let Some(t) = ep.poll_transmit() {
             if t.to != to && !batch.is_empty() {
@@ -119,19 +147,7 @@ impl RankRuntime for ThreadRank {
         if let Some(e) = self.aborted() {
             return Poll::Ready(Err(e));
         }
-        let mailbox = &self.shared.mailboxes[self.rank as usize];
-        let (what, peer) = match ep.describe(req) {
-            Some((_, peer, tag, ctx)) => (
-                format!("{call} (peer {peer}, tag {tag}, context {})", ctx.0),
-                match (peer, tag) {
-                    (Source::Rank(p), _) => Some(p),
-                    (Source::Any, Tag::Any | Tag::Value(_)) => None,
-                },
-            ),
-            None => (call.to_string(), None),
-        };
-        *lock(&mailbox.blocked_on) = Some(what);
-        *lock(&mailbox.blocked_peer) = peer;
+        self.waiting.set(Some((call, Some(req))));
         Poll::Pending
     }
 
@@ -144,9 +160,7 @@ impl RankRuntime for ThreadRank {
         if let Some(e) = self.aborted() {
             return Poll::Ready(Err(e));
         }
-        let mailbox = &self.shared.mailboxes[self.rank as usize];
-        *lock(&mailbox.blocked_on) = Some("buffer_detach".to_string());
-        *lock(&mailbox.blocked_peer) = None;
+        self.waiting.set(Some(("buffer_detach", None)));
         Poll::Pending
     }
 
@@ -203,6 +217,7 @@ pub(crate) fn block_on<F: Future>(rank: &ThreadRank, fut: F) -> F::Output {
     let mut fut = pin!(fut);
     let mailbox = &rank.shared.mailboxes[rank.rank as usize];
     loop {
+        rank.waiting.set(None);
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
         }
@@ -221,6 +236,7 @@ pub(crate) fn block_on<F: Future>(rank: &ThreadRank, fut: F) -> F::Output {
                 std::thread::yield_now();
                 continue;
             }
+            rank.publish_wait();
             mailbox.set_activity(Activity::Parked);
             if mailbox.has_mail() || rank.shared.abort.load(Ordering::Acquire) {
                 mailbox.set_activity(Activity::Running);
@@ -229,6 +245,5 @@ pub(crate) fn block_on<F: Future>(rank: &ThreadRank, fut: F) -> F::Output {
             std::thread::park_timeout(Duration::from_millis(100));
             mailbox.set_activity(Activity::Running);
         }
-        *lock(&mailbox.blocked_on) = None;
     }
 }
