@@ -297,6 +297,29 @@ impl Comm {
     }
 
     /// Nonblocking receive into `buf`; the data is written when the request completes.
+    ///
+    /// The request borrows `buf` until it is waited for (or dropped), so the program cannot
+    /// read or write the buffer while a receive into it is pending:
+    ///
+    /// ```compile_fail,E0506
+    /// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+    /// let mut buf = [0u8; 4];
+    /// let req = world.irecv(&mut buf, 0, 0)?;
+    /// buf[0] = 1; // error: `buf` is lent to the pending receive
+    /// req.wait().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Once the request is waited for, the buffer is the program's again:
+    ///
+    /// ```
+    /// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+    /// let mut buf = [0u8; 4];
+    /// let req = world.irecv(&mut buf, 0, 0)?;
+    /// req.wait().await?;
+    /// buf[0] = 1;
+    /// # Ok(()) }
+    /// ```
     pub fn irecv<'b, T: Pod>(
         &self,
         buf: &'b mut [T],
