@@ -213,6 +213,21 @@ pub enum Error {
 }
 
 impl Error {
+    /// The error of a rank whose program panicked (`Aborted`, with the panic's message).
+    pub fn from_panic(rank: u32, payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = if let Some(s) = payload.downcast_ref::<&str>() {
+            (*s).to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "a non-string panic payload".to_string()
+        };
+        Error::Aborted {
+            rank,
+            cause: format!("rank {rank} panicked: {message}"),
+        }
+    }
+
     /// Records the virtual time at which the error happened, unless it has one (simulator).
     pub fn stamp_time(&mut self, t: u64) {
         match self {

@@ -53,6 +53,9 @@ pub(crate) struct Kernel {
     /// The first error, with the key of the event at which it happened.
     pub stop: Option<(Error, u64)>,
     pub events: u64,
+    /// The run is over: programs still suspended are being dropped, and what their requests'
+    /// destructors do (cancel, free) no longer takes part in the simulation.
+    pub closed: bool,
 }
 
 impl Kernel {
@@ -85,6 +88,7 @@ impl Kernel {
             last_arrival: FxHashMap::default(),
             stop: None,
             events: 0,
+            closed: false,
         }
     }
 
@@ -112,6 +116,12 @@ impl Kernel {
 
     /// Sends what `rank`'s endpoint produced at time `t`, and wakes or stops on its events.
     pub fn flush(&mut self, rank: u32, t: u64) {
+        if self.closed {
+            let ep = &mut self.ranks[rank as usize].endpoint;
+            while ep.poll_transmit().is_some() {}
+            while ep.poll_event().is_some() {}
+            return;
+        }
         while let Some(tx) = self.ranks[rank as usize].endpoint.poll_transmit() {
             let channel = (rank, tx.to);
             let time = match &tx.packet {

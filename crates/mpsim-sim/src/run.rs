@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
@@ -121,7 +122,8 @@ where
                     .as_mut()
                     .expect("an unfinished rank has its future");
                 let cpu = measured.then(cpu_time::ThreadTime::now);
-                let polled = fut.as_mut().poll(&mut cx);
+                let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
+                    .unwrap_or_else(|panic| Poll::Ready(Err(Error::from_panic(rank, &*panic))));
                 let mut k = kernel.borrow_mut();
                 if let Some(cpu) = cpu {
                     let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
@@ -166,7 +168,12 @@ where
             break;
         }
     }
-    finish(&mut kernel.borrow_mut())
+    let outcome = finish(&mut kernel.borrow_mut());
+    // Programs still suspended (a deadlock, a stop on error) are dropped now; their requests'
+    // destructors must not act on the simulation any more.
+    kernel.borrow_mut().closed = true;
+    drop(futures);
+    outcome
 }
 
 fn pending_at_exit(k: &Kernel, rank: u32, t: u64) -> Result<(), Error> {

@@ -103,10 +103,7 @@ where
                             }
                         }
                         Ok(Err(e)) => Err(e),
-                        Err(panic) => Err(Error::Aborted {
-                            rank,
-                            cause: format!("rank {rank} panicked: {}", panic_text(&panic)),
-                        }),
+                        Err(panic) => Err(Error::from_panic(rank, &*panic)),
                     };
                     if let Err(e) = result {
                         shared.fail(e);
@@ -206,16 +203,6 @@ pub(crate) fn find_cycle(edge: &[Option<u32>]) -> Option<Vec<u32>> {
         }
     }
     None
-}
-
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
-    }
 }
 
 #[cfg(test)]
