@@ -59,6 +59,7 @@ use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
 use mpsim_proto::p2p::{ReqId, SendMode, Status};
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
+use crate::message::Message;
 use crate::request::{Request, idle, wait_all, yield_once};
 
 /// The null process: sends to it complete at once, receives from it complete at once with
@@ -355,6 +356,43 @@ impl Comm {
         loop {
             if let Some(status) = self.iprobe(source, tag).await? {
                 return Ok(status);
+            }
+        }
+    }
+
+    /// Takes the message a receive with this pattern would get now, if any (matched probe):
+    /// no receive can match it any more; receive it with [`Message::mrecv`]. Finding nothing is
+    /// a scheduling point, as for [`Comm::iprobe`].
+    pub async fn improbe(
+        &self,
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Option<Message>> {
+        let Some(pattern) = self.pattern("improbe", source.into(), tag.into())? else {
+            return Ok(Some(Message::new(
+                self.rt().clone(),
+                None,
+                proc_null_status(),
+            )));
+        };
+        let mut found = None;
+        self.rt()
+            .with_endpoint(&mut |ep| found = ep.improbe(&pattern));
+        match found {
+            Some((id, status)) => Ok(Some(Message::new(self.rt().clone(), Some(id), status))),
+            None => {
+                idle(self.rt()).await;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Waits for a message a receive with this pattern would get and takes it (matched probe).
+    pub async fn mprobe(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Message> {
+        let (source, tag) = (source.into(), tag.into());
+        loop {
+            if let Some(message) = self.improbe(source, tag).await? {
+                return Ok(message);
             }
         }
     }

@@ -32,11 +32,13 @@
 
 mod comm;
 mod launcher;
+mod message;
 mod persistent;
 mod request;
 
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{Backend, Compute, LaunchArgs, Launcher, run};
+pub use message::Message;
 pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};

@@ -691,6 +691,39 @@ fn p13_probe(backend: Backend) {
 }
 on_both!(p13_probe => p2p_p13_probe_then_recv_gets_probed_message_sim, p2p_p13_probe_then_recv_gets_probed_message_threads);
 
+/// P14: rank 0 takes rank 1's message with `mprobe`; a wildcard receive posted afterwards does
+/// not get it (it gets the next message), and `mrecv` receives exactly the probed one.
+/// `PROC_NULL`'s matched probe gives the no-proc message.
+fn p14_mprobe(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 1 {
+            world.ssend(&bytes(1, 12), 0, 40).await?;
+            world.ssend(&bytes(2, 20), 0, 41).await?;
+            return Ok(());
+        }
+        assert!(world.improbe(1, 99).await?.is_none(), "nobody sends tag 99");
+        let message = world.mprobe(1, 40).await?;
+        assert_eq!((message.status().tag, message.status().bytes), (40, 12));
+        // A wildcard receive cannot steal the probed message.
+        let mut other = vec![0u8; 64];
+        let s = world.recv(&mut other, Source::Any, Tag::Any).await?;
+        assert_eq!(
+            (s.tag, s.bytes),
+            (41, 20),
+            "the wildcard got the next message"
+        );
+        assert_eq!(other[..20], bytes(2, 20)[..]);
+        let mut buf = vec![0u8; 64];
+        let s = message.mrecv(&mut buf).await?;
+        assert_eq!((s.source, s.tag, s.bytes), (1, 40, 12));
+        assert_eq!(buf[..12], bytes(1, 12)[..]);
+        let none = world.mprobe(PROC_NULL, Tag::Any).await?;
+        assert_eq!(none.mrecv(&mut buf).await?.source, PROC_NULL);
+        Ok(())
+    });
+}
+on_both!(p14_mprobe => p2p_p14_mprobe_not_stolen_by_wildcard_sim, p2p_p14_mprobe_not_stolen_by_wildcard_threads);
+
 // ---------------------------------------------------------------------------------------------
 // P15, P16 cancel
 // ---------------------------------------------------------------------------------------------

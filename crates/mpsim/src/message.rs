@@ -1,0 +1,73 @@
+//! [`Message`]: a message taken off the matching queues by a matched probe
+//! (`Comm::mprobe` / `Comm::improbe`, `spec/p2p.md` §5, `matching.md` M9). No receive can match
+//! it any more; only [`Message::mrecv`] / [`Message::imrecv`] receive it. This is how a
+//! multithreaded or multi-stage program receives exactly the message it probed.
+
+use std::rc::Rc;
+
+use bytemuck::Pod;
+use mpsim_proto::error::Result;
+use mpsim_proto::p2p::{MessageId, Status};
+use mpsim_proto::runtime::RankRuntime;
+
+use crate::request::Request;
+
+/// A message taken by a matched probe, to be received with [`Message::mrecv`].
+///
+/// Dropping it unreceived discards it (MPI calls that erroneous; here it is just lost).
+#[must_use = "a matched message must be received with mrecv"]
+pub struct Message {
+    rt: Rc<dyn RankRuntime>,
+    /// `None` for the message of `PROC_NULL`.
+    id: Option<MessageId>,
+    status: Status,
+}
+
+impl Message {
+    pub(crate) fn new(rt: Rc<dyn RankRuntime>, id: Option<MessageId>, status: Status) -> Self {
+        Message { rt, id, status }
+    }
+
+    /// What the probe saw: source, tag and length of the message.
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// Receives the message into `buf` (a longer message fills `buf` and gives `Truncate`).
+    pub async fn mrecv<T: Pod>(self, buf: &mut [T]) -> Result<Status> {
+        self.imrecv(buf)?.wait().await
+    }
+
+    /// Starts receiving the message into `buf`; the request is complete at once.
+    pub fn imrecv<T: Pod>(mut self, buf: &mut [T]) -> Result<Request<'_>> {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(buf);
+        let Some(id) = self.id.take() else {
+            return Ok(Request::null(self.rt.clone(), self.status, Some(bytes)));
+        };
+        let mut out = None;
+        let capacity = bytes.len();
+        self.rt
+            .with_endpoint(&mut |ep| out = Some(ep.mrecv(id, capacity)));
+        let req = out.expect("with_endpoint runs the closure exactly once")?;
+        Ok(Request::active(self.rt.clone(), req, "mrecv", Some(bytes)))
+    }
+}
+
+impl Drop for Message {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take() {
+            self.rt.with_endpoint(&mut |ep| {
+                // Received nowhere: let the endpoint forget it.
+                let _ = ep.mrecv(id, 0).map(|req| ep.free(req));
+            });
+        }
+    }
+}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Message")
+            .field("status", &self.status)
+            .finish()
+    }
+}
