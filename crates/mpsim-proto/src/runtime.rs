@@ -54,4 +54,9 @@ pub trait RankRuntime {
 
     /// Nanoseconds since the start of the run: virtual under the simulator, host time otherwise.
     fn now_ns(&self) -> u64;
+
+    /// The rank's virtual time, under a simulator (errors carry it); `None` on real backends.
+    fn virtual_time(&self) -> Option<u64> {
+        None
+    }
 }

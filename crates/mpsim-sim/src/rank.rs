@@ -117,4 +117,8 @@ impl RankRuntime for SimRank {
     fn now_ns(&self) -> u64 {
         self.kernel.borrow().ranks[self.rank as usize].clock
     }
+
+    fn virtual_time(&self) -> Option<u64> {
+        Some(self.now_ns())
+    }
 }

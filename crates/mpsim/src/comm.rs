@@ -60,7 +60,7 @@ use mpsim_proto::p2p::{ReqId, SendMode, Status};
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
 use crate::message::Message;
-use crate::request::{Request, idle, wait_all, yield_once};
+use crate::request::{Request, idle, stamped, wait_all, yield_once};
 
 /// The null process: sends to it complete at once, receives from it complete at once with
 /// source `PROC_NULL`, tag [`ANY_TAG`] and no data (MPI's `MPI_PROC_NULL`).
@@ -618,7 +618,9 @@ impl Comm {
         self.rt().with_endpoint(&mut |ep| {
             out = Some(ep.isend(mode, to, envelope, bytes.len(), Payload::from_slice(bytes)));
         });
-        let id = out.expect("with_endpoint runs the closure exactly once")?;
+        let id = out
+            .expect("with_endpoint runs the closure exactly once")
+            .map_err(|e| stamped(&**self.rt(), e))?;
         Ok(Request::active(self.rt().clone(), id, call, None))
     }
 

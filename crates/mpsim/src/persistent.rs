@@ -121,7 +121,7 @@ impl<'b> PersistentRequest<'b> {
         let Some(request) = self.active.as_mut() else {
             return Ok(empty_status());
         };
-        let out = request.wait_in_place().await;
+        let out = request.wait_in_place(None).await;
         self.settle();
         out
     }

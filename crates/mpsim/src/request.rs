@@ -76,13 +76,15 @@ impl<'b> Request<'b> {
     /// A receive's data is then in the buffer. A message longer than the buffer fills it and
     /// gives `Error::Truncate` (the message is consumed).
     pub async fn wait(mut self) -> Result<Status> {
-        self.wait_in_place().await
+        self.wait_in_place(None).await
     }
 
-    pub(crate) async fn wait_in_place(&mut self) -> Result<Status> {
+    /// Waits in place; `user_call` names the program's call in deadlock reports when it is not
+    /// the request's own (`wait_all`, S15).
+    pub(crate) async fn wait_in_place(&mut self, user_call: Option<&'static str>) -> Result<Status> {
         let (id, call) = match self.state {
             State::Null { status, .. } => return Ok(status),
-            State::Active { id, call, .. } => (id, call),
+            State::Active { id, call, .. } => (id, user_call.unwrap_or(call)),
         };
         let rt = Rc::clone(&self.rt);
         poll_fn(|cx| rt.poll_done(id, call, cx)).await?;
@@ -122,7 +124,7 @@ impl<'b> Request<'b> {
         let State::Active { mut buf, .. } = std::mem::replace(&mut self.state, done) else {
             unreachable!("matched Active above");
         };
-        let out = finish(completion, buf.as_deref_mut());
+        let out = finish(completion, buf.as_deref_mut()).map_err(|e| stamped(&*self.rt, e));
         self.state = State::Null { status, buf };
         out.map(Some)
     }
@@ -165,6 +167,14 @@ impl Drop for Request<'_> {
     }
 }
 
+/// An error as the program gets it: under the simulator, with the virtual time it happened at.
+pub(crate) fn stamped(rt: &dyn RankRuntime, mut e: mpsim_proto::error::Error) -> mpsim_proto::error::Error {
+    if let Some(t) = rt.virtual_time() {
+        e.stamp_time(t);
+    }
+    e
+}
+
 /// Copies a receive's data into its buffer and turns the completion into a result.
 fn finish(completion: Completion<Payload>, buf: Option<&mut [u8]>) -> Result<Status> {
     if let (Some(payload), Some(buf)) = (completion.payload.as_deref(), buf) {
@@ -183,7 +193,7 @@ pub async fn wait_all(requests: &mut [Request<'_>]) -> Result<Vec<Status>> {
     let mut statuses = Vec::with_capacity(requests.len());
     let mut first_error = None;
     for r in requests.iter_mut() {
-        match r.wait_in_place().await {
+        match r.wait_in_place(Some("wait_all")).await {
             Ok(s) => statuses.push(s),
             Err(e) => {
                 statuses.push(Status::default());
@@ -228,7 +238,7 @@ pub async fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
         }
     })
     .await?;
-    let status = requests[index].wait_in_place().await?;
+    let status = requests[index].wait_in_place(Some("wait_any")).await?;
     Ok(Some((index, status)))
 }
 
