@@ -38,6 +38,19 @@ pub trait RankRuntime {
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>>;
 
+    /// Messages delivered to this rank so far (for blocking probes: read it, look, then wait
+    /// with [`RankRuntime::poll_arrival`] so that no arrival is missed in between).
+    fn arrivals(&self) -> u64;
+
+    /// Ready once more than `seen` messages have been delivered to this rank; otherwise
+    /// registers the rank as waiting in `call` (a blocking probe) and arranges a wake-up.
+    fn poll_arrival(
+        &self,
+        seen: u64,
+        call: &'static str,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>>;
+
     /// Ready when no buffered message holds attached-buffer bytes (`buffer_detach`).
     fn poll_buffer_free(&self, cx: &mut Context<'_>) -> Poll<Result<(), Error>>;
 

@@ -28,6 +28,8 @@ pub(crate) struct Wait {
     pub since: u64,
     pub call: &'static str,
     pub req: Option<ReqId>,
+    /// Woken by any message arriving (blocking probe), not only by completions.
+    pub on_arrival: bool,
 }
 
 pub(crate) struct RankState {
@@ -38,6 +40,8 @@ pub(crate) struct RankState {
     pub done: bool,
     /// Measured compute not yet charged to the clock (ns, target time).
     pub debt_ns: u64,
+    /// Messages delivered to this rank (blocking probes wait for this to grow).
+    pub arrivals: u64,
     /// Events this rank has created (the `n` of S10).
     pub made: u64,
     pub stats: RankReport,
@@ -78,6 +82,7 @@ impl Kernel {
                     resume_scheduled: false,
                     done: false,
                     debt_ns: 0,
+                    arrivals: 0,
                     made: 0,
                     stats: RankReport {
                         rank: r,
@@ -192,7 +197,15 @@ impl Kernel {
                 self.last_arrival.remove(&(from, to));
             }
         }
+        let is_message = matches!(packet, Packet::Message { .. });
         self.ranks[to as usize].endpoint.handle_packet(from, packet);
+        if is_message {
+            let r = &mut self.ranks[to as usize];
+            r.arrivals += 1;
+            if r.wait.is_some_and(|w| w.on_arrival) {
+                self.schedule_resume(to, t);
+            }
+        }
         self.flush(to, t);
     }
 

@@ -19,11 +19,16 @@ pub(crate) struct SimRank {
 }
 
 impl SimRank {
-    fn wait(&self, call: &'static str, req: Option<ReqId>) {
+    fn wait(&self, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
         let mut k = self.kernel.borrow_mut();
         let r = &mut k.ranks[self.rank as usize];
         let since = r.wait.map_or(r.clock, |w| w.since);
-        r.wait = Some(Wait { since, call, req });
+        r.wait = Some(Wait {
+            since,
+            call,
+            req,
+            on_arrival,
+        });
     }
 
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
@@ -73,7 +78,24 @@ impl RankRuntime for SimRank {
         {
             return Poll::Ready(Ok(()));
         }
-        self.wait(call, Some(req));
+        self.wait(call, Some(req), false);
+        Poll::Pending
+    }
+
+    fn arrivals(&self) -> u64 {
+        self.kernel.borrow().ranks[self.rank as usize].arrivals
+    }
+
+    fn poll_arrival(
+        &self,
+        seen: u64,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>> {
+        if self.arrivals() > seen {
+            return Poll::Ready(Ok(()));
+        }
+        self.wait(call, None, true);
         Poll::Pending
     }
 
@@ -85,7 +107,7 @@ impl RankRuntime for SimRank {
         {
             return Poll::Ready(Ok(()));
         }
-        self.wait("buffer_detach", None);
+        self.wait("buffer_detach", None, false);
         Poll::Pending
     }
 

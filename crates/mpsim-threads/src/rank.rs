@@ -34,6 +34,8 @@ pub(crate) struct ThreadRank {
     /// What the rank's last unfinished wait was on: `(call, request)`, or a call alone. Turned
     /// into the deadlock watchdog's text only when the rank parks.
     waiting: Cell<Option<(&'static str, Option<ReqId>)>>,
+    /// Messages taken in so far (blocking probes wait for this to grow).
+    arrivals: Cell<u64>,
     start: Instant,
 }
 
@@ -47,6 +49,7 @@ impl ThreadRank {
             inbox: RefCell::new(Vec::new()),
             batch: RefCell::new(Vec::new()),
             waiting: Cell::new(None),
+            arrivals: Cell::new(0),
             start,
         }
     }
@@ -77,6 +80,9 @@ impl ThreadRank {
         let mut inbox = self.inbox.borrow_mut();
         self.shared.mailboxes[self.rank as usize].drain_into(&mut inbox);
         for (from, packet) in inbox.drain(..) {
+            if matches!(packet, Packet::Message { .. }) {
+                self.arrivals.set(self.arrivals.get() + 1);
+            }
             ep.handle_packet(from, packet);
         }
         drop(inbox);
@@ -148,6 +154,28 @@ impl RankRuntime for ThreadRank {
             return Poll::Ready(Err(e));
         }
         self.waiting.set(Some((call, Some(req))));
+        Poll::Pending
+    }
+
+    fn arrivals(&self) -> u64 {
+        self.arrivals.get()
+    }
+
+    fn poll_arrival(
+        &self,
+        seen: u64,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Error>> {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        if self.arrivals.get() > seen {
+            return Poll::Ready(Ok(()));
+        }
+        if let Some(e) = self.aborted() {
+            return Poll::Ready(Err(e));
+        }
+        self.waiting.set(Some((call, None)));
         Poll::Pending
     }
 

@@ -350,13 +350,22 @@ impl Comm {
         Ok(found)
     }
 
-    /// Waits for a message a receive with this pattern would get, without taking it.
+    /// Waits for a message a receive with this pattern would get, without taking it. Under
+    /// `sim` it returns at the message's arrival (`timing.md` §5: it blocks like a receive).
     pub async fn probe(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Status> {
-        let (source, tag) = (source.into(), tag.into());
+        let Some(pattern) = self.pattern("probe", source.into(), tag.into())? else {
+            return Ok(proc_null_status());
+        };
         loop {
-            if let Some(status) = self.iprobe(source, tag).await? {
+            let seen = self.rt().arrivals();
+            let mut found = None;
+            self.rt()
+                .with_endpoint(&mut |ep| found = ep.iprobe(&pattern));
+            if let Some(status) = found {
                 return Ok(status);
             }
+            let rt = self.rt();
+            poll_fn(|cx| rt.poll_arrival(seen, "probe", cx)).await?;
         }
     }
 
@@ -388,12 +397,22 @@ impl Comm {
     }
 
     /// Waits for a message a receive with this pattern would get and takes it (matched probe).
+    /// Under `sim` it returns at the message's arrival, which is when its sender is answered
+    /// (`timing.md` S12).
     pub async fn mprobe(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Message> {
-        let (source, tag) = (source.into(), tag.into());
+        let Some(pattern) = self.pattern("mprobe", source.into(), tag.into())? else {
+            return Ok(Message::new(self.rt().clone(), None, proc_null_status()));
+        };
         loop {
-            if let Some(message) = self.improbe(source, tag).await? {
-                return Ok(message);
+            let seen = self.rt().arrivals();
+            let mut found = None;
+            self.rt()
+                .with_endpoint(&mut |ep| found = ep.improbe(&pattern));
+            if let Some((id, status)) = found {
+                return Ok(Message::new(self.rt().clone(), Some(id), status));
             }
+            let rt = self.rt();
+            poll_fn(|cx| rt.poll_arrival(seen, "mprobe", cx)).await?;
         }
     }
 

@@ -81,7 +81,10 @@ impl<'b> Request<'b> {
 
     /// Waits in place; `user_call` names the program's call in deadlock reports when it is not
     /// the request's own (`wait_all`, S15).
-    pub(crate) async fn wait_in_place(&mut self, user_call: Option<&'static str>) -> Result<Status> {
+    pub(crate) async fn wait_in_place(
+        &mut self,
+        user_call: Option<&'static str>,
+    ) -> Result<Status> {
         let (id, call) = match self.state {
             State::Null { status, .. } => return Ok(status),
             State::Active { id, call, .. } => (id, user_call.unwrap_or(call)),
@@ -168,7 +171,10 @@ impl Drop for Request<'_> {
 }
 
 /// An error as the program gets it: under the simulator, with the virtual time it happened at.
-pub(crate) fn stamped(rt: &dyn RankRuntime, mut e: mpsim_proto::error::Error) -> mpsim_proto::error::Error {
+pub(crate) fn stamped(
+    rt: &dyn RankRuntime,
+    mut e: mpsim_proto::error::Error,
+) -> mpsim_proto::error::Error {
     if let Some(t) = rt.virtual_time() {
         e.stamp_time(t);
     }
@@ -385,6 +391,17 @@ mod tests {
             } else {
                 Poll::Pending
             }
+        }
+        fn arrivals(&self) -> u64 {
+            0
+        }
+        fn poll_arrival(
+            &self,
+            _seen: u64,
+            _call: &'static str,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Result<(), Error>> {
+            Poll::Pending
         }
         fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
             Poll::Ready(Ok(()))
