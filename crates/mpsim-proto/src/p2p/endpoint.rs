@@ -63,7 +63,7 @@ pub enum Event {
     Completed(ReqId),
     /// Attached-buffer bytes were freed (wake a pending `buffer_detach`).
     BufferFreed,
-    /// An error that ends the run (strict `rsend`).
+    /// An error that ends the run (bsend overflow, strict `rsend`).
     Fatal(Error),
 }
 
@@ -247,7 +247,8 @@ impl<P> Endpoint<P> {
     /// Starts a send of `bytes` bytes (`payload`) to world rank `to` with `envelope`.
     ///
     /// Fails only for a buffered send that does not fit in the attached buffer
-    /// (`BufferOverflow`; nothing is sent).
+    /// (`BufferOverflow`; nothing is sent). That error also ends the run: it is emitted as
+    /// [`Event::Fatal`] as well.
     pub fn isend(
         &mut self,
         mode: SendMode,
@@ -268,7 +269,7 @@ impl<P> Endpoint<P> {
                     if attached == 0 && used == 0 {
                         self.attached = None;
                     }
-                    return Err(Error::BufferOverflow {
+                    let err = Error::BufferOverflow {
                         site: Site::new(self.rank, "bsend")
                             .context(envelope.context)
                             .peer(to)
@@ -276,7 +277,11 @@ impl<P> Endpoint<P> {
                         requested,
                         attached,
                         used,
-                    });
+                    };
+                    // A program error that ends the run (`timing.md` §3: "a real run would abort
+                    // there"; MPI's default error handler): the caller gets it too.
+                    self.events.push_back(Event::Fatal(err.clone()));
+                    return Err(err);
                 }
                 (Protocol::Buffered, Held::Attached(requested))
             }
