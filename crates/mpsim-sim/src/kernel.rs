@@ -198,7 +198,9 @@ impl Kernel {
             }
         }
         let is_message = matches!(packet, Packet::Message { .. });
-        self.ranks[to as usize].endpoint.handle_packet(from, packet);
+        let ep = &mut self.ranks[to as usize].endpoint;
+        ep.set_now(t);
+        ep.handle_packet(from, packet);
         if is_message {
             let r = &mut self.ranks[to as usize];
             r.arrivals += 1;

@@ -62,7 +62,9 @@ impl RankRuntime for SimRank {
             k.closed || t == k.now,
             "a rank runs only at the global time"
         );
-        f(&mut k.ranks[self.rank as usize].endpoint);
+        let ep = &mut k.ranks[self.rank as usize].endpoint;
+        ep.set_now(t);
+        f(ep);
         k.flush(self.rank, t);
     }
 

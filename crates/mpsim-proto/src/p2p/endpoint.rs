@@ -114,6 +114,8 @@ impl<P> Incoming<P> {
 /// ```
 pub struct Endpoint<P> {
     rank: u32,
+    /// The driver's time (`set_now`); only strict ready sends use it.
+    now: u64,
     config: Config,
     engine: Engine<ReqId, Incoming<P>>,
     slots: Vec<Slot<P>>,
@@ -129,6 +131,7 @@ impl<P> Endpoint<P> {
     pub fn new(rank: u32, config: Config) -> Self {
         Endpoint {
             rank,
+            now: 0,
             config,
             engine: Engine::new(),
             slots: Vec::new(),
@@ -141,6 +144,13 @@ impl<P> Endpoint<P> {
             transmits: VecDeque::new(),
             events: VecDeque::new(),
         }
+    }
+
+    /// Sets the time of the inputs that follow (a simulator's virtual time). Only strict ready
+    /// sends need it: a receive posted after the send was sent does not make it "ready"
+    /// (`timing.md` S13). A driver without a clock never calls it.
+    pub fn set_now(&mut self, now: u64) {
+        self.now = now;
     }
 
     // ---- getters ----
@@ -322,6 +332,7 @@ impl<P> Endpoint<P> {
                 bytes,
                 protocol,
                 ack,
+                sent_at: self.now,
                 payload,
             },
         });
@@ -350,6 +361,7 @@ impl<P> Endpoint<P> {
         let req = self.alloc(Kind::Recv {
             pattern,
             source_world,
+            posted_at: self.now,
             capacity,
             posted: None,
         });
@@ -383,7 +395,7 @@ impl<P> Endpoint<P> {
     /// complete at once.
     pub fn mrecv(&mut self, message: MessageId, capacity: usize) -> Result<ReqId, Error> {
         let req = message.0;
-        let rank = self.rank;
+        let (rank, now) = (self.rank, self.now);
         let invalid = || invalid_request(rank, "mrecv");
         let slot = self.slot_mut(req).ok_or_else(invalid)?;
         let Kind::Probed(message) = &mut slot.kind else {
@@ -393,6 +405,7 @@ impl<P> Endpoint<P> {
         slot.kind = Kind::Recv {
             pattern: Pattern::new(envelope.context, envelope.source, envelope.tag),
             source_world: Some(msg.from),
+            posted_at: now,
             capacity,
             posted: None,
         };
@@ -524,6 +537,7 @@ impl<P> Endpoint<P> {
                 bytes,
                 protocol,
                 ack,
+                sent_at,
                 payload,
             } => {
                 let msg = Incoming {
@@ -534,19 +548,21 @@ impl<P> Endpoint<P> {
                     ack,
                     payload,
                 };
+                let strict = protocol == Protocol::Ready && self.config.strict_ready;
                 match self.engine.arrive(envelope, msg) {
-                    Arrived::Matched(m) => self.deliver(m.recv, m.envelope, m.msg),
-                    Arrived::Queued(_) => {
-                        if protocol == Protocol::Ready && self.config.strict_ready {
-                            self.events.push_back(Event::Fatal(Error::ReadyNotPosted {
-                                site: Site::new(from, "rsend")
-                                    .context(envelope.context)
-                                    .peer(self.rank)
-                                    .tag(envelope.tag),
-                                receiver: self.rank,
-                            }));
+                    Arrived::Matched(m) => {
+                        // Ready only if the receive was posted by the time the send was made.
+                        let late = matches!(
+                            self.slots[m.recv.idx as usize].kind,
+                            Kind::Recv { posted_at, .. } if posted_at > sent_at
+                        );
+                        if strict && late {
+                            self.ready_not_posted(from, &envelope);
                         }
+                        self.deliver(m.recv, m.envelope, m.msg);
                     }
+                    Arrived::Queued(_) if strict => self.ready_not_posted(from, &envelope),
+                    Arrived::Queued(_) => {}
                 }
             }
             Packet::Fin { sender } => self.send_finished(sender, false),
@@ -642,6 +658,16 @@ impl<P> Endpoint<P> {
             s.kind = Kind::Probed(None);
             self.free_slots.push(req.idx);
         }
+    }
+
+    fn ready_not_posted(&mut self, from: u32, envelope: &Envelope) {
+        self.events.push_back(Event::Fatal(Error::ReadyNotPosted {
+            site: Site::new(from, "rsend")
+                .context(envelope.context)
+                .peer(self.rank)
+                .tag(envelope.tag),
+            receiver: self.rank,
+        }));
     }
 
     /// A receive matched a message: tell the sender, complete the receive.

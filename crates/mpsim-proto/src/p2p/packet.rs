@@ -51,6 +51,9 @@ pub enum Packet<P> {
         /// Whether the sender needs a `Fin` (not for an eager send with an unbounded system
         /// buffer: nothing waits for it).
         ack: bool,
+        /// The sender's time at the send (see `Endpoint::set_now`; 0 when the driver keeps no
+        /// time). Strict ready sends are checked against it (`timing.md` S13).
+        sent_at: u64,
         /// The data.
         payload: P,
     },

@@ -133,6 +133,8 @@ pub(crate) enum Kind<P> {
         /// World rank of the pattern's source, when it names one (diagnostics speak world
         /// ranks; the pattern speaks communicator ranks).
         source_world: Option<u32>,
+        /// The endpoint's time when it was posted (`Endpoint::set_now`).
+        posted_at: u64,
         capacity: usize,
         /// While posted and unmatched.
         posted: Option<RecvHandle>,
