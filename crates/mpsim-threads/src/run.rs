@@ -133,7 +133,7 @@ fn watch(shared: &Shared) {
         let mut stuck = true;
         let mut pushed = 0;
         for m in &shared.mailboxes {
-            pushed += m.pushed();
+            pushed += m.taken();
             match m.activity() {
                 Activity::Finished => {}
                 Activity::Running => {
