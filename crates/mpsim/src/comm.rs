@@ -60,7 +60,7 @@ use mpsim_proto::p2p::{ReqId, SendMode, Status};
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
 use crate::message::Message;
-use crate::request::{Request, idle, stamped, wait_all, yield_once};
+use crate::request::{Request, finish, idle, stamped, wait_all, yield_once};
 
 /// The null process: sends to it complete at once, receives from it complete at once with
 /// source `PROC_NULL`, tag [`ANY_TAG`] and no data (MPI's `MPI_PROC_NULL`).
@@ -219,35 +219,27 @@ impl Comm {
 
     /// Standard send: returns when `buf` may be reused (at once up to the eager threshold).
     pub async fn send<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
-        self.start_send(SendMode::Standard, buf, dest, tag)?
-            .wait()
+        self.send_blocking(SendMode::Standard, bytemuck::cast_slice(buf), dest, tag)
             .await
-            .map(drop)
     }
 
     /// Synchronous send: returns when the matching receive has taken the data.
     pub async fn ssend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
-        self.start_send(SendMode::Synchronous, buf, dest, tag)?
-            .wait()
+        self.send_blocking(SendMode::Synchronous, bytemuck::cast_slice(buf), dest, tag)
             .await
-            .map(drop)
     }
 
     /// Buffered send: copies into the attached buffer and returns at once; `BufferOverflow`
     /// when it does not fit.
     pub async fn bsend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
-        self.start_send(SendMode::Buffered, buf, dest, tag)?
-            .wait()
+        self.send_blocking(SendMode::Buffered, bytemuck::cast_slice(buf), dest, tag)
             .await
-            .map(drop)
     }
 
     /// Ready send: the matching receive must already be posted (checked in strict mode).
     pub async fn rsend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
-        self.start_send(SendMode::Ready, buf, dest, tag)?
-            .wait()
+        self.send_blocking(SendMode::Ready, bytemuck::cast_slice(buf), dest, tag)
             .await
-            .map(drop)
     }
 
     /// Nonblocking standard send. The data is copied now; `buf` is free when this returns.
@@ -294,7 +286,9 @@ impl Comm {
         source: impl Into<Source>,
         tag: impl Into<Tag>,
     ) -> Result<Status> {
-        self.irecv(buf, source, tag)?.wait().await
+        let pattern = self.pattern("recv", source.into(), tag.into())?;
+        self.recv_blocking(pattern, bytemuck::cast_slice_mut(buf))
+            .await
     }
 
     /// Nonblocking receive into `buf`; the data is written when the request completes.
@@ -641,6 +635,68 @@ impl Comm {
             .expect("with_endpoint runs the closure exactly once")
             .map_err(|e| stamped(&**self.rt(), e))?;
         Ok(Request::active(self.rt().clone(), id, call, None))
+    }
+
+    /// A blocking send: posts it and, when it completes at once (eager, buffered), finishes it
+    /// in the same pass through the endpoint, with no request to wait for.
+    async fn send_blocking(&self, mode: SendMode, bytes: &[u8], dest: u32, tag: i32) -> Result<()> {
+        let call = mode.call();
+        self.check_send(call, dest, tag)?;
+        if dest == PROC_NULL {
+            return Ok(());
+        }
+        let to = self.world_rank(dest);
+        let envelope = Envelope::new(self.inner.p2p, self.rank(), tag);
+        let mut out: Option<Result<(ReqId, bool)>> = None;
+        self.rt().with_endpoint(&mut |ep| {
+            out = Some(
+                ep.isend(mode, to, envelope, bytes.len(), Payload::from_slice(bytes))
+                    .map(|id| (id, ep.is_done(id) && matches!(ep.test(id), Ok(Some(_))))),
+            );
+        });
+        let (id, done) = out
+            .expect("with_endpoint runs the closure exactly once")
+            .map_err(|e| stamped(&**self.rt(), e))?;
+        if done {
+            return Ok(());
+        }
+        Request::active(self.rt().clone(), id, call, None)
+            .wait()
+            .await
+            .map(drop)
+    }
+
+    /// A blocking receive: posts it and, when a waiting message matches at once, completes it
+    /// in the same pass through the endpoint.
+    async fn recv_blocking(&self, pattern: Option<Pattern>, buf: &mut [u8]) -> Result<Status> {
+        let Some(pattern) = pattern else {
+            return Ok(proc_null_status());
+        };
+        let capacity = buf.len();
+        let source_world = match pattern.source {
+            Source::Rank(r) => Some(self.world_rank(r)),
+            Source::Any => None,
+        };
+        let mut out = None;
+        self.rt().with_endpoint(&mut |ep| {
+            let id = ep.irecv_from(pattern, capacity, source_world);
+            let done = if ep.is_done(id) {
+                ep.test(id).ok().flatten()
+            } else {
+                None
+            };
+            out = Some((id, done));
+        });
+        match out.expect("with_endpoint runs the closure exactly once") {
+            (_, Some(completion)) => {
+                finish(completion, Some(buf)).map_err(|e| stamped(&**self.rt(), e))
+            }
+            (id, None) => {
+                Request::active(self.rt().clone(), id, "recv", Some(buf))
+                    .wait()
+                    .await
+            }
+        }
     }
 
     /// Posts a receive for a validated pattern (`None` is `PROC_NULL`: complete at once).

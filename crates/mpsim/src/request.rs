@@ -182,7 +182,7 @@ pub(crate) fn stamped(
 }
 
 /// Copies a receive's data into its buffer and turns the completion into a result.
-fn finish(completion: Completion<Payload>, buf: Option<&mut [u8]>) -> Result<Status> {
+pub(crate) fn finish(completion: Completion<Payload>, buf: Option<&mut [u8]>) -> Result<Status> {
     if let (Some(payload), Some(buf)) = (completion.payload.as_deref(), buf) {
         let n = payload.len().min(buf.len());
         buf[..n].copy_from_slice(&payload[..n]);
