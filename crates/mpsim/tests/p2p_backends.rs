@@ -2,11 +2,10 @@
 //! backends: every behaviour gets a `p2p_pN_<what>_sim` and a `p2p_pN_<what>_threads` test that
 //! call one function with the backend.
 //!
-//! What the other files already cover and this one does not repeat: `p2p_threads.rs` (P1, P2,
-//! P12, P22–P28 on threads only), `p2p_comms.rs` (P18, P20–P22 — note that its `threads()`
-//! helper is `Launcher::new`, i.e. the *sim* backend), `p2p_stress.rs` (random traffic on both),
-//! and the core-level `mpsim-proto/tests/p2p_core.rs`. So the threads-only and sim-only
-//! behaviours appear here again, as one program on both backends.
+//! Covered elsewhere, on both backends too: `p2p_comms.rs` (P18 persistent requests, P20 dup,
+//! P21 split, P22 freed communicators), `p2p_stress.rs` (random traffic); `p2p_threads.rs` keeps
+//! the threads-only progress check of P28; the core-level versions are in
+//! `mpsim-proto/tests/p2p_core.rs`.
 //!
 //! Rules the programs follow:
 //! - Backend-agnostic: no wall-clock assertion, no thread tricks. "Not complete before the
@@ -19,9 +18,6 @@
 //!   also happens on a helper thread with a generous cap ([`TIME_LIMIT`]), so a library bug that
 //!   does hang fails its test instead of the whole suite. This bounds the run, it asserts
 //!   nothing about speed.
-//!
-//! Not testable through the public API: P14 (`mprobe` / `mrecv` / `improbe` / `imrecv` are not
-//! exposed by `mpsim`; only `mpsim-proto`'s `Endpoint` has them).
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -32,8 +28,8 @@ use std::time::Duration;
 
 use mpsim::sim::Model;
 use mpsim::{
-    ANY_SOURCE, ANY_TAG, BSEND_OVERHEAD, Backend, Comm, Error, Launcher, PROC_NULL, Request,
-    Result, Source, Status, Tag, test_all, test_any, test_some, wait_all, wait_any, wait_some,
+    ANY_TAG, BSEND_OVERHEAD, Backend, Comm, Error, Launcher, PROC_NULL, Request, Result, Source,
+    Status, Tag, test_all, test_any, test_some, wait_all, wait_any, wait_some,
 };
 
 /// A run still going after this long fails its test (hang guard only, see the module docs).
@@ -936,95 +932,8 @@ fn p17_wait_test_families(backend: Backend) {
 on_both!(p17_wait_test_families => p2p_p17_wait_and_test_families_on_mixed_requests_sim, p2p_p17_wait_and_test_families_on_mixed_requests_threads);
 
 // ---------------------------------------------------------------------------------------------
-// P18 persistent, P19 sendrecv
+// P19 sendrecv
 // ---------------------------------------------------------------------------------------------
-
-/// P18: a persistent send/recv pair restarted 1,000 times with changing data; `start` on an
-/// active request is `RequestActive`; an inactive one waits to an empty status.
-fn p18_persistent_restart(backend: Backend) {
-    run_ok(launcher(2, backend), |world: Comm| async move {
-        let peer = 1 - world.rank();
-        let mut buf = [0u64; 4];
-        let mut req = if world.rank() == 0 {
-            world.send_init(&mut buf, peer, 3)?
-        } else {
-            world.recv_init(&mut buf, peer, 3)?
-        };
-        let empty = req.wait().await?;
-        assert_eq!(
-            (empty.source, empty.tag, empty.bytes),
-            (ANY_SOURCE, ANY_TAG, 0)
-        );
-        for run in 0..1000u64 {
-            let data = [run, run * 2, run * 3, !run];
-            if world.rank() == 0 {
-                req.buffer_mut::<u64>()
-                    .expect("a send's buffer")
-                    .copy_from_slice(&data);
-            }
-            req.start()?;
-            let e = req.start().expect_err("started twice");
-            assert!(matches!(e, Error::RequestActive { .. }), "{e}");
-            let s = req.wait().await?;
-            assert!(!req.is_active());
-            if world.rank() == 1 {
-                assert_status(&s, 0, 3, 32);
-                assert_eq!(req.buffer::<u64>(), Some(&data[..]), "run {run}");
-            }
-        }
-        Ok(())
-    });
-}
-on_both!(p18_persistent_restart => p2p_p18_persistent_restarted_1000_times_sim, p2p_p18_persistent_restarted_1000_times_threads);
-
-/// P18: persistent requests in every mode started together (`start_all`), ten times, in
-/// strict mode (the receives are posted before the rsend starts).
-fn p18_persistent_modes(backend: Backend) {
-    run_ok(
-        launcher(2, backend).strict(true),
-        |world: Comm| async move {
-            let peer = 1 - world.rank();
-            world.buffer_attach(1024)?;
-            let (mut a, mut b, mut c, mut d) = ([1u8; 8], [2u8; 8], [3u8; 8], [4u8; 8]);
-            let mut got = [[0u8; 8]; 4];
-            let [g0, g1, g2, g3] = &mut got;
-            let mut recvs = [
-                world.recv_init(g0, peer, 0)?,
-                world.recv_init(g1, peer, 1)?,
-                world.recv_init(g2, peer, 2)?,
-                world.recv_init(g3, peer, 3)?,
-            ];
-            let mut sends = [
-                world.send_init(&mut a, peer, 0)?,
-                world.bsend_init(&mut b, peer, 1)?,
-                world.ssend_init(&mut c, peer, 2)?,
-                world.rsend_init(&mut d, peer, 3)?,
-            ];
-            for run in 0..10u8 {
-                for (i, s) in sends.iter_mut().enumerate() {
-                    s.buffer_mut::<u8>().expect("send buffer")[0] = run * 10 + i as u8;
-                }
-                mpsim::start_all(&mut recvs)?;
-                world.sendrecv(&[0u8], peer, 9, &mut [0u8], peer, 9).await?;
-                mpsim::start_all(&mut sends)?;
-                let e = mpsim::start_all(&mut sends).expect_err("all active");
-                assert!(matches!(e, Error::RequestActive { .. }), "{e}");
-                for r in sends.iter_mut().chain(recvs.iter_mut()) {
-                    r.wait().await?;
-                }
-                let seen: Vec<u8> = recvs
-                    .iter()
-                    .map(|r| r.buffer::<u8>().expect("inactive")[0])
-                    .collect();
-                assert_eq!(seen, [0, 1, 2, 3].map(|i| run * 10 + i), "run {run}");
-            }
-            drop((sends, recvs));
-            assert_eq!(world.buffer_detach().await?, 1024);
-            Ok(())
-        },
-    );
-}
-on_both!(p18_persistent_modes => p2p_p18_persistent_modes_start_all_sim, p2p_p18_persistent_modes_start_all_threads);
 
 /// P19: `sendrecv` ring shift right of 320 KB per rank (rendezvous on every link: a blocking
 /// send ring would deadlock), a wildcard shift left, and a `sendrecv_replace` shift left.
@@ -1066,68 +975,8 @@ fn p19_sendrecv(backend: Backend) {
 on_both!(p19_sendrecv => p2p_p19_sendrecv_ring_shift_and_replace_sim, p2p_p19_sendrecv_ring_shift_and_replace_threads);
 
 // ---------------------------------------------------------------------------------------------
-// P20 dup, P21 split, P22 errors
+// P22 errors
 // ---------------------------------------------------------------------------------------------
-
-/// P20: the same source and tag on the world and its dup never cross, in either order of
-/// posting.
-fn p20_dup(backend: Backend) {
-    run_ok(launcher(2, backend), |world: Comm| async move {
-        let twin = world.dup()?;
-        let peer = 1 - world.rank();
-        if world.rank() == 0 {
-            world.send(&[1u32], peer, 5).await?;
-            twin.send(&[2u32], peer, 5).await?;
-            twin.send(&[3u32], peer, 5).await?;
-            world.send(&[4u32], peer, 5).await?;
-        } else {
-            let (mut a, mut b) = ([0u32], [0u32]);
-            twin.recv(&mut a, Source::Any, Tag::Any).await?;
-            world.recv(&mut b, Source::Any, Tag::Any).await?;
-            assert_eq!((a, b), ([2], [1]));
-            let (mut c, mut d) = ([0u32], [0u32]);
-            let rc = world.irecv(&mut c, peer, 5)?;
-            let rd = twin.irecv(&mut d, peer, 5)?;
-            let (sc, sd) = (rc.wait().await?, rd.wait().await?);
-            assert_eq!((c, d, sc.source, sd.source), ([4], [3], 0, 0));
-        }
-        assert_eq!(world.iprobe(Source::Any, Tag::Any).await?, None);
-        assert_eq!(twin.iprobe(Source::Any, Tag::Any).await?, None);
-        Ok(())
-    });
-}
-on_both!(p20_dup => p2p_p20_dup_never_crosses_parent_sim, p2p_p20_dup_never_crosses_parent_threads);
-
-/// P21: `split` of 6 ranks into colors 0, 1, 2, 0, 1 and `UNDEFINED`, keys reversing the
-/// order; a ring inside each part reports new ranks.
-fn p21_split(backend: Backend) {
-    run_ok(launcher(6, backend), |world: Comm| async move {
-        let me = world.rank();
-        let color = (me != 5).then_some(me % 3);
-        let Some(sub) = world.split(color, -i64::from(me)).await? else {
-            assert_eq!(me, 5, "only the undefined rank gets none");
-            return Ok(());
-        };
-        let (size, rank, partner) = match me {
-            0 => (2, 1, 3),
-            3 => (2, 0, 0),
-            1 => (2, 1, 4),
-            4 => (2, 0, 1),
-            2 => (1, 0, 2),
-            _ => unreachable!("rank 5 returned above"),
-        };
-        assert_eq!((sub.size(), sub.rank()), (size, rank), "world rank {me}");
-        let (n, r) = (sub.size(), sub.rank());
-        let mut got = [u32::MAX];
-        let s = sub
-            .sendrecv(&[me], (r + 1) % n, 4, &mut got, (r + n - 1) % n, 4)
-            .await?;
-        assert_status(&s, (r + n - 1) % n, 4, 4);
-        assert_eq!(got, [partner]);
-        Ok(())
-    });
-}
-on_both!(p21_split => p2p_p21_split_colors_keys_undefined_sim, p2p_p21_split_colors_keys_undefined_threads);
 
 /// P22: invalid rank (send and receive), negative tag, `ANY_TAG` on a send, and a freed
 /// communicator give typed errors that the program can catch.
