@@ -8,7 +8,8 @@
 //! constant. Events are processed in the order of the key `(time, class, creator, n)`, so the
 //! same program and model give the same report, byte for byte, whatever the host does.
 //!
-//! - [`Model`], [`DelayTable`]: the machine model.
+//! - [`Model`], [`DelayTable`]: the machine model; [`ModelFile`], [`ModelFileError`]: models as
+//!   files (`model.toml` plus CSV delay tables), [`Model::load`], [`Model::write_to`].
 //! - [`simulate`], [`Options`], [`Outcome`]: running a program.
 //! - [`Report`]: what a run predicts.
 #![forbid(unsafe_code)]
@@ -17,10 +18,12 @@
 mod event;
 mod kernel;
 mod model;
+mod model_file;
 mod rank;
 mod report;
 mod run;
 
 pub use model::{ComputeMode, DelayTable, Model, ModelError};
+pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 pub use report::{PROTOCOLS, RankReport, Report, Traffic};
 pub use run::{Options, Outcome, simulate};

@@ -112,9 +112,23 @@ impl DelayTable {
         } else {
             (false, p[i - 1], p[i])
         };
-        let (x0, y0, x1, y1, s) = (x0 as i128, y0 as i128, x1 as i128, y1 as i128, size as i128);
-        let d = y0 + (2 * (y1 - y0) * (s - x0) + (x1 - x0)).div_euclid(2 * (x1 - x0));
-        let d = if beyond { d.max(y1) } else { d };
+        // D = y0 + floor((2·dy·ds + dx) / (2·dx)) with dy = y1 − y0, ds = size − x0 ≥ 0 and
+        // dx = x1 − x0 > 0. |dy|·ds fits in u128 (both < 2^64), 2·|dy|·ds may not, so with
+        // m = |dy|·ds = q·dx + r: the step is q + [2r ≥ dx] going up, and going down
+        // −q when r = 0, else −(q + 1) + [2(dx − r) ≥ dx].
+        let dx = u128::from(x1 - x0);
+        let m = u128::from(y1.abs_diff(y0)) * u128::from(size - x0);
+        let (q, r) = (m / dx, m % dx);
+        let up = y1 >= y0;
+        let y0 = u128::from(y0);
+        let d = if up {
+            y0.saturating_add(q + u128::from(2 * r >= dx))
+        } else if r == 0 {
+            y0.saturating_sub(q)
+        } else {
+            y0.saturating_sub(q + 1) + u128::from(2 * (dx - r) >= dx)
+        };
+        let d = if beyond { d.max(u128::from(y1)) } else { d };
         u64::try_from(d.max(1)).unwrap_or(u64::MAX)
     }
 }
@@ -132,6 +146,18 @@ pub enum ComputeMode {
     Measured,
     /// Compute costs nothing.
     Ignored,
+}
+
+impl ComputeMode {
+    /// The mode's name in model files and on the command line: `modeled`, `measured`,
+    /// `ignored`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ComputeMode::Modeled => "modeled",
+            ComputeMode::Measured => "measured",
+            ComputeMode::Ignored => "ignored",
+        }
+    }
 }
 
 /// A machine model: delay tables per send mode and the constants of `timing.md` §4.
@@ -158,6 +184,13 @@ pub struct Model {
     /// Measured compute: target time per host time, in parts per million (1,000,000: the
     /// target is as fast as this host; 500,000: twice as fast).
     pub host_to_target_ppm: u64,
+    /// BSP `g`: time per byte of an h-relation when every process communicates at once, in
+    /// picoseconds per byte (`bsplib.md` §3; integer like every clock quantity, and fine enough
+    /// for memory bandwidths: 125 ps/byte is 8 GB/s). `None`: not measured for this machine.
+    pub bsp_g_ps_per_byte: Option<u64>,
+    /// BSP `l`: the cost of a superstep's barrier, paid even when nothing is sent, ns.
+    /// `None`: not measured for this machine.
+    pub bsp_l_ns: Option<u64>,
 }
 
 impl Model {
@@ -176,13 +209,17 @@ impl Model {
             flops_per_s: 1_000_000_000,
             compute: ComputeMode::Modeled,
             host_to_target_ppm: 1_000_000,
+            bsp_g_ps_per_byte: None,
+            bsp_l_ns: None,
         }
     }
 
     /// The embedded default: Open MPI 4.1.4 over shared memory on this project's reference
     /// machine (2 cores), one-way ping-pong minima from `bench/ompi-pingpong.sh` on 2026-11-23;
-    /// `ssend` adds a handshake's worth (0.3 us) to the small sizes. A placeholder until
-    /// `mpsim calibrate` writes measured models.
+    /// `ssend` adds a handshake's worth (0.3 us) at every size. BSP `g` and `l` were not
+    /// measured. A placeholder until `mpsim calibrate` writes measured models. The same model
+    /// as files, with these notes, is `models/default/` in this crate
+    /// ([`ModelFile::embedded_default`](crate::ModelFile::embedded_default)).
     pub fn default_machine() -> Self {
         let bsend = vec![
             (1, 197),
@@ -209,6 +246,8 @@ impl Model {
             flops_per_s: 10_000_000_000,
             compute: ComputeMode::Modeled,
             host_to_target_ppm: 1_000_000,
+            bsp_g_ps_per_byte: None,
+            bsp_l_ns: None,
         }
     }
 
@@ -281,6 +320,56 @@ mod tests {
         );
         let one = DelayTable::constant(7).expect("valid");
         assert_eq!((one.delay(0), one.delay(1 << 40)), (7, 7));
+    }
+
+    /// The formula of `timing.md` §4 in i128, for operands small enough not to overflow.
+    fn reference_delay(p: &[(u64, u64)], size: u64) -> u64 {
+        if p.len() == 1 || size <= p[0].0 {
+            return p[0].1;
+        }
+        if let Some(&(_, y)) = p.iter().find(|q| q.0 == size) {
+            return y;
+        }
+        let i = p.partition_point(|&(x, _)| x <= size);
+        let beyond = i == p.len();
+        let ((x0, y0), (x1, y1)) = if beyond {
+            (p[i - 2], p[i - 1])
+        } else {
+            (p[i - 1], p[i])
+        };
+        let (x0, y0, x1, y1, s) = (x0 as i128, y0 as i128, x1 as i128, y1 as i128, size as i128);
+        let d = y0 + (2 * (y1 - y0) * (s - x0) + (x1 - x0)).div_euclid(2 * (x1 - x0));
+        let d = if beyond { d.max(y1) } else { d };
+        d.max(1) as u64
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn delay_matches_the_i128_formula(
+            steps in proptest::collection::vec((1u64..1 << 30, 1u64..1 << 30), 1..6),
+            size in 0u64..1 << 33,
+        ) {
+            let mut x = 0;
+            let points: Vec<(u64, u64)> = steps
+                .iter()
+                .map(|&(dx, y)| {
+                    x += dx;
+                    (x, y)
+                })
+                .collect();
+            let t = DelayTable::new("p", points.clone()).expect("valid");
+            proptest::prop_assert_eq!(t.delay(size), reference_delay(&points, size));
+        }
+    }
+
+    #[test]
+    fn delay_never_overflows_on_extreme_tables() {
+        let up = DelayTable::new("up", vec![(0, 1), (1, u64::MAX)]).expect("valid");
+        assert_eq!(up.delay(u64::MAX), u64::MAX);
+        let down = DelayTable::new("down", vec![(0, u64::MAX), (1, 1)]).expect("valid");
+        assert_eq!(down.delay(u64::MAX), 1);
+        let wide = DelayTable::new("wide", vec![(0, 1), (u64::MAX, u64::MAX)]).expect("valid");
+        assert_eq!(wide.delay(u64::MAX / 2), u64::MAX / 2 + 1);
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Launching a program: the flags every mpsim program understands, and the backend choice.
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, ValueEnum};
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::Config;
-use mpsim_sim::{ComputeMode, Model, Outcome};
+use mpsim_sim::{ComputeMode, Model, ModelFile, ModelFileError, Outcome};
 
 use crate::comm::Comm;
 
@@ -37,9 +38,15 @@ pub struct LaunchArgs {
     /// Report an rsend that arrives before its receive is posted (ReadyNotPosted).
     #[arg(long)]
     pub strict: bool,
-    /// Under sim: how computation between calls is charged.
-    #[arg(long, value_enum, default_value_t = Compute::Modeled)]
-    pub compute: Compute,
+    /// Under sim: how computation between calls is charged [default: the model's `mode`,
+    /// `modeled` for the embedded model]. Overrides the model file's mode when given.
+    #[arg(long, value_enum)]
+    pub compute: Option<Compute>,
+    /// Under sim: the machine model, a model.toml, a directory holding one, or `default` (the
+    /// model compiled in; `mpsim model show default` prints it). Its eager threshold is the
+    /// one sim uses.
+    #[arg(long, value_name = "PATH")]
+    pub model: Option<PathBuf>,
 }
 
 /// How the simulator charges computation between communication calls (`--compute`).
@@ -106,30 +113,51 @@ pub struct Launcher {
 impl Launcher {
     /// `ranks` ranks, simulated on the default machine model.
     pub fn new(ranks: u32) -> Self {
-        Launcher::from_args(LaunchArgs {
-            ranks,
-            backend: Backend::Sim,
-            eager_threshold: 65_536,
-            strict: false,
-            compute: Compute::Modeled,
-        })
-    }
-
-    /// From parsed flags.
-    pub fn from_args(args: LaunchArgs) -> Self {
-        let model = Model {
-            compute: args.compute.into(),
-            ..Model::default()
-        };
         Launcher {
-            args,
-            model,
+            args: LaunchArgs {
+                ranks,
+                backend: Backend::Sim,
+                eager_threshold: 65_536,
+                strict: false,
+                compute: None,
+                model: None,
+            },
+            model: Model::default(),
             spawn_order: None,
         }
     }
 
-    /// The machine model the simulator uses (default: [`Model::default_machine`]). Its eager
-    /// threshold replaces the launcher's under `sim`.
+    /// From parsed flags: loads `--model` if given (else the embedded default model), then
+    /// applies `--compute` if given. A model file that does not load is an error naming its
+    /// file and line.
+    pub fn try_from_args(args: LaunchArgs) -> std::result::Result<Self, ModelFileError> {
+        let mut model = match &args.model {
+            Some(path) => ModelFile::open(path)?.model,
+            None => Model::default(),
+        };
+        if let Some(compute) = args.compute {
+            model.compute = compute.into();
+        }
+        Ok(Launcher {
+            args,
+            model,
+            spawn_order: None,
+        })
+    }
+
+    /// From parsed flags, like [`Launcher::try_from_args`]; but, like `clap`'s own parsing of
+    /// bad flags, a `--model` that does not load ends the process: it prints the error on one
+    /// line to standard error and exits with status 1.
+    pub fn from_args(args: LaunchArgs) -> Self {
+        Launcher::try_from_args(args).unwrap_or_else(|e| {
+            eprintln!("mpsim: {e}");
+            std::process::exit(1)
+        })
+    }
+
+    /// The machine model the simulator uses (default: [`Model::default_machine`], or the
+    /// `--model` file with `--compute` applied). This replaces that model whole, `compute` mode
+    /// included. Its eager threshold replaces the launcher's under `sim`.
     pub fn model(mut self, model: Model) -> Self {
         self.model = model;
         self
@@ -214,14 +242,22 @@ impl Launcher {
 }
 
 /// Parses the command line (`--help` lists the flags), runs `program`, prints the first error
-/// on one line and exits non-zero on failure.
+/// on one line and exits non-zero on failure. A `--model` that does not load is such an error:
+/// the program does not start.
 pub fn run<F, Fut>(program: F) -> ExitCode
 where
     F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = Result<()>>,
 {
     let cli = Cli::parse();
-    match Launcher::from_args(cli.launch).run(program) {
+    let launcher = match Launcher::try_from_args(cli.launch) {
+        Ok(launcher) => launcher,
+        Err(e) => {
+            eprintln!("mpsim: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match launcher.run(program) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mpsim: {e}");

@@ -46,7 +46,8 @@ pub use persistent::{PersistentRequest, start_all};
 /// The simulator's machine model and report types.
 pub mod sim {
     pub use mpsim_sim::{
-        ComputeMode, DelayTable, Model, ModelError, Outcome, PROTOCOLS, RankReport, Report, Traffic,
+        ComputeMode, DelayTable, Model, ModelError, ModelFile, ModelFileError, Outcome, PROTOCOLS,
+        RankReport, Report, Traffic,
     };
 }
 

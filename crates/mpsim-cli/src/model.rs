@@ -1,0 +1,259 @@
+//! `mpsim model show|check PATH`: a machine model in human terms, or whether it loads.
+//!
+//! Loading is `mpsim_sim::ModelFile::open`, the same call `--model` makes in a program, so a
+//! model that `check` passes is one a simulated run accepts, and a failure here prints the same
+//! `FILE:LINE: ...` message the run would. `PATH` is a `model.toml`, a directory holding one, or
+//! `default` for the model compiled into mpsim.
+//!
+//! `show` prints exact values (times in ns, us, ms or s without rounding, sizes in the largest
+//! binary unit that divides them) so that what it prints is what the simulator uses.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use mpsim_sim::{DelayTable, ModelFile, ModelFileError};
+
+/// `mpsim model ...`.
+#[derive(Subcommand)]
+pub enum ModelCommand {
+    /// Print every parameter of a model and both delay tables, with units.
+    Show {
+        /// A model.toml, a directory holding one, or `default` (the embedded model).
+        path: PathBuf,
+    },
+    /// Load a model and print `ok: PATH`, or its first problem as FILE:LINE: ... (exit 1).
+    Check {
+        /// A model.toml, a directory holding one, or `default` (the embedded model).
+        path: PathBuf,
+    },
+}
+
+/// Runs a `model` subcommand; returns what to print.
+pub fn run(cmd: ModelCommand) -> Result<String, ModelFileError> {
+    match cmd {
+        ModelCommand::Show { path } => ModelFile::open(&path).map(|f| show(&f)),
+        ModelCommand::Check { path } => {
+            ModelFile::open(&path).map(|_| format!("ok: {}\n", path.display()))
+        }
+    }
+}
+
+/// The human-readable description of a model.
+fn show(f: &ModelFile) -> String {
+    let m = &f.model;
+    let mut s = String::new();
+    // Writing to a String cannot fail.
+    let _ = writeln!(s, "model: {}", f.path.display());
+    if let Some(d) = &f.description {
+        let _ = writeln!(s, "description: {d}");
+    }
+    let row = |s: &mut String, name: &str, value: String, note: &str| {
+        let _ = if note.is_empty() {
+            writeln!(s, "  {name:<17} {value}")
+        } else {
+            writeln!(s, "  {name:<17} {value:<22} {note}")
+        };
+    };
+
+    let _ = writeln!(s, "\nnetwork");
+    row(
+        &mut s,
+        "ack_latency",
+        time(m.ack_latency_ns),
+        "an acknowledgement's delay",
+    );
+    row(
+        &mut s,
+        "eager_threshold",
+        size(m.eager_threshold as u64),
+        "standard sends up to this size go eagerly",
+    );
+    row(
+        &mut s,
+        "bsend_overhead",
+        size(m.bsend_overhead as u64),
+        "charged per buffered message",
+    );
+    row(
+        &mut s,
+        "system_buffer",
+        m.system_buffer
+            .map_or_else(|| "unbounded".into(), |b| size(b as u64)),
+        "eager send capacity",
+    );
+    row(
+        &mut s,
+        "poll_cost",
+        time(m.poll_cost_ns),
+        "a test/iprobe that finds nothing",
+    );
+    row(
+        &mut s,
+        "lookahead",
+        time(m.lookahead()),
+        "smallest delay of any message or ack",
+    );
+
+    let _ = writeln!(s, "\ncompute");
+    row(
+        &mut s,
+        "mode",
+        m.compute.name().into(),
+        "a program's --compute overrides it",
+    );
+    row(&mut s, "flops_per_s", flops(m.flops_per_s), "");
+    row(
+        &mut s,
+        "host_to_target",
+        decimal(m.host_to_target_ppm, 6),
+        "measured mode: target time per host time",
+    );
+
+    let _ = writeln!(s, "\nbsp");
+    row(
+        &mut s,
+        "g",
+        m.bsp_g_ps_per_byte.map_or_else(
+            || "not measured".into(),
+            |g| format!("{} ns/byte", decimal(g, 3)),
+        ),
+        "",
+    );
+    row(
+        &mut s,
+        "l",
+        m.bsp_l_ns.map_or_else(|| "not measured".into(), time),
+        "",
+    );
+
+    table(&mut s, "ssend", &f.ssend_table, &m.ssend);
+    table(&mut s, "bsend", &f.bsend_table, &m.bsend);
+    s
+}
+
+/// A delay table, one point per line.
+fn table(s: &mut String, name: &str, path: &Path, t: &DelayTable) {
+    let points = t.points();
+    let _ = writeln!(
+        s,
+        "\n{name} table: {} ({} point{}; linear between points and beyond the last)",
+        path.display(),
+        points.len(),
+        if points.len() == 1 { "" } else { "s" }
+    );
+    let _ = writeln!(s, "  {:>12}  {:>14}", "size", "delay");
+    for &(bytes, ns) in points {
+        let _ = writeln!(s, "  {:>12}  {:>14}", size(bytes), time(ns));
+    }
+}
+
+/// `n / 10^digits` exactly, at least one fractional digit.
+fn decimal(n: u64, digits: u32) -> String {
+    let den = 10u64.pow(digits);
+    let frac = format!("{:0width$}", n % den, width = digits as usize);
+    let frac = frac.trim_end_matches('0');
+    format!("{}.{}", n / den, if frac.is_empty() { "0" } else { frac })
+}
+
+/// A time, exact, in the largest unit not above it.
+fn time(ns: u64) -> String {
+    let (digits, unit) = match ns {
+        0..1_000 => return format!("{ns} ns"),
+        1_000..1_000_000 => (3, "us"),
+        1_000_000..1_000_000_000 => (6, "ms"),
+        _ => (9, "s"),
+    };
+    let d = decimal(ns, digits);
+    format!("{} {unit}", d.strip_suffix(".0").unwrap_or(&d))
+}
+
+/// A size in the largest binary unit that divides it.
+fn size(bytes: u64) -> String {
+    [
+        ("TiB", 1u64 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ]
+    .iter()
+    .find(|(_, k)| bytes != 0 && bytes.is_multiple_of(*k))
+    .map_or_else(
+        || format!("{bytes} B"),
+        |(u, k)| format!("{} {u}", bytes / k),
+    )
+}
+
+/// A rate with thousands separators and an SI summary.
+fn flops(f: u64) -> String {
+    let digits = f.to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let si = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+        .iter()
+        .find(|(k, _)| f as f64 >= *k)
+        .map(|(k, p)| {
+            let v = format!("{:.3}", f as f64 / k);
+            let v = v.trim_end_matches('0').trim_end_matches('.');
+            format!(" ({v} {p}flop/s)")
+        });
+    format!("{grouped} flop/s{}", si.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mpsim_sim::Model;
+
+    fn default_file() -> ModelFile {
+        ModelFile::embedded_default().expect("the embedded model loads")
+    }
+
+    #[test]
+    fn units_are_exact() {
+        assert_eq!(time(999), "999 ns");
+        assert_eq!(time(12_990), "12.99 us");
+        assert_eq!(time(517_632), "517.632 us");
+        assert_eq!(time(1_500_000_000), "1.5 s");
+        assert_eq!(time(2_000_000), "2 ms");
+        assert_eq!(size(65_536), "64 KiB");
+        assert_eq!(size(1000), "1000 B");
+        assert_eq!(size(0), "0 B");
+        assert_eq!(flops(10_000_000_000), "10,000,000,000 flop/s (10 Gflop/s)");
+        assert_eq!(flops(999), "999 flop/s");
+        assert_eq!(decimal(500_000, 6), "0.5");
+        assert_eq!(flops(2_500_000_000), "2,500,000,000 flop/s (2.5 Gflop/s)");
+    }
+
+    #[test]
+    fn show_lists_every_parameter_and_table() {
+        let out = show(&default_file());
+        for word in [
+            "ack_latency",
+            "150 ns",
+            "eager_threshold",
+            "64 KiB",
+            "bsend_overhead",
+            "system_buffer",
+            "unbounded",
+            "poll_cost",
+            "mode",
+            "modeled",
+            "flops_per_s",
+            "host_to_target",
+            "not measured",
+            "ssend table",
+            "bsend table",
+            "517.632 us",
+            "Open MPI 4.1.4",
+        ] {
+            assert!(out.contains(word), "missing `{word}` in\n{out}");
+        }
+        assert_eq!(default_file().model, Model::default_machine());
+    }
+}
