@@ -1,0 +1,304 @@
+//! Making, freeing and comparing communicators (`spec/p2p.md` §6): `dup`, `split` (over the
+//! parent's collective context), `free`, `compare`, and the deterministic context ids (see the
+//! module docs of [`super`]).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use mpsim_proto::error::{Error, Result};
+use mpsim_proto::matching::Pattern;
+use mpsim_proto::p2p::SendMode;
+
+use super::*;
+use crate::request::wait_all;
+
+/// How two communicators relate ([`Comm::compare`]; MPI's `MPI_Comm_compare`).
+///
+/// ```
+/// use mpsim::{CommCompare, Launcher};
+/// Launcher::new(2)
+///     .run(|world| async move {
+///         assert_eq!(world.compare(&world.clone()), CommCompare::Ident);
+///         assert_eq!(world.compare(&world.dup()?), CommCompare::Congruent);
+///         let reversed = world.split(Some(0), -i64::from(world.rank())).await?;
+///         let reversed = reversed.expect("every rank has color 0");
+///         assert_eq!(world.compare(&reversed), CommCompare::Similar);
+///         Ok(())
+///     })
+///     .expect("compare");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CommCompare {
+    /// The same communicator, i.e. the same context: a clone (`MPI_IDENT`).
+    Ident,
+    /// The same ranks in the same order, another context, e.g. a dup (`MPI_CONGRUENT`).
+    Congruent,
+    /// The same ranks in another order (`MPI_SIMILAR`).
+    Similar,
+    /// Different ranks (`MPI_UNEQUAL`).
+    Unequal,
+}
+
+impl Comm {
+    // ---- making, freeing and comparing communicators ----
+
+    /// A new communicator with the same group, in the same order, and new contexts: traffic on
+    /// the two never meets (MPI's `MPI_Comm_dup`).
+    ///
+    /// Collective in MPI's sense (every member dups in the same order relative to its other
+    /// communicator-creating calls on `self`), but it sends nothing: the new context id is
+    /// derived (module docs, "Context ids").
+    ///
+    /// ```
+    /// mpsim::Launcher::new(2)
+    ///     .run(|world| async move {
+    ///         let twin = world.dup()?;
+    ///         let peer = 1 - world.rank();
+    ///         let (mut a, mut b) = ([0u8], [0u8]);
+    ///         twin.send(&[2u8], peer, 0).await?;
+    ///         world.send(&[1u8], peer, 0).await?;
+    ///         world.recv(&mut a, peer, 0).await?; // not the dup's message
+    ///         twin.recv(&mut b, peer, 0).await?;
+    ///         assert_eq!((a, b), ([1], [2]));
+    ///         Ok(())
+    ///     })
+    ///     .expect("dup");
+    /// ```
+    pub fn dup(&self) -> Result<Comm> {
+        self.check_live(DUP)?;
+        let id = child_id(self.inner.id, self.next_child_index(), 0);
+        let (rank, size, group) = (self.rank(), self.size(), self.inner.group.clone());
+        Ok(Comm::from_parts(self.rt().clone(), id, rank, size, group))
+    }
+
+    /// Splits the communicator by `color` (MPI's `MPI_Comm_split`): the members with one color
+    /// form a new communicator, ranked by `key`, then by rank in `self`. `None` (MPI's
+    /// `MPI_UNDEFINED`) takes part but joins nothing and gets `None`.
+    ///
+    /// Collective: every member of `self` must call it. It exchanges messages on `self`'s
+    /// collective context, never seen by point-to-point receives.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(4)
+    ///     .run(|world| async move {
+    ///         let me = world.rank();
+    ///         let half = world.split(Some(me % 2), 0).await?.expect("every rank has a color");
+    ///         assert_eq!((half.size(), half.rank()), (2, me / 2));
+    ///         let none = world.split(None, 0).await?;
+    ///         assert!(none.is_none());
+    ///         Ok(())
+    ///     })
+    ///     .expect("split");
+    /// ```
+    pub async fn split(&self, color: Option<u32>, key: i64) -> Result<Option<Comm>> {
+        self.check_live(SPLIT)?;
+        let index = self.next_child_index();
+        let mine = encode_split(color, key);
+        let members = if self.rank() == 0 {
+            self.split_root(mine).await?
+        } else {
+            self.split_member(mine).await?
+        };
+        Ok(color.map(|c| {
+            let id = child_id(self.inner.id, index, u64::from(c) + 1);
+            self.child(id, &members)
+        }))
+    }
+
+    /// Frees the communicator (MPI's `MPI_Comm_free`): from now on every fallible call on it
+    /// or any clone fails with `Error::InvalidComm`. Requests already started complete as
+    /// usual. Freeing the world, or a freed communicator, is `InvalidComm`.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(1)
+    ///     .run(|world| async move {
+    ///         let mut twin = world.dup()?;
+    ///         let clone = twin.clone();
+    ///         twin.free()?;
+    ///         let err = clone.send(&[1u8], 0, 0).await.expect_err("freed");
+    ///         assert!(matches!(err, mpsim::Error::InvalidComm { .. }));
+    ///         Ok(())
+    ///     })
+    ///     .expect("free");
+    /// ```
+    pub fn free(&mut self) -> Result<()> {
+        self.check_live(FREE)?;
+        if self.inner.id == WORLD_ID {
+            return Err(Error::InvalidComm {
+                site: self.site(FREE),
+            });
+        }
+        self.inner.freed.set(true);
+        Ok(())
+    }
+
+    /// How `self` and `other` relate: the same communicator, the same ranks in the same or in
+    /// another order, or different ranks (example on [`CommCompare`]).
+    pub fn compare(&self, other: &Comm) -> CommCompare {
+        if self.inner.p2p == other.inner.p2p {
+            return CommCompare::Ident;
+        }
+        let (mut mine, mut theirs) = (self.world_ranks(), other.world_ranks());
+        if mine == theirs {
+            return CommCompare::Congruent;
+        }
+        mine.sort_unstable();
+        theirs.sort_unstable();
+        if mine == theirs {
+            CommCompare::Similar
+        } else {
+            CommCompare::Unequal
+        }
+    }
+
+    // ---- helpers ----
+
+    /// The index of the next communicator-creating call on this communicator.
+    fn next_child_index(&self) -> u64 {
+        let index = self.inner.created.get();
+        self.inner.created.set(index + 1);
+        index
+    }
+
+    /// The child `id` whose members are `members` (ranks in `self`, in new-rank order), which
+    /// include this rank.
+    fn child(&self, id: u64, members: &[u32]) -> Comm {
+        // Invariant: rank 0 sends each member the list of its own color, which names it.
+        let rank = members
+            .iter()
+            .position(|&r| r == self.rank())
+            .expect("a member's list names it");
+        let group: Rc<[u32]> = members.iter().map(|&r| self.world_rank(r)).collect();
+        let size = u32::try_from(group.len()).expect("no larger than the parent");
+        let rank = u32::try_from(rank).expect("below size");
+        Comm::from_parts(self.rt().clone(), id, rank, size, Some(group))
+    }
+
+    /// `split` at parent rank 0: gathers every `(color, key)`, answers each member, and
+    /// returns its own color's members.
+    async fn split_root(&self, mine: [i64; 2]) -> Result<Vec<u32>> {
+        let mut entries = vec![mine];
+        for source in 1..self.size() {
+            let mut entry = [0i64; 2];
+            let pattern = Pattern::new(self.inner.coll, source, SPLIT_TAG);
+            let bytes = bytemuck::cast_slice_mut(&mut entry);
+            self.post_recv(SPLIT, Some(pattern), bytes).wait().await?;
+            entries.push(entry);
+        }
+        let groups = split_groups(&entries);
+        let mut answers = Vec::new();
+        for members in groups.values() {
+            for &member in members.iter().filter(|&&m| m != 0) {
+                let bytes = bytemuck::cast_slice(members);
+                let (mode, coll) = (SendMode::Standard, self.inner.coll);
+                answers.push(self.post_send(coll, SPLIT, mode, bytes, member, SPLIT_TAG)?);
+            }
+        }
+        wait_all(&mut answers).await?;
+        let own = split_color(mine[0]).and_then(|c| groups.get(&c));
+        Ok(own.cloned().unwrap_or_default())
+    }
+
+    /// `split` at a parent rank other than 0: sends `(color, key)` to rank 0 and, with a
+    /// color, receives its color's members.
+    async fn split_member(&self, mine: [i64; 2]) -> Result<Vec<u32>> {
+        let (mode, coll) = (SendMode::Standard, self.inner.coll);
+        let bytes = bytemuck::cast_slice(&mine);
+        self.post_send(coll, SPLIT, mode, bytes, 0, SPLIT_TAG)?
+            .wait()
+            .await?;
+        if split_color(mine[0]).is_none() {
+            return Ok(Vec::new());
+        }
+        let mut members = vec![0u32; self.size() as usize];
+        let pattern = Pattern::new(coll, 0, SPLIT_TAG);
+        let bytes = bytemuck::cast_slice_mut(&mut members);
+        let status = self.post_recv(SPLIT, Some(pattern), bytes).wait().await?;
+        members.truncate(status.bytes / size_of::<u32>());
+        Ok(members)
+    }
+}
+
+/// `split`'s message: the color (`-1` for none) and the key.
+fn encode_split(color: Option<u32>, key: i64) -> [i64; 2] {
+    [color.map_or(-1, i64::from), key]
+}
+
+/// The color of a `split` message.
+fn split_color(encoded: i64) -> Option<u32> {
+    u32::try_from(encoded).ok()
+}
+
+/// Groups `split` messages (indexed by parent rank) by color: each color's parent ranks, in
+/// new-rank order (key, then parent rank).
+fn split_groups(entries: &[[i64; 2]]) -> BTreeMap<u32, Vec<u32>> {
+    let mut by_color: BTreeMap<u32, Vec<(i64, u32)>> = BTreeMap::new();
+    for (&[color, key], rank) in entries.iter().zip(0u32..) {
+        if let Some(color) = split_color(color) {
+            by_color.entry(color).or_default().push((key, rank));
+        }
+    }
+    by_color
+        .into_iter()
+        .map(|(color, mut members)| {
+            members.sort_unstable();
+            (color, members.into_iter().map(|(_, rank)| rank).collect())
+        })
+        .collect()
+}
+
+/// The id of the child made by the `index`th communicator-creating call on `parent`; `salt` is
+/// 0 for `dup` and `color + 1` for `split`.
+fn child_id(parent: u64, index: u64, salt: u64) -> u64 {
+    mix(mix(parent, index), salt)
+}
+
+/// Mixes two words into one (module docs, "Context ids").
+pub(super) fn mix(a: u64, b: u64) -> u64 {
+    splitmix64(splitmix64(a) ^ b)
+}
+
+/// The splitmix64 finalizer: a bijection of `u64` that scatters nearby inputs.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_groups_orders_by_key_then_rank_and_drops_undefined() {
+        let none = encode_split(None, 0);
+        let entries = [
+            encode_split(Some(1), 5),
+            encode_split(Some(0), 2),
+            none,
+            encode_split(Some(1), -3),
+            encode_split(Some(0), 2),
+            encode_split(Some(1), 5),
+        ];
+        let groups = split_groups(&entries);
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[&0], [1, 4]);
+        assert_eq!(groups[&1], [3, 0, 5]);
+    }
+
+    #[test]
+    fn child_ids_differ_by_index_and_color() {
+        let ids = [
+            child_id(0, 0, 0),
+            child_id(0, 1, 0),
+            child_id(0, 1, 1),
+            child_id(0, 1, 2),
+            child_id(child_id(0, 0, 0), 0, 0),
+        ];
+        for (i, a) in ids.iter().enumerate() {
+            assert!(ids[i + 1..].iter().all(|b| a != b), "{ids:x?}");
+        }
+        assert_ne!(mix(0, 0), 0, "a child's p2p context is not the world's");
+    }
+}

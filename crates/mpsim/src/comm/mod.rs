@@ -1,0 +1,363 @@
+//! [`Comm`]: a communicator — a group of ranks with its own matching contexts — with the
+//! point-to-point calls (`spec/p2p.md` §2–§7) and the calls that make, compare and free
+//! communicators (§6).
+//!
+//! This layer validates what the program passes (ranks, tags, `PROC_NULL`, a freed
+//! communicator), turns typed buffers into bytes, translates communicator ranks into the world
+//! ranks the protocol core addresses, and hands the rest to the core through the rank's
+//! runtime. Sends copy the data when they are called, so a send's buffer is free again as soon
+//! as the call returns. Nothing here knows how packets travel.
+//!
+//! # Ranks
+//!
+//! A communicator's group maps its ranks to world ranks; the world and its dups keep no table
+//! (the identity), others share one `Rc<[u32]>`. A message goes to the *world* rank of its
+//! destination and its envelope carries the *communicator* rank of its sender, which is what
+//! receives match and statuses report.
+//!
+//! # Context ids (`spec/p2p.md` §6 "Ours")
+//!
+//! Every communicator has a 64-bit id; the world's is 0. A communicator-creating call on a
+//! parent (`dup`, `split`) takes the next index `i` from a counter the parent's clones share.
+//! Every member makes the same such calls in the same order (MPI requires it of collective
+//! calls), so every member draws the same `i`, and the child's id is
+//!
+//! ```text
+//! id(child)   = mix(mix(id(parent), i), c)     c = 0 for dup, color + 1 for split
+//! p2p context = mix(id, 0)                     (the world keeps ContextId(0))
+//! collective  = mix(id, 1)
+//! mix(a, b)   = splitmix64(splitmix64(a) ^ b)  (the splitmix64 finalizer)
+//! ```
+//!
+//! So no message is needed to agree on a context, a simulated run stays byte-identical, every
+//! color of one split gets its own id, and two communicators' contexts collide with
+//! probability about 2⁻⁶⁴ per pair.
+//!
+//! # States
+//!
+//! A communicator is *live* until [`Comm::free`], then *freed*. Freeing marks the state that
+//! clones share, so from then on every fallible call on any clone fails with
+//! `Error::InvalidComm`; `rank`, `size` and `compare` still answer. Requests already started
+//! are not affected. The world cannot be freed.
+//!
+//! # Internal traffic
+//!
+//! `split` runs over the parent's *collective* context with a reserved tag (`SPLIT_TAG`), so it
+//! never meets a user's receive: every member sends `(color, key)` to parent rank 0, which
+//! answers each member of a color with that color's parent ranks in new-rank order.
+
+//!
+//! Files: this one holds the type, its getters and the internals the others share; `p2p.rs` the
+//! point-to-point calls; `create.rs` the calls that make, free and compare communicators.
+
+mod create;
+mod p2p;
+
+use std::cell::Cell;
+use std::fmt;
+use std::rc::Rc;
+use std::time::Duration;
+
+use mpsim_proto::error::{Error, Result, Site};
+use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
+use mpsim_proto::p2p::{ReqId, SendMode, Status};
+use mpsim_proto::runtime::{Payload, RankRuntime};
+
+pub use create::CommCompare;
+use create::mix;
+
+use crate::request::{Request, stamped, yield_once};
+
+/// The null process: sends to it complete at once, receives from it complete at once with
+/// source `PROC_NULL`, tag [`ANY_TAG`] and no data (MPI's `MPI_PROC_NULL`).
+pub const PROC_NULL: u32 = u32::MAX - 1;
+
+/// The tag a status reports for a receive from [`PROC_NULL`] or an empty status (MPI's
+/// `MPI_ANY_TAG`). To receive any tag, pass [`Tag::Any`].
+pub const ANY_TAG: i32 = -1;
+
+/// The source an empty status reports (MPI's `MPI_ANY_SOURCE`), e.g. waiting on an inactive
+/// [`PersistentRequest`](crate::PersistentRequest). To receive from any source, pass
+/// [`Source::Any`].
+pub const ANY_SOURCE: u32 = u32::MAX;
+
+/// The id of the world communicator.
+const WORLD_ID: u64 = 0;
+
+/// The tag of `split`'s messages on the collective context.
+const SPLIT_TAG: i32 = 0x5350_4C54; // "SPLT"
+
+/// The call names errors and deadlock reports give the communicator calls.
+const DUP: &str = "comm_dup";
+const SPLIT: &str = "comm_split";
+const FREE: &str = "comm_free";
+
+/// A communicator: a group of ranks and a private matching context.
+///
+/// Cloning is cheap and gives the *same* communicator ([`CommCompare::Ident`]); [`Comm::dup`]
+/// gives a new one with the same group.
+///
+/// ```
+/// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// let (me, n) = (world.rank(), world.size());
+/// let mut token = [0u64; 1];
+/// if me == 0 {
+///     world.send(&[42u64], 1 % n, 7).await?;
+/// }
+/// if me == 1 % n {
+///     let status = world.recv(&mut token, 0, 7).await?;
+///     assert_eq!((token[0], status.source), (42, 0));
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Comm {
+    inner: Rc<Inner>,
+}
+
+/// What clones of one communicator share.
+struct Inner {
+    rt: Rc<dyn RankRuntime>,
+    id: u64,
+    p2p: ContextId,
+    coll: ContextId,
+    rank: u32,
+    size: u32,
+    /// Communicator rank → world rank; `None` is the identity (the world and its dups).
+    group: Option<Rc<[u32]>>,
+    /// Communicator-creating calls made on this communicator so far.
+    created: Cell<u64>,
+    freed: Cell<bool>,
+}
+
+impl Comm {
+    // ---- getters and compute ----
+
+    /// The world communicator of a rank.
+    pub(crate) fn world(rt: Rc<dyn RankRuntime>) -> Self {
+        let (rank, size) = (rt.rank(), rt.size());
+        Comm::from_parts(rt, WORLD_ID, rank, size, None)
+    }
+
+    /// A communicator with id `id`; its contexts are derived from the id.
+    fn from_parts(
+        rt: Rc<dyn RankRuntime>,
+        id: u64,
+        rank: u32,
+        size: u32,
+        group: Option<Rc<[u32]>>,
+    ) -> Self {
+        let inner = Inner {
+            rt,
+            id,
+            p2p: if id == WORLD_ID {
+                ContextId(0)
+            } else {
+                ContextId(mix(id, 0))
+            },
+            coll: ContextId(mix(id, 1)),
+            rank,
+            size,
+            group,
+            created: Cell::new(0),
+            freed: Cell::new(false),
+        };
+        Comm {
+            inner: Rc::new(inner),
+        }
+    }
+
+    /// This rank's number in the communicator, `0..size` (still answers once freed).
+    pub fn rank(&self) -> u32 {
+        self.inner.rank
+    }
+
+    /// Number of ranks in the communicator (still answers once freed).
+    pub fn size(&self) -> u32 {
+        self.inner.size
+    }
+
+    /// Nanoseconds since the start of the run: virtual time under `sim`, host time otherwise.
+    pub fn now_ns(&self) -> u64 {
+        self.rt().now_ns()
+    }
+
+    /// Accounts `d` of computation: the simulator advances this rank's clock (and lets the ranks
+    /// whose time comes first run); real backends spin for `d`.
+    pub async fn compute(&self, d: Duration) {
+        self.rt().compute(d);
+        yield_once().await;
+    }
+
+    /// Accounts `flops` floating-point operations at the machine model's speed
+    /// (`timing.md` S3); real backends spin for the same time at the default model's speed.
+    pub async fn compute_flops(&self, flops: u64) {
+        self.rt().compute_flops(flops);
+        yield_once().await;
+    }
+
+    // ---- crate internals (also for `persistent` and `create`) ----
+
+    pub(crate) fn rt(&self) -> &Rc<dyn RankRuntime> {
+        &self.inner.rt
+    }
+
+    pub(crate) fn p2p_context(&self) -> ContextId {
+        self.inner.p2p
+    }
+
+    pub(crate) fn site(&self, call: &'static str) -> Box<Site> {
+        Site::new(self.rt().rank(), call).context(self.inner.p2p)
+    }
+
+    /// `InvalidComm` once the communicator was freed.
+    pub(crate) fn check_live(&self, call: &'static str) -> Result<()> {
+        if self.inner.freed.get() {
+            Err(Error::InvalidComm {
+                site: self.site(call),
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Validates a send's communicator, tag and destination (`PROC_NULL` passes).
+    pub(crate) fn check_send(&self, call: &'static str, dest: u32, tag: i32) -> Result<()> {
+        self.check_live(call)?;
+        self.check_tag(call, dest, tag)?;
+        if dest == PROC_NULL {
+            return Ok(());
+        }
+        self.check_rank(call, dest)
+    }
+
+    /// Posts a validated send of `bytes` to communicator rank `dest` on `context`.
+    pub(crate) fn post_send(
+        &self,
+        context: ContextId,
+        call: &'static str,
+        mode: SendMode,
+        bytes: &[u8],
+        dest: u32,
+        tag: i32,
+    ) -> Result<Request<'static>> {
+        if dest == PROC_NULL {
+            return Ok(Request::null(self.rt().clone(), Status::default(), None));
+        }
+        let to = self.world_rank(dest);
+        let envelope = Envelope::new(context, self.rank(), tag);
+        let mut out: Option<Result<ReqId>> = None;
+        self.rt().with_endpoint(&mut |ep| {
+            out = Some(ep.isend(mode, to, envelope, bytes.len(), Payload::from_slice(bytes)));
+        });
+        let id = out
+            .expect("with_endpoint runs the closure exactly once")
+            .map_err(|e| stamped(&**self.rt(), e))?;
+        Ok(Request::active(self.rt().clone(), id, call, None))
+    }
+
+    /// Posts a receive for a validated pattern (`None` is `PROC_NULL`: complete at once).
+    pub(crate) fn post_recv<'b>(
+        &self,
+        call: &'static str,
+        pattern: Option<Pattern>,
+        buf: &'b mut [u8],
+    ) -> Request<'b> {
+        let Some(pattern) = pattern else {
+            return Request::null(self.rt().clone(), proc_null_status(), Some(buf));
+        };
+        let capacity = buf.len();
+        let source_world = match pattern.source {
+            Source::Rank(r) => Some(self.world_rank(r)),
+            Source::Any => None,
+        };
+        let mut id = None;
+        self.rt().with_endpoint(&mut |ep| {
+            id = Some(ep.irecv_from(pattern, capacity, source_world));
+        });
+        let id = id.expect("with_endpoint runs the closure exactly once");
+        Request::active(self.rt().clone(), id, call, Some(buf))
+    }
+
+    /// The matching pattern of a receive or probe on the point-to-point context; `None` for
+    /// `PROC_NULL`.
+    pub(crate) fn pattern(
+        &self,
+        call: &'static str,
+        source: Source,
+        tag: Tag,
+    ) -> Result<Option<Pattern>> {
+        self.check_live(call)?;
+        if let Tag::Value(t) = tag
+            && !(0..=TAG_UB).contains(&t)
+        {
+            return Err(Error::InvalidTag {
+                site: self.site(call).peer(source),
+                tag,
+            });
+        }
+        match source {
+            Source::Rank(PROC_NULL) => return Ok(None),
+            Source::Rank(r) => self.check_rank(call, r)?,
+            Source::Any => {}
+        }
+        Ok(Some(Pattern::new(self.inner.p2p, source, tag)))
+    }
+
+    fn check_rank(&self, call: &'static str, rank: u32) -> Result<()> {
+        if rank < self.size() {
+            Ok(())
+        } else {
+            Err(Error::InvalidRank {
+                site: self.site(call).peer(rank),
+                rank: i64::from(rank),
+                size: self.size(),
+            })
+        }
+    }
+
+    fn check_tag(&self, call: &'static str, dest: u32, tag: i32) -> Result<()> {
+        if (0..=TAG_UB).contains(&tag) {
+            Ok(())
+        } else {
+            Err(Error::InvalidTag {
+                site: self.site(call).peer(dest),
+                tag: if tag == ANY_TAG {
+                    Tag::Any
+                } else {
+                    Tag::Value(tag)
+                },
+            })
+        }
+    }
+
+    /// The world rank of communicator rank `rank` (`rank < size`).
+    fn world_rank(&self, rank: u32) -> u32 {
+        self.inner.group.as_ref().map_or(rank, |g| g[rank as usize])
+    }
+
+    /// The world ranks of the members, in communicator-rank order.
+    fn world_ranks(&self) -> Vec<u32> {
+        (0..self.size()).map(|r| self.world_rank(r)).collect()
+    }
+}
+
+impl fmt::Debug for Comm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Comm")
+            .field("rank", &self.inner.rank)
+            .field("size", &self.inner.size)
+            .field("context", &self.inner.p2p.0)
+            .field("freed", &self.inner.freed.get())
+            .finish()
+    }
+}
+
+fn proc_null_status() -> Status {
+    Status {
+        source: PROC_NULL,
+        tag: ANY_TAG,
+        bytes: 0,
+        cancelled: false,
+    }
+}

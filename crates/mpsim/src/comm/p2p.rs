@@ -1,0 +1,335 @@
+//! The point-to-point calls of [`Comm`] (`spec/p2p.md` §2–§5, §7): sends in every mode,
+//! receives, probes and matched probes, the combined calls, the attached buffer, and the
+//! blocking fast paths that finish an operation in the pass that posts it.
+
+use std::future::poll_fn;
+use std::rc::Rc;
+
+use bytemuck::Pod;
+use mpsim_proto::error::Result;
+use mpsim_proto::matching::{Envelope, Pattern, Source, Tag};
+use mpsim_proto::p2p::{ReqId, SendMode, Status};
+use mpsim_proto::runtime::Payload;
+
+use super::*;
+use crate::message::Message;
+use crate::request::{Request, finish, idle, stamped, wait_all};
+
+impl Comm {
+    // ---- sends ----
+
+    /// Standard send: returns when `buf` may be reused (at once up to the eager threshold).
+    pub async fn send<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
+        self.send_blocking(SendMode::Standard, bytemuck::cast_slice(buf), dest, tag)
+            .await
+    }
+
+    /// Synchronous send: returns when the matching receive has taken the data.
+    pub async fn ssend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
+        self.send_blocking(SendMode::Synchronous, bytemuck::cast_slice(buf), dest, tag)
+            .await
+    }
+
+    /// Buffered send: copies into the attached buffer and returns at once; `BufferOverflow`
+    /// when it does not fit.
+    pub async fn bsend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
+        self.send_blocking(SendMode::Buffered, bytemuck::cast_slice(buf), dest, tag)
+            .await
+    }
+
+    /// Ready send: the matching receive must already be posted (checked in strict mode).
+    pub async fn rsend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
+        self.send_blocking(SendMode::Ready, bytemuck::cast_slice(buf), dest, tag)
+            .await
+    }
+
+    /// Nonblocking standard send. The data is copied now; `buf` is free when this returns.
+    pub fn isend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<Request<'static>> {
+        self.start_send(SendMode::Standard, buf, dest, tag)
+    }
+
+    /// Nonblocking synchronous send.
+    pub fn issend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<Request<'static>> {
+        self.start_send(SendMode::Synchronous, buf, dest, tag)
+    }
+
+    /// Nonblocking buffered send.
+    pub fn ibsend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<Request<'static>> {
+        self.start_send(SendMode::Buffered, buf, dest, tag)
+    }
+
+    /// Nonblocking ready send.
+    pub fn irsend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<Request<'static>> {
+        self.start_send(SendMode::Ready, buf, dest, tag)
+    }
+
+    /// Any send mode, nonblocking.
+    pub fn start_send<T: Pod>(
+        &self,
+        mode: SendMode,
+        buf: &[T],
+        dest: u32,
+        tag: i32,
+    ) -> Result<Request<'static>> {
+        let call = mode.call();
+        self.check_send(call, dest, tag)?;
+        let bytes = bytemuck::cast_slice(buf);
+        self.post_send(self.inner.p2p, call, mode, bytes, dest, tag)
+    }
+
+    // ---- receives and probes ----
+
+    /// Receives into `buf` a message from `source` (a rank or [`Source::Any`]) with `tag` (a
+    /// tag or [`Tag::Any`]). A longer message fills `buf` and gives `Error::Truncate`.
+    pub async fn recv<T: Pod>(
+        &self,
+        buf: &mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Status> {
+        let pattern = self.pattern("recv", source.into(), tag.into())?;
+        self.recv_blocking(pattern, bytemuck::cast_slice_mut(buf))
+            .await
+    }
+
+    /// Nonblocking receive into `buf`; the data is written when the request completes.
+    ///
+    /// The request borrows `buf` until it is waited for (or dropped), so the program cannot
+    /// read or write the buffer while a receive into it is pending:
+    ///
+    /// ```compile_fail,E0506
+    /// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+    /// let mut buf = [0u8; 4];
+    /// let req = world.irecv(&mut buf, 0, 0)?;
+    /// buf[0] = 1; // error: `buf` is lent to the pending receive
+    /// req.wait().await?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Once the request is waited for, the buffer is the program's again:
+    ///
+    /// ```
+    /// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+    /// let mut buf = [0u8; 4];
+    /// let req = world.irecv(&mut buf, 0, 0)?;
+    /// req.wait().await?;
+    /// buf[0] = 1;
+    /// # Ok(()) }
+    /// ```
+    pub fn irecv<'b, T: Pod>(
+        &self,
+        buf: &'b mut [T],
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Request<'b>> {
+        let pattern = self.pattern("recv", source.into(), tag.into())?;
+        Ok(self.post_recv("recv", pattern, bytemuck::cast_slice_mut(buf)))
+    }
+
+    /// The status of a message that a receive with this pattern would get now, if any. Finding
+    /// nothing is a scheduling point (`timing.md` S2), hence `async`.
+    pub async fn iprobe(
+        &self,
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Option<Status>> {
+        let Some(pattern) = self.pattern("iprobe", source.into(), tag.into())? else {
+            return Ok(Some(proc_null_status()));
+        };
+        let mut found = None;
+        self.rt()
+            .with_endpoint(&mut |ep| found = ep.iprobe(&pattern));
+        if found.is_none() {
+            idle(self.rt()).await;
+        }
+        Ok(found)
+    }
+
+    /// Waits for a message a receive with this pattern would get, without taking it. Under
+    /// `sim` it returns at the message's arrival (`timing.md` §5: it blocks like a receive).
+    pub async fn probe(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Status> {
+        let Some(pattern) = self.pattern("probe", source.into(), tag.into())? else {
+            return Ok(proc_null_status());
+        };
+        loop {
+            let seen = self.rt().arrivals();
+            let mut found = None;
+            self.rt()
+                .with_endpoint(&mut |ep| found = ep.iprobe(&pattern));
+            if let Some(status) = found {
+                return Ok(status);
+            }
+            let rt = self.rt();
+            poll_fn(|cx| rt.poll_arrival(seen, "probe", cx)).await?;
+        }
+    }
+
+    /// Takes the message a receive with this pattern would get now, if any (matched probe):
+    /// no receive can match it any more; receive it with [`Message::mrecv`]. Finding nothing is
+    /// a scheduling point, as for [`Comm::iprobe`].
+    pub async fn improbe(
+        &self,
+        source: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<Option<Message>> {
+        let Some(pattern) = self.pattern("improbe", source.into(), tag.into())? else {
+            return Ok(Some(Message::new(
+                self.rt().clone(),
+                None,
+                proc_null_status(),
+            )));
+        };
+        let mut found = None;
+        self.rt()
+            .with_endpoint(&mut |ep| found = ep.improbe(&pattern));
+        match found {
+            Some((id, status)) => Ok(Some(Message::new(self.rt().clone(), Some(id), status))),
+            None => {
+                idle(self.rt()).await;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Waits for a message a receive with this pattern would get and takes it (matched probe).
+    /// Under `sim` it returns at the message's arrival, which is when its sender is answered
+    /// (`timing.md` S12).
+    pub async fn mprobe(&self, source: impl Into<Source>, tag: impl Into<Tag>) -> Result<Message> {
+        let Some(pattern) = self.pattern("mprobe", source.into(), tag.into())? else {
+            return Ok(Message::new(self.rt().clone(), None, proc_null_status()));
+        };
+        loop {
+            let seen = self.rt().arrivals();
+            let mut found = None;
+            self.rt()
+                .with_endpoint(&mut |ep| found = ep.improbe(&pattern));
+            if let Some((id, status)) = found {
+                return Ok(Message::new(self.rt().clone(), Some(id), status));
+            }
+            let rt = self.rt();
+            poll_fn(|cx| rt.poll_arrival(seen, "mprobe", cx)).await?;
+        }
+    }
+
+    // ---- combined ----
+
+    /// Sends `send` to `dest` and receives into `recv` from `source`, without deadlocking on a
+    /// ring shift (`spec/p2p.md` §7).
+    pub async fn sendrecv<S: Pod, R: Pod>(
+        &self,
+        send: &[S],
+        dest: u32,
+        send_tag: i32,
+        recv: &mut [R],
+        source: impl Into<Source>,
+        recv_tag: impl Into<Tag>,
+    ) -> Result<Status> {
+        let mut reqs = [
+            self.irecv(recv, source, recv_tag)?,
+            self.isend(send, dest, send_tag)?,
+        ];
+        Ok(wait_all(&mut reqs).await?[0])
+    }
+
+    /// Like [`Comm::sendrecv`] with one buffer: its contents are sent, then replaced by the
+    /// received message.
+    pub async fn sendrecv_replace<T: Pod>(
+        &self,
+        buf: &mut [T],
+        dest: u32,
+        send_tag: i32,
+        source: impl Into<Source>,
+        recv_tag: impl Into<Tag>,
+    ) -> Result<Status> {
+        let send = self.isend(buf, dest, send_tag)?; // copies `buf` now
+        let status = self.irecv(buf, source, recv_tag)?.wait().await?;
+        send.wait().await?;
+        Ok(status)
+    }
+
+    // ---- buffers ----
+
+    /// Attaches a buffer of `bytes` bytes for buffered sends (one per rank).
+    pub fn buffer_attach(&self, bytes: usize) -> Result<()> {
+        self.check_live("buffer_attach")?;
+        let mut out = Ok(());
+        self.rt()
+            .with_endpoint(&mut |ep| out = ep.buffer_attach(bytes));
+        out
+    }
+
+    /// Waits until every buffered message has been delivered, then detaches the buffer and
+    /// returns its size.
+    pub async fn buffer_detach(&self) -> Result<usize> {
+        self.check_live("buffer_detach")?;
+        let rt = Rc::clone(self.rt());
+        poll_fn(|cx| rt.poll_buffer_free(cx)).await?;
+        let mut out = Ok(0);
+        self.rt().with_endpoint(&mut |ep| out = ep.buffer_detach());
+        out
+    }
+
+    // ---- blocking fast paths ----
+
+    /// A blocking send: posts it and, when it completes at once (eager, buffered), finishes it
+    /// in the same pass through the endpoint, with no request to wait for.
+    async fn send_blocking(&self, mode: SendMode, bytes: &[u8], dest: u32, tag: i32) -> Result<()> {
+        let call = mode.call();
+        self.check_send(call, dest, tag)?;
+        if dest == PROC_NULL {
+            return Ok(());
+        }
+        let to = self.world_rank(dest);
+        let envelope = Envelope::new(self.inner.p2p, self.rank(), tag);
+        let mut out: Option<Result<(ReqId, bool)>> = None;
+        self.rt().with_endpoint(&mut |ep| {
+            out = Some(
+                ep.isend(mode, to, envelope, bytes.len(), Payload::from_slice(bytes))
+                    .map(|id| (id, ep.is_done(id) && matches!(ep.test(id), Ok(Some(_))))),
+            );
+        });
+        let (id, done) = out
+            .expect("with_endpoint runs the closure exactly once")
+            .map_err(|e| stamped(&**self.rt(), e))?;
+        if done {
+            return Ok(());
+        }
+        Request::active(self.rt().clone(), id, call, None)
+            .wait()
+            .await
+            .map(drop)
+    }
+
+    /// A blocking receive: posts it and, when a waiting message matches at once, completes it
+    /// in the same pass through the endpoint.
+    async fn recv_blocking(&self, pattern: Option<Pattern>, buf: &mut [u8]) -> Result<Status> {
+        let Some(pattern) = pattern else {
+            return Ok(proc_null_status());
+        };
+        let capacity = buf.len();
+        let source_world = match pattern.source {
+            Source::Rank(r) => Some(self.world_rank(r)),
+            Source::Any => None,
+        };
+        let mut out = None;
+        self.rt().with_endpoint(&mut |ep| {
+            let id = ep.irecv_from(pattern, capacity, source_world);
+            let done = if ep.is_done(id) {
+                ep.test(id).ok().flatten()
+            } else {
+                None
+            };
+            out = Some((id, done));
+        });
+        match out.expect("with_endpoint runs the closure exactly once") {
+            (_, Some(completion)) => {
+                finish(completion, Some(buf)).map_err(|e| stamped(&**self.rt(), e))
+            }
+            (id, None) => {
+                Request::active(self.rt().clone(), id, "recv", Some(buf))
+                    .wait()
+                    .await
+            }
+        }
+    }
+}
