@@ -21,6 +21,7 @@ use mpsim_proto::runtime::Payload;
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
 use crate::model::Model;
 use crate::report::{RankReport, Traffic};
+use crate::trace::TraceEvent;
 
 /// What a waiting rank waits for.
 #[derive(Clone, Copy, Debug)]
@@ -60,6 +61,9 @@ pub(crate) struct Kernel {
     /// The run is over: programs still suspended are being dropped, and what their requests'
     /// destructors do (cancel, free) no longer takes part in the simulation.
     pub closed: bool,
+    /// Recorded events, when a trace was asked for.
+    pub trace: Option<Vec<TraceEvent>>,
+    messages_sent: u64,
 }
 
 impl Kernel {
@@ -94,6 +98,8 @@ impl Kernel {
             stop: None,
             events: 0,
             closed: false,
+            trace: None,
+            messages_sent: 0,
         }
     }
 
@@ -146,6 +152,16 @@ impl Kernel {
                     self.last_arrival.insert(channel, arrival);
                     let traffic = &mut self.ranks[rank as usize].stats.sent;
                     traffic.add(*protocol, *bytes);
+                    self.messages_sent += 1;
+                    let (id, bytes) = (self.messages_sent, *bytes);
+                    self.record(|| TraceEvent::Message {
+                        id,
+                        from: rank,
+                        to: tx.to,
+                        sent_ns: t,
+                        arrival_ns: arrival,
+                        bytes,
+                    });
                     arrival
                 }
                 Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
@@ -209,6 +225,26 @@ impl Kernel {
             }
         }
         self.flush(to, t);
+    }
+
+    /// Adds an event to the trace, if one is being recorded.
+    #[inline]
+    pub fn record(&mut self, event: impl FnOnce() -> TraceEvent) {
+        if let Some(trace) = self.trace.as_mut() {
+            trace.push(event());
+        }
+    }
+
+    /// Records a span of `rank`'s time, if it has a length.
+    pub fn record_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
+        if end_ns > start_ns {
+            self.record(|| TraceEvent::Span {
+                rank,
+                name,
+                start_ns,
+                end_ns,
+            });
+        }
     }
 
     /// Records the first error; the run stops after the current event.

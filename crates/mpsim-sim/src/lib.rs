@@ -22,8 +22,10 @@ mod model_file;
 mod rank;
 mod report;
 mod run;
+mod trace;
 
 pub use model::{ComputeMode, DelayTable, Model, ModelError};
 pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 pub use report::{PROTOCOLS, RankReport, Report, Traffic};
 pub use run::{Options, Outcome, simulate};
+pub use trace::Trace;

@@ -134,7 +134,8 @@ impl DelayTable {
 }
 
 /// How computation between communication calls is charged (`timing.md` §7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ComputeMode {
     /// Only explicit `compute(duration)` / `compute_flops(n)` advance the clock. Deterministic.
     #[default]

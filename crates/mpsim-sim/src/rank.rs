@@ -35,6 +35,7 @@ impl SimRank {
     fn advance(&self, d: u64, compute: bool) {
         let mut k = self.kernel.borrow_mut();
         let r = &mut k.ranks[self.rank as usize];
+        let from = r.clock;
         r.clock = r.clock.saturating_add(d);
         if compute {
             r.stats.compute_ns += d;
@@ -42,6 +43,12 @@ impl SimRank {
             r.stats.poll_ns += d;
         }
         let at = r.clock;
+        k.record_span(
+            self.rank,
+            if compute { "compute" } else { "poll" },
+            from,
+            at,
+        );
         k.schedule_resume(self.rank, at);
     }
 }

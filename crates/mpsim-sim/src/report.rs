@@ -8,7 +8,7 @@ use crate::model::ComputeMode;
 
 /// Messages and bytes by protocol: eager (standard, small), buffered, rendezvous (ssend and
 /// large standard), ready.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Traffic {
     /// Message counts by protocol.
     pub messages: [u64; 4],
@@ -20,7 +20,7 @@ pub struct Traffic {
 pub const PROTOCOLS: [&str; 4] = ["eager", "buffered", "rendezvous", "ready"];
 
 /// One rank's figures.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RankReport {
     /// World rank.
     pub rank: u32,
@@ -39,7 +39,7 @@ pub struct RankReport {
 }
 
 /// The report of a simulated run.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Report {
     /// Per rank, by rank.
     pub ranks: Vec<RankReport>,
@@ -57,6 +57,27 @@ impl Report {
     /// Predicted run time: the largest final clock, ns.
     pub fn predicted_ns(&self) -> u64 {
         self.ranks.iter().map(|r| r.clock_ns).max().unwrap_or(0)
+    }
+
+    /// The report as one JSON object for scripts: every field of the report plus
+    /// `predicted_ns`, `protocols` (the names of the traffic columns) and `total_sent`.
+    pub fn to_json(&self) -> String {
+        #[derive(serde::Serialize)]
+        struct Json<'a> {
+            predicted_ns: u64,
+            protocols: [&'static str; 4],
+            total_sent: Traffic,
+            #[serde(flatten)]
+            report: &'a Report,
+        }
+        let json = Json {
+            predicted_ns: self.predicted_ns(),
+            protocols: PROTOCOLS,
+            total_sent: self.total_sent(),
+            report: self,
+        };
+        // Invariant: plain data with string keys always serialises.
+        serde_json::to_string_pretty(&json).expect("a report serialises to JSON")
     }
 
     /// Traffic summed over ranks (sent).

@@ -16,6 +16,7 @@ use crate::kernel::Kernel;
 use crate::model::{ComputeMode, Model};
 use crate::rank::SimRank;
 use crate::report::Report;
+use crate::trace::Trace;
 
 /// How to simulate.
 #[derive(Clone, Debug)]
@@ -29,6 +30,8 @@ pub struct Options {
     /// The order in which the ranks' programs are created (a permutation of `0..ranks`);
     /// `None` is ascending. Results never depend on it — tests shuffle it to prove that.
     pub spawn_order: Option<Vec<u32>>,
+    /// Record a trace of every span and message ([`Outcome::trace`]).
+    pub trace: bool,
 }
 
 impl Options {
@@ -39,6 +42,7 @@ impl Options {
             model,
             strict: false,
             spawn_order: None,
+            trace: false,
         }
     }
 }
@@ -51,6 +55,8 @@ pub struct Outcome {
     pub report: Report,
     /// The first error, if the run failed.
     pub error: Option<Error>,
+    /// What each rank did, when [`Options::trace`] asked for it.
+    pub trace: Option<Trace>,
 }
 
 type RankFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + 'a>>;
@@ -70,6 +76,9 @@ where
         n,
         options.strict,
     )));
+    if options.trace {
+        kernel.borrow_mut().trace = Some(Vec::new());
+    }
     let mut futures: Vec<Option<RankFuture<'a>>> = (0..n).map(|_| None).collect();
     let order: Vec<u32> = options
         .spawn_order
@@ -108,11 +117,16 @@ where
                 r.clock = r.clock.max(key.time);
                 if let Some(w) = r.wait.take() {
                     r.stats.blocked_ns += r.clock - w.since;
+                    let clock = r.clock;
+                    k.record_span(rank, w.call, w.since, clock);
                 }
+                let r = &mut k.ranks[rank as usize];
                 if r.debt_ns > 0 {
                     // Measured compute of its last run comes before the rank's next action.
+                    let from = r.clock;
                     r.clock += std::mem::take(&mut r.debt_ns);
                     let at = r.clock;
+                    k.record_span(rank, "compute", from, at);
                     k.schedule_resume(rank, at);
                     continue;
                 }
@@ -217,7 +231,12 @@ fn finish(k: &mut Kernel) -> Outcome {
         })
         .collect();
     let error = k.stop.take().map(|(e, _)| e);
+    let trace = k.trace.take().map(|events| Trace {
+        ranks: k.ranks.len() as u32,
+        events,
+    });
     Outcome {
+        trace,
         report: Report {
             ranks,
             events: k.events,

@@ -47,6 +47,22 @@ pub struct LaunchArgs {
     /// one sim uses.
     #[arg(long, value_name = "PATH")]
     pub model: Option<PathBuf>,
+    /// Under sim: the end-of-run report's format on standard output.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub report: ReportFormat,
+    /// Under sim: write a trace of every rank's compute, waits and messages, in virtual time, as
+    /// Chrome trace-event JSON (open it in Perfetto or chrome://tracing).
+    #[arg(long, value_name = "PATH")]
+    pub trace: Option<PathBuf>,
+}
+
+/// The format of the simulator's end-of-run report (`--report`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// A table for people.
+    Text,
+    /// One JSON object for scripts.
+    Json,
 }
 
 /// How the simulator charges computation between communication calls (`--compute`).
@@ -121,6 +137,8 @@ impl Launcher {
                 strict: false,
                 compute: None,
                 model: None,
+                report: ReportFormat::Text,
+                trace: None,
             },
             model: Model::default(),
             spawn_order: None,
@@ -200,9 +218,17 @@ impl Launcher {
             model: self.model.clone(),
             strict: self.args.strict,
             spawn_order: self.spawn_order.clone(),
+            trace: self.args.trace.is_some(),
         };
         let program = |rt| program(Comm::world(rt));
         mpsim_sim::simulate(&options, &program)
+    }
+
+    /// Asks for a trace written to `path` at the end of [`Launcher::run`] (and recorded in
+    /// [`Outcome::trace`] by [`Launcher::simulate`]).
+    pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
+        self.args.trace = Some(path.into());
+        self
     }
 
     /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is
@@ -219,6 +245,9 @@ impl Launcher {
             ..Config::default()
         };
         match self.args.backend {
+            Backend::Threads if self.args.trace.is_some() => Err(Error::Unsupported {
+                what: "--trace is recorded under --backend sim only for now".into(),
+            }),
             Backend::Threads => {
                 let options = mpsim_threads::Options {
                     ranks: self.args.ranks,
@@ -228,7 +257,17 @@ impl Launcher {
             }
             Backend::Sim => {
                 let outcome = self.simulate(program);
-                print!("{}", outcome.report);
+                match self.args.report {
+                    ReportFormat::Text => print!("{}", outcome.report),
+                    ReportFormat::Json => println!("{}", outcome.report.to_json()),
+                }
+                if let (Some(path), Some(trace)) = (&self.args.trace, &outcome.trace) {
+                    std::fs::write(path, trace.to_chrome_json()).map_err(|e| {
+                        Error::Unsupported {
+                            what: format!("cannot write the trace to {}: {e}", path.display()),
+                        }
+                    })?;
+                }
                 outcome.error.map_or(Ok(()), Err)
             }
             Backend::Mpi => Err(Error::Unsupported {

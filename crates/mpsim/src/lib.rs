@@ -37,7 +37,7 @@ mod persistent;
 mod request;
 
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
-pub use launcher::{Backend, Compute, LaunchArgs, Launcher, run};
+pub use launcher::{Backend, Compute, LaunchArgs, Launcher, ReportFormat, run};
 pub use message::Message;
 pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
@@ -47,7 +47,7 @@ pub use persistent::{PersistentRequest, start_all};
 pub mod sim {
     pub use mpsim_sim::{
         ComputeMode, DelayTable, Model, ModelError, ModelFile, ModelFileError, Outcome, PROTOCOLS,
-        RankReport, Report, Traffic,
+        RankReport, Report, Trace, Traffic,
     };
 }
 

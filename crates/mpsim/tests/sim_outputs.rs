@@ -1,0 +1,140 @@
+//! The simulator's outputs for people and scripts: the Chrome trace (`--trace`) and the JSON
+//! report (`--report json`), loaded back and checked against the run's own report.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mpsim::sim::{Model, Outcome};
+use mpsim::{Backend, Comm, Error, Launcher, Source, Tag};
+use serde_json::Value;
+
+/// Rank 0 computes, then everyone exchanges with a neighbour; rank 1 also receives a wildcard.
+async fn program(world: Comm) -> mpsim::Result<()> {
+    let (me, n) = (world.rank(), world.size());
+    if me == 0 {
+        world.compute(Duration::from_nanos(700)).await;
+    }
+    let mut got = [0u64];
+    world
+        .sendrecv(
+            &[u64::from(me)],
+            (me + 1) % n,
+            1,
+            &mut got,
+            (me + n - 1) % n,
+            1,
+        )
+        .await?;
+    if me == 1 {
+        world.recv(&mut got, Source::Any, Tag::Any).await?;
+    } else if me == 2 {
+        world.ssend(&[9u64], 1, 2).await?;
+    }
+    Ok(())
+}
+
+fn traced() -> Outcome {
+    Launcher::new(3)
+        .model(Model::worked_examples())
+        .trace("unused-by-simulate.json")
+        .simulate(program)
+}
+
+fn events(json: &str) -> Vec<Value> {
+    let v: Value = serde_json::from_str(json).expect("the trace is valid JSON");
+    v["traceEvents"]
+        .as_array()
+        .expect("traceEvents is an array")
+        .clone()
+}
+
+#[test]
+fn sim_trace_is_chrome_trace_json_matching_the_run() {
+    let o = traced();
+    assert!(o.error.is_none(), "{:?}", o.error);
+    let trace = o.trace.as_ref().expect("a trace was asked for");
+    let events = events(&trace.to_chrome_json());
+    // Every event names its phase, process and thread (rank).
+    for e in &events {
+        assert!(
+            e["ph"].is_string() && e["pid"].is_u64() && e["tid"].is_u64(),
+            "{e}"
+        );
+    }
+    // One named track per rank.
+    let names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names, ["rank 0", "rank 1", "rank 2"]);
+    // Spans have a start and a non-negative length; rank 0's compute is there, 0.7 us long.
+    let spans: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert!(
+        spans
+            .iter()
+            .all(|e| e["ts"].is_f64() && e["dur"].as_f64() >= Some(0.0))
+    );
+    assert!(
+        spans
+            .iter()
+            .any(|e| e["tid"] == 0 && e["name"] == "compute" && e["dur"] == 0.7)
+    );
+    assert!(
+        spans.iter().any(|e| e["tid"] == 1 && e["name"] == "recv"),
+        "rank 1 waited in recv"
+    );
+    // Message arrows: a start and a finish per message, same id, finish not before start.
+    let mut flows: BTreeMap<u64, (Option<f64>, Option<f64>)> = BTreeMap::new();
+    for e in events.iter().filter(|e| e["cat"] == "message") {
+        let id = e["id"].as_u64().expect("flow id");
+        let ts = e["ts"].as_f64().expect("flow ts");
+        let slot = flows.entry(id).or_default();
+        match e["ph"].as_str() {
+            Some("s") => slot.0 = Some(ts),
+            Some("f") => slot.1 = Some(ts),
+            other => panic!("unexpected flow phase {other:?}"),
+        }
+    }
+    let sent: u64 = o.report.total_sent().messages.iter().sum();
+    assert_eq!(flows.len() as u64, sent, "one arrow per message");
+    for (id, (s, f)) in flows {
+        let (s, f) = (s.expect("start"), f.expect("finish"));
+        assert!(
+            f >= s + 1.0,
+            "message {id}: arrives at least one delay after its send"
+        );
+    }
+}
+
+#[test]
+fn sim_trace_is_deterministic() {
+    let a = traced().trace.expect("trace").to_chrome_json();
+    let b = traced().trace.expect("trace").to_chrome_json();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn sim_report_json_matches_the_report() {
+    let o = traced();
+    let v: Value = serde_json::from_str(&o.report.to_json()).expect("valid JSON");
+    assert_eq!(v["predicted_ns"].as_u64(), Some(o.report.predicted_ns()));
+    assert_eq!(v["compute"], "modeled");
+    let ranks = v["ranks"].as_array().expect("ranks");
+    assert_eq!(ranks.len(), 3);
+    for (r, json) in o.report.ranks.iter().zip(ranks) {
+        assert_eq!(json["clock_ns"].as_u64(), Some(r.clock_ns));
+        assert_eq!(json["blocked_ns"].as_u64(), Some(r.blocked_ns));
+    }
+    assert_eq!(v["protocols"][2], "rendezvous");
+}
+
+#[test]
+fn trace_on_threads_is_a_clear_error() {
+    let err = Launcher::new(2)
+        .backend(Backend::Threads)
+        .trace("/tmp/never-written.json")
+        .run(|_world: Comm| async move { Ok(()) })
+        .expect_err("threads traces are not recorded yet");
+    assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+}
