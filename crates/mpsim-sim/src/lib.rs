@@ -27,5 +27,5 @@ mod trace;
 pub use model::{ComputeMode, DelayTable, Model, ModelError};
 pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 pub use report::{PROTOCOLS, RankReport, Report, Traffic};
-pub use run::{Options, Outcome, simulate};
+pub use run::{Options, Outcome, Progress, simulate, simulate_observed};
 pub use trace::Trace;

@@ -70,6 +70,34 @@ where
     F: Fn(Rc<dyn RankRuntime>) -> Fut,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
+    simulate_observed(options, program, &mut |_| {})
+}
+
+/// Where a run has got to, for a progress display ([`simulate_observed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Virtual time reached, ns.
+    pub virtual_ns: u64,
+    /// Events processed so far.
+    pub events: u64,
+    /// Ranks that have finished.
+    pub finished: u32,
+}
+
+/// Events between two calls of the progress observer.
+const OBSERVE_EVERY: u64 = 1 << 16;
+
+/// Like [`simulate`], calling `observe` every 65,536 events and once at the end. The observer
+/// sees the run; it cannot change it (a progress bar reads the wall clock, the run never does).
+pub fn simulate_observed<'a, F, Fut>(
+    options: &Options,
+    program: &'a F,
+    observe: &mut dyn FnMut(Progress),
+) -> Outcome
+where
+    F: Fn(Rc<dyn RankRuntime>) -> Fut,
+    Fut: Future<Output = Result<(), Error>> + 'a,
+{
     let n = options.ranks;
     let kernel = Rc::new(RefCell::new(Kernel::new(
         options.model.clone(),
@@ -103,6 +131,9 @@ where
         let mut k = kernel.borrow_mut();
         k.now = key.time;
         k.events += 1;
+        if k.events % OBSERVE_EVERY == 0 {
+            observe(progress(&k));
+        }
         let stop = match body {
             Body::Deliver { from, to, packet } => {
                 k.deliver(from, to, packet);
@@ -182,12 +213,21 @@ where
             break;
         }
     }
+    observe(progress(&kernel.borrow()));
     let outcome = finish(&mut kernel.borrow_mut());
     // Programs still suspended (a deadlock, a stop on error) are dropped now; their requests'
     // destructors must not act on the simulation any more.
     kernel.borrow_mut().closed = true;
     drop(futures);
     outcome
+}
+
+fn progress(k: &Kernel) -> Progress {
+    Progress {
+        virtual_ns: k.now,
+        events: k.events,
+        finished: k.ranks.iter().filter(|r| r.done).count() as u32,
+    }
 }
 
 fn pending_at_exit(k: &Kernel, rank: u32, t: u64) -> Result<(), Error> {

@@ -213,15 +213,45 @@ impl Launcher {
         F: Fn(Comm) -> Fut,
         Fut: Future<Output = Result<()>>,
     {
-        let options = mpsim_sim::Options {
+        let program = |rt| program(Comm::world(rt));
+        mpsim_sim::simulate(&self.sim_options(), &program)
+    }
+
+    /// [`Launcher::simulate`] with a progress bar on standard error (virtual time reached, events
+    /// per second, ranks done); indicatif draws nothing when standard error is not a terminal.
+    fn simulate_with_progress_bar<F, Fut>(&self, program: F) -> Outcome
+    where
+        F: Fn(Comm) -> Fut,
+        Fut: Future<Output = Result<()>>,
+    {
+        let bar = indicatif::ProgressBar::new_spinner();
+        let ranks = self.args.ranks;
+        let mut observe = |p: mpsim_sim::Progress| {
+            let secs = bar.elapsed().as_secs_f64().max(1e-9);
+            bar.set_message(format!(
+                "virtual time {:.6} s | {} events | {:.0} events/s | {}/{ranks} ranks done",
+                p.virtual_ns as f64 / 1e9,
+                p.events,
+                p.events as f64 / secs,
+                p.finished
+            ));
+            bar.tick();
+        };
+        let options = self.sim_options();
+        let program = |rt| program(Comm::world(rt));
+        let outcome = mpsim_sim::simulate_observed(&options, &program, &mut observe);
+        bar.finish_and_clear();
+        outcome
+    }
+
+    fn sim_options(&self) -> mpsim_sim::Options {
+        mpsim_sim::Options {
             ranks: self.args.ranks,
             model: self.model.clone(),
             strict: self.args.strict,
             spawn_order: self.spawn_order.clone(),
             trace: self.args.trace.is_some(),
-        };
-        let program = |rt| program(Comm::world(rt));
-        mpsim_sim::simulate(&options, &program)
+        }
     }
 
     /// Asks for a trace written to `path` at the end of [`Launcher::run`] (and recorded in
@@ -256,7 +286,7 @@ impl Launcher {
                 mpsim_threads::run(&options, |rt| program(Comm::world(rt)))
             }
             Backend::Sim => {
-                let outcome = self.simulate(program);
+                let outcome = self.simulate_with_progress_bar(program);
                 match self.args.report {
                     ReportFormat::Text => print!("{}", outcome.report),
                     ReportFormat::Json => println!("{}", outcome.report.to_json()),
