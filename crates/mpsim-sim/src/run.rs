@@ -131,7 +131,7 @@ where
         let mut k = kernel.borrow_mut();
         k.now = key.time;
         k.events += 1;
-        if k.events % OBSERVE_EVERY == 0 {
+        if k.events.is_multiple_of(OBSERVE_EVERY) {
             observe(progress(&k));
         }
         let stop = match body {
