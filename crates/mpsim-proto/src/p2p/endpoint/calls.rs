@@ -1,0 +1,286 @@
+//! The program's calls into an [`Endpoint`]: sends in every mode, receives, matched probes,
+//! cancel, test, free, and the attached buffer (`spec/p2p.md` §2–§5).
+
+use crate::error::{Error, Site};
+use crate::matching::{Envelope, Pattern, Posted, Source};
+
+use super::*;
+use crate::p2p::buffer::Budget;
+use crate::p2p::packet::{Packet, Protocol, SendRef, Transmit};
+use crate::p2p::request::{Completion, Held, Kind, MessageId, ReqId, SendMode, Status};
+
+impl<P> Endpoint<P> {
+    // ---- inputs: calls of the program ----
+
+    /// Starts a send of `bytes` bytes (`payload`) to world rank `to` with `envelope`.
+    ///
+    /// Fails only for a buffered send that does not fit in the attached buffer
+    /// (`BufferOverflow`; nothing is sent). That error also ends the run: it is emitted as
+    /// [`Event::Fatal`] as well.
+    pub fn isend(
+        &mut self,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        bytes: usize,
+        payload: P,
+    ) -> Result<ReqId, Error> {
+        let (protocol, held) = match mode {
+            SendMode::Buffered => {
+                let requested = bytes.saturating_add(self.config.bsend_overhead);
+                let budget = self.attached.get_or_insert(Budget {
+                    capacity: Some(0),
+                    used: 0,
+                });
+                if !budget.reserve(requested) {
+                    let (attached, used) = (budget.capacity.unwrap_or(0), budget.used);
+                    if attached == 0 && used == 0 {
+                        self.attached = None;
+                    }
+                    let err = Error::BufferOverflow {
+                        site: Site::new(self.rank, "bsend")
+                            .context(envelope.context)
+                            .peer(to)
+                            .tag(envelope.tag),
+                        requested,
+                        attached,
+                        used,
+                    };
+                    // A program error that ends the run (`timing.md` §3: "a real run would abort
+                    // there"; MPI's default error handler): the caller gets it too.
+                    self.events.push_back(Event::Fatal(err.clone()));
+                    return Err(err);
+                }
+                (Protocol::Buffered, Held::Attached(requested))
+            }
+            SendMode::Standard
+                if bytes <= self.config.eager_threshold && self.system.capacity.is_none() =>
+            {
+                (Protocol::Eager, Held::None)
+            }
+            SendMode::Standard
+                if bytes <= self.config.eager_threshold && self.system.reserve(bytes) =>
+            {
+                (Protocol::Eager, Held::System(bytes))
+            }
+            SendMode::Standard | SendMode::Synchronous => (Protocol::Rendezvous, Held::None),
+            SendMode::Ready => (Protocol::Ready, Held::None),
+        };
+        let locally_complete = matches!(protocol, Protocol::Eager | Protocol::Buffered);
+        // An eager send from an unbounded system buffer holds nothing: no Fin needed.
+        let ack = !(protocol == Protocol::Eager && held == Held::None);
+        let req = self.alloc(Kind::Send {
+            to,
+            envelope,
+            mode,
+            held,
+            ack,
+            in_flight: ack,
+            cancelling: false,
+        });
+        if locally_complete {
+            self.slots[req.idx as usize].done = Some(send_completion(false));
+            self.events.push_back(Event::Completed(req));
+        }
+        self.transmits.push_back(Transmit {
+            to,
+            packet: Packet::Message {
+                sender: SendRef(req.idx, req.generation),
+                envelope,
+                bytes,
+                protocol,
+                ack,
+                sent_at: self.now,
+                payload,
+            },
+        });
+        Ok(req)
+    }
+
+    /// Posts a receive for `pattern` into a buffer of `capacity` bytes, on a communicator whose
+    /// ranks are world ranks (the world and its dups).
+    pub fn irecv(&mut self, pattern: Pattern, capacity: usize) -> ReqId {
+        let source_world = match pattern.source {
+            Source::Rank(r) => Some(r),
+            Source::Any => None,
+        };
+        self.irecv_from(pattern, capacity, source_world)
+    }
+
+    /// Posts a receive whose pattern names a source by communicator rank; `source_world` is that
+    /// source's world rank, so that diagnostics (deadlock cycles, pending requests) name world
+    /// ranks as they do for sends.
+    pub fn irecv_from(
+        &mut self,
+        pattern: Pattern,
+        capacity: usize,
+        source_world: Option<u32>,
+    ) -> ReqId {
+        let req = self.alloc(Kind::Recv {
+            pattern,
+            source_world,
+            posted_at: self.now,
+            capacity,
+            posted: None,
+        });
+        match self.engine.post(pattern, req) {
+            Posted::Matched(m) => self.deliver(req, m.envelope, m.msg),
+            Posted::Queued(h) => {
+                if let Kind::Recv { posted, .. } = &mut self.slots[req.idx as usize].kind {
+                    *posted = Some(h);
+                }
+            }
+        }
+        req
+    }
+
+    /// Takes the message a receive with `pattern` would get now (matched probe); it is then
+    /// received only through [`Endpoint::mrecv`]. Its sender is told now (`timing.md` S12).
+    pub fn improbe(&mut self, pattern: &Pattern) -> Option<(MessageId, Status)> {
+        let (envelope, msg) = self.engine.mprobe(pattern)?;
+        let status = Status {
+            source: envelope.source,
+            tag: envelope.tag,
+            bytes: msg.bytes,
+            cancelled: false,
+        };
+        self.fin(&msg);
+        let req = self.alloc(Kind::Probed(Some(Box::new((envelope, msg)))));
+        Some((MessageId(req), status))
+    }
+
+    /// Receives a message taken by `improbe` into a buffer of `capacity` bytes; the request is
+    /// complete at once.
+    pub fn mrecv(&mut self, message: MessageId, capacity: usize) -> Result<ReqId, Error> {
+        let req = message.0;
+        let (rank, now) = (self.rank, self.now);
+        let invalid = || invalid_request(rank, "mrecv");
+        let slot = self.slot_mut(req).ok_or_else(invalid)?;
+        let Kind::Probed(message) = &mut slot.kind else {
+            return Err(invalid());
+        };
+        let (envelope, msg) = *message.take().ok_or_else(invalid)?;
+        slot.kind = Kind::Recv {
+            pattern: Pattern::new(envelope.context, envelope.source, envelope.tag),
+            source_world: Some(msg.from),
+            posted_at: now,
+            capacity,
+            posted: None,
+        };
+        self.complete_recv(req, envelope, msg);
+        Ok(req)
+    }
+
+    /// Cancels `req` (`spec/p2p.md` §5). A posted receive is cancelled at once; a send asks its
+    /// receiver and completes, cancelled or not, when the answer comes. Either way the request
+    /// must still be waited for; its status tells whether it was cancelled.
+    pub fn cancel(&mut self, req: ReqId) -> Result<(), Error> {
+        let rank = self.rank;
+        let slot = self
+            .slot_mut(req)
+            .ok_or_else(|| invalid_request(rank, "cancel"))?;
+        match &mut slot.kind {
+            Kind::Recv { posted, .. } => {
+                if let Some(h) = posted.take()
+                    && self.engine.cancel(h).is_some()
+                {
+                    let slot = &mut self.slots[req.idx as usize];
+                    slot.done = Some(Completion {
+                        status: Status {
+                            cancelled: true,
+                            ..Status::default()
+                        },
+                        payload: None,
+                        error: None,
+                    });
+                    self.events.push_back(Event::Completed(req));
+                }
+            }
+            Kind::Send {
+                to,
+                ack,
+                in_flight,
+                cancelling,
+                ..
+            } => {
+                // Ask the receiver unless the send is known delivered (its Fin came).
+                if (*in_flight || !*ack) && !*cancelling {
+                    *cancelling = true;
+                    let to = *to;
+                    self.transmits.push_back(Transmit {
+                        to,
+                        packet: Packet::CancelSend {
+                            sender: SendRef(req.idx, req.generation),
+                        },
+                    });
+                }
+            }
+            Kind::Probed(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Takes the completion of `req` if it is complete; the handle is then spent. `Ok(None)`
+    /// while pending.
+    pub fn test(&mut self, req: ReqId) -> Result<Option<Completion<P>>, Error> {
+        let rank = self.rank;
+        let slot = self
+            .slot_mut(req)
+            .ok_or_else(|| invalid_request(rank, "test"))?;
+        if !slot.user_done() {
+            return Ok(None);
+        }
+        let completion = slot.done.take();
+        slot.held_by_user = false;
+        self.release_if_unused(req);
+        Ok(completion)
+    }
+
+    /// The program lets go of `req` (`request_free`): a send still completes in the background;
+    /// a receive stays posted and its data is dropped.
+    pub fn free(&mut self, req: ReqId) -> Result<(), Error> {
+        let rank = self.rank;
+        let slot = self
+            .slot_mut(req)
+            .ok_or_else(|| invalid_request(rank, "request_free"))?;
+        slot.held_by_user = false;
+        self.release_if_unused(req);
+        Ok(())
+    }
+
+    /// Attaches a buffer of `bytes` bytes for buffered sends.
+    pub fn buffer_attach(&mut self, bytes: usize) -> Result<(), Error> {
+        match self.attached {
+            Some(b) if b.capacity.unwrap_or(0) > 0 || b.used > 0 => {
+                Err(Error::BufferAlreadyAttached {
+                    site: Site::new(self.rank, "buffer_attach"),
+                    attached: b.capacity.unwrap_or(0),
+                })
+            }
+            _ => {
+                self.attached = Some(Budget {
+                    capacity: Some(bytes),
+                    used: 0,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// Detaches the buffer and returns its size. Call when [`Endpoint::buffer_in_use`] is 0
+    /// (a blocking `buffer_detach` waits for that, woken by [`Event::BufferFreed`]).
+    pub fn buffer_detach(&mut self) -> Result<usize, Error> {
+        match self.attached.take() {
+            Some(b) if b.capacity.unwrap_or(0) > 0 => {
+                debug_assert_eq!(b.used, 0, "detach while buffered messages are in flight");
+                Ok(b.capacity.unwrap_or(0))
+            }
+            other => {
+                self.attached = other;
+                Err(Error::NoBufferAttached {
+                    site: Site::new(self.rank, "buffer_detach"),
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! [`Endpoint`]: the point-to-point protocol of one rank as a sans-IO state machine
+//! (`spec/p2p.md`, seed `000_444ea301cad89974.txt`).
+//!
+//! Methods, by kind (the quinn-proto split):
+//! - getters: [`Endpoint::rank`], [`Endpoint::is_done`], [`Endpoint::buffer_in_use`],
+//!   [`Endpoint::pending_requests`], [`Endpoint::iprobe`];
+//! - `handle_*` inputs: calls of the program ([`Endpoint::isend`], [`Endpoint::irecv`],
+//!   [`Endpoint::improbe`], [`Endpoint::mrecv`], [`Endpoint::cancel`], [`Endpoint::free`],
+//!   [`Endpoint::buffer_attach`], [`Endpoint::buffer_detach`]) and packets from peers
+//!   ([`Endpoint::handle_packet`]);
+//! - user commands that consume results: [`Endpoint::test`];
+//! - `poll_*` outputs: [`Endpoint::poll_transmit`], then [`Endpoint::poll_event`].
+//!
+//! After every input, a driver drains `poll_transmit` (in order: the channel to each peer is
+//! FIFO and the protocol relies on it) and then `poll_event`. Nothing here blocks, reads a clock
+//! or touches memory the program lent: payloads are opaque `P` values the backend makes.
+//!
+//! Protocol, in short (details in [`super::packet`]): every send posts a `Message`; the receiver
+//! matches it with the tag-matching engine, takes the payload and answers `Fin`. A send's
+//! request completes locally (eager standard, buffered) or at `Fin` (synchronous, ready,
+//! rendezvous standard). Buffer bytes are held until `Fin` or a successful cancel.
+//!
+//! Files: this one holds the types, construction, getters, outputs and the request slots;
+//! `calls.rs` the program's calls; `packets.rs` the packets from peers and what a match or a
+//! reply does.
+
+use std::collections::VecDeque;
+
+mod calls;
+mod packets;
+
+use crate::error::{Error, PendingRequest, Site};
+use crate::matching::{ContextId, Engine, Envelope, Pattern, Source, Tag};
+
+use super::buffer::{BSEND_OVERHEAD, Budget};
+use super::packet::{Protocol, SendRef, Transmit};
+use super::request::{Completion, Kind, ReqId, Slot, Status};
+
+/// Protocol settings of an endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Standard sends of at most this many bytes go eagerly.
+    pub eager_threshold: usize,
+    /// Capacity of the system buffer that eager sends use; `None` is unbounded. A standard send
+    /// that does not fit goes the rendezvous way.
+    pub system_buffer: Option<usize>,
+    /// Report an `rsend` that arrives before a matching receive as `ReadyNotPosted`.
+    pub strict_ready: bool,
+    /// Bytes charged per buffered message on top of its length (default [`BSEND_OVERHEAD`];
+    /// machine models may set their own, e.g. 0 in `timing.md`'s worked examples).
+    pub bsend_overhead: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            eager_threshold: 65_536,
+            system_buffer: None,
+            strict_ready: false,
+            bsend_overhead: BSEND_OVERHEAD,
+        }
+    }
+}
+
+/// Something the driver must know after an input.
+#[derive(Debug)]
+#[must_use]
+pub enum Event {
+    /// The request became complete for the program (wake whoever waits on it).
+    Completed(ReqId),
+    /// Attached-buffer bytes were freed (wake a pending `buffer_detach`).
+    BufferFreed,
+    /// An error that ends the run (bsend overflow, strict `rsend`).
+    Fatal(Error),
+}
+
+/// A message as the receiving endpoint keeps it until a receive takes it.
+#[derive(Debug)]
+pub struct Incoming<P> {
+    from: u32,
+    sender: SendRef,
+    bytes: usize,
+    protocol: Protocol,
+    ack: bool,
+    payload: P,
+}
+
+impl<P> Incoming<P> {
+    /// World rank of the sender.
+    pub fn from(&self) -> u32 {
+        self.from
+    }
+
+    /// Length in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// How it travels.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+}
+
+/// The point-to-point protocol state of one rank.
+///
+/// ```
+/// use mpsim_proto::matching::{ContextId, Envelope, Pattern};
+/// use mpsim_proto::p2p::{Config, Endpoint, SendMode};
+///
+/// let (mut a, mut b) = (Endpoint::<Vec<u8>>::new(0, Config::default()), Endpoint::new(1, Config::default()));
+/// let ctx = ContextId(0);
+/// let send = a.isend(SendMode::Synchronous, 1, Envelope::new(ctx, 0, 7), 3, b"abc".to_vec()).unwrap();
+/// let recv = b.irecv(Pattern::new(ctx, 0, 7), 16);
+/// // Deliver a's packets to b and b's back to a.
+/// while let Some(t) = a.poll_transmit() { b.handle_packet(0, t.packet); }
+/// while let Some(t) = b.poll_transmit() { a.handle_packet(1, t.packet); }
+/// let got = b.test(recv).unwrap().expect("received");
+/// assert_eq!((got.status.bytes, got.payload.as_deref()), (3, Some(&b"abc"[..])));
+/// assert!(a.test(send).unwrap().is_some(), "the ssend completed at Fin");
+/// ```
+pub struct Endpoint<P> {
+    rank: u32,
+    /// The driver's time (`set_now`); only strict ready sends use it.
+    now: u64,
+    config: Config,
+    engine: Engine<ReqId, Incoming<P>>,
+    slots: Vec<Slot<P>>,
+    free_slots: Vec<u32>,
+    attached: Option<Budget>,
+    system: Budget,
+    transmits: VecDeque<Transmit<P>>,
+    events: VecDeque<Event>,
+}
+
+impl<P> Endpoint<P> {
+    // ---- construction ----
+
+    /// The endpoint of world rank `rank`.
+    pub fn new(rank: u32, config: Config) -> Self {
+        Endpoint {
+            rank,
+            now: 0,
+            config,
+            engine: Engine::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            attached: None,
+            system: Budget {
+                capacity: config.system_buffer,
+                used: 0,
+            },
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+        }
+    }
+
+    /// Sets the time of the inputs that follow (a simulator's virtual time). Only strict ready
+    /// sends need it: a receive posted after the send was sent does not make it "ready"
+    /// (`timing.md` S13). A driver without a clock never calls it.
+    pub fn set_now(&mut self, now: u64) {
+        self.now = now;
+    }
+
+    // ---- getters ----
+
+    /// World rank.
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether `req` is complete for the program (`test` would return it). False for a stale
+    /// handle.
+    pub fn is_done(&self, req: ReqId) -> bool {
+        self.slot(req).is_some_and(|s| s.user_done())
+    }
+
+    /// Bytes of the attached buffer held by buffered messages not yet delivered.
+    pub fn buffer_in_use(&self) -> usize {
+        self.attached.map_or(0, |b| b.used)
+    }
+
+    /// Requests the program still holds that are not complete, for `PendingAtExit`.
+    pub fn pending_requests(&self) -> Vec<PendingRequest> {
+        self.slots
+            .iter()
+            .filter(|s| s.live && s.held_by_user && !s.user_done())
+            .map(|s| match &s.kind {
+                Kind::Send {
+                    envelope, mode, to, ..
+                } => PendingRequest {
+                    call: mode.icall(),
+                    peer: Source::Rank(*to),
+                    tag: Tag::Value(envelope.tag),
+                },
+                Kind::Recv {
+                    pattern,
+                    source_world,
+                    ..
+                } => PendingRequest {
+                    call: "irecv",
+                    peer: source_world.map_or(Source::Any, Source::Rank),
+                    tag: pattern.tag,
+                },
+                Kind::Probed(_) => PendingRequest {
+                    call: "improbe",
+                    peer: Source::Any,
+                    tag: Tag::Any,
+                },
+            })
+            .collect()
+    }
+
+    /// Messages that arrived and no receive has taken: `(sender's world rank, envelope, bytes)`,
+    /// in arrival order (for end-of-run warnings).
+    pub fn unexpected_messages(&self) -> impl Iterator<Item = (u32, Envelope, usize)> + '_ {
+        self.engine
+            .unexpected_iter()
+            .map(|(e, m)| (m.from, e, m.bytes))
+    }
+
+    /// The status of the message a receive with `pattern` would get now, without taking it.
+    pub fn iprobe(&mut self, pattern: &Pattern) -> Option<Status> {
+        self.engine.probe(pattern).map(|p| Status {
+            source: p.envelope.source,
+            tag: p.envelope.tag,
+            bytes: p.msg.bytes,
+            cancelled: false,
+        })
+    }
+
+    /// What the posted receive or in-flight send of `req` is about, for diagnostics:
+    /// `(call, peer as a world rank, tag, context)`.
+    pub fn describe(&self, req: ReqId) -> Option<(&'static str, Source, Tag, ContextId)> {
+        let s = self.slot(req)?;
+        Some(match &s.kind {
+            Kind::Send {
+                envelope, mode, to, ..
+            } => (
+                mode.call(),
+                Source::Rank(*to),
+                Tag::Value(envelope.tag),
+                envelope.context,
+            ),
+            Kind::Recv {
+                pattern,
+                source_world,
+                ..
+            } => (
+                "recv",
+                source_world.map_or(Source::Any, Source::Rank),
+                pattern.tag,
+                pattern.context,
+            ),
+            Kind::Probed(_) => ("mprobe", Source::Any, Tag::Any, ContextId(0)),
+        })
+    }
+
+    // ---- outputs ----
+
+    /// The next packet to deliver. Drain in order after every input.
+    pub fn poll_transmit(&mut self) -> Option<Transmit<P>> {
+        self.transmits.pop_front()
+    }
+
+    /// The next event. Drain after `poll_transmit`.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ---- request slots ----
+
+    fn slot(&self, req: ReqId) -> Option<&Slot<P>> {
+        self.slots
+            .get(req.idx as usize)
+            .filter(|s| s.live && s.generation == req.generation && s.held_by_user)
+    }
+
+    fn slot_mut(&mut self, req: ReqId) -> Option<&mut Slot<P>> {
+        self.slots
+            .get_mut(req.idx as usize)
+            .filter(|s| s.live && s.generation == req.generation && s.held_by_user)
+    }
+
+    fn alloc(&mut self, kind: Kind<P>) -> ReqId {
+        let slot = |generation| Slot {
+            generation,
+            live: true,
+            held_by_user: true,
+            kind,
+            done: None,
+        };
+        if let Some(idx) = self.free_slots.pop() {
+            let s = &mut self.slots[idx as usize];
+            let generation = s.generation.wrapping_add(1);
+            *s = slot(generation);
+            ReqId { idx, generation }
+        } else {
+            let idx = u32::try_from(self.slots.len()).expect("more than 2^32 requests");
+            // Grow one slot at a time while small: most ranks never hold more than a couple of
+            // requests, and a simulation holds millions of ranks.
+            if self.slots.len() == self.slots.capacity() && self.slots.len() < 8 {
+                self.slots.reserve_exact(1);
+            }
+            self.slots.push(slot(0));
+            ReqId { idx, generation: 0 }
+        }
+    }
+
+    /// Frees the slot once neither the program nor the protocol needs it.
+    fn release_if_unused(&mut self, req: ReqId) {
+        let s = &mut self.slots[req.idx as usize];
+        let protocol_needs = match &s.kind {
+            Kind::Send {
+                in_flight,
+                cancelling,
+                ..
+            } => *in_flight || *cancelling,
+            Kind::Recv { posted, .. } => posted.is_some(),
+            Kind::Probed(_) => false,
+        };
+        if s.live && !s.held_by_user && !protocol_needs {
+            s.live = false;
+            s.done = None;
+            s.kind = Kind::Probed(None);
+            self.free_slots.push(req.idx);
+        }
+    }
+}
+
+/// Built only on the error path: a site is a heap allocation.
+#[cold]
+fn invalid_request(rank: u32, call: &'static str) -> Error {
+    Error::InvalidRequest {
+        site: Site::new(rank, call),
+    }
+}
+
+fn send_completion<P>(cancelled: bool) -> Completion<P> {
+    Completion {
+        status: Status {
+            cancelled,
+            ..Status::default()
+        },
+        payload: None,
+        error: None,
+    }
+}

@@ -1,0 +1,207 @@
+//! Packets from peers into an [`Endpoint`] (`Message`, `Fin`, `CancelSend`, `CancelReply`), and
+//! what a match or a reply does: deliver the data, answer the sender, complete a send, release
+//! buffer bytes (`spec/p2p.md` §1).
+
+use crate::error::{Error, Site};
+use crate::matching::{Arrived, Envelope};
+
+use super::*;
+use crate::p2p::packet::{Packet, Protocol, SendRef, Transmit};
+use crate::p2p::request::{Completion, Held, Kind, ReqId, Status};
+
+impl<P> Endpoint<P> {
+    // ---- inputs: packets from peers ----
+
+    /// A packet from world rank `from` arrived (channels are FIFO per ordered pair).
+    pub fn handle_packet(&mut self, from: u32, packet: Packet<P>) {
+        match packet {
+            Packet::Message {
+                sender,
+                envelope,
+                bytes,
+                protocol,
+                ack,
+                sent_at,
+                payload,
+            } => {
+                let msg = Incoming {
+                    from,
+                    sender,
+                    bytes,
+                    protocol,
+                    ack,
+                    payload,
+                };
+                let strict = protocol == Protocol::Ready && self.config.strict_ready;
+                match self.engine.arrive(envelope, msg) {
+                    Arrived::Matched(m) => {
+                        // Ready only if the receive was posted by the time the send was made.
+                        let late = matches!(
+                            self.slots[m.recv.idx as usize].kind,
+                            Kind::Recv { posted_at, .. } if posted_at > sent_at
+                        );
+                        if strict && late {
+                            self.ready_not_posted(from, &envelope);
+                        }
+                        self.deliver(m.recv, m.envelope, m.msg);
+                    }
+                    Arrived::Queued(_) if strict => self.ready_not_posted(from, &envelope),
+                    Arrived::Queued(_) => {}
+                }
+            }
+            Packet::Fin { sender } => self.send_finished(sender, false),
+            Packet::CancelSend { sender } => {
+                let found = self
+                    .engine
+                    .unexpected_handles()
+                    .find(|(_, _, m)| m.from == from && m.sender == sender)
+                    .map(|(h, _, _)| h);
+                let cancelled = found.and_then(|h| self.engine.withdraw(h)).is_some();
+                self.transmits.push_back(Transmit {
+                    to: from,
+                    packet: Packet::CancelReply { sender, cancelled },
+                });
+            }
+            Packet::CancelReply { sender, cancelled } => {
+                if cancelled {
+                    self.send_finished(sender, true);
+                } else {
+                    // The message had matched: its Fin came first (FIFO) and completed it.
+                    self.clear_cancelling(sender);
+                }
+            }
+        }
+    }
+
+    // ---- what a match or a reply does ----
+
+    fn ready_not_posted(&mut self, from: u32, envelope: &Envelope) {
+        self.events.push_back(Event::Fatal(Error::ReadyNotPosted {
+            site: Site::new(from, "rsend")
+                .context(envelope.context)
+                .peer(self.rank)
+                .tag(envelope.tag),
+            receiver: self.rank,
+        }));
+    }
+
+    /// A receive matched a message: tell the sender, complete the receive.
+    pub(super) fn deliver(&mut self, req: ReqId, envelope: Envelope, msg: Incoming<P>) {
+        self.fin(&msg);
+        if let Kind::Recv { posted, .. } = &mut self.slots[req.idx as usize].kind {
+            *posted = None;
+        }
+        self.complete_recv(req, envelope, msg);
+    }
+
+    pub(super) fn fin(&mut self, msg: &Incoming<P>) {
+        if !msg.ack {
+            return;
+        }
+        self.transmits.push_back(Transmit {
+            to: msg.from,
+            packet: Packet::Fin { sender: msg.sender },
+        });
+    }
+
+    pub(super) fn complete_recv(&mut self, req: ReqId, envelope: Envelope, msg: Incoming<P>) {
+        let rank = self.rank;
+        let slot = &mut self.slots[req.idx as usize];
+        let Kind::Recv { capacity, .. } = slot.kind else {
+            unreachable!("complete_recv on a non-receive");
+        };
+        let error = (msg.bytes > capacity).then(|| {
+            Box::new(Error::Truncate {
+                site: Site::new(rank, "recv")
+                    .context(envelope.context)
+                    .peer(envelope.source)
+                    .tag(envelope.tag),
+                message_bytes: msg.bytes,
+                buffer_bytes: capacity,
+            })
+        });
+        if !slot.held_by_user {
+            // Freed by the program: the data is dropped.
+            self.release_if_unused(req);
+            return;
+        }
+        slot.done = Some(Completion {
+            status: Status {
+                source: envelope.source,
+                tag: envelope.tag,
+                bytes: msg.bytes,
+                cancelled: false,
+            },
+            payload: Some(msg.payload),
+            error,
+        });
+        self.events.push_back(Event::Completed(req));
+    }
+
+    /// `Fin` or a successful cancel: release buffer bytes, complete the send.
+    fn send_finished(&mut self, sender: SendRef, cancelled: bool) {
+        let req = ReqId {
+            idx: sender.0,
+            generation: sender.1,
+        };
+        let Some(slot) = self
+            .slots
+            .get_mut(req.idx as usize)
+            .filter(|s| s.live && s.generation == req.generation)
+        else {
+            debug_assert!(false, "Fin for an unknown send");
+            return;
+        };
+        let Kind::Send {
+            held,
+            in_flight,
+            cancelling,
+            ..
+        } = &mut slot.kind
+        else {
+            debug_assert!(false, "Fin for a non-send");
+            return;
+        };
+        *in_flight = false;
+        // A send the program saw complete, then asked to cancel, looked pending until now.
+        let was_cancelling = std::mem::replace(cancelling, false);
+        let held = std::mem::replace(held, Held::None);
+        let was_done = slot.done.is_some();
+        if cancelled || !was_done {
+            slot.done = Some(send_completion(cancelled));
+        }
+        let notify = slot.held_by_user && (cancelled || !was_done || was_cancelling);
+        match held {
+            Held::Attached(n) => {
+                if let Some(b) = self.attached.as_mut() {
+                    b.release(n);
+                }
+                self.events.push_back(Event::BufferFreed);
+            }
+            Held::System(n) => self.system.release(n),
+            Held::None => {}
+        }
+        if notify {
+            self.events.push_back(Event::Completed(req));
+        }
+        self.release_if_unused(req);
+    }
+
+    fn clear_cancelling(&mut self, sender: SendRef) {
+        let req = ReqId {
+            idx: sender.0,
+            generation: sender.1,
+        };
+        if let Some(slot) = self
+            .slots
+            .get_mut(req.idx as usize)
+            .filter(|s| s.live && s.generation == req.generation)
+            && let Kind::Send { cancelling, .. } = &mut slot.kind
+            && std::mem::replace(cancelling, false)
+            && slot.held_by_user
+            && slot.done.is_some()
+        {
+            self.events.push_back(Event::Completed(req));
+        }
+    }
+}
