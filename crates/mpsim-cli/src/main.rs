@@ -9,11 +9,18 @@
 //! mpsim model check path/to/model     # "ok: PATH", or the first problem as FILE:LINE: ...
 //! ```
 //!
-//! Each subcommand group lives in its own module (`model`); calibration and trace plotting
-//! join as further groups. Errors print as one line on standard error and exit with status 1.
+//! and measures them:
+//!
+//! ```text
+//! mpsim calibrate --backend threads [--out DIR] [--reps N] [--max-size BYTES]
+//! ```
+//!
+//! Each subcommand group lives in its own module (`model`, `calibrate`); trace plotting joins
+//! as a further group. Errors print as one line on standard error and exit with status 1.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod calibrate;
 mod model;
 
 use std::process::ExitCode;
@@ -22,7 +29,11 @@ use clap::{Parser, Subcommand};
 
 /// The `mpsim` command line.
 #[derive(Parser)]
-#[command(name = "mpsim", version, about = "Inspect mpsim machine models.")]
+#[command(
+    name = "mpsim",
+    version,
+    about = "Inspect and calibrate mpsim machine models."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,12 +45,15 @@ enum Command {
     /// Machine models: print one, or check that it loads.
     #[command(subcommand)]
     Model(model::ModelCommand),
+    /// Measure a machine model by ping-pong on a real backend and write it as files.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Model(cmd) => model::run(cmd),
+        Command::Model(cmd) => model::run(cmd).map_err(|e| e.to_string()),
+        Command::Calibrate(args) => calibrate::run(args),
     };
     match result {
         Ok(out) => {
