@@ -10,10 +10,12 @@
 //! - [`p2p`]: the point-to-point protocol of one rank: send modes, requests, buffers, probe and
 //!   cancel (`spec/p2p.md`).
 //! - [`error`]: the one error type, by MPI error class.
+//! - [`deadlock`]: the wait-for cycle and report text every backend prints.
 //! - [`runtime`]: the trait a backend implements for each rank.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod deadlock;
 pub mod error;
 pub mod matching;
 pub mod p2p;

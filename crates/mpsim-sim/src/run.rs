@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::runtime::RankRuntime;
 
@@ -305,55 +306,7 @@ fn deadlock_report(k: &Kernel) -> String {
             None => lines.push(format!("rank {r} suspended at t={} ns", state.clock)),
         }
     }
-    let mut out = lines.join("; ");
-    if let Some(cycle) = find_cycle(&edges) {
-        let path: Vec<String> = cycle.iter().map(u32::to_string).collect();
-        out.push_str(&format!("; cycle {}", path.join(" → ")));
-    }
-    out
-}
-
-/// The wait-for cycle through the lowest rank that lies on one, written from that rank.
-fn find_cycle(edges: &[Option<u32>]) -> Option<Vec<u32>> {
-    // Visit ranks in ascending order; mark each rank's walk so every rank is walked once.
-    let mut seen = vec![false; edges.len()];
-    let mut best: Option<Vec<u32>> = None;
-    for start in 0..edges.len() {
-        if seen[start] {
-            continue;
-        }
-        let mut path: Vec<usize> = Vec::new();
-        let mut at = start;
-        let mut on_path = std::collections::BTreeMap::new();
-        loop {
-            if let Some(&i) = on_path.get(&at) {
-                let cycle = &path[i..];
-                let lowest = *cycle.iter().min().expect("non-empty cycle");
-                let pos = cycle.iter().position(|&x| x == lowest).expect("present");
-                let mut c: Vec<u32> = cycle[pos..]
-                    .iter()
-                    .chain(&cycle[..pos])
-                    .map(|&x| x as u32)
-                    .collect();
-                c.push(lowest as u32);
-                if best.as_ref().is_none_or(|b| c[0] < b[0]) {
-                    best = Some(c);
-                }
-                break;
-            }
-            if seen[at] {
-                break;
-            }
-            seen[at] = true;
-            on_path.insert(at, path.len());
-            path.push(at);
-            match edges[at] {
-                Some(next) if (next as usize) < edges.len() => at = next as usize,
-                _ => break,
-            }
-        }
-    }
-    best
+    deadlock::report(&lines, &edges)
 }
 
 fn is_permutation(order: &[u32], n: u32) -> bool {
@@ -362,23 +315,4 @@ fn is_permutation(order: &[u32], n: u32) -> bool {
         && order
             .iter()
             .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::find_cycle;
-
-    #[test]
-    fn timing_s15_cycle_written_from_its_lowest_rank() {
-        assert_eq!(find_cycle(&[Some(1), Some(0)]), Some(vec![0, 1, 0]));
-        assert_eq!(
-            find_cycle(&[None, Some(2), Some(3), Some(1)]),
-            Some(vec![1, 2, 3, 1])
-        );
-        assert_eq!(find_cycle(&[Some(1), Some(2), None]), None);
-        assert_eq!(
-            find_cycle(&[Some(2), Some(3), Some(3), Some(1)]),
-            Some(vec![1, 3, 1])
-        );
-    }
 }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::Config;
 use mpsim_proto::runtime::RankRuntime;
@@ -176,46 +177,5 @@ fn deadlock_report(shared: &Shared) -> String {
             lines.push(format!("rank {r} blocked in {what}"));
         }
     }
-    let mut out = lines.join("; ");
-    if let Some(cycle) = find_cycle(&edge) {
-        let path: Vec<String> = cycle.iter().map(u32::to_string).collect();
-        out.push_str(&format!("; cycle {}", path.join(" → ")));
-    }
-    out
-}
-
-/// The wait-for cycle that holds the lowest rank on one, written from that rank.
-pub(crate) fn find_cycle(edge: &[Option<u32>]) -> Option<Vec<u32>> {
-    for start in 0..edge.len() {
-        let mut path = vec![start as u32];
-        let mut at = start;
-        while let Some(next) = edge[at] {
-            let next = next as usize;
-            if next == start {
-                path.push(start as u32);
-                return Some(path);
-            }
-            if path.contains(&(next as u32)) || next >= edge.len() {
-                break;
-            }
-            path.push(next as u32);
-            at = next;
-        }
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::find_cycle;
-
-    #[test]
-    fn cycle_is_written_from_its_lowest_rank() {
-        assert_eq!(find_cycle(&[Some(1), Some(0)]), Some(vec![0, 1, 0]));
-        assert_eq!(
-            find_cycle(&[Some(2), Some(2), Some(1)]),
-            Some(vec![1, 2, 1])
-        );
-        assert_eq!(find_cycle(&[None, Some(0)]), None);
-    }
+    deadlock::report(&lines, &edge)
 }
