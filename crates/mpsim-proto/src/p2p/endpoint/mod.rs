@@ -33,7 +33,7 @@ use crate::error::{Error, PendingRequest, Site};
 use crate::matching::{ContextId, Engine, Envelope, Pattern, Source, Tag};
 
 use super::buffer::{BSEND_OVERHEAD, Budget};
-use super::packet::{Protocol, SendRef, Transmit};
+use super::packet::{SendRef, Transmit};
 use super::request::{Completion, Kind, ReqId, Slot, Status};
 
 /// Protocol settings of an endpoint.
@@ -76,30 +76,12 @@ pub enum Event {
 
 /// A message as the receiving endpoint keeps it until a receive takes it.
 #[derive(Debug)]
-pub struct Incoming<P> {
+pub(crate) struct Incoming<P> {
     from: u32,
     sender: SendRef,
     bytes: usize,
-    protocol: Protocol,
     ack: bool,
     payload: P,
-}
-
-impl<P> Incoming<P> {
-    /// World rank of the sender.
-    pub fn from(&self) -> u32 {
-        self.from
-    }
-
-    /// Length in bytes.
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// How it travels.
-    pub fn protocol(&self) -> Protocol {
-        self.protocol
-    }
 }
 
 /// The point-to-point protocol state of one rank.

@@ -28,7 +28,6 @@ impl<P> Endpoint<P> {
                     from,
                     sender,
                     bytes,
-                    protocol,
                     ack,
                     payload,
                 };
