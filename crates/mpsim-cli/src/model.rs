@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
+use mpsim_sim::units::{BINARY_SIZES, exact_decimal, in_largest_unit};
 use mpsim_sim::{DelayTable, ModelFile, ModelFileError};
 
 /// `mpsim model ...`.
@@ -106,7 +107,7 @@ fn show(f: &ModelFile) -> String {
     row(
         &mut s,
         "host_to_target",
-        decimal(m.host_to_target_ppm, 6),
+        exact_decimal(m.host_to_target_ppm, 6),
         "measured mode: target time per host time",
     );
 
@@ -116,7 +117,7 @@ fn show(f: &ModelFile) -> String {
         "g",
         m.bsp_g_ps_per_byte.map_or_else(
             || "not measured".into(),
-            |g| format!("{} ns/byte", decimal(g, 3)),
+            |g| format!("{} ns/byte", exact_decimal(g, 3)),
         ),
         "",
     );
@@ -148,14 +149,6 @@ fn table(s: &mut String, name: &str, path: &Path, t: &DelayTable) {
     }
 }
 
-/// `n / 10^digits` exactly, at least one fractional digit.
-fn decimal(n: u64, digits: u32) -> String {
-    let den = 10u64.pow(digits);
-    let frac = format!("{:0width$}", n % den, width = digits as usize);
-    let frac = frac.trim_end_matches('0');
-    format!("{}.{}", n / den, if frac.is_empty() { "0" } else { frac })
-}
-
 /// A time, exact, in the largest unit not above it.
 fn time(ns: u64) -> String {
     let (digits, unit) = match ns {
@@ -164,24 +157,13 @@ fn time(ns: u64) -> String {
         1_000_000..1_000_000_000 => (6, "ms"),
         _ => (9, "s"),
     };
-    let d = decimal(ns, digits);
+    let d = exact_decimal(ns, digits);
     format!("{} {unit}", d.strip_suffix(".0").unwrap_or(&d))
 }
 
 /// A size in the largest binary unit that divides it.
 fn size(bytes: u64) -> String {
-    [
-        ("TiB", 1u64 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-    ]
-    .iter()
-    .find(|(_, k)| bytes != 0 && bytes.is_multiple_of(*k))
-    .map_or_else(
-        || format!("{bytes} B"),
-        |(u, k)| format!("{} {u}", bytes / k),
-    )
+    in_largest_unit(bytes, &BINARY_SIZES, "B", " ")
 }
 
 /// A rate with thousands separators and an SI summary.
@@ -226,7 +208,7 @@ mod tests {
         assert_eq!(size(0), "0 B");
         assert_eq!(flops(10_000_000_000), "10,000,000,000 flop/s (10 Gflop/s)");
         assert_eq!(flops(999), "999 flop/s");
-        assert_eq!(decimal(500_000, 6), "0.5");
+        assert_eq!(exact_decimal(500_000, 6), "0.5");
         assert_eq!(flops(2_500_000_000), "2,500,000,000 flop/s (2.5 Gflop/s)");
     }
 

@@ -23,6 +23,7 @@ mod rank;
 mod report;
 mod run;
 mod trace;
+pub mod units;
 
 pub use model::{ComputeMode, DelayTable, Model, ModelError};
 pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};

@@ -61,6 +61,7 @@ use serde::Deserialize;
 use toml::{Spanned, Value};
 
 use crate::model::{ComputeMode, DelayTable, Model};
+use crate::units::{BINARY_SIZES, exact_decimal, in_largest_unit};
 
 const DEFAULT_TOML: &str = include_str!("../models/default/model.toml");
 const DEFAULT_SSEND: &str = include_str!("../models/default/ssend.csv");
@@ -867,45 +868,22 @@ fn table_field(raw: &[u8], column: &str) -> Result<u64, String> {
 
 /// A time with the largest unit that keeps it whole.
 fn fmt_time(ns: u64) -> String {
-    fmt_units(
+    in_largest_unit(
         ns,
         &[("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)],
         "ns",
+        "",
     )
 }
 
 /// A size with the largest binary unit that keeps it whole.
 fn fmt_size(bytes: u64) -> String {
-    fmt_units(
-        bytes,
-        &[
-            ("TiB", 1 << 40),
-            ("GiB", 1 << 30),
-            ("MiB", 1 << 20),
-            ("KiB", 1 << 10),
-        ],
-        "B",
-    )
-}
-
-fn fmt_units(n: u64, units: &[(&str, u64)], base: &str) -> String {
-    units
-        .iter()
-        .find(|(_, k)| n != 0 && n.is_multiple_of(*k))
-        .map_or_else(|| format!("{n}{base}"), |(u, k)| format!("{}{u}", n / k))
-}
-
-/// `n / 10^digits` as an exact decimal with at least one fractional digit.
-fn fmt_decimal(n: u64, digits: u32) -> String {
-    let den = 10u64.pow(digits);
-    let frac = format!("{:0width$}", n % den, width = digits as usize);
-    let frac = frac.trim_end_matches('0');
-    format!("{}.{}", n / den, if frac.is_empty() { "0" } else { frac })
+    in_largest_unit(bytes, &BINARY_SIZES, "B", "")
 }
 
 /// BSP `g` as written in a file.
 fn fmt_bsp_g(ps: u64) -> String {
-    let s = fmt_decimal(ps, 3);
+    let s = exact_decimal(ps, 3);
     format!("{}ns/byte", s.strip_suffix(".0").unwrap_or(&s))
 }
 
@@ -966,7 +944,7 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
     let _ = writeln!(
         t,
         "host_to_target = {}",
-        fmt_decimal(m.host_to_target_ppm, 6)
+        exact_decimal(m.host_to_target_ppm, 6)
     );
     if m.bsp_g_ps_per_byte.is_some() || m.bsp_l_ns.is_some() {
         let _ = writeln!(t, "\n[bsp]");
@@ -1048,7 +1026,7 @@ mod tests {
         }
         assert_eq!(fmt_size(65_536), "64KiB");
         assert_eq!(fmt_time(150), "150ns");
-        assert_eq!(fmt_decimal(1_000_000, 6), "1.0");
-        assert_eq!(fmt_decimal(123_457, 6), "0.123457");
+        assert_eq!(exact_decimal(1_000_000, 6), "1.0");
+        assert_eq!(exact_decimal(123_457, 6), "0.123457");
     }
 }

@@ -1,0 +1,41 @@
+//! Exact text for quantities: model files and the `mpsim` command line print times and sizes
+//! with the same rules (whole units where they divide, exact decimals, no float rounding).
+
+/// Binary size units, largest first.
+pub const BINARY_SIZES: [(&str, u64); 4] = [
+    ("TiB", 1 << 40),
+    ("GiB", 1 << 30),
+    ("MiB", 1 << 20),
+    ("KiB", 1 << 10),
+];
+
+/// `n` in the largest of `units` (largest first) that divides it, else in `base`; `sep` goes
+/// between number and unit.
+///
+/// ```
+/// use mpsim_sim::units::{BINARY_SIZES, in_largest_unit};
+/// assert_eq!(in_largest_unit(65_536, &BINARY_SIZES, "B", ""), "64KiB");
+/// assert_eq!(in_largest_unit(100, &BINARY_SIZES, "B", " "), "100 B");
+/// ```
+pub fn in_largest_unit(n: u64, units: &[(&str, u64)], base: &str, sep: &str) -> String {
+    units
+        .iter()
+        .find(|(_, k)| n != 0 && n.is_multiple_of(*k))
+        .map_or_else(
+            || format!("{n}{sep}{base}"),
+            |(u, k)| format!("{}{sep}{u}", n / k),
+        )
+}
+
+/// `n / 10^digits` as an exact decimal with at least one fractional digit.
+///
+/// ```
+/// assert_eq!(mpsim_sim::units::exact_decimal(1_250, 3), "1.25");
+/// assert_eq!(mpsim_sim::units::exact_decimal(2_000, 3), "2.0");
+/// ```
+pub fn exact_decimal(n: u64, digits: u32) -> String {
+    let den = 10u64.pow(digits);
+    let frac = format!("{:0width$}", n % den, width = digits as usize);
+    let frac = frac.trim_end_matches('0');
+    format!("{}.{}", n / den, if frac.is_empty() { "0" } else { frac })
+}
