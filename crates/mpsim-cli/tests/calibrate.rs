@@ -2,22 +2,14 @@
 //! writes a model that `mpsim model check` accepts and whose tables and ack latency are valid.
 //! No timing thresholds: only the shape of what was measured is checked.
 
+mod common;
+
+use common::{mpsim, text};
+
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
 
 use mpsim_sim::ModelFile;
-
-fn mpsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mpsim"))
-        .args(args)
-        .output()
-        .expect("the mpsim binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 #[test]
 fn calibrate_threads_writes_a_valid_model() {

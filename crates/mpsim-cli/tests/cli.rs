@@ -1,20 +1,12 @@
 //! The `mpsim` binary end to end: `model check` on good and bad files (exit codes, messages that
 //! name file:line) and `model show default`.
 
+mod common;
+
+use common::{mpsim, text};
+
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn mpsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mpsim"))
-        .args(args)
-        .output()
-        .expect("the mpsim binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// A copy of the default model's files in a fresh directory, `edit` applied to its TOML.
 fn model_copy(name: &str, edit: impl Fn(String) -> String) -> PathBuf {
