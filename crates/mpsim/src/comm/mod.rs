@@ -60,7 +60,7 @@ use std::time::Duration;
 
 use mpsim_proto::error::{Error, Result, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
-use mpsim_proto::p2p::{ReqId, SendMode, Status};
+use mpsim_proto::p2p::{Endpoint, ReqId, SendMode, Status};
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
 pub use create::CommCompare;
@@ -241,19 +241,42 @@ impl Comm {
         dest: u32,
         tag: i32,
     ) -> Result<Request<'static>> {
+        Ok(
+            match self.isend_then(context, mode, bytes, dest, tag, |_, id| id)? {
+                None => Request::null(self.rt().clone(), Status::default(), None),
+                Some(id) => Request::active(self.rt().clone(), id, call, None),
+            },
+        )
+    }
+
+    /// Posts a send (`None` for `PROC_NULL`), then runs `then` on the endpoint in the same pass
+    /// (the blocking calls complete a send there when it is already done).
+    pub(crate) fn isend_then<R>(
+        &self,
+        context: ContextId,
+        mode: SendMode,
+        bytes: &[u8],
+        dest: u32,
+        tag: i32,
+        then: impl FnOnce(&mut Endpoint<Payload>, ReqId) -> R,
+    ) -> Result<Option<R>> {
         if dest == PROC_NULL {
-            return Ok(Request::null(self.rt().clone(), Status::default(), None));
+            return Ok(None);
         }
         let to = self.world_rank(dest);
         let envelope = Envelope::new(context, self.rank(), tag);
-        let mut out: Option<Result<ReqId>> = None;
+        let mut then = Some(then);
+        let mut out = None;
         self.rt().with_endpoint(&mut |ep| {
-            out = Some(ep.isend(mode, to, envelope, bytes.len(), Payload::from_slice(bytes)));
+            let sent = ep.isend(mode, to, envelope, bytes.len(), Payload::from_slice(bytes));
+            let then = then
+                .take()
+                .expect("with_endpoint runs the closure exactly once");
+            out = Some(sent.map(|id| then(ep, id)));
         });
-        let id = out
-            .expect("with_endpoint runs the closure exactly once")
-            .map_err(|e| stamped(&**self.rt(), e))?;
-        Ok(Request::active(self.rt().clone(), id, call, None))
+        out.expect("with_endpoint runs the closure exactly once")
+            .map(Some)
+            .map_err(|e| stamped(&**self.rt(), e))
     }
 
     /// Posts a receive for a validated pattern (`None` is `PROC_NULL`: complete at once).
@@ -266,17 +289,32 @@ impl Comm {
         let Some(pattern) = pattern else {
             return Request::null(self.rt().clone(), proc_null_status(), Some(buf));
         };
-        let capacity = buf.len();
+        let id = self.irecv_then(pattern, buf.len(), |_, id| id);
+        Request::active(self.rt().clone(), id, call, Some(buf))
+    }
+
+    /// Posts a receive, then runs `then` on the endpoint in the same pass (the blocking receive
+    /// completes there when a waiting message matched).
+    pub(crate) fn irecv_then<R>(
+        &self,
+        pattern: Pattern,
+        capacity: usize,
+        then: impl FnOnce(&mut Endpoint<Payload>, ReqId) -> R,
+    ) -> R {
         let source_world = match pattern.source {
             Source::Rank(r) => Some(self.world_rank(r)),
             Source::Any => None,
         };
-        let mut id = None;
+        let mut then = Some(then);
+        let mut out = None;
         self.rt().with_endpoint(&mut |ep| {
-            id = Some(ep.irecv_from(pattern, capacity, source_world));
+            let id = ep.irecv_from(pattern, capacity, source_world);
+            let then = then
+                .take()
+                .expect("with_endpoint runs the closure exactly once");
+            out = Some(then(ep, id));
         });
-        let id = id.expect("with_endpoint runs the closure exactly once");
-        Request::active(self.rt().clone(), id, call, Some(buf))
+        out.expect("with_endpoint runs the closure exactly once")
     }
 
     /// The matching pattern of a receive or probe on the point-to-point context; `None` for

@@ -7,9 +7,8 @@ use std::rc::Rc;
 
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
-use mpsim_proto::matching::{Envelope, Pattern, Source, Tag};
-use mpsim_proto::p2p::{ReqId, SendMode, Status};
-use mpsim_proto::runtime::Payload;
+use mpsim_proto::matching::{Pattern, Source, Tag};
+use mpsim_proto::p2p::{SendMode, Status};
 
 use super::*;
 use crate::message::Message;
@@ -276,28 +275,16 @@ impl Comm {
     async fn send_blocking(&self, mode: SendMode, bytes: &[u8], dest: u32, tag: i32) -> Result<()> {
         let call = mode.call();
         self.check_send(call, dest, tag)?;
-        if dest == PROC_NULL {
-            return Ok(());
+        let posted = self.isend_then(self.inner.p2p, mode, bytes, dest, tag, |ep, id| {
+            (id, ep.is_done(id) && matches!(ep.test(id), Ok(Some(_))))
+        })?;
+        match posted {
+            None | Some((_, true)) => Ok(()),
+            Some((id, false)) => Request::active(self.rt().clone(), id, call, None)
+                .wait()
+                .await
+                .map(drop),
         }
-        let to = self.world_rank(dest);
-        let envelope = Envelope::new(self.inner.p2p, self.rank(), tag);
-        let mut out: Option<Result<(ReqId, bool)>> = None;
-        self.rt().with_endpoint(&mut |ep| {
-            out = Some(
-                ep.isend(mode, to, envelope, bytes.len(), Payload::from_slice(bytes))
-                    .map(|id| (id, ep.is_done(id) && matches!(ep.test(id), Ok(Some(_))))),
-            );
-        });
-        let (id, done) = out
-            .expect("with_endpoint runs the closure exactly once")
-            .map_err(|e| stamped(&**self.rt(), e))?;
-        if done {
-            return Ok(());
-        }
-        Request::active(self.rt().clone(), id, call, None)
-            .wait()
-            .await
-            .map(drop)
     }
 
     /// A blocking receive: posts it and, when a waiting message matches at once, completes it
@@ -306,26 +293,17 @@ impl Comm {
         let Some(pattern) = pattern else {
             return Ok(proc_null_status());
         };
-        let capacity = buf.len();
-        let source_world = match pattern.source {
-            Source::Rank(r) => Some(self.world_rank(r)),
-            Source::Any => None,
-        };
-        let mut out = None;
-        self.rt().with_endpoint(&mut |ep| {
-            let id = ep.irecv_from(pattern, capacity, source_world);
+        let (id, done) = self.irecv_then(pattern, buf.len(), |ep, id| {
             let done = if ep.is_done(id) {
                 ep.test(id).ok().flatten()
             } else {
                 None
             };
-            out = Some((id, done));
+            (id, done)
         });
-        match out.expect("with_endpoint runs the closure exactly once") {
-            (_, Some(completion)) => {
-                finish(completion, Some(buf)).map_err(|e| stamped(&**self.rt(), e))
-            }
-            (id, None) => {
+        match done {
+            Some(completion) => finish(completion, Some(buf)).map_err(|e| stamped(&**self.rt(), e)),
+            None => {
                 Request::active(self.rt().clone(), id, "recv", Some(buf))
                     .wait()
                     .await
