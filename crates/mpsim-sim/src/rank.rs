@@ -10,7 +10,7 @@ use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Endpoint, ReqId};
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
-use crate::kernel::{Kernel, Wait};
+use crate::kernel::{Kernel, RankState, Wait};
 use crate::model::ComputeMode;
 
 pub(crate) struct SimRank {
@@ -19,9 +19,21 @@ pub(crate) struct SimRank {
 }
 
 impl SimRank {
-    fn wait(&self, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
+    /// Every wait: ready when `done` holds for this rank's state; otherwise record what it
+    /// waits for (`call`, `req`; woken by any arrival when `on_arrival`), keeping the time it
+    /// first blocked, and suspend it.
+    fn poll_until(
+        &self,
+        call: &'static str,
+        req: Option<ReqId>,
+        on_arrival: bool,
+        done: impl FnOnce(&RankState) -> bool,
+    ) -> Poll<Result<(), Error>> {
         let mut k = self.kernel.borrow_mut();
         let r = &mut k.ranks[self.rank as usize];
+        if done(r) {
+            return Poll::Ready(Ok(()));
+        }
         let since = r.wait.map_or(r.clock, |w| w.since);
         r.wait = Some(Wait {
             since,
@@ -29,6 +41,7 @@ impl SimRank {
             req,
             on_arrival,
         });
+        Poll::Pending
     }
 
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
@@ -81,14 +94,7 @@ impl RankRuntime for SimRank {
         call: &'static str,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
-        if self.kernel.borrow().ranks[self.rank as usize]
-            .endpoint
-            .is_done(req)
-        {
-            return Poll::Ready(Ok(()));
-        }
-        self.wait(call, Some(req), false);
-        Poll::Pending
+        self.poll_until(call, Some(req), false, |r| r.endpoint.is_done(req))
     }
 
     fn arrivals(&self) -> u64 {
@@ -101,23 +107,13 @@ impl RankRuntime for SimRank {
         call: &'static str,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
-        if self.arrivals() > seen {
-            return Poll::Ready(Ok(()));
-        }
-        self.wait(call, None, true);
-        Poll::Pending
+        self.poll_until(call, None, true, |r| r.arrivals > seen)
     }
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        if self.kernel.borrow().ranks[self.rank as usize]
-            .endpoint
-            .buffer_in_use()
-            == 0
-        {
-            return Poll::Ready(Ok(()));
-        }
-        self.wait("buffer_detach", None, false);
-        Poll::Pending
+        self.poll_until("buffer_detach", None, false, |r| {
+            r.endpoint.buffer_in_use() == 0
+        })
     }
 
     fn compute(&self, d: Duration) {

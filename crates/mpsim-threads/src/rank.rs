@@ -110,6 +110,26 @@ impl ThreadRank {
         }
     }
 
+    /// Every wait: take in what arrived; ready when `done`; ended by an abort; otherwise record
+    /// what the rank waits for (`call`, `req`) and let `block_on` park it.
+    fn poll_until(
+        &self,
+        call: &'static str,
+        req: Option<ReqId>,
+        done: impl FnOnce(&Endpoint<Payload>) -> bool,
+    ) -> Poll<Result<(), Error>> {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        if done(&ep) {
+            return Poll::Ready(Ok(()));
+        }
+        if let Some(e) = self.aborted() {
+            return Poll::Ready(Err(e));
+        }
+        self.waiting.set(Some((call, req)));
+        Poll::Pending
+    }
+
     /// The rank's pending requests, for `PendingAtExit`.
     pub fn pending(&self) -> Vec<mpsim_proto::error::PendingRequest> {
         self.endpoint.borrow().pending_requests()
@@ -145,16 +165,7 @@ impl RankRuntime for ThreadRank {
         call: &'static str,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
-        let mut ep = self.endpoint.borrow_mut();
-        self.progress(&mut ep);
-        if ep.is_done(req) {
-            return Poll::Ready(Ok(()));
-        }
-        if let Some(e) = self.aborted() {
-            return Poll::Ready(Err(e));
-        }
-        self.waiting.set(Some((call, Some(req))));
-        Poll::Pending
+        self.poll_until(call, Some(req), |ep| ep.is_done(req))
     }
 
     fn arrivals(&self) -> u64 {
@@ -167,29 +178,11 @@ impl RankRuntime for ThreadRank {
         call: &'static str,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
-        let mut ep = self.endpoint.borrow_mut();
-        self.progress(&mut ep);
-        if self.arrivals.get() > seen {
-            return Poll::Ready(Ok(()));
-        }
-        if let Some(e) = self.aborted() {
-            return Poll::Ready(Err(e));
-        }
-        self.waiting.set(Some((call, None)));
-        Poll::Pending
+        self.poll_until(call, None, |_| self.arrivals.get() > seen)
     }
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let mut ep = self.endpoint.borrow_mut();
-        self.progress(&mut ep);
-        if ep.buffer_in_use() == 0 {
-            return Poll::Ready(Ok(()));
-        }
-        if let Some(e) = self.aborted() {
-            return Poll::Ready(Err(e));
-        }
-        self.waiting.set(Some(("buffer_detach", None)));
-        Poll::Pending
+        self.poll_until("buffer_detach", None, |ep| ep.buffer_in_use() == 0)
     }
 
     fn compute(&self, d: Duration) {
