@@ -4,6 +4,26 @@
 //! A backend knows which ranks are blocked and on whom; this module turns that into the one
 //! text every backend prints, so a deadlock reads the same on `sim` and on `threads`.
 
+use crate::matching::{ContextId, Source, Tag};
+
+/// What a blocked rank waits for, as a report names it — `call (peer p, tag t, context c)` —
+/// and the rank it waits on, its wait-for edge (none for `ANY_SOURCE`).
+pub fn waiting_for(
+    call: &str,
+    peer: Source,
+    tag: Tag,
+    context: ContextId,
+) -> (String, Option<u32>) {
+    let edge = match peer {
+        Source::Rank(p) => Some(p),
+        Source::Any => None,
+    };
+    (
+        format!("{call} (peer {peer}, tag {tag}, context {})", context.0),
+        edge,
+    )
+}
+
 /// The text of a deadlock report: each blocked rank's line, then the cycle if there is one
 /// (`rank 0 blocked in …; rank 1 blocked in …; cycle 0 → 1 → 0`).
 pub fn report(lines: &[String], edges: &[Option<u32>]) -> String {

@@ -13,8 +13,8 @@
 
 use rustc_hash::FxHashMap;
 
+use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
-use mpsim_proto::matching::ContextId;
 use mpsim_proto::p2p::{Config, Endpoint, Event, Packet, Protocol, ReqId};
 use mpsim_proto::runtime::Payload;
 
@@ -258,20 +258,13 @@ impl Kernel {
     pub fn describe_wait(&self, rank: u32) -> Option<(String, Option<u32>)> {
         let r = &self.ranks[rank as usize];
         let w = r.wait?;
-        let Some((call, peer, tag, ContextId(ctx))) = w.req.and_then(|q| r.endpoint.describe(q))
-        else {
+        let Some((call, peer, tag, context)) = w.req.and_then(|q| r.endpoint.describe(q)) else {
             return Some((format!("{} since t={} ns", w.call, w.since), None));
         };
-        let target = match peer {
-            mpsim_proto::matching::Source::Rank(p) => Some(p),
-            mpsim_proto::matching::Source::Any => None,
-        };
+        let (what, edge) = deadlock::waiting_for(call, peer, tag, context);
         Some((
-            format!(
-                "{} since t={} ns, waiting for {call} (peer {peer}, tag {tag}, context {ctx})",
-                w.call, w.since
-            ),
-            target,
+            format!("{} since t={} ns, waiting for {what}", w.call, w.since),
+            edge,
         ))
     }
 }

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
+use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
-use mpsim_proto::matching::Source;
 use mpsim_proto::p2p::{Config, Endpoint, Event, Packet, ReqId};
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
@@ -61,13 +61,7 @@ impl ThreadRank {
         };
         let described = req.and_then(|r| self.endpoint.borrow().describe(r));
         let (what, peer) = match described {
-            Some((_, peer, tag, ctx)) => (
-                format!("{call} (peer {peer}, tag {tag}, context {})", ctx.0),
-                match peer {
-                    Source::Rank(p) => Some(p),
-                    Source::Any => None,
-                },
-            ),
+            Some((_, peer, tag, context)) => deadlock::waiting_for(call, peer, tag, context),
             None => (call.to_string(), None),
         };
         let mailbox = &self.shared.mailboxes[self.rank as usize];
