@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::p2p::{Endpoint, ReqId};
+use crate::p2p::{Completion, Endpoint, ReqId};
 
 /// The bytes a message carries between endpoints (the sender's copy). Up to 16 bytes live
 /// inline, so small messages allocate nothing.
@@ -37,6 +37,26 @@ pub trait RankRuntime {
         call: &'static str,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>>;
+
+    /// As [`RankRuntime::poll_done`], but Ready with the request's completion, taken as by
+    /// `Endpoint::test` (the request is then finished) in the same pass through the endpoint.
+    /// The default takes a second pass; backends override it to save that pass on every wait.
+    fn poll_complete(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Completion<Payload>, Error>> {
+        match self.poll_done(req, call, cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Ready(Ok(())) => {
+                let mut taken = None;
+                self.with_endpoint(&mut |ep| taken = Some(ep.test(req)));
+                Poll::Ready(take_done(taken.expect("with_endpoint runs the closure")))
+            }
+        }
+    }
 
     /// Messages delivered to this rank so far (for blocking probes: read it, look, then wait
     /// with [`RankRuntime::poll_arrival`] so that no arrival is missed in between).
@@ -72,4 +92,11 @@ pub trait RankRuntime {
     fn virtual_time(&self) -> Option<u64> {
         None
     }
+}
+
+/// The completion of a request `poll_done` found complete (`test` on it cannot say "not yet").
+pub fn take_done(
+    tested: Result<Option<Completion<Payload>>, Error>,
+) -> Result<Completion<Payload>, Error> {
+    tested.map(|c| c.expect("a request found complete has its completion"))
 }

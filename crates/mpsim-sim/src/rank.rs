@@ -7,8 +7,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mpsim_proto::error::Error;
-use mpsim_proto::p2p::{Endpoint, ReqId};
-use mpsim_proto::runtime::{Payload, RankRuntime};
+use mpsim_proto::p2p::{Completion, Endpoint, ReqId};
+use mpsim_proto::runtime::{Payload, RankRuntime, take_done};
 
 use crate::kernel::{Kernel, RankState, Wait};
 use crate::model::ComputeMode;
@@ -95,6 +95,25 @@ impl RankRuntime for SimRank {
         _cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
         self.poll_until(call, Some(req), false, |r| r.endpoint.is_done(req))
+    }
+
+    fn poll_complete(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<Completion<Payload>, Error>> {
+        {
+            let mut k = self.kernel.borrow_mut();
+            let ep = &mut k.ranks[self.rank as usize].endpoint;
+            if ep.is_done(req) {
+                return Poll::Ready(take_done(ep.test(req)));
+            }
+        }
+        match self.poll_until(call, Some(req), false, |_| false) {
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            _ => Poll::Pending,
+        }
     }
 
     fn arrivals(&self) -> u64 {

@@ -3,16 +3,18 @@
 //! threads.
 //!
 //! Transport: each rank owns its `Endpoint` outright (no lock on it). Peers push packets into
-//! the rank's [`mailbox`](mailbox::Mailbox) and unpark its thread; the rank takes them in
+//! their [`lane`](lane::Lane) to the rank (one single-producer FIFO per ordered pair, registered
+//! in the rank's [`mailbox`](mailbox::Mailbox)) and unpark its thread if it is parked; the rank takes them in
 //! whenever it calls the library. Payloads are the sender's copy, taken by the receiver when a
 //! receive matches (receiver-read rendezvous), so a matched transfer completes even while the
 //! sender computes (`spec/p2p.md` §1, P28).
 //!
 //! Waiting: a rank spins briefly, then parks. The launching thread watches for deadlock: every
 //! unfinished rank parked, every mailbox empty, no packet sent between two looks.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)] // allowed in `lane` alone, with its safety argument
 #![warn(missing_docs)]
 
+mod lane;
 mod mailbox;
 mod rank;
 mod run;

@@ -1,22 +1,23 @@
-//! A rank's inbox: packets from peers, in arrival order per sender (FIFO per channel: a sender
-//! pushes in its send order and the queue keeps each producer's order).
+//! A rank's mailbox: the lanes that bring it packets (one per sending rank, FIFO each), the
+//! owner's published state, and what the deadlock watchdog reads.
 //!
-//! Built for the ping-pong path: a lock-free queue (no mutex on a send), the owner's state and
-//! counters each on a cache line of their own (a sender and the receiver do not bounce one line
-//! between cores), and a sender unparks the owner only when it is parked. The park protocol is
-//! Dekker-style: the owner publishes `Parked` then looks at the queue; a sender pushes then
-//! looks at the owner's state; a `SeqCst` fence on each side means at least one of them sees
-//! the other (and a timed park backs that up).
+//! A sender makes its lane to a rank on its first send there and registers it here; the owner
+//! picks new lanes up when `lane_count` moves. The owner's state and counters each sit on a
+//! cache line of their own (senders read `activity` on every send, the owner writes it only on
+//! the way to and from parking), and a sender unparks the owner only when it is parked. The park
+//! protocol is Dekker-style: the owner publishes `Parked` then looks at its lanes; a sender
+//! pushes then looks at the owner's state; a `SeqCst` fence on each side means at least one of
+//! them sees the other (and a timed park backs that up).
 
-use std::sync::Mutex;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 
-use crossbeam_queue::SegQueue;
 use crossbeam_utils::CachePadded;
 use mpsim_proto::p2p::Packet;
 use mpsim_proto::runtime::Payload;
+
+use crate::lane::Lane;
 
 /// What a rank thread is doing, for senders (unpark or not) and the deadlock watchdog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,9 +28,21 @@ pub(crate) enum Activity {
     Finished = 2,
 }
 
+/// The channel from one sending rank into a mailbox.
+pub(crate) type PacketLane = Lane<Packet<Payload>>;
+
+/// A lane with the world rank that sends on it.
+#[derive(Clone)]
+pub(crate) struct Inbound {
+    pub from: u32,
+    pub lane: Arc<PacketLane>,
+}
+
 pub(crate) struct Mailbox {
-    /// Written by senders, read by the owner.
-    queue: CachePadded<SegQueue<(u32, Packet<Payload>)>>,
+    /// Lanes into this rank, in registration order (senders append; the owner copies).
+    lanes: Mutex<Vec<Inbound>>,
+    /// `lanes.len()`, readable without the lock: the owner's cue to copy new lanes.
+    lane_count: CachePadded<AtomicUsize>,
     /// Written by the owner, read by senders.
     activity: CachePadded<AtomicU8>,
     /// Packets the owner has taken in (written by the owner only): the watchdog's evidence of
@@ -44,7 +57,8 @@ pub(crate) struct Mailbox {
 impl Mailbox {
     pub fn new() -> Self {
         Mailbox {
-            queue: CachePadded::new(SegQueue::new()),
+            lanes: Mutex::new(Vec::new()),
+            lane_count: CachePadded::new(AtomicUsize::new(0)),
             activity: CachePadded::new(AtomicU8::new(Activity::Running as u8)),
             taken: CachePadded::new(AtomicU64::new(0)),
             thread: OnceLock::new(),
@@ -57,11 +71,33 @@ impl Mailbox {
         let _ = self.thread.set(std::thread::current());
     }
 
-    /// Appends packets from `from` (in order) and wakes the owner if it is parked.
-    pub fn push(&self, from: u32, packets: impl Iterator<Item = Packet<Payload>>) {
-        for p in packets {
-            self.queue.push((from, p));
-        }
+    /// A new lane from world rank `from` (its sender calls this once, before its first push).
+    pub fn add_lane(&self, from: u32) -> Arc<PacketLane> {
+        let lane = Arc::new(Lane::new());
+        let mut lanes = lock(&self.lanes);
+        lanes.push(Inbound {
+            from,
+            lane: Arc::clone(&lane),
+        });
+        self.lane_count.store(lanes.len(), Ordering::Release);
+        lane
+    }
+
+    /// Number of lanes registered so far.
+    #[inline]
+    pub fn lane_count(&self) -> usize {
+        self.lane_count.load(Ordering::Acquire)
+    }
+
+    /// Copies the lanes the owner does not know yet into `known` (owner only).
+    pub fn new_lanes_into(&self, known: &mut Vec<Inbound>) {
+        let lanes = lock(&self.lanes);
+        known.extend_from_slice(&lanes[known.len()..]);
+    }
+
+    /// After a sender pushed packets here: wakes the owner if it is parked.
+    #[inline]
+    pub fn notify(&self) {
         fence(Ordering::SeqCst);
         if self.activity() == Activity::Parked {
             self.wake();
@@ -75,21 +111,16 @@ impl Mailbox {
         }
     }
 
-    #[inline]
+    /// Whether any lane holds a packet (a snapshot: for the watchdog).
     pub fn has_mail(&self) -> bool {
-        !self.queue.is_empty()
+        lock(&self.lanes).iter().any(|i| i.lane.has_items())
     }
 
-    /// Moves every waiting packet into `out` (owner only).
-    pub fn drain_into(&self, out: &mut Vec<(u32, Packet<Payload>)>) {
-        let before = out.len();
-        while let Some(p) = self.queue.pop() {
-            out.push(p);
-        }
-        let n = (out.len() - before) as u64;
-        if n > 0 {
-            self.taken.fetch_add(n, Ordering::Relaxed);
-        }
+    /// Counts `n` packets taken in (owner only: a plain store, no locked instruction).
+    #[inline]
+    pub fn add_taken(&self, n: u64) {
+        self.taken
+            .store(self.taken.load(Ordering::Relaxed) + n, Ordering::Relaxed);
     }
 
     pub fn taken(&self) -> u64 {
@@ -97,7 +128,7 @@ impl Mailbox {
     }
 
     /// Publishes the owner's state (owner only). Going to `Parked`, the caller must look at the
-    /// queue again afterwards before it parks.
+    /// lanes again afterwards before it parks.
     pub fn set_activity(&self, a: Activity) {
         self.activity.store(a as u8, Ordering::SeqCst);
         if a == Activity::Parked {

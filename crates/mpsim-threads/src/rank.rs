@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
-use mpsim_proto::p2p::{Config, Endpoint, Event, Packet, ReqId};
-use mpsim_proto::runtime::{Payload, RankRuntime};
+use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId};
+use mpsim_proto::runtime::{Payload, RankRuntime, take_done};
 
-use crate::mailbox::{Activity, lock};
+use crate::mailbox::{Activity, Inbound, Mailbox, PacketLane, lock};
 use crate::run::Shared;
 
 /// Spins on the mailbox before parking when every rank has a core of its own (a few
@@ -28,9 +28,10 @@ pub(crate) struct ThreadRank {
     rank: u32,
     shared: Arc<Shared>,
     endpoint: RefCell<Endpoint<Payload>>,
-    inbox: RefCell<Vec<(u32, Packet<Payload>)>>,
-    /// Packets to one destination, pushed together (reused: no allocation per flush).
-    batch: RefCell<Vec<Packet<Payload>>>,
+    /// The lanes into this rank the thread knows of (a copy of its mailbox's list).
+    inbound: RefCell<Vec<Inbound>>,
+    /// The lane to each destination rank, made on the first send there.
+    outbound: RefCell<Vec<Option<Arc<PacketLane>>>>,
     /// What the rank's last unfinished wait was on: `(call, request)`, or a call alone. Turned
     /// into the deadlock watchdog's text only when the rank parks.
     waiting: Cell<Option<(&'static str, Option<ReqId>)>>,
@@ -42,12 +43,13 @@ pub(crate) struct ThreadRank {
 impl ThreadRank {
     pub fn new(rank: u32, shared: Arc<Shared>, config: Config) -> Self {
         let start = shared.start;
+        let ranks = shared.mailboxes.len();
         ThreadRank {
             rank,
             shared,
             endpoint: RefCell::new(Endpoint::new(rank, config)),
-            inbox: RefCell::new(Vec::new()),
-            batch: RefCell::new(Vec::new()),
+            inbound: RefCell::new(Vec::new()),
+            outbound: RefCell::new(vec![None; ranks]),
             waiting: Cell::new(None),
             arrivals: Cell::new(0),
             start,
@@ -64,38 +66,66 @@ impl ThreadRank {
             Some((_, peer, tag, context)) => deadlock::waiting_for(call, peer, tag, context),
             None => (call.to_string(), None),
         };
-        let mailbox = &self.shared.mailboxes[self.rank as usize];
+        let mailbox = self.mailbox();
         *lock(&mailbox.blocked_on) = Some(what);
         *lock(&mailbox.blocked_peer) = peer;
     }
 
+    fn mailbox(&self) -> &Mailbox {
+        &self.shared.mailboxes[self.rank as usize]
+    }
+
+    /// Whether a packet waits in a lane (or a new lane appeared): the spin loop's test.
+    #[inline]
+    fn has_mail(&self) -> bool {
+        let inbound = self.inbound.borrow();
+        self.mailbox().lane_count() != inbound.len() || inbound.iter().any(|i| i.lane.has_items())
+    }
+
     /// Takes in arrived packets and sends what the endpoint produced.
     fn progress(&self, ep: &mut Endpoint<Payload>) {
-        let mut inbox = self.inbox.borrow_mut();
-        self.shared.mailboxes[self.rank as usize].drain_into(&mut inbox);
-        for (from, packet) in inbox.drain(..) {
-            if matches!(packet, Packet::Message { .. }) {
-                self.arrivals.set(self.arrivals.get() + 1);
-            }
-            ep.handle_packet(from, packet);
+        let mailbox = self.mailbox();
+        let mut inbound = self.inbound.borrow_mut();
+        if mailbox.lane_count() != inbound.len() {
+            mailbox.new_lanes_into(&mut inbound);
         }
-        drop(inbox);
+        let mut taken = 0;
+        for i in inbound.iter() {
+            while let Some(packet) = i.lane.pop() {
+                if matches!(packet, Packet::Message { .. }) {
+                    self.arrivals.set(self.arrivals.get() + 1);
+                }
+                ep.handle_packet(i.from, packet);
+                taken += 1;
+            }
+        }
+        if taken > 0 {
+            mailbox.add_taken(taken);
+        }
+        drop(inbound);
         self.flush(ep);
     }
 
+    /// Pushes the endpoint's packets into their lanes (waking each destination once per run of
+    /// packets to it) and acts on its events.
     fn flush(&self, ep: &mut Endpoint<Payload>) {
-        // Group consecutive packets to one destination into one push.
-        let mut batch = self.batch.borrow_mut();
-        let mut to = u32::MAX;
-        while let Some(t) = ep.poll_transmit() {
-            if t.to != to && !batch.is_empty() {
-                self.shared.mailboxes[to as usize].push(self.rank, batch.drain(..));
-            }
-            to = t.to;
-            batch.push(t.packet);
+        if !ep.has_output() {
+            return;
         }
-        if !batch.is_empty() {
-            self.shared.mailboxes[to as usize].push(self.rank, batch.drain(..));
+        let mut outbound = self.outbound.borrow_mut();
+        let mut last = None;
+        while let Some(t) = ep.poll_transmit() {
+            if last.is_some_and(|l| l != t.to) {
+                self.shared.mailboxes[last.unwrap_or_default() as usize].notify();
+            }
+            let to = t.to as usize;
+            outbound[to]
+                .get_or_insert_with(|| self.shared.mailboxes[to].add_lane(self.rank))
+                .push(t.packet);
+            last = Some(t.to);
+        }
+        if let Some(l) = last {
+            self.shared.mailboxes[l as usize].notify();
         }
         while let Some(e) = ep.poll_event() {
             if let Event::Fatal(err) = e {
@@ -117,6 +147,13 @@ impl ThreadRank {
         if done(&ep) {
             return Poll::Ready(Ok(()));
         }
+        drop(ep);
+        self.blocked(call, req)
+    }
+
+    /// A wait found its condition false: ended by an abort, or else the rank records what it
+    /// waits for (`call`, `req`) and `block_on` parks it.
+    fn blocked<T>(&self, call: &'static str, req: Option<ReqId>) -> Poll<Result<T, Error>> {
         if let Some(e) = self.aborted() {
             return Poll::Ready(Err(e));
         }
@@ -160,6 +197,21 @@ impl RankRuntime for ThreadRank {
         _cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
         self.poll_until(call, Some(req), |ep| ep.is_done(req))
+    }
+
+    fn poll_complete(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<Completion<Payload>, Error>> {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        if ep.is_done(req) {
+            return Poll::Ready(take_done(ep.test(req)));
+        }
+        drop(ep);
+        self.blocked(call, Some(req))
     }
 
     fn arrivals(&self) -> u64 {
@@ -230,35 +282,45 @@ pub(crate) fn block_on<F: Future>(rank: &ThreadRank, fut: F) -> F::Output {
     let waker = Waker::from(Arc::clone(&state));
     let mut cx = Context::from_waker(&waker);
     let mut fut = pin!(fut);
-    let mailbox = &rank.shared.mailboxes[rank.rank as usize];
     loop {
         rank.waiting.set(None);
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
         }
-        if state.woken.swap(false, Ordering::AcqRel) {
+        // A future that woke itself (a yield) is polled again at once; the plain load first
+        // keeps the locked swap off the common path.
+        if state.woken.load(Ordering::Relaxed) && state.woken.swap(false, Ordering::AcqRel) {
             continue;
         }
-        let mut spins = 0;
-        while !mailbox.has_mail() && !rank.shared.abort.load(Ordering::Acquire) {
-            if rank.shared.dedicated_cores && spins < SPINS_DEDICATED {
-                spins += 1;
-                std::hint::spin_loop();
-                continue;
-            }
-            if !rank.shared.dedicated_cores && spins < YIELDS_OVERSUBSCRIBED {
-                spins += 1;
-                std::thread::yield_now();
-                continue;
-            }
-            rank.publish_wait();
-            mailbox.set_activity(Activity::Parked);
-            if mailbox.has_mail() || rank.shared.abort.load(Ordering::Acquire) {
-                mailbox.set_activity(Activity::Running);
-                break;
-            }
-            std::thread::park_timeout(Duration::from_millis(100));
-            mailbox.set_activity(Activity::Running);
+        wait_for_mail(rank);
+    }
+}
+
+/// Waits until a packet is in a lane or the run aborts: spins while cores are dedicated,
+/// yields a few times when they are not, then parks. Out of line: it is the cold side of
+/// `block_on`, and keeping it apart lets profiles separate waiting from work.
+#[inline(never)]
+fn wait_for_mail(rank: &ThreadRank) {
+    let mailbox = rank.mailbox();
+    let mut spins = 0;
+    while !rank.has_mail() && !rank.shared.abort.load(Ordering::Acquire) {
+        if rank.shared.dedicated_cores && spins < SPINS_DEDICATED {
+            spins += 1;
+            std::hint::spin_loop();
+            continue;
         }
+        if !rank.shared.dedicated_cores && spins < YIELDS_OVERSUBSCRIBED {
+            spins += 1;
+            std::thread::yield_now();
+            continue;
+        }
+        rank.publish_wait();
+        mailbox.set_activity(Activity::Parked);
+        if rank.has_mail() || rank.shared.abort.load(Ordering::Acquire) {
+            mailbox.set_activity(Activity::Running);
+            break;
+        }
+        std::thread::park_timeout(Duration::from_millis(100));
+        mailbox.set_activity(Activity::Running);
     }
 }

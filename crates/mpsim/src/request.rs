@@ -90,10 +90,8 @@ impl<'b> Request<'b> {
             State::Active { id, call, .. } => (id, user_call.unwrap_or(call)),
         };
         let rt = Rc::clone(&self.rt);
-        poll_fn(|cx| rt.poll_done(id, call, cx)).await?;
-        Ok(self
-            .try_complete()?
-            .expect("poll_done said complete: the completion must be there"))
+        let completion = poll_fn(|cx| rt.poll_complete(id, call, cx)).await?;
+        self.complete_with(completion)
     }
 
     /// Completes the request if it is done (`Some(status)`), without blocking for it.
@@ -122,6 +120,12 @@ impl<'b> Request<'b> {
         let Some(completion) = completion else {
             return Ok(None);
         };
+        self.complete_with(completion).map(Some)
+    }
+
+    /// Makes an active request null with its completion: the data into the buffer, the status
+    /// or error out.
+    fn complete_with(&mut self, completion: Completion<Payload>) -> Result<Status> {
         let status = completion.status;
         let done = State::Null { status, buf: None };
         let State::Active { mut buf, .. } = std::mem::replace(&mut self.state, done) else {
@@ -129,7 +133,7 @@ impl<'b> Request<'b> {
         };
         let out = finish(completion, buf.as_deref_mut()).map_err(|e| stamped(&*self.rt, e));
         self.state = State::Null { status, buf };
-        out.map(Some)
+        out
     }
 
     /// Asks to cancel the request (`spec/p2p.md` §5). It must still be waited for; the status

@@ -12,6 +12,11 @@ use crate::matching::Envelope;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SendRef(pub(crate) u32, pub(crate) u32);
 
+impl SendRef {
+    /// Names no request: a message nothing will answer (an eager send that asks no `Fin`).
+    pub(crate) const NONE: SendRef = SendRef(u32::MAX, u32::MAX);
+}
+
 /// How a message travels, which decides when its send completes and which delay table times it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Protocol {

@@ -242,40 +242,40 @@ impl Comm {
         tag: i32,
     ) -> Result<Request<'static>> {
         Ok(
-            match self.isend_then(context, mode, bytes, dest, tag, |_, id| id)? {
+            match self.start_send_on(context, mode, bytes, dest, tag, false)? {
                 None => Request::null(self.rt().clone(), Status::default(), None),
                 Some(id) => Request::active(self.rt().clone(), id, call, None),
             },
         )
     }
 
-    /// Posts a send (`None` for `PROC_NULL`), then runs `then` on the endpoint in the same pass
-    /// (the blocking calls complete a send there when it is already done).
-    pub(crate) fn isend_then<R>(
+    /// Starts a send on the endpoint: the request to wait for, or `None` when there is nothing
+    /// to wait for (`PROC_NULL`; and, for a `blocking` send, one that completed at once, which
+    /// then leaves no request behind: `Endpoint::send`).
+    pub(crate) fn start_send_on(
         &self,
         context: ContextId,
         mode: SendMode,
         bytes: &[u8],
         dest: u32,
         tag: i32,
-        then: impl FnOnce(&mut Endpoint<Payload>, ReqId) -> R,
-    ) -> Result<Option<R>> {
+        blocking: bool,
+    ) -> Result<Option<ReqId>> {
         if dest == PROC_NULL {
             return Ok(None);
         }
         let to = self.world_rank(dest);
         let envelope = Envelope::new(context, self.rank(), tag);
-        let mut then = Some(then);
         let mut out = None;
         self.rt().with_endpoint(&mut |ep| {
-            let sent = ep.isend(mode, to, envelope, bytes.len(), Payload::from_slice(bytes));
-            let then = then
-                .take()
-                .expect("with_endpoint runs the closure exactly once");
-            out = Some(sent.map(|id| then(ep, id)));
+            let payload = Payload::from_slice(bytes);
+            out = Some(if blocking {
+                ep.send(mode, to, envelope, bytes.len(), payload)
+            } else {
+                ep.isend(mode, to, envelope, bytes.len(), payload).map(Some)
+            });
         });
         out.expect("with_endpoint runs the closure exactly once")
-            .map(Some)
             .map_err(|e| stamped(&**self.rt(), e))
     }
 

@@ -275,12 +275,9 @@ impl Comm {
     async fn send_blocking(&self, mode: SendMode, bytes: &[u8], dest: u32, tag: i32) -> Result<()> {
         let call = mode.call();
         self.check_send(call, dest, tag)?;
-        let posted = self.isend_then(self.inner.p2p, mode, bytes, dest, tag, |ep, id| {
-            (id, ep.is_done(id) && matches!(ep.test(id), Ok(Some(_))))
-        })?;
-        match posted {
-            None | Some((_, true)) => Ok(()),
-            Some((id, false)) => Request::active(self.rt().clone(), id, call, None)
+        match self.start_send_on(self.inner.p2p, mode, bytes, dest, tag, true)? {
+            None => Ok(()),
+            Some(id) => Request::active(self.rt().clone(), id, call, None)
                 .wait()
                 .await
                 .map(drop),

@@ -25,7 +25,37 @@ impl<P> Endpoint<P> {
         bytes: usize,
         payload: P,
     ) -> Result<ReqId, Error> {
-        let (protocol, held) = match mode {
+        self.start_send(mode, to, envelope, bytes, payload, true)
+            .map(|req| req.expect("a send the program holds always has a request"))
+    }
+
+    /// Starts a blocking send: as [`Endpoint::isend`], but a send that completes at once (eager,
+    /// buffered) returns `None` and leaves the program no request to test (the protocol keeps
+    /// what it needs until `Fin`; an eager send that waits for no `Fin` takes no request slot at
+    /// all). `Some` is a request to wait for, as from `isend`.
+    pub fn send(
+        &mut self,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        bytes: usize,
+        payload: P,
+    ) -> Result<Option<ReqId>, Error> {
+        self.start_send(mode, to, envelope, bytes, payload, false)
+    }
+
+    /// `isend` (`held`: the program holds the request) and `send` (it does not, when the send
+    /// completes at once).
+    fn start_send(
+        &mut self,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        bytes: usize,
+        payload: P,
+        held_by_user: bool,
+    ) -> Result<Option<ReqId>, Error> {
+        let (protocol, bytes_held) = match mode {
             SendMode::Buffered => {
                 let requested = bytes.saturating_add(self.config.bsend_overhead);
                 let budget = self.attached.get_or_insert(Budget {
@@ -68,24 +98,35 @@ impl<P> Endpoint<P> {
         };
         let locally_complete = matches!(protocol, Protocol::Eager | Protocol::Buffered);
         // An eager send from an unbounded system buffer holds nothing: no Fin needed.
-        let ack = !(protocol == Protocol::Eager && held == Held::None);
-        let req = self.alloc(Kind::Send {
-            to,
-            envelope,
-            mode,
-            held,
-            ack,
-            in_flight: ack,
-            cancelling: false,
-        });
-        if locally_complete {
-            self.slots[req.idx as usize].done = Some(send_completion(false));
-            self.events.push_back(Event::Completed(req));
-        }
+        let ack = !(protocol == Protocol::Eager && bytes_held == Held::None);
+        let req = if !held_by_user && locally_complete && !ack {
+            // Nothing will ever look this send up: no slot (its packets name no request).
+            None
+        } else {
+            let req = self.alloc(Kind::Send {
+                to,
+                envelope,
+                mode,
+                held: bytes_held,
+                ack,
+                in_flight: ack,
+                cancelling: false,
+            });
+            if locally_complete {
+                if held_by_user {
+                    self.slots[req.idx as usize].done = Some(send_completion(false));
+                    self.events.push_back(Event::Completed(req));
+                } else {
+                    self.slots[req.idx as usize].held_by_user = false;
+                }
+            }
+            Some(req)
+        };
+        let sender = req.map_or(SendRef::NONE, |r| SendRef(r.idx, r.generation));
         self.transmits.push_back(Transmit {
             to,
             packet: Packet::Message {
-                sender: SendRef(req.idx, req.generation),
+                sender,
                 envelope,
                 bytes,
                 protocol,
@@ -94,7 +135,7 @@ impl<P> Endpoint<P> {
                 payload,
             },
         });
-        Ok(req)
+        Ok(req.filter(|_| held_by_user || !locally_complete))
     }
 
     /// Posts a receive for `pattern` into a buffer of `capacity` bytes, on a communicator whose

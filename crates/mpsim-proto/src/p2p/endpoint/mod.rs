@@ -245,6 +245,13 @@ impl<P> Endpoint<P> {
 
     // ---- outputs ----
 
+    /// Whether `poll_transmit` or `poll_event` has something (a driver's cheap test before
+    /// draining both).
+    #[inline]
+    pub fn has_output(&self) -> bool {
+        !self.transmits.is_empty() || !self.events.is_empty()
+    }
+
     /// The next packet to deliver. Drain in order after every input.
     pub fn poll_transmit(&mut self) -> Option<Transmit<P>> {
         self.transmits.pop_front()
