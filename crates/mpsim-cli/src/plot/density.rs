@@ -1,5 +1,6 @@
 //! Density drawing for traces too big to draw span by span: per band of ranks and per pixel
-//! column, the fraction of the band's time spent in each category, as stacked bars.
+//! column, the fraction of the band's time spent in each category, as stacked bars; and a strip
+//! of the number of messages sent per column.
 //!
 //! A span adds its overlap with each column it covers: the partial columns at its two ends
 //! directly, the whole columns between through a difference array, so a span costs O(1)
@@ -7,6 +8,10 @@
 //! Column edges are exact integer nanoseconds (`from + span * i / n`).
 
 use std::fmt::Write as _;
+
+use super::parse::Timeline;
+use super::plan::Window;
+use super::render::{Category, Frame};
 
 /// The window cut into `n` columns of (nearly) equal length.
 #[derive(Clone, Copy, Debug)]
@@ -107,6 +112,84 @@ impl Busy {
             })
             .collect()
     }
+}
+
+/// The lanes as stacked bars (compute, blocked, poll from the bottom) of the share of each
+/// category per pixel column; `lanes` gives each lane's label and number of ranks, lane `i`
+/// holding ranks `i * band_size ..`.
+pub fn lanes(
+    s: &mut String,
+    t: &Timeline,
+    cats: &[Category],
+    w: Window,
+    f: &Frame,
+    band_size: u32,
+    lanes: impl ExactSizeIterator<Item = (String, u32)>,
+) {
+    let b = Buckets::new(w.from, w.to, f.plot_w as usize);
+    let mut busy = Busy::new(lanes.len(), Category::ALL.len(), &b);
+    for sp in t.spans.iter().filter(|sp| w.shows(sp.start, sp.end)) {
+        let cat = cats[sp.name as usize];
+        let c = Category::ALL.iter().position(|&k| k == cat).unwrap_or(0);
+        busy.add(&b, (sp.rank / band_size) as usize, c, sp.start, sp.end);
+    }
+    let xs = columns(&b, f);
+    let inner = f64::from(f.lane_h - 2) * 10.0;
+    for (lane, (label, ranks)) in lanes.enumerate() {
+        let bottom = f.lane_y(lane as u32) + f.lane_h - 1;
+        // Writing to a String cannot fail.
+        let _ = writeln!(s, "<g class=\"band\"><title>{label}</title>");
+        let mut lo = vec![0u32; b.len()];
+        let mut top = vec![0f64; b.len()];
+        for (c, cat) in Category::ALL.iter().enumerate() {
+            let share = busy.fractions(&b, lane, c, ranks);
+            let hi: Vec<u32> = top
+                .iter_mut()
+                .zip(&share)
+                .map(|(top, x)| {
+                    *top = (*top + x).min(1.0);
+                    (*top * inner).round() as u32
+                })
+                .collect();
+            let d = bars_path(&xs, &lo, &hi, bottom);
+            if !d.is_empty() {
+                let _ = writeln!(s, "<path class=\"{}\" d=\"{d}\"/>", cat.class());
+            }
+            lo = hi;
+        }
+        s.push_str("</g>\n");
+    }
+}
+
+/// A strip `height` px high from `top`: messages sent in the window per pixel column, as bars
+/// scaled to the busiest column.
+pub fn sends(s: &mut String, t: &Timeline, w: Window, f: &Frame, top: u32, height: u32) {
+    let b = Buckets::new(w.from, w.to, f.plot_w as usize);
+    let mut counts = vec![0u64; b.len()];
+    for m in &t.messages {
+        if (w.from..w.to).contains(&m.sent) {
+            counts[b.of(m.sent)] += 1;
+        }
+    }
+    let most = counts.iter().copied().max().unwrap_or(0).max(1);
+    let inner = f64::from(height - 8) * 10.0;
+    let hi: Vec<u32> = counts
+        .iter()
+        .map(|&c| (c as f64 / most as f64 * inner).round() as u32)
+        .collect();
+    let _ = writeln!(
+        s,
+        "<g class=\"sends\"><title>messages sent per pixel column (most: {most})</title>\n\
+         <text class=\"label\" x=\"{}\" y=\"{}\">sends</text>\n<path class=\"sends\" d=\"{}\"/>\n</g>",
+        f.left - 6.0,
+        top + height / 2 + 4,
+        bars_path(&columns(&b, f), &vec![0; b.len()], &hi, top + height - 2)
+    );
+}
+
+/// The x coordinates of the bucket edges.
+fn columns(b: &Buckets, f: &Frame) -> Vec<f64> {
+    (0..=b.len()).map(|i| f.x(b.bound(i))).collect()
 }
 
 /// An SVG path of bars, one per bucket: bucket `i` spans `xs[i]..xs[i + 1]` and rises from

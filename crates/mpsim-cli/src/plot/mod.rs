@@ -5,17 +5,22 @@
 //! report. The trace is Chrome trace-event JSON as `--trace` writes it (`mpsim_sim::Trace`):
 //! spans of `compute`, `poll` and blocking calls per rank, and a flow pair per message.
 //!
-//! - [`parse`]: the JSON to a timeline in exact integer nanoseconds, or a one-line error naming
-//!   the file and line;
-//! - [`render`]: the timeline to SVG (lanes or, for big traces, bands of density; arrows capped
-//!   and sampled), written by hand, deterministic;
-//! - [`density`]: per-column busy shares for the big-trace drawing; [`axis`]: round ticks.
+//! - [`parse`]: the JSON to a timeline in exact integer nanoseconds ([`decimal`]), or a
+//!   one-line error naming the file and line;
+//! - [`plan`]: how to draw it, from its size (lanes or bands, rectangles or density, arrows);
+//! - [`render`]: the timeline to SVG, written by hand and deterministic: header, lanes and axis
+//!   ([`axis`]: round ticks), and either [`detail`] (a rectangle per span, an arrow per
+//!   message, capped and sampled) or, for big traces, [`density`] (bands of ranks, busy shares
+//!   per pixel column, messages counted).
 //!
 //! It draws, it does not analyse: no critical path, no statistics beyond counts.
 
 mod axis;
+mod decimal;
 mod density;
+mod detail;
 mod parse;
+mod plan;
 mod render;
 
 use std::fs;
@@ -24,8 +29,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::model::time;
-use parse::{DecimalError, Timeline, decimal_scaled};
-use render::{Drawn, Options};
+use decimal::{DecimalError, decimal_scaled};
+use parse::Timeline;
+use plan::Drawn;
+use render::Options;
 
 /// `mpsim plot ...`.
 #[derive(Args)]
@@ -66,7 +73,9 @@ pub fn run(args: PlotArgs) -> Result<String, String> {
                 time(to)
             ));
         }
-        to = from.saturating_add(1);
+        to = from
+            .checked_add(1)
+            .ok_or("nothing to show: the trace starts at the end of time")?;
     }
     let options = Options {
         source: args.trace.display().to_string(),
