@@ -15,13 +15,20 @@
 //! mpsim calibrate --backend threads [--out DIR] [--reps N] [--max-size BYTES]
 //! ```
 //!
-//! Each subcommand group lives in its own module (`model`, `calibrate`); trace plotting joins
-//! as a further group. Errors print as one line on standard error and exit with status 1.
+//! and plots traces (`--trace` of a simulated run) as timelines:
+//!
+//! ```text
+//! mpsim plot trace.json -o timeline.svg [--width PX] [--from T] [--to T]
+//! ```
+//!
+//! Each subcommand group lives in its own module (`model`, `calibrate`, `plot`). Errors print
+//! as one line on standard error and exit with status 1.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod calibrate;
 mod model;
+mod plot;
 
 use std::process::ExitCode;
 
@@ -32,7 +39,7 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "mpsim",
     version,
-    about = "Inspect and calibrate mpsim machine models."
+    about = "Inspect and calibrate mpsim machine models; plot traces."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -47,6 +54,8 @@ enum Command {
     Model(model::ModelCommand),
     /// Measure a machine model by ping-pong on a real backend and write it as files.
     Calibrate(calibrate::CalibrateArgs),
+    /// Draw a trace (Chrome trace-event JSON) as an SVG timeline, one lane per rank.
+    Plot(plot::PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +63,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Model(cmd) => model::run(cmd).map_err(|e| e.to_string()),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Plot(args) => plot::run(args),
     };
     match result {
         Ok(out) => {

@@ -149,8 +149,8 @@ fn table(s: &mut String, name: &str, path: &Path, t: &DelayTable) {
     }
 }
 
-/// A time, exact, in the largest unit not above it.
-fn time(ns: u64) -> String {
+/// A time, exact, in the largest unit not above it (also the plot's tooltips and summary).
+pub(crate) fn time(ns: u64) -> String {
     let (digits, unit) = match ns {
         0..1_000 => return format!("{ns} ns"),
         1_000..1_000_000 => (3, "us"),
