@@ -9,14 +9,19 @@
 //! mpsim model check path/to/model     # "ok: PATH", or the first problem as FILE:LINE: ...
 //! ```
 //!
-//! and measures them:
+//! and makes them, by ping-pong on a backend or from a saved `osu_latency` run:
 //!
 //! ```text
-//! mpsim calibrate --backend threads [--out DIR] [--reps N] [--max-size BYTES]
+//! mpsim calibrate --backend threads|mpi [--out DIR] [--reps N] [--max-size BYTES]
+//! mpsim calibrate --from-osu FILE [--mode ssend|bsend|both] [--out DIR]
 //! ```
 //!
+//! (`--backend mpi` builds a small C program with the system's `mpicc` and runs it under
+//! `mpirun`, since mpsim has no MPI backend of its own yet.)
+//!
 //! Each subcommand group lives in its own module (`model`, `calibrate`); trace plotting joins
-//! as a further group. Errors print as one line on standard error and exit with status 1.
+//! as a further group. Errors print on standard error and exit with status 1: one line, except
+//! that a failed `mpicc` or `mpirun` is followed by the end of its own standard error.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -45,7 +50,8 @@ enum Command {
     /// Machine models: print one, or check that it loads.
     #[command(subcommand)]
     Model(model::ModelCommand),
-    /// Measure a machine model by ping-pong on a real backend and write it as files.
+    /// Measure a machine model by ping-pong on a real backend (or convert osu_latency output)
+    /// and write it as files.
     Calibrate(calibrate::CalibrateArgs),
 }
 
