@@ -1,8 +1,24 @@
-//! `mpsim calibrate --backend threads [--out DIR] [--reps N] [--max-size BYTES]`: a machine
-//! model measured by ping-pong on a real backend (`DESIGN.md`, "Machine models").
+//! `mpsim calibrate`: a machine model measured by ping-pong on a real backend, or converted from
+//! an `osu_latency` run (`DESIGN.md`, "Machine models"; `spec/timing.md` §4).
 //!
-//! Two ranks run in this process on the threads backend. Rank 0 times blocking round trips to
-//! rank 1 with the host clock:
+//! ```text
+//! mpsim calibrate --backend threads|mpi [--out DIR] [--reps N] [--max-size BYTES]
+//! mpsim calibrate --from-osu FILE [--mode ssend|bsend|both] [--out DIR]
+//! ```
+//!
+//! The work splits into what differs per source and what must not:
+//!
+//! - measurement, per backend: `threads` (two ranks of the threads backend in this process,
+//!   [`threads`]) and `mpi` (a C program built with the system's `mpicc` and run under its
+//!   `mpirun`, [`mpi`]). Both follow one [`Plan`]: the sizes and iteration counts are computed
+//!   here and handed to the C program on its command line, so the two time the same batches;
+//! - fitting and writing, shared: [`fit`] turns round trips into delays, [`write_model`] writes
+//!   the files and [`report`] the table printed on success. The OSU conversion ([`osu`]) skips
+//!   the fit (its figures already are one-way delays) but writes and reports the same way.
+//!
+//! # The measurement
+//!
+//! Rank 0 times blocking round trips to rank 1 with the host's monotonic clock:
 //!
 //! 1. a 0-byte standard ping-pong: `rtt0`, and `one_way0 = rtt0 / 2`;
 //! 2. for each size (1 B, 8 B, then powers of two up to 4 MiB or `--max-size`), rank 0
@@ -12,13 +28,15 @@
 //!
 //! Each round trip is the smallest mean over the chunks of a batch of iterations (after a short
 //! warm-up; fewer iterations for big messages), and the whole sweep is repeated `--reps` times;
-//! the minimum over repetitions is kept. In the simulator (`spec/timing.md` §4) such a round trip takes
-//! `D(size)` for the ping (`D_bsend` for a buffered send, `D_ssend` for a synchronous one) plus
-//! the answer's one-way time, which is what the 0-byte ping-pong estimates, so
-//! `D(size) = rtt(size) - one_way0`, clamped to at least 1 ns.
+//! the minimum over repetitions is kept ([`Measured::record`]).
 //!
-//! `ack_latency` is fitted as `one_way0`: an acknowledgement is a 0-byte control message that
-//! travels the same path as a 0-byte payload message, so its latency is the 0-byte one-way time.
+//! # The fit
+//!
+//! In the simulator (`spec/timing.md` §4) such a round trip takes `D(size)` for the ping
+//! (`D_bsend` for a buffered send, `D_ssend` for a synchronous one) plus the answer's one-way
+//! time, which is what the 0-byte ping-pong estimates, so `D(size) = rtt(size) - one_way0`,
+//! clamped to at least 1 ns. `ack_latency` is fitted as `one_way0`: an acknowledgement is a
+//! 0-byte control message that travels the same path as a 0-byte payload message.
 //!
 //! Run it on an otherwise idle machine: the two ranks busy two cores, and when other work
 //! competes for them round trips include scheduler delays (the minima filter most of that out,
@@ -29,23 +47,21 @@
 //! default machine model. The model is written with `ModelFile::write_to` (`model.toml`,
 //! `ssend.csv`, `bsend.csv`) with a `[meta] description` saying what was measured, how and when.
 
-use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+mod mpi;
+mod osu;
+mod threads;
 
-use clap::{Args, ValueEnum};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clap::{ArgGroup, Args, ValueEnum};
 use mpsim::sim::{DelayTable, Model, ModelFile};
-use mpsim::{BSEND_OVERHEAD, Backend, Comm, Launcher};
 
 /// The largest message of the default sweep, 4 MiB.
 const DEFAULT_MAX_SIZE: u64 = 4 << 20;
 /// The largest `--max-size` accepted, 256 MiB (rank 0 allocates buffers of this size).
 const MAX_MAX_SIZE: u64 = 256 << 20;
-/// Tag of the ping-pong messages.
-const TAG: i32 = 1;
-/// Tag of the empty exchange that synchronises the ranks before each batch.
-const SYNC_TAG: i32 = 2;
 /// Bytes a batch of big messages moves: the iteration count is this over the size, clamped.
 const BATCH_BYTES: u64 = 128 << 20;
 /// Timed iterations for small messages (the most any size gets).
@@ -61,36 +77,87 @@ const CHUNKS: u64 = 5;
 pub enum CalibrateBackend {
     /// The in-process threads backend: 2 ranks as threads of this process.
     Threads,
+    /// The system MPI (Open MPI here): a C program built with `mpicc -O2`, run by
+    /// `mpirun -np 2`.
+    Mpi,
+}
+
+/// Which delay tables an `osu_latency` run fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OsuMode {
+    /// Only `ssend.csv`; `bsend.csv` is the default model's.
+    Ssend,
+    /// Only `bsend.csv`; `ssend.csv` is the default model's.
+    Bsend,
+    /// Both tables (the default).
+    Both,
 }
 
 /// `mpsim calibrate ...`.
 #[derive(Args)]
+#[command(group(ArgGroup::new("source").required(true).args(["backend", "from_osu"])))]
 pub struct CalibrateArgs {
-    /// The backend to measure.
+    /// The backend to measure by ping-pong (2 ranks on this host).
     #[arg(long, value_enum)]
-    backend: CalibrateBackend,
+    backend: Option<CalibrateBackend>,
+    /// Convert the output of OSU micro-benchmarks' `osu_latency` (saved to FILE) instead of
+    /// measuring. Its one-way latency per size becomes the delay (us x 1000 = ns); a 0-byte
+    /// row, or else the smallest size, gives the ack latency. osu_latency times standard sends
+    /// only (MPI_Send echoed by MPI_Send), so by default the same table serves ssend and
+    /// bsend: neither a synchronous handshake nor a buffer copy is measured apart.
+    #[arg(long, value_name = "FILE")]
+    from_osu: Option<PathBuf>,
+    /// With --from-osu: which tables the osu_latency figures fill; the other comes from the
+    /// default model.
+    // `conflicts_with` rather than `requires = "from_osu"`: clap waives a requirement that
+    // conflicts with a present argument, and the `source` group makes `--from-osu` conflict
+    // with `--backend`, so `--backend threads --mode ssend` would pass.
+    #[arg(long, value_enum, default_value_t = OsuMode::Both, conflicts_with = "backend")]
+    mode: OsuMode,
     /// Directory to write the model into (`model.toml`, `ssend.csv`, `bsend.csv`).
     #[arg(long, default_value = "model")]
     out: PathBuf,
     /// Repetitions of the whole sweep; the minimum round trip over them is kept.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..),
+          conflicts_with = "from_osu")]
     reps: u32,
     /// Largest message size in bytes (the sweep is 1, 8, then powers of two up to it). Lower
     /// it for a quick run, e.g. in tests.
     #[arg(long, default_value_t = DEFAULT_MAX_SIZE,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_SIZE))]
+          value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_SIZE),
+          conflicts_with = "from_osu")]
     max_size: u64,
 }
 
-/// Rank 0's measurements: minimum mean round trips in ns over the repetitions.
+/// What both backends measure: the sizes, the repetitions, and per size the iteration counts
+/// ([`iterations`]).
 #[derive(Clone, Debug)]
-struct Measured {
-    /// The 0-byte ping-pong.
-    rtt0: f64,
-    /// `bsend` pings with 0-byte answers, per size.
-    bsend: Vec<f64>,
-    /// `ssend` pings with 0-byte answers, per size.
-    ssend: Vec<f64>,
+struct Plan {
+    /// 1, 8, 16, ... up to `--max-size` (strictly increasing).
+    sizes: Vec<u64>,
+    /// Repetitions of the whole sweep.
+    reps: u32,
+}
+
+impl Plan {
+    fn new(max_size: u64, reps: u32) -> Self {
+        let mut sizes = vec![1];
+        sizes.extend(
+            std::iter::successors(Some(8u64), |s| Some(s * 2)).take_while(|&s| s <= max_size),
+        );
+        Self { sizes, reps }
+    }
+
+    /// The largest size measured.
+    fn max_size(&self) -> u64 {
+        self.sizes.last().copied().unwrap_or(1)
+    }
+}
+
+/// `(warm-up, timed)` iterations of a batch of `size`-byte pings.
+fn iterations(size: u64) -> (u64, u64) {
+    let iters = (BATCH_BYTES / size.max(1)).clamp(MIN_ITERS, MAX_ITERS);
+    (iters.div_ceil(10), iters)
 }
 
 /// How a ping is sent.
@@ -104,75 +171,119 @@ enum Ping {
     Ssend,
 }
 
-/// 1, 8, 16, ... up to `max` (strictly increasing).
-fn sizes(max: u64) -> Vec<u64> {
-    let mut sizes = vec![1];
-    sizes.extend(std::iter::successors(Some(8u64), |s| Some(s * 2)).take_while(|&s| s <= max));
-    sizes
+/// Rank 0's measurements: minimum mean round trips in ns over the repetitions so far
+/// (infinite until a batch is recorded).
+#[derive(Clone, Debug)]
+struct Measured {
+    /// The 0-byte ping-pong.
+    rtt0: f64,
+    /// `bsend` pings with 0-byte answers, per size of the plan.
+    bsend: Vec<f64>,
+    /// `ssend` pings with 0-byte answers, per size of the plan.
+    ssend: Vec<f64>,
 }
 
-/// `(warm-up, timed)` iterations of a batch of `size`-byte pings.
-fn iterations(size: u64) -> (u64, u64) {
-    let iters = (BATCH_BYTES / size.max(1)).clamp(MIN_ITERS, MAX_ITERS);
-    (iters.div_ceil(10), iters)
-}
-
-/// One batch: the smallest mean round trip in ns over its chunks (meaningful on rank 0).
-async fn batch(world: &Comm, ping: Ping, buf: &mut [u8]) -> mpsim::Result<f64> {
-    let (me, peer) = (world.rank(), 1 - world.rank());
-    let n = buf.len() as u64;
-    let (warmup, iters) = iterations(n);
-    let chunk = iters.div_ceil(CHUNKS);
-    world
-        .sendrecv::<u8, u8>(&[], peer, SYNC_TAG, &mut [], peer, SYNC_TAG)
-        .await?;
-    let mut best = f64::INFINITY;
-    let mut t0 = Instant::now();
-    for k in 0..warmup + iters {
-        if k >= warmup && (k - warmup) % chunk == 0 {
-            if k > warmup {
-                best = best.min(t0.elapsed().as_nanos() as f64 / chunk as f64);
-            }
-            t0 = Instant::now();
-        }
-        if me == 0 {
-            match ping {
-                Ping::Zero => world.send::<u8>(&[], peer, TAG).await?,
-                Ping::Bsend => world.bsend(buf, peer, TAG).await?,
-                Ping::Ssend => world.ssend(buf, peer, TAG).await?,
-            }
-            world.recv::<u8>(&mut [], peer, TAG).await?;
-        } else {
-            world.recv(buf, peer, TAG).await?;
-            world.send::<u8>(&[], peer, TAG).await?;
+impl Measured {
+    /// Nothing measured yet for `n` sizes.
+    fn new(n: usize) -> Self {
+        Self {
+            rtt0: f64::INFINITY,
+            bsend: vec![f64::INFINITY; n],
+            ssend: vec![f64::INFINITY; n],
         }
     }
-    let last = (iters - 1) % chunk + 1;
-    Ok(best.min(t0.elapsed().as_nanos() as f64 / last as f64))
+
+    /// Keeps `rtt` ns for the `i`-th size (ignored for [`Ping::Zero`]) if it is the fastest yet.
+    fn record(&mut self, ping: Ping, i: usize, rtt: f64) {
+        let slot = match ping {
+            Ping::Zero => &mut self.rtt0,
+            Ping::Bsend => &mut self.bsend[i],
+            Ping::Ssend => &mut self.ssend[i],
+        };
+        *slot = slot.min(rtt);
+    }
 }
 
-/// The whole measurement on one rank; rank 0's result is the one that counts.
-async fn measure(world: Comm, sizes: &[u64], reps: u32) -> mpsim::Result<Measured> {
-    let max = sizes.last().copied().unwrap_or(1) as usize;
-    let mut buf = vec![b'a'; max];
-    // Room for two messages in flight, so that a buffered message whose slot is not yet
-    // reclaimed never makes the next `bsend` overflow.
-    world.buffer_attach(2 * (max + BSEND_OVERHEAD))?;
-    let mut m = Measured {
-        rtt0: f64::INFINITY,
-        bsend: vec![f64::INFINITY; sizes.len()],
-        ssend: vec![f64::INFINITY; sizes.len()],
+/// Rank 0's measurements and a phrase saying what ran them, for the model's description.
+struct Measurement {
+    measured: Measured,
+    /// e.g. "2 ranks of the in-process threads backend".
+    how: String,
+}
+
+/// Runs `mpsim calibrate`; returns what to print.
+pub fn run(args: CalibrateArgs) -> Result<String, String> {
+    if let Some(file) = &args.from_osu {
+        return osu::run(file, args.mode, &args.out);
+    }
+    let backend = args
+        .backend
+        .ok_or("give --backend threads|mpi or --from-osu FILE")?;
+    let plan = Plan::new(args.max_size, args.reps);
+    let name = backend
+        .to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string());
+    eprintln!(
+        "calibrating the {name} backend: 2 ranks, {} sizes up to {} B, {} rep(s)...",
+        plan.sizes.len(),
+        plan.max_size(),
+        plan.reps
+    );
+    let started = Instant::now();
+    let Measurement { measured: m, how } = match backend {
+        CalibrateBackend::Threads => threads::measure(&plan)?,
+        CalibrateBackend::Mpi => mpi::measure(&plan)?,
     };
-    for _ in 0..reps {
-        m.rtt0 = m.rtt0.min(batch(&world, Ping::Zero, &mut []).await?);
-        for (i, &n) in sizes.iter().enumerate() {
-            let b = &mut buf[..n as usize];
-            m.bsend[i] = m.bsend[i].min(batch(&world, Ping::Bsend, b).await?);
-            m.ssend[i] = m.ssend[i].min(batch(&world, Ping::Ssend, b).await?);
-        }
-    }
-    world.buffer_detach().await?;
-    Ok(m)
+    let elapsed = started.elapsed();
+    let (model, one_way0) = fit(&m, &plan.sizes)?;
+    let reps = plan.reps;
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let description = format!(
+        "Calibrated by `mpsim calibrate --backend {name} --reps {reps} --max-size {}` \
+         (mpsim {}) at {}, on this host ({} {}, {cores} cores): {how}; blocking ping-pong \
+         timed on rank 0, minimum over {reps} rep(s) x {CHUNKS} chunks of the mean round trip \
+         of a chunk of iterations. bsend table: bsend ping, 0-byte standard answer; ssend \
+         table: ssend ping, 0-byte answer; delay = round trip - one_way0, where one_way0 = \
+         half a 0-byte ping-pong ({one_way0:.0} ns), at least 1 ns. ack_latency = one_way0 \
+         (an ack is a 0-byte control message). Other parameters (eager threshold, bsend \
+         overhead, compute, BSP) are the default machine's.",
+        args.max_size,
+        env!("CARGO_PKG_VERSION"),
+        utc_now(),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+    );
+    let file = write_model(model, description, &args.out)?;
+    Ok(report(
+        &file,
+        &format!(
+            "0-byte round trip {:.0} ns; ack_latency = one_way0 = {} ns; measured in {:.1} s",
+            m.rtt0,
+            file.model.ack_latency_ns,
+            elapsed.as_secs_f64()
+        ),
+        &args.out,
+    ))
+}
+
+/// The model fitted to `m` (module doc, "The fit"), and `one_way0` in ns.
+fn fit(m: &Measured, sizes: &[u64]) -> Result<(Model, f64), String> {
+    let one_way0 = m.rtt0 / 2.0;
+    let table = |name: &str, rtts: &[f64]| {
+        let points = sizes
+            .iter()
+            .zip(rtts)
+            .map(|(&s, &rtt)| (s, delay_ns(rtt, one_way0)))
+            .collect();
+        DelayTable::new(name, points).map_err(|e| e.to_string())
+    };
+    let model = Model {
+        bsend: table("bsend", &m.bsend)?,
+        ssend: table("ssend", &m.ssend)?,
+        ack_latency_ns: (one_way0.round() as u64).max(1),
+        ..Model::default_machine()
+    };
+    Ok((model, one_way0))
 }
 
 /// `delay(s) = rtt(s) - one_way0` in whole ns, at least 1.
@@ -180,111 +291,73 @@ fn delay_ns(rtt: f64, one_way0: f64) -> u64 {
     (rtt - one_way0).round().max(1.0) as u64
 }
 
-/// The delay table `name` from round trips per size.
-fn table(
-    name: &str,
-    sizes: &[u64],
-    rtts: &[f64],
-    one_way0: f64,
-) -> Result<DelayTable, mpsim::sim::ModelError> {
-    let points = sizes
-        .iter()
-        .zip(rtts)
-        .map(|(&s, &rtt)| (s, delay_ns(rtt, one_way0)))
-        .collect();
-    DelayTable::new(name, points)
-}
-
-/// Runs `mpsim calibrate`; returns what to print.
-pub fn run(args: CalibrateArgs) -> Result<String, String> {
-    let CalibrateBackend::Threads = args.backend;
-    let sizes = sizes(args.max_size);
-    let reps = args.reps;
-    eprintln!(
-        "calibrating the threads backend: 2 ranks, {} sizes up to {} B, {reps} rep(s)...",
-        sizes.len(),
-        sizes.last().copied().unwrap_or(1)
-    );
-    let started = Instant::now();
-    let result: Mutex<Option<Measured>> = Mutex::new(None);
-    Launcher::new(2)
-        .backend(Backend::Threads)
-        .run(|world| {
-            let (result, sizes) = (&result, &sizes);
-            async move {
-                let rank = world.rank();
-                let m = measure(world, sizes, reps).await?;
-                if rank == 0 {
-                    *result.lock().unwrap_or_else(|e| e.into_inner()) = Some(m);
-                }
-                Ok(())
-            }
-        })
-        .map_err(|e| format!("calibration run failed: {e}"))?;
-    let elapsed = started.elapsed();
-    let m = result
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .ok_or("calibration run produced no measurements")?;
-
-    let one_way0 = m.rtt0 / 2.0;
-    let ack_latency_ns = (one_way0.round() as u64).max(1);
-    let bsend = table("bsend", &sizes, &m.bsend, one_way0).map_err(|e| e.to_string())?;
-    let ssend = table("ssend", &sizes, &m.ssend, one_way0).map_err(|e| e.to_string())?;
-    let model = Model {
-        ssend,
-        bsend,
-        ack_latency_ns,
-        ..Model::default_machine()
-    };
-    let when = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let description = format!(
-        "Calibrated by `mpsim calibrate --backend threads --reps {reps} --max-size {}` \
-         (mpsim {}) at {when} s since the Unix epoch, on this host ({} {}, {cores} cores): \
-         2 ranks of the in-process threads backend, blocking ping-pong timed on rank 0, \
-         minimum over {reps} rep(s) x {CHUNKS} chunks of the mean round trip of a chunk of iterations. bsend table: bsend ping, \
-         0-byte standard answer; ssend table: ssend ping, 0-byte answer; \
-         delay = round trip - one_way0, where one_way0 = half a 0-byte ping-pong \
-         ({one_way0:.0} ns), at least 1 ns. ack_latency = one_way0 (an ack is a 0-byte control \
-         message). Other parameters (eager threshold, bsend overhead, compute, BSP) are the \
-         default machine's.",
-        args.max_size,
-        env!("CARGO_PKG_VERSION"),
-        std::env::consts::OS,
-        std::env::consts::ARCH,
-    );
+/// Writes `model` with `description` into `out`; returns the file as written.
+fn write_model(model: Model, description: String, out: &Path) -> Result<ModelFile, String> {
     let file = ModelFile {
         model,
         description: Some(description),
-        path: args.out.join("model.toml"),
-        ssend_table: args.out.join("ssend.csv"),
-        bsend_table: args.out.join("bsend.csv"),
+        path: out.join("model.toml"),
+        ssend_table: out.join("ssend.csv"),
+        bsend_table: out.join("bsend.csv"),
     };
-    file.write_to(&args.out).map_err(|e| e.to_string())?;
+    file.write_to(out).map_err(|e| e.to_string())?;
+    Ok(file)
+}
 
+/// What `calibrate` prints on success: `# summary`, both tables (side by side when they have
+/// the same sizes), `wrote OUT`.
+fn report(file: &ModelFile, summary: &str, out: &Path) -> String {
+    let (bsend, ssend) = (file.model.bsend.points(), file.model.ssend.points());
     let mut s = String::new();
     // Writing to a String cannot fail.
-    let _ = writeln!(
-        s,
-        "# 0-byte round trip {:.0} ns; ack_latency = one_way0 = {ack_latency_ns} ns; \
-         measured in {:.1} s",
-        m.rtt0,
-        elapsed.as_secs_f64()
-    );
-    let _ = writeln!(s, "{:>10} {:>12} {:>12}", "size_B", "bsend_ns", "ssend_ns");
-    for ((&size, &(_, b)), &(_, ss)) in sizes
-        .iter()
-        .zip(file.model.bsend.points())
-        .zip(file.model.ssend.points())
-    {
-        let _ = writeln!(s, "{size:>10} {b:>12} {ss:>12}");
+    let _ = writeln!(s, "# {summary}");
+    if bsend.iter().map(|p| p.0).eq(ssend.iter().map(|p| p.0)) {
+        let _ = writeln!(s, "{:>10} {:>12} {:>12}", "size_B", "bsend_ns", "ssend_ns");
+        for (&(size, b), &(_, ss)) in bsend.iter().zip(ssend) {
+            let _ = writeln!(s, "{size:>10} {b:>12} {ss:>12}");
+        }
+    } else {
+        for (name, points) in [("bsend_ns", bsend), ("ssend_ns", ssend)] {
+            let _ = writeln!(s, "{:>10} {name:>12}", "size_B");
+            for &(size, d) in points {
+                let _ = writeln!(s, "{size:>10} {d:>12}");
+            }
+        }
     }
-    let _ = writeln!(s, "wrote {}", args.out.display());
-    Ok(s)
+    let _ = writeln!(s, "wrote {}", out.display());
+    s
+}
+
+/// The current time as `YYYY-MM-DDTHH:MM:SSZ` (UTC), for descriptions: a reader of a model
+/// file wants a date, and the standard library has no calendar.
+fn utc_now() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO)
+        .as_secs();
+    utc_timestamp(secs)
+}
+
+/// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC), by
+/// Howard Hinnant's `civil_from_days`.
+fn utc_timestamp(secs: u64) -> String {
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days since 0000-03-01, so that a leap day ends each 4-year cycle.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]
@@ -293,6 +366,7 @@ mod tests {
 
     #[test]
     fn sizes_strictly_increase_and_stop_at_max() {
+        let sizes = |max| Plan::new(max, 1).sizes;
         assert_eq!(sizes(1), vec![1]);
         assert_eq!(sizes(7), vec![1]);
         assert_eq!(sizes(64), vec![1, 8, 16, 32, 64]);
@@ -314,5 +388,39 @@ mod tests {
         assert_eq!(iterations(1), (500, MAX_ITERS));
         assert_eq!(iterations(DEFAULT_MAX_SIZE), (4, 32));
         assert_eq!(iterations(256 << 20), (1, MIN_ITERS));
+    }
+
+    #[test]
+    fn measurements_keep_the_minimum() {
+        let mut m = Measured::new(2);
+        m.record(Ping::Zero, 0, 500.0);
+        m.record(Ping::Zero, 0, 400.0);
+        m.record(Ping::Bsend, 1, 900.0);
+        m.record(Ping::Bsend, 1, 950.0);
+        m.record(Ping::Ssend, 0, 700.0);
+        assert_eq!(m.rtt0, 400.0);
+        assert_eq!(m.bsend, vec![f64::INFINITY, 900.0]);
+        assert_eq!(m.ssend, vec![700.0, f64::INFINITY]);
+    }
+
+    #[test]
+    fn fit_subtracts_one_way0() {
+        let m = Measured {
+            rtt0: 400.0,
+            bsend: vec![500.0, 1200.0],
+            ssend: vec![900.0, 150.0],
+        };
+        let (model, one_way0) = fit(&m, &[1, 8]).expect("valid tables");
+        assert_eq!(one_way0, 200.0);
+        assert_eq!(model.ack_latency_ns, 200);
+        assert_eq!(model.bsend.points(), &[(1, 300), (8, 1000)]);
+        assert_eq!(model.ssend.points(), &[(1, 700), (8, 1)]);
+    }
+
+    #[test]
+    fn timestamps_are_utc_dates() {
+        assert_eq!(utc_timestamp(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_timestamp(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_timestamp(1_795_442_953), "2026-11-23T14:09:13Z");
     }
 }

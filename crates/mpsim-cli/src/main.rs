@@ -9,20 +9,24 @@
 //! mpsim model check path/to/model     # "ok: PATH", or the first problem as FILE:LINE: ...
 //! ```
 //!
-//! and measures them:
+//! and makes them, by ping-pong on a backend or from a saved `osu_latency` run:
 //!
 //! ```text
-//! mpsim calibrate --backend threads [--out DIR] [--reps N] [--max-size BYTES]
+//! mpsim calibrate --backend threads|mpi [--out DIR] [--reps N] [--max-size BYTES]
+//! mpsim calibrate --from-osu FILE [--mode ssend|bsend|both] [--out DIR]
 //! ```
 //!
-//! and plots traces (`--trace` of a simulated run) as timelines:
+//! (`--backend mpi` builds a small C program with the system's `mpicc` and runs it under
+//! `mpirun`, since mpsim has no MPI backend of its own yet), and plots traces (`--trace` of a
+//! run) as timelines:
 //!
 //! ```text
 //! mpsim plot trace.json -o timeline.svg [--width PX] [--from T] [--to T]
 //! ```
 //!
 //! Each subcommand group lives in its own module (`model`, `calibrate`, `plot`). Errors print
-//! as one line on standard error and exit with status 1.
+//! on standard error and exit with status 1: one line, except that a failed `mpicc` or
+//! `mpirun` is followed by the end of its own standard error.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -52,7 +56,8 @@ enum Command {
     /// Machine models: print one, or check that it loads.
     #[command(subcommand)]
     Model(model::ModelCommand),
-    /// Measure a machine model by ping-pong on a real backend and write it as files.
+    /// Measure a machine model by ping-pong on a real backend (or convert osu_latency output)
+    /// and write it as files.
     Calibrate(calibrate::CalibrateArgs),
     /// Draw a trace (Chrome trace-event JSON) as an SVG timeline, one lane per rank.
     Plot(plot::PlotArgs),
