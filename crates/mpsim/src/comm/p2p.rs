@@ -12,7 +12,7 @@ use mpsim_proto::p2p::{SendMode, Status};
 
 use super::*;
 use crate::message::Message;
-use crate::request::{Request, finish, idle, stamped, wait_all};
+use crate::request::{Request, finish, idle, stamped, wait_all, wait_posted};
 
 impl Comm {
     // ---- sends ----
@@ -277,10 +277,12 @@ impl Comm {
         self.check_send(call, dest, tag)?;
         match self.start_send_on(self.inner.p2p, mode, bytes, dest, tag, true)? {
             None => Ok(()),
-            Some(id) => Request::active(self.rt().clone(), id, call, None)
-                .wait()
-                .await
-                .map(drop),
+            Some(id) => {
+                let completion = wait_posted(self.rt(), id, call).await?;
+                finish(completion, None)
+                    .map(drop)
+                    .map_err(|e| stamped(&**self.rt(), e))
+            }
         }
     }
 
@@ -301,9 +303,8 @@ impl Comm {
         match done {
             Some(completion) => finish(completion, Some(buf)).map_err(|e| stamped(&**self.rt(), e)),
             None => {
-                Request::active(self.rt().clone(), id, "recv", Some(buf))
-                    .wait()
-                    .await
+                let completion = wait_posted(self.rt(), id, "recv").await?;
+                finish(completion, Some(buf)).map_err(|e| stamped(&**self.rt(), e))
             }
         }
     }
