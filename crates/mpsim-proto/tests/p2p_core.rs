@@ -1315,3 +1315,33 @@ fn p2p_core_p27_64_mib_message_intact() {
     assert_received(&net.done(1, r, "64 MiB recv"), 0, 27, &big);
     assert_send_ok(&net.done(0, s, "64 MiB send"));
 }
+
+/// `Endpoint::shrink_to_fit` (what the simulator does when a rank finishes) gives memory back
+/// without changing behaviour: a finished rank's endpoint still takes late messages, keeps its
+/// in-flight synchronous send, and serves new requests with fresh handles.
+#[test]
+fn p2p_core_shrink_to_fit_keeps_the_endpoint_working() {
+    let mut net = Net::new(2);
+    let first = net.irecv(1, 0, 1, 64);
+    let sent = net.send(0, SendMode::Standard, 1, 1, data(8, 1));
+    net.drive();
+    assert_received(&net.done(1, first, "first recv"), 0, 1, &data(8, 1));
+    assert_send_ok(&net.done(0, sent, "eager send"));
+    // Rank 0 leaves a synchronous send in flight (no receive yet), then "finishes".
+    let ssend = net.send(0, SendMode::Synchronous, 1, 2, data(32, 2));
+    net.drive();
+    net.ep(0).shrink_to_fit();
+    net.ep(1).shrink_to_fit();
+    // The late receive matches the waiting message, and the Fin finds rank 0's send.
+    let late = net.irecv(1, 0, 2, 64);
+    net.drive();
+    assert_received(&net.done(1, late, "late recv"), 0, 2, &data(32, 2));
+    assert_send_ok(&net.done(0, ssend, "ssend after shrink"));
+    // Fresh requests after a shrink of an idle endpoint.
+    net.ep(0).shrink_to_fit();
+    let again = net.irecv(0, 1, 3, 64);
+    let back = net.send(1, SendMode::Standard, 0, 3, data(4, 3));
+    net.drive();
+    assert_received(&net.done(0, again, "recv after shrink"), 1, 3, &data(4, 3));
+    assert_send_ok(&net.done(1, back, "send back"));
+}

@@ -190,6 +190,8 @@ where
                             e.stamp_time(t);
                             k.fail(e, t);
                         }
+                        // Millions of finished ranks should hold no heap memory.
+                        k.ranks[rank as usize].endpoint.shrink_to_fit();
                     }
                     Poll::Pending => {
                         let r = &k.ranks[rank as usize];
@@ -215,11 +217,22 @@ where
         }
     }
     observe(progress(&kernel.borrow()));
-    let outcome = finish(&mut kernel.borrow_mut());
+    let (mut outcome, stop_time) = finish(&mut kernel.borrow_mut());
     // Programs still suspended (a deadlock, a stop on error) are dropped now; their requests'
     // destructors must not act on the simulation any more.
     kernel.borrow_mut().closed = true;
     drop(futures);
+    // The per-rank reports take the ranks' place in memory (an in-place collect: no second
+    // array of millions of entries at the end of a run).
+    let ranks = std::mem::take(&mut kernel.borrow_mut().ranks);
+    outcome.report.ranks = ranks
+        .into_iter()
+        .map(|r| {
+            let mut s = r.stats;
+            s.clock_ns = stop_time.map_or(r.clock, |t| r.clock.min(t));
+            s
+        })
+        .collect();
     outcome
 }
 
@@ -244,8 +257,9 @@ fn pending_at_exit(k: &Kernel, rank: u32, t: u64) -> Result<(), Error> {
     }
 }
 
-/// Builds the report; declares a deadlock if ranks are unfinished and nothing can move.
-fn finish(k: &mut Kernel) -> Outcome {
+/// Builds the report but for its per-rank part (see the caller), and returns the time the run
+/// stopped at on an error; declares a deadlock if ranks are unfinished and nothing can move.
+fn finish(k: &mut Kernel) -> (Outcome, Option<u64>) {
     if k.stop.is_none() && k.ranks.iter().any(|r| !r.done) {
         let report = deadlock_report(k);
         let t = k.now;
@@ -262,31 +276,23 @@ fn finish(k: &mut Kernel) -> Outcome {
             ));
         }
     }
-    let ranks = k
-        .ranks
-        .iter()
-        .map(|r| {
-            let mut s = r.stats.clone();
-            s.clock_ns = stop_time.map_or(r.clock, |t| r.clock.min(t));
-            s
-        })
-        .collect();
     let error = k.stop.take().map(|(e, _)| e);
     let trace = k.trace.take().map(|events| Trace {
         ranks: k.ranks.len() as u32,
         events,
     });
-    Outcome {
+    let outcome = Outcome {
         trace,
         report: Report {
-            ranks,
+            ranks: Vec::new(),
             events: k.events,
             stopped: error.as_ref().map(ToString::to_string),
             warnings,
             compute: k.model.compute,
         },
         error,
-    }
+    };
+    (outcome, stop_time)
 }
 
 /// Each blocked rank (S15) and the wait-for cycle that holds the lowest rank.

@@ -183,6 +183,13 @@ impl<R, M> Engine<R, M> {
         })
     }
 
+    /// Gives back the memory that empty queues keep for reuse (an owner that will queue
+    /// little more, such as a rank that has finished).
+    pub fn shrink_to_fit(&mut self) {
+        self.posted.shrink_to_fit();
+        self.unexpected.shrink_to_fit();
+    }
+
     /// Bytes of heap memory the engine holds now (entries, index, free capacity).
     ///
     /// Zero for a fresh engine, and zero again after deep queues drain (M12).

@@ -230,6 +230,16 @@ impl<T, const L: usize> Queue<T, L> {
         self.index = None;
     }
 
+    /// Gives back all memory when empty (the memory an emptied queue keeps to be refilled
+    /// cheaply): for an owner that will queue little or nothing more.
+    pub fn shrink_to_fit(&mut self) {
+        if self.arena.len() == 0 {
+            self.arena.reset(0);
+            self.order = List::EMPTY;
+            self.index = None;
+        }
+    }
+
     /// The earliest entry filed under `key` (indexed mode only).
     #[inline]
     pub fn bin_head(&self, key: &Key) -> Option<u32> {

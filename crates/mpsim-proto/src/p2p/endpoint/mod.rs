@@ -262,6 +262,25 @@ impl<P> Endpoint<P> {
         self.events.pop_front()
     }
 
+    /// Gives back memory held for reuse while empty: output queues, request slots when none is
+    /// live, the matching engine's empty queues. For a driver holding millions of endpoints (a
+    /// simulator) once a rank has finished; the endpoint stays usable (late packets, warnings).
+    pub fn shrink_to_fit(&mut self) {
+        if self.transmits.is_empty() {
+            self.transmits = VecDeque::new();
+        }
+        if self.events.is_empty() {
+            self.events = VecDeque::new();
+        }
+        if self.slots.iter().all(|s| !s.live) {
+            // Stale handles still fail: a fresh slot starts at generation 0, but every handle
+            // into these slots is gone with the program that finished.
+            self.slots = Vec::new();
+            self.free_slots = Vec::new();
+        }
+        self.engine.shrink_to_fit();
+    }
+
     // ---- request slots ----
 
     fn slot(&self, req: ReqId) -> Option<&Slot<P>> {
