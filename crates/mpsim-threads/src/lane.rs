@@ -131,27 +131,41 @@ impl<T> Lane<T> {
 
     /// Takes the oldest value (consumer only).
     pub fn pop(&self) -> Option<T> {
-        let h = self.head.load(Ordering::Relaxed);
-        let slot = self.slot(h);
-        if slot.seq.load(Ordering::Acquire) == h + 1 {
-            // SAFETY: sequence `h + 1` means the producer wrote this slot and published it
-            // (Release, seen by the Acquire above); only this thread consumes.
-            let value = unsafe { (*slot.value.get()).assume_init_read() };
-            slot.seq.store(h + LANE_SLOTS as u64, Ordering::Release);
-            self.head.store(h + 1, Ordering::Relaxed);
+        if let Some(value) = self.pop_ring() {
             return Some(value);
         }
         if !self.overflowing.load(Ordering::Acquire) {
             return None;
         }
-        // The ring is empty and the producer spilled: every ring packet was taken, so the list
-        // comes next in FIFO order.
+        // The producer spilled. Look at the ring again: the first look may predate packets
+        // the producer put there before it spilled (seeing the flag, Acquire, makes them
+        // visible), and those come first.
+        if let Some(value) = self.pop_ring() {
+            return Some(value);
+        }
+        // Every ring packet from before the spill was taken: the list comes next in FIFO order
+        // (the producer puts nothing in the ring while the flag is set).
         let mut list = lock(&self.overflow);
         let value = list.pop_front();
         if list.is_empty() {
             self.overflowing.store(false, Ordering::Release);
         }
         value
+    }
+
+    #[inline]
+    fn pop_ring(&self) -> Option<T> {
+        let h = self.head.load(Ordering::Relaxed);
+        let slot = self.slot(h);
+        if slot.seq.load(Ordering::Acquire) != h + 1 {
+            return None;
+        }
+        // SAFETY: sequence `h + 1` means the producer wrote this slot and published it (Release,
+        // seen by the Acquire above); only this thread consumes.
+        let value = unsafe { (*slot.value.get()).assume_init_read() };
+        slot.seq.store(h + LANE_SLOTS as u64, Ordering::Release);
+        self.head.store(h + 1, Ordering::Relaxed);
+        Some(value)
     }
 
     /// Whether a value is waiting: exact for the consumer; a snapshot for anyone else.
@@ -205,7 +219,7 @@ mod tests {
     /// arrives once and in order.
     #[test]
     fn fifo_across_threads_with_bursts() {
-        const N: u64 = 200_000;
+        const N: u64 = 1_000_000;
         let lane = Arc::new(Lane::new());
         let producer = {
             let lane = Arc::clone(&lane);
