@@ -1,14 +1,18 @@
 //! osu_latency-style blocking ping-pong between exactly 2 ranks, sizes 1 B, 8 B, 16 B .. 4 MiB:
 //! the mpsim twin of `bench/peers/pingpong.c` (same sizes, warm-up and timed iteration counts,
-//! same output). One-way latency = round trip / 2, host time on rank 0; the whole sweep is
-//! repeated `--reps` times and the minimum and median per size are printed.
+//! same output). One-way latency = round trip / 2 on rank 0's clock (`world.now_ns()`: host time
+//! under threads, the predicted virtual time under sim); the whole sweep is repeated `--reps`
+//! times and the minimum and median per size are printed. `--sizes` runs some sizes only.
 //!
 //! `cargo run --release -p mpsim --example pingpong -- --backend threads --ranks 2 --reps 5`
+//!
+//! After the table, one line per size for scripts (`scripts/validate` reads them):
+//! `result example=pingpong backend=B ranks=2 size=S reps=R time_ns=MIN median_ns=MED`, the
+//! one-way latency in ns.
 //!
 //! `bench/pingpong-vs-ompi.sh` runs it back to back with Open MPI's pingpong.
 
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::Parser;
 use mpsim::{Comm, LaunchArgs, Launcher, Result};
@@ -28,10 +32,14 @@ struct Args {
     /// Repetitions of the whole size sweep (min and median are taken over them).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     reps: u32,
+    /// Only these sizes in bytes (comma-separated, each at most 4 MiB) [default: 1, 8, 16, ..
+    /// 4 MiB].
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u64).range(0..=MAX_SIZE as u64))]
+    sizes: Vec<u64>,
 }
 
 /// 1, 8, 16, .. `MAX_SIZE`.
-fn sizes() -> Vec<usize> {
+fn all_sizes() -> Vec<usize> {
     let mut sizes = vec![1];
     sizes.extend(std::iter::successors(Some(8), |s| Some(s * 2)).take_while(|&s| s <= MAX_SIZE));
     sizes
@@ -47,9 +55,8 @@ fn iterations(size: usize) -> (u32, u32) {
 }
 
 /// One-way latencies in microseconds, `lat[size index][rep]` (meaningful on rank 0).
-async fn pingpong(world: Comm, reps: u32) -> Result<Vec<Vec<f64>>> {
+async fn pingpong(world: Comm, reps: u32, sizes: &[usize]) -> Result<Vec<Vec<f64>>> {
     let (me, peer) = (world.rank(), 1 - world.rank());
-    let sizes = sizes();
     let mut buf = vec![b'a'; MAX_SIZE];
     let mut lat = vec![Vec::with_capacity(reps as usize); sizes.len()];
     for _ in 0..reps {
@@ -59,10 +66,10 @@ async fn pingpong(world: Comm, reps: u32) -> Result<Vec<Vec<f64>>> {
             world
                 .sendrecv::<u8, u8>(&[], peer, BARRIER_TAG, &mut [], peer, BARRIER_TAG)
                 .await?;
-            let mut t0 = Instant::now();
+            let mut t0 = world.now_ns();
             for k in 0..warmup + iters {
                 if k == warmup {
-                    t0 = Instant::now();
+                    t0 = world.now_ns();
                 }
                 if me == 0 {
                     world.send(&buf[..n], peer, TAG).await?;
@@ -72,16 +79,18 @@ async fn pingpong(world: Comm, reps: u32) -> Result<Vec<Vec<f64>>> {
                     world.send(&buf[..n], peer, TAG).await?;
                 }
             }
-            lat[i].push(t0.elapsed().as_secs_f64() * 1e6 / (2.0 * f64::from(iters)));
+            let elapsed_us = (world.now_ns() - t0) as f64 / 1e3;
+            lat[i].push(elapsed_us / (2.0 * f64::from(iters)));
         }
     }
     Ok(lat)
 }
 
-/// Prints the table of pingpong.c from rank 0's latencies.
-fn report(reps: u32, lat: &mut [Vec<f64>]) {
+/// Prints the table of pingpong.c from rank 0's latencies, then the lines for scripts.
+fn report(reps: u32, sizes: &[usize], lat: &mut [Vec<f64>], backend: &str) {
     println!("# size_bytes min_latency_us median_latency_us bandwidth_MBps_at_min (reps={reps})");
-    for (&size, l) in sizes().iter().zip(lat) {
+    let mut results = Vec::new();
+    for (&size, l) in sizes.iter().zip(lat) {
         l.sort_by(f64::total_cmp);
         let r = l.len();
         let med = if r % 2 == 1 {
@@ -90,6 +99,15 @@ fn report(reps: u32, lat: &mut [Vec<f64>]) {
             (l[r / 2 - 1] + l[r / 2]) / 2.0
         };
         println!("{size} {:.3} {med:.3} {:.1}", l[0], size as f64 / l[0]);
+        results.push(format!(
+            "result example=pingpong backend={backend} ranks=2 size={size} reps={reps} \
+             time_ns={:.1} median_ns={:.1}",
+            l[0] * 1e3,
+            med * 1e3
+        ));
+    }
+    for r in results {
+        println!("{r}");
     }
 }
 
@@ -100,13 +118,22 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let reps = args.reps;
+    let sizes: Vec<usize> = if args.sizes.is_empty() {
+        all_sizes()
+    } else {
+        args.sizes.iter().map(|&s| s as usize).collect()
+    };
+    let backend = format!("{:?}", args.launch.backend).to_lowercase();
     let launcher = Launcher::from_args(args.launch);
-    let run = launcher.run(|world| async move {
-        let mut lat = pingpong(world.clone(), reps).await?;
-        if world.rank() == 0 {
-            report(reps, &mut lat);
+    let run = launcher.run(|world| {
+        let (sizes, backend) = (&sizes, &backend);
+        async move {
+            let mut lat = pingpong(world.clone(), reps, sizes).await?;
+            if world.rank() == 0 {
+                report(reps, sizes, &mut lat, backend);
+            }
+            Ok(())
         }
-        Ok(())
     });
     match run {
         Ok(()) => ExitCode::SUCCESS,
