@@ -75,11 +75,16 @@ impl ThreadRank {
         &self.shared.mailboxes[self.rank as usize]
     }
 
-    /// Whether a packet waits in a lane (or a new lane appeared): the spin loop's test.
+    /// Whether a packet waits in a lane: the spin loop's test.
     #[inline]
     fn has_mail(&self) -> bool {
-        let inbound = self.inbound.borrow();
-        self.mailbox().lane_count() != inbound.len() || inbound.iter().any(|i| i.lane.has_items())
+        let mut inbound = self.inbound.borrow_mut();
+        let mailbox = self.mailbox();
+        if mailbox.lane_count() != inbound.len() {
+            // Pick up new lanes here, so that a new lane alone never reads as mail forever.
+            mailbox.new_lanes_into(&mut inbound);
+        }
+        inbound.iter().any(|i| i.lane.has_items())
     }
 
     /// Takes in arrived packets and sends what the endpoint produced.
