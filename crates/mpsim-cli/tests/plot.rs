@@ -1,5 +1,5 @@
-//! `mpsim plot` end to end: traces written by simulated runs, drawn by the binary, and the SVG
-//! read back as XML. What the picture must hold (lanes, rectangles per category, arrows) is
+//! `mpsim plot` end to end: traces written by simulated runs (and one by a threads run), drawn
+//! by the binary, and the SVG read back as XML. What the picture must hold (lanes, rectangles per category, arrows) is
 //! counted from the trace itself; malformed traces must fail with one line, not a panic.
 
 mod common;
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mpsim::sim::Model;
-use mpsim::{Comm, Launcher, Source, Tag};
+use mpsim::{Backend, Comm, Launcher, Source, Tag};
 use serde_json::Value;
 
 /// A scratch directory of this test process.
@@ -298,6 +298,31 @@ fn plot_a_long_run_draws_density_and_counts_messages() {
     assert!(svg_text.len() < 1_000_000, "{} bytes", svg_text.len());
     assert!(
         stdout.contains("(as density), 24000 messages (as counts)"),
+        "{stdout}"
+    );
+}
+
+/// A trace in host time, as `--backend threads --trace` writes it: the same lanes, one
+/// rectangle per span and one arrow per message (counted from the trace: host times vary).
+#[test]
+fn plot_draws_a_threads_trace() {
+    let path = scratch("threads-ring.json");
+    Launcher::new(3)
+        .backend(Backend::Threads)
+        .trace(&path)
+        .run(|w| ring(w, 10))
+        .expect("the ring runs on threads");
+    let (stdout, svg_text) = plot(&path, "threads-ring.svg", &[]);
+    let svg = roxmltree::Document::parse(&svg_text).expect("the SVG is XML");
+    assert_eq!(lane_labels(&svg), ["rank 0", "rank 1", "rank 2"]);
+    let events = events(&path);
+    let spans = events.iter().filter(|e| e["ph"] == "X").count();
+    let messages = events.iter().filter(|e| e["ph"] == "s").count();
+    assert_eq!(messages, 30);
+    assert_eq!(in_group(&svg, "spans", "rect").len(), spans);
+    assert_eq!(in_group(&svg, "messages", "line").len(), messages);
+    assert!(
+        stdout.contains(&format!("3 ranks, {spans} spans, 30 messages")),
         "{stdout}"
     );
 }

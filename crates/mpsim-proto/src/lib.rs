@@ -12,6 +12,8 @@
 //! - [`error`]: the one error type, by MPI error class.
 //! - [`deadlock`]: the wait-for cycle and report text every backend prints.
 //! - [`runtime`]: the trait a backend implements for each rank.
+//! - [`trace`]: a run's trace as data (times are fields, filled by each backend in its own
+//!   clock) and its Chrome trace-event JSON writer.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -20,5 +22,6 @@ pub mod error;
 pub mod matching;
 pub mod p2p;
 pub mod runtime;
+pub mod trace;
 
 pub use error::{Error, Result};

@@ -17,11 +17,11 @@ use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Config, Endpoint, Event, Packet, Protocol, ReqId};
 use mpsim_proto::runtime::Payload;
+use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
 use crate::model::Model;
 use crate::report::{RankReport, Traffic};
-use crate::trace::TraceEvent;
 
 /// What a waiting rank waits for.
 #[derive(Clone, Copy, Debug)]
@@ -61,7 +61,9 @@ pub(crate) struct Kernel {
     /// The run is over: programs still suspended are being dropped, and what their requests'
     /// destructors do (cancel, free) no longer takes part in the simulation.
     pub closed: bool,
-    /// Recorded events, when a trace was asked for.
+    /// Recorded events, when a trace was asked for (a trace costs memory per event), in event
+    /// order, so the same run gives the same bytes: `compute` and `poll` spans, a span per
+    /// blocking wait named after the call, and each message with its modelled arrival.
     pub trace: Option<Vec<TraceEvent>>,
     messages_sent: u64,
 }
@@ -159,7 +161,7 @@ impl Kernel {
                         from: rank,
                         to: tx.to,
                         sent_ns: t,
-                        arrival_ns: arrival,
+                        arrival_ns: Some(arrival),
                         bytes,
                     });
                     arrival

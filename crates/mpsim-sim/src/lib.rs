@@ -22,11 +22,12 @@ mod model_file;
 mod rank;
 mod report;
 mod run;
-mod trace;
 pub mod units;
 
 pub use model::{ComputeMode, DelayTable, Model, ModelError};
 pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
+/// The trace type every backend fills (`mpsim_proto::trace`); the simulator's is in virtual
+/// time, process name `mpsim sim`.
+pub use mpsim_proto::trace::Trace;
 pub use report::{PROTOCOLS, RankReport, Report, Traffic};
 pub use run::{Options, Outcome, Progress, simulate, simulate_observed};
-pub use trace::Trace;

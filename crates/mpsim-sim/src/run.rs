@@ -11,13 +11,16 @@ use std::task::{Context, Poll, Waker};
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::runtime::RankRuntime;
+use mpsim_proto::trace::Trace;
 
 use crate::event::Body;
 use crate::kernel::Kernel;
 use crate::model::{ComputeMode, Model};
 use crate::rank::SimRank;
 use crate::report::Report;
-use crate::trace::Trace;
+
+/// The trace's process name: viewers show it above the rank tracks.
+const PROCESS_NAME: &str = "mpsim sim";
 
 /// How to simulate.
 #[derive(Clone, Debug)]
@@ -277,10 +280,11 @@ fn finish(k: &mut Kernel) -> (Outcome, Option<u64>) {
         }
     }
     let error = k.stop.take().map(|(e, _)| e);
-    let trace = k.trace.take().map(|events| Trace {
-        ranks: k.ranks.len() as u32,
-        events,
-    });
+    let n = k.ranks.len() as u32;
+    let trace = k
+        .trace
+        .take()
+        .map(|events| Trace::new(PROCESS_NAME, n, events));
     let outcome = Outcome {
         trace,
         report: Report {

@@ -11,6 +11,10 @@
 //!
 //! Waiting: a rank spins briefly, then parks. The launching thread watches for deadlock: every
 //! unfinished rank parked, every mailbox empty, no packet sent between two looks.
+//!
+//! Tracing (`Options::trace`, `--trace`): each rank records its waits, computes and messages in
+//! host time into its own buffer; the buffers become one `mpsim_proto::trace::Trace` at the
+//! end (notes in the `trace` module).
 #![deny(unsafe_code)] // allowed in `lane` alone, with its safety argument
 #![warn(missing_docs)]
 
@@ -18,5 +22,6 @@ mod lane;
 mod mailbox;
 mod rank;
 mod run;
+mod trace;
 
-pub use run::{Options, run};
+pub use run::{Options, Outcome, run};

@@ -1,9 +1,12 @@
 //! One rank on its thread: the [`RankRuntime`] the API calls, and the loop that runs the rank's
 //! future (`block_on`: poll, spin a little on the mailbox, park).
+//!
+//! With a trace asked for, the rank also records into its own [`RankTrace`] (see `trace`); the
+//! untraced path pays one never-taken branch per packet pushed and per message taken in.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
@@ -16,6 +19,7 @@ use mpsim_proto::runtime::{Payload, RankRuntime, take_done};
 
 use crate::mailbox::{Activity, Inbound, Mailbox, PacketLane, lock};
 use crate::run::Shared;
+use crate::trace::RankTrace;
 
 /// Spins on the mailbox before parking when every rank has a core of its own (a few
 /// microseconds: a ping-pong answer comes sooner than a park/unpark round trip).
@@ -38,10 +42,13 @@ pub(crate) struct ThreadRank {
     /// Messages taken in so far (blocking probes wait for this to grow).
     arrivals: Cell<u64>,
     start: Instant,
+    /// This rank's records when a trace was asked for (boxed: one pointer in this struct).
+    trace: Option<Box<RefCell<RankTrace>>>,
 }
 
 impl ThreadRank {
-    pub fn new(rank: u32, shared: Arc<Shared>, config: Config) -> Self {
+    /// Rank `rank`'s runtime; it records a trace when `trace`.
+    pub fn new(rank: u32, shared: Arc<Shared>, config: Config, trace: bool) -> Self {
         let start = shared.start;
         let ranks = shared.mailboxes.len();
         ThreadRank {
@@ -53,7 +60,13 @@ impl ThreadRank {
             waiting: Cell::new(None),
             arrivals: Cell::new(0),
             start,
+            trace: trace.then(Box::default),
         }
+    }
+
+    /// The rank's trace records, taken (empty afterwards); `None` when not tracing.
+    pub fn take_trace(&self) -> Option<RankTrace> {
+        self.trace.as_ref().map(|t| t.take())
     }
 
     /// Publishes what the rank waits for, for the watchdog: called only on the way to parking.
@@ -99,6 +112,9 @@ impl ThreadRank {
             while let Some(packet) = i.lane.pop() {
                 if matches!(packet, Packet::Message { .. }) {
                     self.arrivals.set(self.arrivals.get() + 1);
+                    if let Some(trace) = &self.trace {
+                        self.trace_taken(trace, i.from);
+                    }
                 }
                 ep.handle_packet(i.from, packet);
                 taken += 1;
@@ -122,6 +138,9 @@ impl ThreadRank {
         while let Some(t) = ep.poll_transmit() {
             if last.is_some_and(|l| l != t.to) {
                 self.shared.mailboxes[last.unwrap_or_default() as usize].notify();
+            }
+            if let Some(trace) = &self.trace {
+                self.trace_sent(trace, t.to, &t.packet);
             }
             let to = t.to as usize;
             outbound[to]
@@ -164,6 +183,31 @@ impl ThreadRank {
         }
         self.waiting.set(Some((call, req)));
         Poll::Pending
+    }
+
+    /// Records a message taken in from `from` (tracing only: out of the untraced path).
+    #[cold]
+    #[inline(never)]
+    fn trace_taken(&self, trace: &RefCell<RankTrace>, from: u32) {
+        trace.borrow_mut().taken(from, self.now_ns());
+    }
+
+    /// Records `packet` if it is a message, before it is pushed to `to`: its time is then
+    /// never after its arrival's (tracing only).
+    #[cold]
+    #[inline(never)]
+    fn trace_sent(&self, trace: &RefCell<RankTrace>, to: u32, packet: &Packet<Payload>) {
+        if let Packet::Message { bytes, .. } = packet {
+            trace.borrow_mut().sent(to, self.now_ns(), *bytes);
+        }
+    }
+
+    /// Ends the traced wait in progress now: for waits with no request, whose identity
+    /// `block_on` cannot tell apart from the next one in the same call.
+    fn trace_wait_ended(&self) {
+        if let Some(trace) = &self.trace {
+            trace.borrow_mut().wait_ended(self.now_ns());
+        }
     }
 
     /// The rank's pending requests, for `PendingAtExit`.
@@ -229,19 +273,32 @@ impl RankRuntime for ThreadRank {
         call: &'static str,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
-        self.poll_until(call, None, |_| self.arrivals.get() > seen)
+        let polled = self.poll_until(call, None, |_| self.arrivals.get() > seen);
+        if polled.is_ready() {
+            self.trace_wait_ended();
+        }
+        polled
     }
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.poll_until("buffer_detach", None, |ep| ep.buffer_in_use() == 0)
+        let polled = self.poll_until("buffer_detach", None, |ep| ep.buffer_in_use() == 0);
+        if polled.is_ready() {
+            self.trace_wait_ended();
+        }
+        polled
     }
 
     fn compute(&self, d: Duration) {
         // Real execution: the program's own code took the time. An explicit `compute` spins so
         // that the same program means the same thing on every backend.
-        let until = Instant::now() + d;
+        let start = Instant::now();
+        let until = start + d;
         while Instant::now() < until {
             std::hint::spin_loop();
+        }
+        if let Some(trace) = &self.trace {
+            let from = start.duration_since(self.start).as_nanos() as u64;
+            trace.borrow_mut().span("compute", from, self.now_ns());
         }
     }
 
@@ -280,16 +337,34 @@ impl Wake for ThreadWaker {
 /// Runs `fut` to completion on this thread: poll; when pending, spin on the mailbox, then park
 /// until a peer pushes a packet or the run aborts.
 pub(crate) fn block_on<F: Future>(rank: &ThreadRank, fut: F) -> F::Output {
+    let fut = pin!(fut);
+    // Chosen once per run: the untraced loop has no tracing code at all.
+    match &rank.trace {
+        None => drive::<false, F>(rank, fut),
+        Some(_) => drive::<true, F>(rank, fut),
+    }
+}
+
+/// `block_on`'s loop; with `TRACED`, each poll is timed and what the rank waits in afterwards
+/// opens or ends a wait span (`RankTrace::after_poll`).
+fn drive<const TRACED: bool, F: Future>(rank: &ThreadRank, mut fut: Pin<&mut F>) -> F::Output {
     let state = Arc::new(ThreadWaker {
         thread: std::thread::current(),
         woken: AtomicBool::new(false),
     });
     let waker = Waker::from(Arc::clone(&state));
     let mut cx = Context::from_waker(&waker);
-    let mut fut = pin!(fut);
     loop {
         rank.waiting.set(None);
-        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+        let polled_at = if TRACED { rank.now_ns() } else { 0 };
+        let polled = fut.as_mut().poll(&mut cx);
+        if TRACED && let Some(trace) = &rank.trace {
+            let waiting = rank.waiting.get();
+            trace
+                .borrow_mut()
+                .after_poll(polled_at, waiting, || rank.now_ns());
+        }
+        if let Poll::Ready(out) = polled {
             return out;
         }
         // A future that woke itself (a yield) is polled again at once; the plain load first

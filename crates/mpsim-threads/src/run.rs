@@ -12,9 +12,11 @@ use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::Config;
 use mpsim_proto::runtime::RankRuntime;
+use mpsim_proto::trace::Trace;
 
 use crate::mailbox::{Activity, Mailbox, lock};
 use crate::rank::{ThreadRank, block_on};
+use crate::trace;
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -23,6 +25,27 @@ pub struct Options {
     pub ranks: u32,
     /// Protocol settings of every endpoint.
     pub config: Config,
+    /// Record a trace in host time ([`Outcome::trace`]): each rank into its own buffer,
+    /// merged when the run ends.
+    pub trace: bool,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+#[must_use = "a run's outcome holds its first error"]
+pub struct Outcome {
+    /// The run's first error, if any.
+    pub error: Option<Error>,
+    /// What each rank did, when [`Options::trace`] asked for it (also after an error: it shows
+    /// what led there).
+    pub trace: Option<Trace>,
+}
+
+impl Outcome {
+    /// The first error as a `Result`, dropping the trace.
+    pub fn into_result(self) -> Result<(), Error> {
+        self.error.map_or(Ok(()), Err)
+    }
 }
 
 pub(crate) struct Shared {
@@ -58,10 +81,11 @@ impl Shared {
     }
 }
 
-/// Runs `program` on `options.ranks` threads; returns the run's first error, if any.
+/// Runs `program` on `options.ranks` threads; returns the run's first error, if any, and the
+/// trace if asked for.
 ///
 /// `program` is called once per rank, on that rank's thread, with the rank's runtime.
-pub fn run<F, Fut>(options: &Options, program: F) -> Result<(), Error>
+pub fn run<F, Fut>(options: &Options, program: F) -> Outcome
 where
     F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>>,
@@ -75,50 +99,65 @@ where
         start: Instant::now(),
     });
     let watchdog = std::thread::current();
-    std::thread::scope(|scope| {
-        for rank in 0..n {
-            let shared = Arc::clone(&shared);
-            let program = &program;
-            let watchdog = watchdog.clone();
-            std::thread::Builder::new()
-                .name(format!("rank-{rank}"))
-                .spawn_scoped(scope, move || {
-                    let mailbox = &shared.mailboxes[rank as usize];
-                    mailbox.register_thread();
-                    let rt = Rc::new(ThreadRank::new(rank, Arc::clone(&shared), options.config));
-                    let dyn_rt: Rc<dyn RankRuntime> = rt.clone();
-                    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        block_on(&rt, program(dyn_rt))
-                    }));
-                    let result = match outcome {
-                        Ok(Ok(())) => {
-                            let pending = rt.pending();
-                            if pending.is_empty() {
-                                Ok(())
-                            } else {
-                                Err(Error::PendingAtExit {
-                                    rank,
-                                    time_ns: None,
-                                    requests: pending,
-                                })
+    let traces = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..n)
+            .map(|rank| {
+                let shared = Arc::clone(&shared);
+                let program = &program;
+                let watchdog = watchdog.clone();
+                std::thread::Builder::new()
+                    .name(format!("rank-{rank}"))
+                    .spawn_scoped(scope, move || {
+                        let mailbox = &shared.mailboxes[rank as usize];
+                        mailbox.register_thread();
+                        let rt = Rc::new(ThreadRank::new(
+                            rank,
+                            Arc::clone(&shared),
+                            options.config,
+                            options.trace,
+                        ));
+                        let dyn_rt: Rc<dyn RankRuntime> = rt.clone();
+                        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                            block_on(&rt, program(dyn_rt))
+                        }));
+                        let result = match outcome {
+                            Ok(Ok(())) => {
+                                let pending = rt.pending();
+                                if pending.is_empty() {
+                                    Ok(())
+                                } else {
+                                    Err(Error::PendingAtExit {
+                                        rank,
+                                        time_ns: None,
+                                        requests: pending,
+                                    })
+                                }
                             }
+                            Ok(Err(e)) => Err(e),
+                            Err(panic) => Err(Error::from_panic(rank, &*panic)),
+                        };
+                        if let Err(e) = result {
+                            shared.fail(e);
                         }
-                        Ok(Err(e)) => Err(e),
-                        Err(panic) => Err(Error::from_panic(rank, &*panic)),
-                    };
-                    if let Err(e) = result {
-                        shared.fail(e);
-                    }
-                    mailbox.set_activity(Activity::Finished);
-                    watchdog.unpark();
-                })
-                .expect("spawning a rank thread");
-        }
+                        mailbox.set_activity(Activity::Finished);
+                        watchdog.unpark();
+                        rt.take_trace()
+                    })
+                    .expect("spawning a rank thread")
+            })
+            .collect();
         watch(&shared);
+        threads
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect::<Option<Vec<_>>>()
     });
-    match lock(&shared.first_error).take() {
-        Some(e) => Err(e),
-        None => Ok(()),
+    Outcome {
+        error: lock(&shared.first_error).take(),
+        trace: traces.map(trace::merge),
     }
 }
 

@@ -50,8 +50,9 @@ pub struct LaunchArgs {
     /// Under sim: the end-of-run report's format on standard output.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub report: ReportFormat,
-    /// Under sim: write a trace of every rank's compute, waits and messages, in virtual time, as
-    /// Chrome trace-event JSON (open it in Perfetto or chrome://tracing).
+    /// Write a trace of every rank's compute, blocking waits and messages as Chrome trace-event
+    /// JSON (open it in Perfetto or chrome://tracing; draw it with `mpsim plot`): in virtual
+    /// time under sim, in host time since the run's start under threads.
     #[arg(long, value_name = "PATH")]
     pub trace: Option<PathBuf>,
 }
@@ -254,8 +255,8 @@ impl Launcher {
         }
     }
 
-    /// Asks for a trace written to `path` at the end of [`Launcher::run`] (and recorded in
-    /// [`Outcome::trace`] by [`Launcher::simulate`]).
+    /// Asks for a trace written to `path` at the end of [`Launcher::run`], under `sim` or
+    /// `threads` (and recorded in [`Outcome::trace`] by [`Launcher::simulate`]).
     pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
         self.args.trace = Some(path.into());
         self
@@ -275,15 +276,15 @@ impl Launcher {
             ..Config::default()
         };
         match self.args.backend {
-            Backend::Threads if self.args.trace.is_some() => Err(Error::Unsupported {
-                what: "--trace is recorded under --backend sim only for now".into(),
-            }),
             Backend::Threads => {
                 let options = mpsim_threads::Options {
                     ranks: self.args.ranks,
                     config,
+                    trace: self.args.trace.is_some(),
                 };
-                mpsim_threads::run(&options, |rt| program(Comm::world(rt)))
+                let outcome = mpsim_threads::run(&options, |rt| program(Comm::world(rt)));
+                self.write_trace(outcome.trace.as_ref())?;
+                outcome.into_result()
             }
             Backend::Sim => {
                 let outcome = self.simulate_with_progress_bar(program);
@@ -291,13 +292,7 @@ impl Launcher {
                     ReportFormat::Text => print!("{}", outcome.report),
                     ReportFormat::Json => println!("{}", outcome.report.to_json()),
                 }
-                if let (Some(path), Some(trace)) = (&self.args.trace, &outcome.trace) {
-                    std::fs::write(path, trace.to_chrome_json()).map_err(|e| {
-                        Error::Unsupported {
-                            what: format!("cannot write the trace to {}: {e}", path.display()),
-                        }
-                    })?;
-                }
+                self.write_trace(outcome.trace.as_ref())?;
                 outcome.error.map_or(Ok(()), Err)
             }
             Backend::Mpi => Err(Error::Unsupported {
@@ -307,6 +302,17 @@ impl Launcher {
                 ),
             }),
         }
+    }
+
+    /// Writes `trace` to the `--trace` path, if both are there (a run that failed still writes
+    /// its trace: it shows what led to the error).
+    fn write_trace(&self, trace: Option<&mpsim_sim::Trace>) -> Result<()> {
+        let (Some(path), Some(trace)) = (&self.args.trace, trace) else {
+            return Ok(());
+        };
+        std::fs::write(path, trace.to_chrome_json()).map_err(|e| Error::Unsupported {
+            what: format!("cannot write the trace to {}: {e}", path.display()),
+        })
     }
 }
 

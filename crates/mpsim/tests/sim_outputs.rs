@@ -1,11 +1,12 @@
 //! The simulator's outputs for people and scripts: the Chrome trace (`--trace`) and the JSON
-//! report (`--report json`), loaded back and checked against the run's own report.
+//! report (`--report json`), loaded back and checked against the run's own report; and the
+//! same trace recorded on threads.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mpsim::sim::{Model, Outcome};
-use mpsim::{Backend, Comm, Error, Launcher, Source, Tag};
+use mpsim::{Backend, Comm, Launcher, Source, Tag};
 use serde_json::Value;
 
 /// Rank 0 computes, then everyone exchanges with a neighbour; rank 1 also receives a wildcard.
@@ -129,12 +130,49 @@ fn sim_report_json_matches_the_report() {
     assert_eq!(v["protocols"][2], "rendezvous");
 }
 
+/// The same program traced on threads: the same tracks and the same messages (one arrow
+/// each), under the process name of its backend. (`threads_trace.rs` checks threads traces in
+/// depth.)
 #[test]
-fn trace_on_threads_is_a_clear_error() {
-    let err = Launcher::new(2)
+fn trace_on_threads_has_the_sims_tracks_and_arrows() {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sim-outputs-threads-{}.json", std::process::id()));
+    Launcher::new(3)
         .backend(Backend::Threads)
-        .trace("/tmp/never-written.json")
-        .run(|_world: Comm| async move { Ok(()) })
-        .expect_err("threads traces are not recorded yet");
-    assert!(matches!(err, Error::Unsupported { .. }), "{err}");
+        .trace(&path)
+        .run(program)
+        .expect("the program runs on threads");
+    let threads = events(&std::fs::read_to_string(&path).expect("the trace was written"));
+    let sim = events(&traced().trace.expect("trace").to_chrome_json());
+    let shape = |events: &[Value]| {
+        let meta: Vec<Value> = events
+            .iter()
+            .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+            .cloned()
+            .collect();
+        let process = events
+            .iter()
+            .find(|e| e["name"] == "process_name")
+            .map(|e| e["args"]["name"].clone());
+        let mut arrows: Vec<(u64, u64)> = events
+            .iter()
+            .filter(|e| e["ph"] == "s")
+            .map(|e| {
+                (
+                    e["tid"].as_u64().expect("from"),
+                    e["args"]["to"].as_u64().expect("to"),
+                )
+            })
+            .collect();
+        arrows.sort_unstable();
+        let ends = events.iter().filter(|e| e["ph"] == "f").count();
+        (meta, process, arrows, ends)
+    };
+    let (sim_meta, sim_process, sim_arrows, sim_ends) = shape(&sim);
+    let (meta, process, arrows, ends) = shape(&threads);
+    assert_eq!(meta, sim_meta);
+    assert_eq!(arrows, sim_arrows);
+    assert_eq!((ends, sim_ends), (arrows.len(), sim_arrows.len()));
+    assert_eq!(sim_process, Some(Value::from("mpsim sim")));
+    assert_eq!(process, Some(Value::from("mpsim threads")));
 }
