@@ -28,6 +28,16 @@ pub trait RankRuntime {
     /// sends what `f` produced.
     fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>));
 
+    /// Runs `f` on this rank's endpoint and sends what it produced, without first taking in the
+    /// packets that have arrived: for calls whose outcome cannot depend on them (starting a
+    /// send, posting a receive; a message taken in later matches a posted receive just as it
+    /// would have matched it as an unexpected message). The next wait takes them in. The default
+    /// is [`RankRuntime::with_endpoint`]; real backends override it to keep their intake off
+    /// every send.
+    fn start_on_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
+        self.with_endpoint(f);
+    }
+
     /// Ready when `req` is complete for the program; otherwise registers the rank as waiting on
     /// it (a deadlock report names it as `call`) and arranges a wake-up. An error ends the wait
     /// for a run-wide reason (deadlock, another rank failed).

@@ -239,6 +239,12 @@ impl RankRuntime for ThreadRank {
         self.flush(&mut ep);
     }
 
+    fn start_on_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
+        let mut ep = self.endpoint.borrow_mut();
+        f(&mut ep);
+        self.flush(&mut ep);
+    }
+
     fn poll_done(
         &self,
         req: ReqId,

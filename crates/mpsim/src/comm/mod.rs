@@ -267,7 +267,7 @@ impl Comm {
         let to = self.world_rank(dest);
         let envelope = Envelope::new(context, self.rank(), tag);
         let mut out = None;
-        self.rt().with_endpoint(&mut |ep| {
+        self.rt().start_on_endpoint(&mut |ep| {
             let payload = Payload::from_slice(bytes);
             out = Some(if blocking {
                 ep.send(mode, to, envelope, bytes.len(), payload)
@@ -307,7 +307,7 @@ impl Comm {
         };
         let mut then = Some(then);
         let mut out = None;
-        self.rt().with_endpoint(&mut |ep| {
+        self.rt().start_on_endpoint(&mut |ep| {
             let id = ep.irecv_from(pattern, capacity, source_world);
             let then = then
                 .take()
