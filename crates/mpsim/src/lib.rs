@@ -30,6 +30,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod blocking;
 mod comm;
 mod launcher;
 mod message;

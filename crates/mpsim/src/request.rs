@@ -169,34 +169,13 @@ impl Drop for Request<'_> {
 
 /// The program lets go of an active request it will not wait for: a receive is withdrawn; a
 /// send goes on in the background. Errors here only mean the request already completed.
-fn let_go(rt: &dyn RankRuntime, id: ReqId) {
+pub(crate) fn let_go(rt: &dyn RankRuntime, id: ReqId) {
     rt.with_endpoint(&mut |ep| {
         if !ep.is_done(id) && ep.describe(id).is_some_and(|d| d.0 == "recv") {
             let _ = ep.cancel(id);
         }
         let _ = ep.free(id);
     });
-}
-
-/// Waits for a request a blocking call posted itself and takes its completion: the lean path
-/// of `send` and `recv`, with no [`Request`] value (its future is smaller and does less on
-/// every poll). If the wait ends early (an error, or the future is dropped), the request is
-/// let go as a dropped `Request` would be.
-pub(crate) async fn wait_posted(
-    rt: &Rc<dyn RankRuntime>,
-    id: ReqId,
-    call: &'static str,
-) -> Result<Completion<Payload>> {
-    struct LetGo<'r>(&'r dyn RankRuntime, ReqId);
-    impl Drop for LetGo<'_> {
-        fn drop(&mut self) {
-            let_go(self.0, self.1);
-        }
-    }
-    let guard = LetGo(&**rt, id);
-    let completion = poll_fn(|cx| rt.poll_complete(id, call, cx)).await?;
-    std::mem::forget(guard);
-    Ok(completion)
 }
 
 /// An error as the program gets it: under the simulator, with the virtual time it happened at.

@@ -1051,6 +1051,47 @@ fn p22_errors(backend: Backend) {
 }
 on_both!(p22_errors => p2p_p22_invalid_rank_tag_and_freed_comm_are_typed_errors_sim, p2p_p22_invalid_rank_tag_and_freed_comm_are_typed_errors_threads);
 
+/// A blocking call's future dropped before it completes (a `select`-style program) lets go
+/// of what it posted, as a dropped `Request` does (`spec/p2p.md` §4 "Memory safety"): a
+/// receive is withdrawn, so the message goes to the next receive; a synchronous send goes on
+/// and completes when it is received. Blocking calls post when called, so even a future that
+/// was never polled has posted, and dropping it must withdraw the receive.
+fn memory_safety_dropped_blocking_futures(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 0 {
+            let mut unused = [0u8; 4];
+            drop(world.recv(&mut unused, 1, 3)); // posted, never polled, withdrawn
+            drop(world.ssend(&[7u8, 7], 1, 4)); // posted, never polled: goes on
+            world.send(&[1u8], 1, 5).await?; // "rank 0 is done dropping"
+            let mut got = [0u8; 4];
+            let status = world.recv(&mut got, 1, 3).await?;
+            assert_eq!(
+                (status.bytes, got[0]),
+                (1, 42),
+                "the message went to the live receive"
+            );
+            assert_eq!(
+                unused, [0; 4],
+                "a withdrawn receive never writes its buffer"
+            );
+        } else {
+            let mut go = [0u8];
+            world.recv(&mut go, 0, 5).await?;
+            world.send(&[42u8], 0, 3).await?;
+            let mut two = [0u8; 2];
+            let status = world.recv(&mut two, 0, 4).await?;
+            assert_eq!(
+                (status.bytes, two),
+                (2, [7, 7]),
+                "the dropped ssend still arrived"
+            );
+        }
+        Ok(())
+    });
+}
+
+on_both!(memory_safety_dropped_blocking_futures => p2p_memory_safety_dropped_blocking_futures_let_go_sim, p2p_memory_safety_dropped_blocking_futures_let_go_threads);
+
 // ---------------------------------------------------------------------------------------------
 // P23 pending at exit, P24 failing rank, P25 deadlock
 // ---------------------------------------------------------------------------------------------

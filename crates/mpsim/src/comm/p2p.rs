@@ -11,35 +11,52 @@ use mpsim_proto::matching::{Pattern, Source, Tag};
 use mpsim_proto::p2p::{SendMode, Status};
 
 use super::*;
+use crate::blocking::{Blocking, SendDone};
 use crate::message::Message;
-use crate::request::{Request, finish, idle, stamped, wait_all, wait_posted};
+use crate::request::{Request, finish, idle, stamped, wait_all};
 
 impl Comm {
     // ---- sends ----
 
     /// Standard send: returns when `buf` may be reused (at once up to the eager threshold).
-    pub async fn send<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
-        self.send_blocking(SendMode::Standard, bytemuck::cast_slice(buf), dest, tag)
-            .await
+    pub fn send<'a, T: Pod>(
+        &'a self,
+        buf: &[T],
+        dest: u32,
+        tag: i32,
+    ) -> impl Future<Output = Result<()>> + use<'a, T> {
+        SendDone(self.send_blocking(SendMode::Standard, bytemuck::cast_slice(buf), dest, tag))
     }
 
     /// Synchronous send: returns when the matching receive has taken the data.
-    pub async fn ssend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
-        self.send_blocking(SendMode::Synchronous, bytemuck::cast_slice(buf), dest, tag)
-            .await
+    pub fn ssend<'a, T: Pod>(
+        &'a self,
+        buf: &[T],
+        dest: u32,
+        tag: i32,
+    ) -> impl Future<Output = Result<()>> + use<'a, T> {
+        SendDone(self.send_blocking(SendMode::Synchronous, bytemuck::cast_slice(buf), dest, tag))
     }
 
     /// Buffered send: copies into the attached buffer and returns at once; `BufferOverflow`
     /// when it does not fit.
-    pub async fn bsend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
-        self.send_blocking(SendMode::Buffered, bytemuck::cast_slice(buf), dest, tag)
-            .await
+    pub fn bsend<'a, T: Pod>(
+        &'a self,
+        buf: &[T],
+        dest: u32,
+        tag: i32,
+    ) -> impl Future<Output = Result<()>> + use<'a, T> {
+        SendDone(self.send_blocking(SendMode::Buffered, bytemuck::cast_slice(buf), dest, tag))
     }
 
     /// Ready send: the matching receive must already be posted (checked in strict mode).
-    pub async fn rsend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<()> {
-        self.send_blocking(SendMode::Ready, bytemuck::cast_slice(buf), dest, tag)
-            .await
+    pub fn rsend<'a, T: Pod>(
+        &'a self,
+        buf: &[T],
+        dest: u32,
+        tag: i32,
+    ) -> impl Future<Output = Result<()>> + use<'a, T> {
+        SendDone(self.send_blocking(SendMode::Ready, bytemuck::cast_slice(buf), dest, tag))
     }
 
     /// Nonblocking standard send. The data is copied now; `buf` is free when this returns.
@@ -80,15 +97,16 @@ impl Comm {
 
     /// Receives into `buf` a message from `source` (a rank or [`Source::Any`]) with `tag` (a
     /// tag or [`Tag::Any`]). A longer message fills `buf` and gives `Error::Truncate`.
-    pub async fn recv<T: Pod>(
-        &self,
-        buf: &mut [T],
+    pub fn recv<'a, T: Pod>(
+        &'a self,
+        buf: &'a mut [T],
         source: impl Into<Source>,
         tag: impl Into<Tag>,
-    ) -> Result<Status> {
-        let pattern = self.pattern("recv", source.into(), tag.into())?;
-        self.recv_blocking(pattern, bytemuck::cast_slice_mut(buf))
-            .await
+    ) -> impl Future<Output = Result<Status>> + 'a {
+        match self.pattern("recv", source.into(), tag.into()) {
+            Ok(pattern) => self.recv_blocking(pattern, bytemuck::cast_slice_mut(buf)),
+            Err(e) => Blocking::done(&**self.rt(), Err(e)),
+        }
     }
 
     /// Nonblocking receive into `buf`; the data is written when the request completes.
@@ -272,25 +290,25 @@ impl Comm {
 
     /// A blocking send: posts it and, when it completes at once (eager, buffered), finishes it
     /// in the same pass through the endpoint, with no request to wait for.
-    async fn send_blocking(&self, mode: SendMode, bytes: &[u8], dest: u32, tag: i32) -> Result<()> {
+    fn send_blocking(&self, mode: SendMode, bytes: &[u8], dest: u32, tag: i32) -> Blocking<'_> {
         let call = mode.call();
-        self.check_send(call, dest, tag)?;
-        match self.start_send_on(self.inner.p2p, mode, bytes, dest, tag, true)? {
-            None => Ok(()),
-            Some(id) => {
-                let completion = wait_posted(self.rt(), id, call).await?;
-                finish(completion, None)
-                    .map(drop)
-                    .map_err(|e| stamped(&**self.rt(), e))
-            }
+        let rt = &**self.rt();
+        let started = self
+            .check_send(call, dest, tag)
+            .and_then(|()| self.start_send_on(self.inner.p2p, mode, bytes, dest, tag, true));
+        match started {
+            Ok(Some(id)) => Blocking::waiting(rt, id, call, None),
+            Ok(None) => Blocking::done(rt, Ok(Status::default())),
+            Err(e) => Blocking::done(rt, Err(e)),
         }
     }
 
     /// A blocking receive: posts it and, when a waiting message matches at once, completes it
     /// in the same pass through the endpoint.
-    async fn recv_blocking(&self, pattern: Option<Pattern>, buf: &mut [u8]) -> Result<Status> {
+    fn recv_blocking<'a>(&'a self, pattern: Option<Pattern>, buf: &'a mut [u8]) -> Blocking<'a> {
+        let rt = &**self.rt();
         let Some(pattern) = pattern else {
-            return Ok(proc_null_status());
+            return Blocking::done(rt, Ok(proc_null_status()));
         };
         let (id, done) = self.irecv_then(pattern, buf.len(), |ep, id| {
             let done = if ep.is_done(id) {
@@ -301,11 +319,11 @@ impl Comm {
             (id, done)
         });
         match done {
-            Some(completion) => finish(completion, Some(buf)).map_err(|e| stamped(&**self.rt(), e)),
-            None => {
-                let completion = wait_posted(self.rt(), id, "recv").await?;
-                finish(completion, Some(buf)).map_err(|e| stamped(&**self.rt(), e))
-            }
+            Some(completion) => Blocking::done(
+                rt,
+                finish(completion, Some(buf)).map_err(|e| stamped(rt, e)),
+            ),
+            None => Blocking::waiting(rt, id, "recv", Some(buf)),
         }
     }
 }

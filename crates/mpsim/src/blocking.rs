@@ -1,0 +1,123 @@
+//! The futures of the blocking point-to-point calls (`send` in every mode, `recv`): written by
+//! hand rather than as `async fn`s because they are the hottest code of every program.
+//!
+//! A blocking call does its work when it is called: it validates its arguments, posts the send
+//! or receive and, when that completes at once (an eager or buffered send, a receive that a
+//! waiting message matched), keeps the result. Its future then only waits, if anything is left
+//! to wait for, and takes the completion in the same pass through the endpoint
+//! (`RankRuntime::poll_complete`). One small state, one `match` per poll: no nested state
+//! machines moving a `Result` through each level, which cost about 200 instructions a call as
+//! `async fn`s.
+//!
+//! Posting at the call rather than at the first poll changes nothing a program can observe: a
+//! rank's future runs only while its rank runs (at its current virtual time under `sim`), and a
+//! call's future is awaited where it is made. A future dropped before it completes lets go of its
+//! request as a dropped [`crate::Request`] does (a receive is withdrawn, a send goes on).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use mpsim_proto::error::Result;
+use mpsim_proto::p2p::{ReqId, Status};
+use mpsim_proto::runtime::RankRuntime;
+
+use crate::request::{finish, let_go, stamped};
+
+/// The future of a blocking send or receive, started when made.
+#[must_use = "a blocking call does nothing more unless awaited"]
+pub(crate) struct Blocking<'a> {
+    rt: &'a dyn RankRuntime,
+    step: Step<'a>,
+}
+
+enum Step<'a> {
+    /// Finished when called: its result.
+    Done(Result<Status>),
+    /// Waiting for request `id`, posted by the call `call`; a receive's buffer as bytes.
+    Waiting {
+        id: ReqId,
+        call: &'static str,
+        buf: Option<&'a mut [u8]>,
+    },
+    /// The result was handed out.
+    Taken,
+}
+
+impl<'a> Blocking<'a> {
+    /// A call that finished at once with `result`.
+    pub fn done(rt: &'a dyn RankRuntime, result: Result<Status>) -> Self {
+        Blocking {
+            rt,
+            step: Step::Done(result),
+        }
+    }
+
+    /// A call that posted request `id` and waits for it; `buf` receives its data.
+    pub fn waiting(
+        rt: &'a dyn RankRuntime,
+        id: ReqId,
+        call: &'static str,
+        buf: Option<&'a mut [u8]>,
+    ) -> Self {
+        Blocking {
+            rt,
+            step: Step::Waiting { id, call, buf },
+        }
+    }
+}
+
+impl Future for Blocking<'_> {
+    type Output = Result<Status>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Status>> {
+        let this = self.get_mut();
+        let rt = this.rt;
+        let completion = match &mut this.step {
+            Step::Waiting { id, call, .. } => match rt.poll_complete(*id, call, cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(c) => c,
+            },
+            Step::Done(_) => {
+                let Step::Done(result) = std::mem::replace(&mut this.step, Step::Taken) else {
+                    unreachable!("matched Done above");
+                };
+                return Poll::Ready(result);
+            }
+            Step::Taken => panic!("a blocking call's future was polled after it completed"),
+        };
+        let Step::Waiting { id, buf, .. } = std::mem::replace(&mut this.step, Step::Taken) else {
+            unreachable!("matched Waiting above");
+        };
+        Poll::Ready(match completion {
+            Ok(c) => finish(c, buf).map_err(|e| stamped(rt, e)),
+            Err(e) => {
+                // The wait ended early (a deadlock, another rank failed): let the request go.
+                let_go(rt, id);
+                Err(e)
+            }
+        })
+    }
+}
+
+impl Drop for Blocking<'_> {
+    fn drop(&mut self) {
+        if let Step::Waiting { id, .. } = self.step {
+            let_go(self.rt, id);
+        }
+    }
+}
+
+/// A blocking send's future: a [`Blocking`] without the status.
+#[must_use = "a blocking call does nothing more unless awaited"]
+pub(crate) struct SendDone<'a>(pub Blocking<'a>);
+
+impl Future for SendDone<'_> {
+    type Output = Result<()>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        Pin::new(&mut self.get_mut().0)
+            .poll(cx)
+            .map(|r| r.map(drop))
+    }
+}
