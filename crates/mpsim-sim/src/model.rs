@@ -117,8 +117,18 @@ impl DelayTable {
         // m = |dy|·ds = q·dx + r: the step is q + [2r ≥ dx] going up, and going down
         // −q when r = 0, else −(q + 1) + [2(dx − r) ≥ dx].
         let dx = u128::from(x1 - x0);
-        let m = u128::from(y1.abs_diff(y0)) * u128::from(size - x0);
-        let (q, r) = (m / dx, m % dx);
+        // The product fits in 64 bits for any realistic table: divide there (a 128-bit
+        // division is a slow library call, and this runs once per simulated message).
+        let (q, r) = match y1.abs_diff(y0).checked_mul(size - x0) {
+            Some(m) => {
+                let dx = x1 - x0;
+                (u128::from(m / dx), u128::from(m % dx))
+            }
+            None => {
+                let m = u128::from(y1.abs_diff(y0)) * u128::from(size - x0);
+                (m / dx, m % dx)
+            }
+        };
         let up = y1 >= y0;
         let y0 = u128::from(y0);
         let d = if up {
@@ -323,7 +333,7 @@ mod tests {
         assert_eq!((one.delay(0), one.delay(1 << 40)), (7, 7));
     }
 
-    /// The formula of `timing.md` §4 in i128, for operands small enough not to overflow.
+    /// The formula of `timing.md` §4 in i128 (no operand here is big enough to overflow it).
     fn reference_delay(p: &[(u64, u64)], size: u64) -> u64 {
         if p.len() == 1 || size <= p[0].0 {
             return p[0].1;
@@ -341,7 +351,8 @@ mod tests {
         let (x0, y0, x1, y1, s) = (x0 as i128, y0 as i128, x1 as i128, y1 as i128, size as i128);
         let d = y0 + (2 * (y1 - y0) * (s - x0) + (x1 - x0)).div_euclid(2 * (x1 - x0));
         let d = if beyond { d.max(y1) } else { d };
-        d.max(1) as u64
+        // Beyond u64 (a step extrapolated far past the table) the delay saturates.
+        u64::try_from(d.max(1)).unwrap_or(u64::MAX)
     }
 
     proptest::proptest! {
@@ -349,6 +360,24 @@ mod tests {
         fn delay_matches_the_i128_formula(
             steps in proptest::collection::vec((1u64..1 << 30, 1u64..1 << 30), 1..6),
             size in 0u64..1 << 33,
+        ) {
+            let mut x = 0;
+            let points: Vec<(u64, u64)> = steps
+                .iter()
+                .map(|&(dx, y)| {
+                    x += dx;
+                    (x, y)
+                })
+                .collect();
+            let t = DelayTable::new("p", points.clone()).expect("valid");
+            proptest::prop_assert_eq!(t.delay(size), reference_delay(&points, size));
+        }
+
+        /// Delays near 2^62: the step's product overflows 64 bits, the 128-bit path runs.
+        #[test]
+        fn delay_matches_the_i128_formula_with_huge_delays(
+            steps in proptest::collection::vec((1u64..1 << 30, 1u64..1 << 62), 2..6),
+            size in 0u64..1 << 40,
         ) {
             let mut x = 0;
             let points: Vec<(u64, u64)> = steps
