@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Completion, Endpoint, ReqId};
-use mpsim_proto::runtime::{Payload, RankRuntime, take_done};
+use mpsim_proto::runtime::{Payload, RankRuntime};
 
 use crate::kernel::{Kernel, RankState, Wait};
 use crate::model::ComputeMode;
@@ -106,8 +106,8 @@ impl RankRuntime for SimRank {
         {
             let mut k = self.kernel.borrow_mut();
             let ep = &mut k.ranks[self.rank as usize].endpoint;
-            if ep.is_done(req) {
-                return Poll::Ready(take_done(ep.test(req)));
+            if let Some(completion) = ep.take_if_done(req) {
+                return Poll::Ready(Ok(completion));
             }
         }
         match self.poll_until(call, Some(req), false, |_| false) {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId};
-use mpsim_proto::runtime::{Payload, RankRuntime, take_done};
+use mpsim_proto::runtime::{Payload, RankRuntime};
 
 use crate::mailbox::{Activity, Inbound, Mailbox, PacketLane, lock};
 use crate::run::Shared;
@@ -262,8 +262,8 @@ impl RankRuntime for ThreadRank {
     ) -> Poll<Result<Completion<Payload>, Error>> {
         let mut ep = self.endpoint.borrow_mut();
         self.progress(&mut ep);
-        if ep.is_done(req) {
-            return Poll::Ready(take_done(ep.test(req)));
+        if let Some(completion) = ep.take_if_done(req) {
+            return Poll::Ready(Ok(completion));
         }
         drop(ep);
         self.blocked(call, Some(req))

@@ -277,6 +277,21 @@ impl<P> Endpoint<P> {
         Ok(completion)
     }
 
+    /// The completion of `req` if the program would see it complete, taken as by
+    /// [`Endpoint::test`] (the request is then finished); `None` when it is not complete or
+    /// not a request the program holds. One lookup: the wait of a blocking call.
+    #[inline]
+    pub fn take_if_done(&mut self, req: ReqId) -> Option<Completion<P>> {
+        let slot = self.slot_mut(req)?;
+        if !slot.user_done() {
+            return None;
+        }
+        let completion = slot.done.take();
+        slot.held_by_user = false;
+        self.release_if_unused(req);
+        completion
+    }
+
     /// The program lets go of `req` (`request_free`): a send still completes in the background;
     /// a receive stays posted and its data is dropped.
     pub fn free(&mut self, req: ReqId) -> Result<(), Error> {
