@@ -51,10 +51,14 @@ impl ThreadRank {
     pub fn new(rank: u32, shared: Arc<Shared>, config: Config, trace: bool) -> Self {
         let start = shared.start;
         let ranks = shared.mailboxes.len();
+        let mut endpoint = Endpoint::new(rank, config);
+        // Waits test their request after each intake (`poll_until`); nothing listens for
+        // completion events.
+        endpoint.set_completion_events(false);
         ThreadRank {
             rank,
             shared,
-            endpoint: RefCell::new(Endpoint::new(rank, config)),
+            endpoint: RefCell::new(endpoint),
             inbound: RefCell::new(Vec::new()),
             outbound: RefCell::new(vec![None; ranks]),
             waiting: Cell::new(None),

@@ -115,7 +115,7 @@ impl<P> Endpoint<P> {
             if locally_complete {
                 if held_by_user {
                     self.slots[req.idx as usize].done = Some(send_completion(false));
-                    self.events.push_back(Event::Completed(req));
+                    self.completed(req);
                 } else {
                     self.slots[req.idx as usize].held_by_user = false;
                 }
@@ -234,7 +234,7 @@ impl<P> Endpoint<P> {
                         payload: None,
                         error: None,
                     });
-                    self.events.push_back(Event::Completed(req));
+                    self.completed(req);
                 }
             }
             Kind::Send {

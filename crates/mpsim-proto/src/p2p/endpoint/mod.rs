@@ -113,6 +113,8 @@ pub struct Endpoint<P> {
     system: Budget,
     transmits: VecDeque<Transmit<P>>,
     events: VecDeque<Event>,
+    /// Whether [`Event::Completed`] is emitted ([`Endpoint::set_completion_events`]).
+    completion_events: bool,
 }
 
 impl<P> Endpoint<P> {
@@ -134,6 +136,7 @@ impl<P> Endpoint<P> {
             },
             transmits: VecDeque::new(),
             events: VecDeque::new(),
+            completion_events: true,
         }
     }
 
@@ -142,6 +145,14 @@ impl<P> Endpoint<P> {
     /// (`timing.md` S13). A driver without a clock never calls it.
     pub fn set_now(&mut self, now: u64) {
         self.now = now;
+    }
+
+    /// Whether to emit [`Event::Completed`] (on by default). A driver whose waits look at the
+    /// requests themselves after every input (as the threads backend does) turns it off and
+    /// saves a queue push and pop per completion; [`Event::BufferFreed`] and [`Event::Fatal`]
+    /// are always emitted.
+    pub fn set_completion_events(&mut self, on: bool) {
+        self.completion_events = on;
     }
 
     // ---- getters ----
@@ -293,6 +304,14 @@ impl<P> Endpoint<P> {
         self.slots
             .get_mut(req.idx as usize)
             .filter(|s| s.live && s.generation == req.generation && s.held_by_user)
+    }
+
+    /// `req` became complete for the program: tell the driver, if it listens.
+    #[inline]
+    fn completed(&mut self, req: ReqId) {
+        if self.completion_events {
+            self.events.push_back(Event::Completed(req));
+        }
     }
 
     fn alloc(&mut self, kind: Kind<P>) -> ReqId {

@@ -134,7 +134,7 @@ impl<P> Endpoint<P> {
             payload: Some(msg.payload),
             error,
         });
-        self.events.push_back(Event::Completed(req));
+        self.completed(req);
     }
 
     /// `Fin` or a successful cancel: release buffer bytes, complete the send.
@@ -181,7 +181,7 @@ impl<P> Endpoint<P> {
             Held::None => {}
         }
         if notify {
-            self.events.push_back(Event::Completed(req));
+            self.completed(req);
         }
         self.release_if_unused(req);
     }
@@ -200,7 +200,7 @@ impl<P> Endpoint<P> {
             && slot.held_by_user
             && slot.done.is_some()
         {
-            self.events.push_back(Event::Completed(req));
+            self.completed(req);
         }
     }
 }
