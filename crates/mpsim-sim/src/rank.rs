@@ -85,7 +85,9 @@ impl RankRuntime for SimRank {
         let ep = &mut k.ranks[self.rank as usize].endpoint;
         ep.set_now(t);
         f(ep);
-        k.flush(self.rank, t);
+        if ep.has_output() {
+            k.flush(self.rank, t);
+        }
     }
 
     fn poll_done(
