@@ -82,7 +82,7 @@ impl RankRuntime for SimRank {
             k.closed || t == k.now,
             "a rank runs only at the global time"
         );
-        let ep = &mut k.ranks[self.rank as usize].endpoint;
+        let ep = k.lend_outbox(self.rank);
         ep.set_now(t);
         f(ep);
         k.flush(self.rank, t);

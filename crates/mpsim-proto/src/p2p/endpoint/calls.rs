@@ -78,7 +78,7 @@ impl<P> Endpoint<P> {
                     };
                     // A program error that ends the run (`timing.md` §3: "a real run would abort
                     // there"; MPI's default error handler): the caller gets it too.
-                    self.events.push_back(Event::Fatal(err.clone()));
+                    self.push_event(Event::Fatal(err.clone()));
                     return Err(err);
                 }
                 (Protocol::Buffered, Held::Attached(requested))
@@ -115,7 +115,7 @@ impl<P> Endpoint<P> {
             if locally_complete {
                 if held_by_user {
                     self.slots[req.idx as usize].done = Some(send_completion(false));
-                    self.events.push_back(Event::Completed(req));
+                    self.push_event(Event::Completed(req));
                 } else {
                     self.slots[req.idx as usize].held_by_user = false;
                 }
@@ -123,7 +123,7 @@ impl<P> Endpoint<P> {
             Some(req)
         };
         let sender = req.map_or(SendRef::NONE, |r| SendRef(r.idx, r.generation));
-        self.transmits.push_back(Transmit {
+        self.push_transmit(Transmit {
             to,
             packet: Packet::Message {
                 sender,
@@ -234,7 +234,7 @@ impl<P> Endpoint<P> {
                         payload: None,
                         error: None,
                     });
-                    self.events.push_back(Event::Completed(req));
+                    self.push_event(Event::Completed(req));
                 }
             }
             Kind::Send {
@@ -248,7 +248,7 @@ impl<P> Endpoint<P> {
                 if (*in_flight || !*ack) && !*cancelling {
                     *cancelling = true;
                     let to = *to;
-                    self.transmits.push_back(Transmit {
+                    self.push_transmit(Transmit {
                         to,
                         packet: Packet::CancelSend {
                             sender: SendRef(req.idx, req.generation),

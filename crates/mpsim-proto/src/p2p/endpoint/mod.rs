@@ -24,10 +24,13 @@
 //! `calls.rs` the program's calls; `packets.rs` the packets from peers and what a match or a
 //! reply does.
 
-use std::collections::VecDeque;
+use std::sync::Arc;
 
 mod calls;
+mod outbox;
 mod packets;
+
+pub use outbox::Outbox;
 
 use crate::error::{Error, PendingRequest, Site};
 use crate::matching::{ContextId, Engine, Envelope, Pattern, Source, Tag};
@@ -105,21 +108,28 @@ pub struct Endpoint<P> {
     rank: u32,
     /// The driver's time (`set_now`); only strict ready sends use it.
     now: u64,
-    config: Config,
+    /// Shared: a simulator's millions of endpoints have one.
+    config: Arc<Config>,
     engine: Engine<ReqId, Incoming<P>>,
     slots: Vec<Slot<P>>,
     free_slots: Vec<u32>,
     attached: Option<Budget>,
     system: Budget,
-    transmits: VecDeque<Transmit<P>>,
-    events: VecDeque<Event>,
+    /// Outputs not yet drained; `None` until the first (or a driver's loan).
+    out: Option<Box<Outbox<P>>>,
 }
 
 impl<P> Endpoint<P> {
     // ---- construction ----
 
-    /// The endpoint of world rank `rank`.
-    pub fn new(rank: u32, config: Config) -> Self {
+    /// The endpoint of world rank `rank`. Pass an `Arc<Config>` to share one config among many
+    /// endpoints.
+    pub fn new(rank: u32, config: impl Into<Arc<Config>>) -> Self {
+        let config: Arc<Config> = config.into();
+        let system = Budget {
+            capacity: config.system_buffer,
+            used: 0,
+        };
         Endpoint {
             rank,
             now: 0,
@@ -128,12 +138,8 @@ impl<P> Endpoint<P> {
             slots: Vec::new(),
             free_slots: Vec::new(),
             attached: None,
-            system: Budget {
-                capacity: config.system_buffer,
-                used: 0,
-            },
-            transmits: VecDeque::new(),
-            events: VecDeque::new(),
+            system,
+            out: None,
         }
     }
 
@@ -249,28 +255,25 @@ impl<P> Endpoint<P> {
     /// draining both).
     #[inline]
     pub fn has_output(&self) -> bool {
-        !self.transmits.is_empty() || !self.events.is_empty()
+        self.out.as_deref().is_some_and(|o| !o.is_empty())
     }
 
     /// The next packet to deliver. Drain in order after every input.
     pub fn poll_transmit(&mut self) -> Option<Transmit<P>> {
-        self.transmits.pop_front()
+        self.out.as_deref_mut()?.transmits.pop_front()
     }
 
     /// The next event. Drain after `poll_transmit`.
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.out.as_deref_mut()?.events.pop_front()
     }
 
     /// Gives back memory held for reuse while empty: output queues, request slots when none is
     /// live, the matching engine's empty queues. For a driver holding millions of endpoints (a
     /// simulator) once a rank has finished; the endpoint stays usable (late packets, warnings).
     pub fn shrink_to_fit(&mut self) {
-        if self.transmits.is_empty() {
-            self.transmits = VecDeque::new();
-        }
-        if self.events.is_empty() {
-            self.events = VecDeque::new();
+        if self.out.as_deref().is_some_and(Outbox::is_empty) {
+            self.out = None;
         }
         if self.slots.iter().all(|s| !s.live) {
             // Stale handles still fail: a fresh slot starts at generation 0, but every handle
