@@ -256,7 +256,7 @@ impl<P> Endpoint<P> {
                     });
                 }
             }
-            Kind::Probed(_) => {}
+            Kind::Probed(_) | Kind::Free { .. } => {}
         }
         Ok(())
     }

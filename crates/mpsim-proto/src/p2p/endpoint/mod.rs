@@ -112,7 +112,8 @@ pub struct Endpoint<P> {
     config: Arc<Config>,
     engine: Engine<ReqId, Incoming<P>>,
     slots: Vec<Slot<P>>,
-    free_slots: Vec<u32>,
+    /// First free slot, or `NO_SLOT`; each free slot names the next (`Kind::Free`).
+    free_head: u32,
     attached: Option<Budget>,
     system: Budget,
     /// Outputs not yet drained; `None` until the first (or a driver's loan).
@@ -136,7 +137,7 @@ impl<P> Endpoint<P> {
             config,
             engine: Engine::new(),
             slots: Vec::new(),
-            free_slots: Vec::new(),
+            free_head: NO_SLOT,
             attached: None,
             system,
             out: None,
@@ -178,28 +179,29 @@ impl<P> Endpoint<P> {
         self.slots
             .iter()
             .filter(|s| s.live && s.held_by_user && !s.user_done())
-            .map(|s| match &s.kind {
+            .filter_map(|s| match &s.kind {
                 Kind::Send {
                     envelope, mode, to, ..
-                } => PendingRequest {
+                } => Some(PendingRequest {
                     call: mode.icall(),
                     peer: Source::Rank(*to),
                     tag: Tag::Value(envelope.tag),
-                },
+                }),
                 Kind::Recv {
                     pattern,
                     source_world,
                     ..
-                } => PendingRequest {
+                } => Some(PendingRequest {
                     call: "irecv",
                     peer: source_world.map_or(Source::Any, Source::Rank),
                     tag: pattern.tag,
-                },
-                Kind::Probed(_) => PendingRequest {
+                }),
+                Kind::Probed(_) => Some(PendingRequest {
                     call: "improbe",
                     peer: Source::Any,
                     tag: Tag::Any,
-                },
+                }),
+                Kind::Free { .. } => None,
             })
             .collect()
     }
@@ -246,6 +248,7 @@ impl<P> Endpoint<P> {
                 pattern.context,
             ),
             Kind::Probed(_) => ("mprobe", Source::Any, Tag::Any, ContextId(0)),
+            Kind::Free { .. } => return None,
         })
     }
 
@@ -279,7 +282,7 @@ impl<P> Endpoint<P> {
             // Stale handles still fail: a fresh slot starts at generation 0, but every handle
             // into these slots is gone with the program that finished.
             self.slots = Vec::new();
-            self.free_slots = Vec::new();
+            self.free_head = NO_SLOT;
         }
         self.engine.shrink_to_fit();
     }
@@ -306,13 +309,22 @@ impl<P> Endpoint<P> {
             kind,
             done: None,
         };
-        if let Some(idx) = self.free_slots.pop() {
-            let s = &mut self.slots[idx as usize];
+        if let Some(s) = self.slots.get_mut(self.free_head as usize) {
+            let idx = self.free_head;
+            // Invariant: the free list links free slots only.
+            debug_assert!(matches!(s.kind, Kind::Free { .. }));
+            self.free_head = match s.kind {
+                Kind::Free { next } => next,
+                _ => NO_SLOT,
+            };
             let generation = s.generation.wrapping_add(1);
             *s = slot(generation);
             ReqId { idx, generation }
         } else {
-            let idx = u32::try_from(self.slots.len()).expect("more than 2^32 requests");
+            let idx = u32::try_from(self.slots.len())
+                .ok()
+                .filter(|&i| i != NO_SLOT)
+                .expect("fewer than 2^32 - 1 requests");
             // Grow one slot at a time while small: most ranks never hold more than a couple of
             // requests, and a simulation holds millions of ranks.
             if self.slots.len() == self.slots.capacity() && self.slots.len() < 8 {
@@ -333,16 +345,21 @@ impl<P> Endpoint<P> {
                 ..
             } => *in_flight || *cancelling,
             Kind::Recv { posted, .. } => posted.is_some(),
-            Kind::Probed(_) => false,
+            Kind::Probed(_) | Kind::Free { .. } => false,
         };
         if s.live && !s.held_by_user && !protocol_needs {
             s.live = false;
             s.done = None;
-            s.kind = Kind::Probed(None);
-            self.free_slots.push(req.idx);
+            s.kind = Kind::Free {
+                next: self.free_head,
+            };
+            self.free_head = req.idx;
         }
     }
 }
+
+/// The end of the free-slot list.
+const NO_SLOT: u32 = u32::MAX;
 
 /// Built only on the error path: a site is a heap allocation.
 #[cold]
