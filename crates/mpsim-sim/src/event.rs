@@ -143,11 +143,10 @@ impl Queue {
         })
     }
 
+    #[inline]
     pub fn push(&mut self, key: Key, body: Body) {
         match &self.front {
-            None if self.heap_min().is_none_or(|m| key < m)
-                && self.start_key().is_none_or(|m| key < m) =>
-            {
+            None if self.heap_min().is_none_or(|m| key < m) && self.before_start(key) => {
                 self.front = Some((key, body));
             }
             Some((front_key, _)) if key < *front_key => {
@@ -156,6 +155,12 @@ impl Queue {
             }
             _ => self.push_heap(key, body),
         }
+    }
+
+    /// Whether `key` comes before every start resume still queued.
+    #[inline]
+    fn before_start(&self, key: Key) -> bool {
+        self.start.is_empty() || self.start_key().is_none_or(|m| key < m)
     }
 
     #[inline]
@@ -193,33 +198,46 @@ impl Queue {
         }
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<(Key, Body)> {
         if let Some(front) = self.front.take() {
             return Some(front);
         }
-        match (self.heap_min(), self.start_key()) {
-            (Some(h), Some(s)) if s < h => Some(self.pop_start(s)),
-            (None, Some(s)) => Some(self.pop_start(s)),
-            (None, None) => None,
-            (Some(_), _) => {
-                let Reverse(entry) = self.heap.pop().expect("peeked");
-                let key = entry.key();
-                let body = if key.class == RESUME {
-                    Body::Resume { rank: key.creator }
-                } else {
-                    // Invariant: a delivery's entry names a filled slot.
-                    let slot = entry.tag;
-                    let (to, packet) = self.bodies[slot as usize].take().expect("event body");
-                    self.free.push(slot);
-                    Body::Deliver {
-                        from: key.creator,
-                        to,
-                        packet,
-                    }
-                };
-                Some((key, body))
-            }
+        if !self.start.is_empty() {
+            return Some(self.pop_while_starting());
         }
+        self.pop_heap()
+    }
+
+    /// `pop` while start resumes are queued: the earlier of the next start and the heap's top.
+    #[cold]
+    fn pop_while_starting(&mut self) -> (Key, Body) {
+        match (self.heap_min(), self.start_key()) {
+            (Some(h), Some(s)) if h < s => self.pop_heap().expect("peeked"),
+            (_, Some(s)) => self.pop_start(s),
+            // Invariant: the caller saw a start resume queued.
+            (_, None) => unreachable!("start resumes are queued"),
+        }
+    }
+
+    #[inline]
+    fn pop_heap(&mut self) -> Option<(Key, Body)> {
+        let Reverse(entry) = self.heap.pop()?;
+        let key = entry.key();
+        let body = if key.class == RESUME {
+            Body::Resume { rank: key.creator }
+        } else {
+            // Invariant: a delivery's entry names a filled slot.
+            let slot = entry.tag;
+            let (to, packet) = self.bodies[slot as usize].take().expect("event body");
+            self.free.push(slot);
+            Body::Deliver {
+                from: key.creator,
+                to,
+                packet,
+            }
+        };
+        Some((key, body))
     }
 
     fn pop_start(&mut self, key: Key) -> (Key, Body) {

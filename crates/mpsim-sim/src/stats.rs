@@ -36,18 +36,15 @@ impl Narrow {
     /// Counts a message unless a count would overflow (then changes nothing: false).
     #[inline]
     fn add(&mut self, i: usize, bytes: usize) -> bool {
-        let m = self.messages[i].checked_add(1);
-        let b = u32::try_from(bytes)
-            .ok()
-            .and_then(|b| self.bytes[i].checked_add(b));
-        match (m, b) {
-            (Some(m), Some(b)) => {
-                self.messages[i] = m;
-                self.bytes[i] = b;
-                true
-            }
-            _ => false,
+        let m = u64::from(self.messages[i]) + 1;
+        let b = u64::from(self.bytes[i]).saturating_add(bytes as u64);
+        if (m | b) > u64::from(u32::MAX) {
+            return false;
         }
+        // Both fit: checked just above.
+        self.messages[i] = m as u32;
+        self.bytes[i] = b as u32;
+        true
     }
 
     fn widen(&self) -> Traffic {

@@ -34,22 +34,23 @@ struct Params {
 fn ring(world: Comm, params: &Params) -> impl Future<Output = Result<()>> + '_ {
     async move {
         let (me, n) = (world.rank(), world.size());
+        let (left, right) = ((me + n - 1) % n, (me + 1) % n);
         let mut token = [0u64; 1];
         let mut t0 = world.now_ns();
-        // Neighbours are computed at each call, not kept: what the future holds across an
-        // await is memory per rank.
+        // A counter rather than a range: what the future holds across an await is memory per
+        // rank.
         let mut i = 0;
         while i < params.iterations {
             if me == 0 {
-                world.send(&[i * n as u64], (me + 1) % n, 7).await?;
-                world.recv(&mut token, (me + n - 1) % n, 7).await?;
+                world.send(&[i * n as u64], right, 7).await?;
+                world.recv(&mut token, left, 7).await?;
                 assert_eq!(token[0], i * n as u64 + n as u64 - 1, "token damaged");
                 if i == 0 {
                     t0 = world.now_ns();
                 }
             } else {
-                world.recv(&mut token, (me + n - 1) % n, 7).await?;
-                world.send(&[token[0] + 1], (me + 1) % n, 7).await?;
+                world.recv(&mut token, left, 7).await?;
+                world.send(&[token[0] + 1], right, 7).await?;
             }
             i += 1;
         }
