@@ -2,11 +2,16 @@
 //!
 //! The key `(time, class, creator, n)` orders every event independently of host order: class 0
 //! for packet deliveries (messages, acks), 1 for a rank resuming its program; `creator` is the
-//! rank that made the event; `n` counts the events that creator has made. Bodies live in a slab
-//! so the heap moves 24-byte keys, not packets.
+//! rank that made the event; `n` counts the events that creator has made.
+//!
+//! Memory is per event in flight, and a simulation holds millions of ranks, so the queue keeps
+//! events small: the heap moves 24-byte entries, a delivery's packet waits in a slab, and a
+//! resume has no body at all (its rank is its creator). The first resume of every rank, at
+//! time 0, is not queued one by one either: it is a range of ranks ([`Queue::push_start`]).
 
-use std::cmp::Reverse;
+use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+use std::ops::Range;
 
 use mpsim_proto::p2p::Packet;
 use mpsim_proto::runtime::Payload;
@@ -30,30 +35,120 @@ pub(crate) enum Body {
         to: u32,
         packet: Packet<Payload>,
     },
-    Resume {
-        rank: u32,
-    },
+    /// Resumes rank `rank`, the event's creator.
+    Resume { rank: u32 },
+}
+
+/// A key and where its body is, packed into 24 bytes: `tag` holds the class in its top bit and,
+/// for a delivery, the body's slab index below it. Ordered by key alone.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    time: u64,
+    n: u64,
+    creator: u32,
+    tag: u32,
+}
+
+const RESUME_BIT: u32 = 1 << 31;
+
+impl Entry {
+    fn new(key: Key, slot: u32) -> Self {
+        debug_assert!(key.class <= RESUME && slot < RESUME_BIT);
+        Entry {
+            time: key.time,
+            n: key.n,
+            creator: key.creator,
+            tag: if key.class == RESUME {
+                RESUME_BIT
+            } else {
+                slot
+            },
+        }
+    }
+
+    fn key(&self) -> Key {
+        Key {
+            time: self.time,
+            class: if self.tag & RESUME_BIT != 0 {
+                RESUME
+            } else {
+                DELIVERY
+            },
+            creator: self.creator,
+            n: self.n,
+        }
+    }
+
+    /// The order of `(time, class, creator, n)`.
+    #[inline]
+    fn rank(&self) -> (u64, bool, u32, u64) {
+        (self.time, self.tag & RESUME_BIT != 0, self.creator, self.n)
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank() == other.rank()
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    #[inline]
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.rank().cmp(&other.rank())
+    }
 }
 
 /// A priority queue of events by key.
 ///
 /// A one-event `front` sits before the heap: an event earlier than everything queued waits
 /// there, so the common chain "an event makes the next event" (a message, then its receiver's
-/// resume, then its next message) costs no heap operation. Invariant: `front`, when set, is
-/// smaller than every key in the heap; `pop` therefore takes `front` first.
+/// resume, then its next message) costs no heap operation. `start` holds the first resumes of
+/// ranks not yet started: keys `(0, RESUME, r, 0)` for `r` in the range. Invariant: `front`,
+/// when set, is smaller than every key in the heap and in `start`; `pop` therefore takes
+/// `front` first.
 #[derive(Default)]
 pub(crate) struct Queue {
     front: Option<(Key, Body)>,
-    heap: BinaryHeap<Reverse<(Key, u32)>>,
-    bodies: Vec<Option<Body>>,
+    start: Range<u32>,
+    heap: BinaryHeap<Reverse<Entry>>,
+    /// Deliveries in the heap: destination and packet (the sender is the key's creator).
+    bodies: Vec<Option<(u32, Packet<Payload>)>>,
     free: Vec<u32>,
 }
 
 impl Queue {
+    /// Queues the first resume of each rank in `ranks`, `(0, RESUME, r, 0)`: the caller counts
+    /// it as each rank's event 0. Only on an empty queue.
+    pub fn push_start(&mut self, ranks: Range<u32>) {
+        debug_assert!(self.front.is_none() && self.heap.is_empty() && self.start.is_empty());
+        self.start = ranks;
+    }
+
+    #[inline]
+    fn start_key(&self) -> Option<Key> {
+        (!self.start.is_empty()).then_some(Key {
+            time: 0,
+            class: RESUME,
+            creator: self.start.start,
+            n: 0,
+        })
+    }
+
+    #[inline]
     pub fn push(&mut self, key: Key, body: Body) {
-        let heap_min = self.heap.peek().map(|Reverse((k, _))| *k);
         match &self.front {
-            None if heap_min.is_none_or(|m| key < m) => self.front = Some((key, body)),
+            None if self.heap_min().is_none_or(|m| key < m) && self.before_start(key) => {
+                self.front = Some((key, body));
+            }
             Some((front_key, _)) if key < *front_key => {
                 let (k, b) = self.front.replace((key, body)).expect("front is set");
                 self.push_heap(k, b);
@@ -62,37 +157,103 @@ impl Queue {
         }
     }
 
+    /// Whether `key` comes before every start resume still queued.
+    #[inline]
+    fn before_start(&self, key: Key) -> bool {
+        self.start.is_empty() || self.start_key().is_none_or(|m| key < m)
+    }
+
+    #[inline]
+    fn heap_min(&self) -> Option<Key> {
+        self.heap.peek().map(|Reverse(e)| e.key())
+    }
+
     fn push_heap(&mut self, key: Key, body: Body) {
-        let slot = match self.free.pop() {
+        let slot = match body {
+            Body::Resume { rank } => {
+                debug_assert_eq!(rank, key.creator, "a resume is made by its rank");
+                0
+            }
+            Body::Deliver { from, to, packet } => {
+                debug_assert_eq!(from, key.creator, "a packet is sent by its creator");
+                self.store(to, packet)
+            }
+        };
+        self.heap.push(Reverse(Entry::new(key, slot)));
+    }
+
+    fn store(&mut self, to: u32, packet: Packet<Payload>) -> u32 {
+        match self.free.pop() {
             Some(i) => {
-                self.bodies[i as usize] = Some(body);
+                self.bodies[i as usize] = Some((to, packet));
                 i
             }
             None => {
-                self.bodies.push(Some(body));
-                u32::try_from(self.bodies.len() - 1).expect("fewer than 2^32 events in flight")
+                self.bodies.push(Some((to, packet)));
+                u32::try_from(self.bodies.len() - 1)
+                    .ok()
+                    .filter(|&i| i < RESUME_BIT)
+                    .expect("fewer than 2^31 packets in flight")
             }
-        };
-        self.heap.push(Reverse((key, slot)));
+        }
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<(Key, Body)> {
         if let Some(front) = self.front.take() {
             return Some(front);
         }
-        let Reverse((key, slot)) = self.heap.pop()?;
-        // Invariant: every heap entry names a filled slot.
-        let body = self.bodies[slot as usize].take().expect("event body");
-        self.free.push(slot);
+        if !self.start.is_empty() {
+            return Some(self.pop_while_starting());
+        }
+        self.pop_heap()
+    }
+
+    /// `pop` while start resumes are queued: the earlier of the next start and the heap's top.
+    #[cold]
+    fn pop_while_starting(&mut self) -> (Key, Body) {
+        match (self.heap_min(), self.start_key()) {
+            (Some(h), Some(s)) if h < s => self.pop_heap().expect("peeked"),
+            (_, Some(s)) => self.pop_start(s),
+            // Invariant: the caller saw a start resume queued.
+            (_, None) => unreachable!("start resumes are queued"),
+        }
+    }
+
+    #[inline]
+    fn pop_heap(&mut self) -> Option<(Key, Body)> {
+        let Reverse(entry) = self.heap.pop()?;
+        let key = entry.key();
+        let body = if key.class == RESUME {
+            Body::Resume { rank: key.creator }
+        } else {
+            // Invariant: a delivery's entry names a filled slot.
+            let slot = entry.tag;
+            let (to, packet) = self.bodies[slot as usize].take().expect("event body");
+            self.free.push(slot);
+            Body::Deliver {
+                from: key.creator,
+                to,
+                packet,
+            }
+        };
         Some((key, body))
+    }
+
+    fn pop_start(&mut self, key: Key) -> (Key, Body) {
+        self.start.start += 1;
+        (key, Body::Resume { rank: key.creator })
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use mpsim_proto::matching::{ContextId, Envelope};
+    use mpsim_proto::p2p::{Config, Endpoint, Packet, SendMode};
+    use mpsim_proto::runtime::Payload;
     use proptest::prelude::*;
 
-    use super::{Body, Key, Queue};
+    use super::{Body, DELIVERY, Key, Queue, RESUME};
 
     fn key(time: u64, class: u8, creator: u32, n: u64) -> Key {
         Key {
@@ -103,27 +264,72 @@ mod tests {
         }
     }
 
+    /// A message packet whose tag names the event it belongs to.
+    fn packet(n: u64) -> Packet<Payload> {
+        let mut ep = Endpoint::new(0, Config::default());
+        let env = Envelope::new(ContextId(0), 0, n as i32);
+        let _ = ep.isend(SendMode::Standard, 1, env, 0, Payload::new());
+        ep.poll_transmit().expect("a send transmits").packet
+    }
+
+    fn body(k: Key) -> Body {
+        if k.class == RESUME {
+            Body::Resume { rank: k.creator }
+        } else {
+            Body::Deliver {
+                from: k.creator,
+                to: k.creator + 100,
+                packet: packet(k.n),
+            }
+        }
+    }
+
+    /// The popped body is the one pushed with the key.
+    fn check_body(k: Key, b: &Body) -> bool {
+        match b {
+            Body::Resume { rank } => k.class == RESUME && *rank == k.creator,
+            Body::Deliver { from, to, packet } => {
+                k.class == DELIVERY
+                    && *from == k.creator
+                    && *to == k.creator + 100
+                    && matches!(packet, Packet::Message { envelope, .. } if envelope.tag as u64 == k.n)
+            }
+        }
+    }
+
     proptest! {
         /// Pops come out in key order whatever the interleaving of pushes and pops (the front
-        /// slot never lets a later event overtake an earlier one).
+        /// slot never lets a later event overtake an earlier one, nor do the start resumes),
+        /// each with the body it was pushed with.
         #[test]
-        fn queue_pops_in_key_order(ops in proptest::collection::vec((any::<bool>(), 0u64..20, 0u8..2, 0u32..4), 0..300)) {
+        fn queue_pops_in_key_order(
+            start in 0u32..4,
+            ops in proptest::collection::vec((any::<bool>(), 0u64..20, 0u8..2, 0u32..4), 0..300),
+        ) {
             let mut q = Queue::default();
-            let mut reference: Vec<Key> = Vec::new();
+            q.push_start(0..start);
+            let mut reference: Vec<Key> = (0..start).map(|r| key(0, RESUME, r, 0)).collect();
             for (n, (push, time, class, creator)) in ops.into_iter().enumerate() {
                 if push {
-                    let k = key(time, class, creator, n as u64);
-                    q.push(k, Body::Resume { rank: creator });
+                    let k = key(time, class, creator, n as u64 + 1);
+                    q.push(k, body(k));
                     reference.push(k);
                 } else {
                     reference.sort();
                     let expected = (!reference.is_empty()).then(|| reference.remove(0));
-                    prop_assert_eq!(q.pop().map(|(k, _)| k), expected);
+                    let popped = q.pop();
+                    prop_assert_eq!(popped.as_ref().map(|(k, _)| *k), expected);
+                    if let Some((k, b)) = popped {
+                        prop_assert!(check_body(k, &b));
+                    }
                 }
             }
             reference.sort();
             for k in reference {
-                prop_assert_eq!(q.pop().map(|(k, _)| k), Some(k));
+                let popped = q.pop();
+                prop_assert_eq!(popped.as_ref().map(|(k, _)| *k), Some(k));
+                let (k, b) = popped.expect("checked");
+                prop_assert!(check_body(k, &b));
             }
             prop_assert!(q.pop().is_none());
         }

@@ -11,17 +11,19 @@
 //! - a waiting rank is resumed at the time of any completion of its requests; its clock becomes
 //!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
-use mpsim_proto::p2p::{Config, Endpoint, Event, Packet, Protocol, ReqId};
+use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId};
 use mpsim_proto::runtime::Payload;
 use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
 use crate::model::Model;
-use crate::report::{RankReport, Traffic};
+use crate::stats::Stats;
 
 /// What a waiting rank waits for.
 #[derive(Clone, Copy, Debug)]
@@ -45,7 +47,7 @@ pub(crate) struct RankState {
     pub arrivals: u64,
     /// Events this rank has created (the `n` of S10).
     pub made: u64,
-    pub stats: RankReport,
+    pub stats: Stats,
 }
 
 pub(crate) struct Kernel {
@@ -66,16 +68,19 @@ pub(crate) struct Kernel {
     /// blocking wait named after the call, and each message with its modelled arrival.
     pub trace: Option<Vec<TraceEvent>>,
     messages_sent: u64,
+    /// Output storage lent to the endpoint taking an input (`flush` drains it and takes it
+    /// back), so that no endpoint keeps output queues of its own.
+    outbox: Option<Box<Outbox<Payload>>>,
 }
 
 impl Kernel {
     pub fn new(model: Model, ranks: u32, strict_ready: bool) -> Self {
-        let config = Config {
+        let config = Arc::new(Config {
             eager_threshold: model.eager_threshold,
             system_buffer: model.system_buffer,
             strict_ready,
             bsend_overhead: model.bsend_overhead,
-        };
+        });
         Kernel {
             model,
             now: 0,
@@ -83,17 +88,14 @@ impl Kernel {
             ranks: (0..ranks)
                 .map(|r| RankState {
                     clock: 0,
-                    endpoint: Endpoint::new(r, config),
+                    endpoint: Endpoint::new(r, Arc::clone(&config)),
                     wait: None,
                     resume_scheduled: false,
                     done: false,
                     debt_ns: 0,
                     arrivals: 0,
                     made: 0,
-                    stats: RankReport {
-                        rank: r,
-                        ..RankReport::default()
-                    },
+                    stats: Stats::default(),
                 })
                 .collect(),
             last_arrival: FxHashMap::default(),
@@ -102,6 +104,7 @@ impl Kernel {
             closed: false,
             trace: None,
             messages_sent: 0,
+            outbox: None,
         }
     }
 
@@ -127,15 +130,45 @@ impl Kernel {
         self.queue.push(key, Body::Resume { rank });
     }
 
+    /// Schedules every rank to start its program at time 0: event 0 of each rank, queued as
+    /// one range (`schedule_resume` for each would hold an event per rank).
+    pub fn schedule_start(&mut self) {
+        for r in &mut self.ranks {
+            debug_assert!(r.made == 0 && !r.resume_scheduled);
+            r.resume_scheduled = true;
+            r.made = 1;
+        }
+        self.queue.push_start(0..self.ranks.len() as u32);
+    }
+
     /// Sends what `rank`'s endpoint produced at time `t`, and wakes or stops on its events.
     pub fn flush(&mut self, rank: u32, t: u64) {
-        if self.closed {
-            let ep = &mut self.ranks[rank as usize].endpoint;
-            while ep.poll_transmit().is_some() {}
-            while ep.poll_event().is_some() {}
+        let Some(mut out) = self.ranks[rank as usize].endpoint.take_outputs() else {
             return;
+        };
+        if self.closed {
+            while out.poll_transmit().is_some() {}
+            while out.poll_event().is_some() {}
+        } else {
+            self.send(rank, t, &mut out);
         }
-        while let Some(tx) = self.ranks[rank as usize].endpoint.poll_transmit() {
+        if self.outbox.is_none() {
+            self.outbox = Some(out);
+        }
+    }
+
+    /// Lends `rank`'s endpoint the output storage for an input; [`Kernel::flush`] takes it
+    /// back.
+    #[inline]
+    pub fn lend_outbox(&mut self, rank: u32) -> &mut Endpoint<Payload> {
+        let ep = &mut self.ranks[rank as usize].endpoint;
+        ep.lend_outbox(&mut self.outbox);
+        ep
+    }
+
+    /// Sends `rank`'s packets, then acts on its events (`flush`).
+    fn send(&mut self, rank: u32, t: u64, out: &mut Outbox<Payload>) {
+        while let Some(tx) = out.poll_transmit() {
             let channel = (rank, tx.to);
             let time = match &tx.packet {
                 Packet::Message {
@@ -152,8 +185,7 @@ impl Kernel {
                         .get(&channel)
                         .map_or(recv_ts, |&last| recv_ts.max(last));
                     self.last_arrival.insert(channel, arrival);
-                    let traffic = &mut self.ranks[rank as usize].stats.sent;
-                    traffic.add(*protocol, *bytes);
+                    self.ranks[rank as usize].stats.sent(*protocol, *bytes);
                     self.messages_sent += 1;
                     let (id, bytes) = (self.messages_sent, *bytes);
                     self.record(|| TraceEvent::Message {
@@ -183,7 +215,7 @@ impl Kernel {
                 },
             );
         }
-        while let Some(event) = self.ranks[rank as usize].endpoint.poll_event() {
+        while let Some(event) = out.poll_event() {
             match event {
                 Event::Completed(_) | Event::BufferFreed => {
                     if self.ranks[rank as usize].wait.is_some() {
@@ -205,10 +237,7 @@ impl Kernel {
             bytes, protocol, ..
         } = &packet
         {
-            self.ranks[to as usize]
-                .stats
-                .received
-                .add(*protocol, *bytes);
+            self.ranks[to as usize].stats.received(*protocol, *bytes);
             // A channel whose last message has arrived needs no FIFO bookkeeping any more: every
             // later message is sent after `t` and arrives after it.
             if self.last_arrival.get(&(from, to)).is_some_and(|&a| a <= t) {
@@ -216,7 +245,7 @@ impl Kernel {
             }
         }
         let is_message = matches!(packet, Packet::Message { .. });
-        let ep = &mut self.ranks[to as usize].endpoint;
+        let ep = self.lend_outbox(to);
         ep.set_now(t);
         ep.handle_packet(from, packet);
         if is_message {
@@ -268,18 +297,5 @@ impl Kernel {
             format!("{} since t={} ns, waiting for {what}", w.call, w.since),
             edge,
         ))
-    }
-}
-
-impl Traffic {
-    pub(crate) fn add(&mut self, protocol: Protocol, bytes: usize) {
-        let i = match protocol {
-            Protocol::Eager => 0,
-            Protocol::Buffered => 1,
-            Protocol::Rendezvous => 2,
-            Protocol::Ready => 3,
-        };
-        self.messages[i] += 1;
-        self.bytes[i] += bytes as u64;
     }
 }

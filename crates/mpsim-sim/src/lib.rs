@@ -22,6 +22,7 @@ mod model_file;
 mod rank;
 mod report;
 mod run;
+mod stats;
 pub mod units;
 
 pub use model::{ComputeMode, DelayTable, Model, ModelError};

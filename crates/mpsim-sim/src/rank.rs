@@ -82,12 +82,11 @@ impl RankRuntime for SimRank {
             k.closed || t == k.now,
             "a rank runs only at the global time"
         );
-        let ep = &mut k.ranks[self.rank as usize].endpoint;
+        let ep = k.lend_outbox(self.rank);
         ep.set_now(t);
         f(ep);
-        if ep.has_output() {
-            k.flush(self.rank, t);
-        }
+        // Always: the flush also takes the lent outbox back.
+        k.flush(self.rank, t);
     }
 
     fn poll_done(

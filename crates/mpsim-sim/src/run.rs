@@ -124,9 +124,7 @@ where
         });
         futures[rank as usize] = Some(Box::pin(program(rt)));
     }
-    for rank in 0..n {
-        kernel.borrow_mut().schedule_resume(rank, 0);
-    }
+    kernel.borrow_mut().schedule_start();
 
     let mut cx = Context::from_waker(Waker::noop());
     loop {
@@ -230,10 +228,10 @@ where
     let ranks = std::mem::take(&mut kernel.borrow_mut().ranks);
     outcome.report.ranks = ranks
         .into_iter()
-        .map(|r| {
-            let mut s = r.stats;
-            s.clock_ns = stop_time.map_or(r.clock, |t| r.clock.min(t));
-            s
+        .enumerate()
+        .map(|(rank, r)| {
+            let clock = stop_time.map_or(r.clock, |t| r.clock.min(t));
+            r.stats.report(rank as u32, clock)
         })
         .collect();
     outcome
@@ -270,12 +268,12 @@ fn finish(k: &mut Kernel) -> (Outcome, Option<u64>) {
     }
     let stop_time = k.stop.as_ref().map(|(_, t)| *t);
     let mut warnings = Vec::new();
-    for r in &k.ranks {
+    for (rank, r) in k.ranks.iter().enumerate() {
         for (from, e, bytes) in r.endpoint.unexpected_messages() {
             warnings.push(format!(
-                "a message of {bytes} bytes from rank {from} to rank {} (tag {}, context {}) \
+                "a message of {bytes} bytes from rank {from} to rank {rank} (tag {}, context {}) \
                  was never received",
-                r.stats.rank, e.tag, e.context.0
+                e.tag, e.context.0
             ));
         }
     }

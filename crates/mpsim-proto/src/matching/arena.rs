@@ -59,7 +59,8 @@ pub(super) struct Slot<T, const L: usize> {
 pub(super) struct Arena<T, const L: usize> {
     slots: Vec<Slot<T, L>>,
     free_head: u32,
-    len: usize,
+    /// Occupied slots (below `NIL`, as indices are).
+    len: u32,
 }
 
 impl<T, const L: usize> Arena<T, L> {
@@ -73,7 +74,7 @@ impl<T, const L: usize> Arena<T, L> {
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     #[inline]

@@ -99,7 +99,9 @@ pub struct Probed<'a, M> {
 /// ```
 pub struct Engine<R, M> {
     posted: Queue<R, 2>,
-    unexpected: Queue<M, 5>,
+    /// Allocated at the first unexpected message: many ranks never get one, and a simulation
+    /// holds millions of engines.
+    unexpected: Option<Box<Queue<M, 5>>>,
     /// Posted receives per pattern shape (exact, any tag, any source, both), so an arrival
     /// looks only at the shapes that exist.
     posted_shapes: [u32; 4],
@@ -117,7 +119,7 @@ impl<R, M> Engine<R, M> {
     pub const fn new() -> Self {
         Engine {
             posted: Queue::new(),
-            unexpected: Queue::new(),
+            unexpected: None,
             posted_shapes: [0; 4],
             next_seq: 0,
         }
@@ -132,12 +134,12 @@ impl<R, M> Engine<R, M> {
 
     /// Messages waiting for a receive.
     pub fn unexpected_len(&self) -> usize {
-        self.unexpected.len()
+        self.unexpected.as_deref().map_or(0, Queue::len)
     }
 
     /// Whether both queues are empty.
     pub fn is_empty(&self) -> bool {
-        self.posted.len() == 0 && self.unexpected.len() == 0
+        self.posted.len() == 0 && self.unexpected_len() == 0
     }
 
     /// The posted receive behind `handle`, if it is still waiting.
@@ -148,14 +150,15 @@ impl<R, M> Engine<R, M> {
 
     /// The unexpected message behind `handle`, if it is still waiting.
     pub fn unexpected(&self, handle: MsgHandle) -> Option<(Envelope, &M)> {
-        let slot = self.unexpected.live(handle.idx, handle.seq)?;
+        let slot = self.unexpected.as_deref()?.live(handle.idx, handle.seq)?;
         Some((envelope_of(&slot.key), value_of(slot)))
     }
 
     /// Mutable access to a waiting unexpected message's payload descriptor.
     pub fn unexpected_mut(&mut self, handle: MsgHandle) -> Option<&mut M> {
-        self.unexpected.live(handle.idx, handle.seq)?;
-        self.unexpected.slot_mut(handle.idx).value.as_mut()
+        let queue = self.unexpected.as_deref_mut()?;
+        queue.live(handle.idx, handle.seq)?;
+        queue.slot_mut(handle.idx).value.as_mut()
     }
 
     /// Posted receives in posting order (for diagnostics such as deadlock reports).
@@ -168,13 +171,16 @@ impl<R, M> Engine<R, M> {
     /// Unexpected messages in arrival order.
     pub fn unexpected_iter(&self) -> impl Iterator<Item = (Envelope, &M)> + '_ {
         self.unexpected
-            .iter()
+            .as_deref()
+            .into_iter()
+            .flat_map(Queue::iter)
             .map(|(_, slot)| (envelope_of(&slot.key), value_of(slot)))
     }
 
     /// Unexpected messages in arrival order, with their handles (to find one to withdraw).
     pub fn unexpected_handles(&self) -> impl Iterator<Item = (MsgHandle, Envelope, &M)> + '_ {
-        self.unexpected.iter().map(|(idx, slot)| {
+        let queue = self.unexpected.as_deref().into_iter();
+        queue.flat_map(Queue::iter).map(|(idx, slot)| {
             (
                 MsgHandle { idx, seq: slot.seq },
                 envelope_of(&slot.key),
@@ -187,14 +193,20 @@ impl<R, M> Engine<R, M> {
     /// little more, such as a rank that has finished).
     pub fn shrink_to_fit(&mut self) {
         self.posted.shrink_to_fit();
-        self.unexpected.shrink_to_fit();
+        if self.unexpected_len() == 0 {
+            self.unexpected = None;
+        }
     }
 
     /// Bytes of heap memory the engine holds now (entries, index, free capacity).
     ///
     /// Zero for a fresh engine, and zero again after deep queues drain (M12).
     pub fn heap_bytes(&self) -> usize {
-        self.posted.heap_bytes() + self.unexpected.heap_bytes()
+        self.posted.heap_bytes()
+            + self
+                .unexpected
+                .as_deref()
+                .map_or(0, |q| std::mem::size_of::<Queue<M, 5>>() + q.heap_bytes())
     }
 
     // ---- inputs ----
@@ -205,7 +217,7 @@ impl<R, M> Engine<R, M> {
     pub fn post(&mut self, pattern: Pattern, recv: R) -> Posted<R, M> {
         let key = pattern.key();
         if let Some(idx) = self.find_unexpected(&key) {
-            let (msg_key, msg) = self.unexpected.remove(idx);
+            let (msg_key, msg) = self.take_unexpected(idx);
             return Posted::Matched(Match {
                 recv,
                 envelope: envelope_of(&msg_key),
@@ -232,7 +244,7 @@ impl<R, M> Engine<R, M> {
             });
         }
         let seq = self.next_seq();
-        let idx = self.unexpected.push(seq, key, msg);
+        let idx = self.unexpected_queue().push(seq, key, msg);
         Arrived::Queued(MsgHandle { idx, seq })
     }
 
@@ -248,8 +260,8 @@ impl<R, M> Engine<R, M> {
     /// Withdraws an unexpected message, as a send cancel does (M7). `None` when it already
     /// matched, was withdrawn or was taken by `mprobe`.
     pub fn withdraw(&mut self, handle: MsgHandle) -> Option<(Envelope, M)> {
-        self.unexpected.live(handle.idx, handle.seq)?;
-        let (key, msg) = self.unexpected.remove(handle.idx);
+        self.unexpected.as_deref()?.live(handle.idx, handle.seq)?;
+        let (key, msg) = self.take_unexpected(handle.idx);
         Some((envelope_of(&key), msg))
     }
 
@@ -259,7 +271,7 @@ impl<R, M> Engine<R, M> {
     /// the queues' contents and order do not change (M10).
     pub fn probe(&mut self, pattern: &Pattern) -> Option<Probed<'_, M>> {
         let idx = self.find_unexpected(&pattern.key())?;
-        let slot = self.unexpected.slot(idx);
+        let slot = self.unexpected_queue().slot(idx);
         Some(Probed {
             handle: MsgHandle { idx, seq: slot.seq },
             envelope: envelope_of(&slot.key),
@@ -271,11 +283,29 @@ impl<R, M> Engine<R, M> {
     /// any more; the caller completes it (`mrecv`) without the engine.
     pub fn mprobe(&mut self, pattern: &Pattern) -> Option<(Envelope, M)> {
         let idx = self.find_unexpected(&pattern.key())?;
-        let (key, msg) = self.unexpected.remove(idx);
+        let (key, msg) = self.take_unexpected(idx);
         Some((envelope_of(&key), msg))
     }
 
     // ---- internals ----
+
+    /// Takes entry `idx` off the unexpected queue. A queue that drained from deep (its memory
+    /// given back, M12) goes too; a shallow one stays for the next message.
+    #[inline]
+    fn take_unexpected(&mut self, idx: u32) -> (Key, M) {
+        let queue = self.unexpected_queue();
+        let taken = queue.remove(idx);
+        if queue.len() == 0 && queue.heap_bytes() == 0 {
+            self.unexpected = None;
+        }
+        taken
+    }
+
+    /// The unexpected queue, allocated if it is not yet.
+    #[inline]
+    fn unexpected_queue(&mut self) -> &mut Queue<M, 5> {
+        self.unexpected.get_or_insert_with(Box::default)
+    }
 
     #[inline]
     fn next_seq(&mut self) -> u64 {
@@ -287,13 +317,14 @@ impl<R, M> Engine<R, M> {
     /// The earliest unexpected message accepted by `pattern`.
     #[inline]
     fn find_unexpected(&mut self, pattern: &Key) -> Option<u32> {
-        if self.unexpected.len() == 0 {
+        let queue = self.unexpected.as_deref_mut()?;
+        if queue.len() == 0 {
             None
-        } else if self.unexpected.is_indexed() {
-            self.unexpected.ensure_shape(pattern.shape());
-            self.unexpected.bin_head(pattern)
+        } else if queue.is_indexed() {
+            queue.ensure_shape(pattern.shape());
+            queue.bin_head(pattern)
         } else {
-            self.unexpected.scan(|msg| pattern.accepts(msg))
+            queue.scan(|msg| pattern.accepts(msg))
         }
     }
 

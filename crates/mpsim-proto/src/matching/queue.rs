@@ -108,6 +108,12 @@ pub(super) struct Queue<T, const L: usize> {
     filed: u8,
 }
 
+impl<T, const L: usize> Default for Queue<T, L> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<T, const L: usize> Queue<T, L> {
     pub const fn new() -> Self {
         Queue {

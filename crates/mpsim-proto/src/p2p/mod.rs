@@ -10,6 +10,6 @@ mod packet;
 mod request;
 
 pub use buffer::BSEND_OVERHEAD;
-pub use endpoint::{Config, Endpoint, Event};
+pub use endpoint::{Config, Endpoint, Event, Outbox};
 pub use packet::{Packet, Protocol, SendRef, Transmit};
 pub use request::{Completion, MessageId, ReqId, SendMode, Status};

@@ -141,6 +141,8 @@ pub(crate) enum Kind<P> {
     },
     /// Taken by `improbe`, not yet `mrecv`ed: the message (boxed: rare and large).
     Probed(Option<Box<(Envelope, super::endpoint::Incoming<P>)>>),
+    /// A free slot (not live): the next free slot, or none (`u32::MAX`).
+    Free { next: u32 },
 }
 
 pub(crate) struct Slot<P> {

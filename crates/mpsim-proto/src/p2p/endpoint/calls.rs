@@ -78,7 +78,7 @@ impl<P> Endpoint<P> {
                     };
                     // A program error that ends the run (`timing.md` §3: "a real run would abort
                     // there"; MPI's default error handler): the caller gets it too.
-                    self.events.push_back(Event::Fatal(err.clone()));
+                    self.push_event(Event::Fatal(err.clone()));
                     return Err(err);
                 }
                 (Protocol::Buffered, Held::Attached(requested))
@@ -123,7 +123,7 @@ impl<P> Endpoint<P> {
             Some(req)
         };
         let sender = req.map_or(SendRef::NONE, |r| SendRef(r.idx, r.generation));
-        self.transmits.push_back(Transmit {
+        self.push_transmit(Transmit {
             to,
             packet: Packet::Message {
                 sender,
@@ -248,7 +248,7 @@ impl<P> Endpoint<P> {
                 if (*in_flight || !*ack) && !*cancelling {
                     *cancelling = true;
                     let to = *to;
-                    self.transmits.push_back(Transmit {
+                    self.push_transmit(Transmit {
                         to,
                         packet: Packet::CancelSend {
                             sender: SendRef(req.idx, req.generation),
@@ -256,7 +256,7 @@ impl<P> Endpoint<P> {
                     });
                 }
             }
-            Kind::Probed(_) => {}
+            Kind::Probed(_) | Kind::Free { .. } => {}
         }
         Ok(())
     }

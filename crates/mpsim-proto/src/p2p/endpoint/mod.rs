@@ -24,10 +24,13 @@
 //! `calls.rs` the program's calls; `packets.rs` the packets from peers and what a match or a
 //! reply does.
 
-use std::collections::VecDeque;
+use std::sync::Arc;
 
 mod calls;
+mod outbox;
 mod packets;
+
+pub use outbox::Outbox;
 
 use crate::error::{Error, PendingRequest, Site};
 use crate::matching::{ContextId, Engine, Envelope, Pattern, Source, Tag};
@@ -105,14 +108,16 @@ pub struct Endpoint<P> {
     rank: u32,
     /// The driver's time (`set_now`); only strict ready sends use it.
     now: u64,
-    config: Config,
+    /// Shared: a simulator's millions of endpoints have one.
+    config: Arc<Config>,
     engine: Engine<ReqId, Incoming<P>>,
     slots: Vec<Slot<P>>,
-    free_slots: Vec<u32>,
+    /// First free slot, or `NO_SLOT`; each free slot names the next (`Kind::Free`).
+    free_head: u32,
     attached: Option<Budget>,
     system: Budget,
-    transmits: VecDeque<Transmit<P>>,
-    events: VecDeque<Event>,
+    /// Outputs not yet drained; `None` until the first (or a driver's loan).
+    out: Option<Box<Outbox<P>>>,
     /// Whether [`Event::Completed`] is emitted ([`Endpoint::set_completion_events`]).
     completion_events: bool,
 }
@@ -120,22 +125,24 @@ pub struct Endpoint<P> {
 impl<P> Endpoint<P> {
     // ---- construction ----
 
-    /// The endpoint of world rank `rank`.
-    pub fn new(rank: u32, config: Config) -> Self {
+    /// The endpoint of world rank `rank`. Pass an `Arc<Config>` to share one config among many
+    /// endpoints.
+    pub fn new(rank: u32, config: impl Into<Arc<Config>>) -> Self {
+        let config: Arc<Config> = config.into();
+        let system = Budget {
+            capacity: config.system_buffer,
+            used: 0,
+        };
         Endpoint {
             rank,
             now: 0,
             config,
             engine: Engine::new(),
             slots: Vec::new(),
-            free_slots: Vec::new(),
+            free_head: NO_SLOT,
             attached: None,
-            system: Budget {
-                capacity: config.system_buffer,
-                used: 0,
-            },
-            transmits: VecDeque::new(),
-            events: VecDeque::new(),
+            system,
+            out: None,
             completion_events: true,
         }
     }
@@ -183,28 +190,29 @@ impl<P> Endpoint<P> {
         self.slots
             .iter()
             .filter(|s| s.live && s.held_by_user && !s.user_done())
-            .map(|s| match &s.kind {
+            .filter_map(|s| match &s.kind {
                 Kind::Send {
                     envelope, mode, to, ..
-                } => PendingRequest {
+                } => Some(PendingRequest {
                     call: mode.icall(),
                     peer: Source::Rank(*to),
                     tag: Tag::Value(envelope.tag),
-                },
+                }),
                 Kind::Recv {
                     pattern,
                     source_world,
                     ..
-                } => PendingRequest {
+                } => Some(PendingRequest {
                     call: "irecv",
                     peer: source_world.map_or(Source::Any, Source::Rank),
                     tag: pattern.tag,
-                },
-                Kind::Probed(_) => PendingRequest {
+                }),
+                Kind::Probed(_) => Some(PendingRequest {
                     call: "improbe",
                     peer: Source::Any,
                     tag: Tag::Any,
-                },
+                }),
+                Kind::Free { .. } => None,
             })
             .collect()
     }
@@ -251,6 +259,7 @@ impl<P> Endpoint<P> {
                 pattern.context,
             ),
             Kind::Probed(_) => ("mprobe", Source::Any, Tag::Any, ContextId(0)),
+            Kind::Free { .. } => return None,
         })
     }
 
@@ -260,34 +269,31 @@ impl<P> Endpoint<P> {
     /// draining both).
     #[inline]
     pub fn has_output(&self) -> bool {
-        !self.transmits.is_empty() || !self.events.is_empty()
+        self.out.as_deref().is_some_and(|o| !o.is_empty())
     }
 
     /// The next packet to deliver. Drain in order after every input.
     pub fn poll_transmit(&mut self) -> Option<Transmit<P>> {
-        self.transmits.pop_front()
+        self.out.as_deref_mut()?.transmits.pop_front()
     }
 
     /// The next event. Drain after `poll_transmit`.
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.out.as_deref_mut()?.events.pop_front()
     }
 
     /// Gives back memory held for reuse while empty: output queues, request slots when none is
     /// live, the matching engine's empty queues. For a driver holding millions of endpoints (a
     /// simulator) once a rank has finished; the endpoint stays usable (late packets, warnings).
     pub fn shrink_to_fit(&mut self) {
-        if self.transmits.is_empty() {
-            self.transmits = VecDeque::new();
-        }
-        if self.events.is_empty() {
-            self.events = VecDeque::new();
+        if self.out.as_deref().is_some_and(Outbox::is_empty) {
+            self.out = None;
         }
         if self.slots.iter().all(|s| !s.live) {
             // Stale handles still fail: a fresh slot starts at generation 0, but every handle
             // into these slots is gone with the program that finished.
             self.slots = Vec::new();
-            self.free_slots = Vec::new();
+            self.free_head = NO_SLOT;
         }
         self.engine.shrink_to_fit();
     }
@@ -310,7 +316,7 @@ impl<P> Endpoint<P> {
     #[inline]
     fn completed(&mut self, req: ReqId) {
         if self.completion_events {
-            self.events.push_back(Event::Completed(req));
+            self.push_event(Event::Completed(req));
         }
     }
 
@@ -322,13 +328,22 @@ impl<P> Endpoint<P> {
             kind,
             done: None,
         };
-        if let Some(idx) = self.free_slots.pop() {
-            let s = &mut self.slots[idx as usize];
+        if let Some(s) = self.slots.get_mut(self.free_head as usize) {
+            let idx = self.free_head;
+            // Invariant: the free list links free slots only.
+            debug_assert!(matches!(s.kind, Kind::Free { .. }));
+            self.free_head = match s.kind {
+                Kind::Free { next } => next,
+                _ => NO_SLOT,
+            };
             let generation = s.generation.wrapping_add(1);
             *s = slot(generation);
             ReqId { idx, generation }
         } else {
-            let idx = u32::try_from(self.slots.len()).expect("more than 2^32 requests");
+            let idx = u32::try_from(self.slots.len())
+                .ok()
+                .filter(|&i| i != NO_SLOT)
+                .expect("fewer than 2^32 - 1 requests");
             // Grow one slot at a time while small: most ranks never hold more than a couple of
             // requests, and a simulation holds millions of ranks.
             if self.slots.len() == self.slots.capacity() && self.slots.len() < 8 {
@@ -349,16 +364,21 @@ impl<P> Endpoint<P> {
                 ..
             } => *in_flight || *cancelling,
             Kind::Recv { posted, .. } => posted.is_some(),
-            Kind::Probed(_) => false,
+            Kind::Probed(_) | Kind::Free { .. } => false,
         };
         if s.live && !s.held_by_user && !protocol_needs {
             s.live = false;
             s.done = None;
-            s.kind = Kind::Probed(None);
-            self.free_slots.push(req.idx);
+            s.kind = Kind::Free {
+                next: self.free_head,
+            };
+            self.free_head = req.idx;
         }
     }
 }
+
+/// The end of the free-slot list.
+const NO_SLOT: u32 = u32::MAX;
 
 /// Built only on the error path: a site is a heap allocation.
 #[cold]

@@ -56,7 +56,7 @@ impl<P> Endpoint<P> {
                     .find(|(_, _, m)| m.from == from && m.sender == sender)
                     .map(|(h, _, _)| h);
                 let cancelled = found.and_then(|h| self.engine.withdraw(h)).is_some();
-                self.transmits.push_back(Transmit {
+                self.push_transmit(Transmit {
                     to: from,
                     packet: Packet::CancelReply { sender, cancelled },
                 });
@@ -75,7 +75,7 @@ impl<P> Endpoint<P> {
     // ---- what a match or a reply does ----
 
     fn ready_not_posted(&mut self, from: u32, envelope: &Envelope) {
-        self.events.push_back(Event::Fatal(Error::ReadyNotPosted {
+        self.push_event(Event::Fatal(Error::ReadyNotPosted {
             site: Site::new(from, "rsend")
                 .context(envelope.context)
                 .peer(self.rank)
@@ -97,7 +97,7 @@ impl<P> Endpoint<P> {
         if !msg.ack {
             return;
         }
-        self.transmits.push_back(Transmit {
+        self.push_transmit(Transmit {
             to: msg.from,
             packet: Packet::Fin { sender: msg.sender },
         });
@@ -175,7 +175,7 @@ impl<P> Endpoint<P> {
                 if let Some(b) = self.attached.as_mut() {
                     b.release(n);
                 }
-                self.events.push_back(Event::BufferFreed);
+                self.push_event(Event::BufferFreed);
             }
             Held::System(n) => self.system.release(n),
             Held::None => {}
