@@ -13,6 +13,8 @@
 //! Every input gets a sequence number from one counter; "earliest" means smallest sequence
 //! number and nothing else (M11).
 
+use std::num::NonZeroU64;
+
 use super::arena::Slot;
 use super::envelope::{Envelope, Key, Pattern};
 use super::queue::Queue;
@@ -25,7 +27,8 @@ use super::{ContextId, Rank};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RecvHandle {
     idx: u32,
-    seq: u64,
+    /// Nonzero, so that an `Option<RecvHandle>` (a request slot holds one) takes no more room.
+    seq: NonZeroU64,
 }
 
 /// A handle to an unexpected message, to [`withdraw`](Engine::withdraw) it or look at it.
@@ -105,7 +108,7 @@ pub struct Engine<R, M> {
     /// Posted receives per pattern shape (exact, any tag, any source, both), so an arrival
     /// looks only at the shapes that exist.
     posted_shapes: [u32; 4],
-    next_seq: u64,
+    next_seq: NonZeroU64,
 }
 
 impl<R, M> Default for Engine<R, M> {
@@ -121,7 +124,7 @@ impl<R, M> Engine<R, M> {
             posted: Queue::new(),
             unexpected: None,
             posted_shapes: [0; 4],
-            next_seq: 0,
+            next_seq: NonZeroU64::MIN,
         }
     }
 
@@ -144,7 +147,7 @@ impl<R, M> Engine<R, M> {
 
     /// The posted receive behind `handle`, if it is still waiting.
     pub fn posted(&self, handle: RecvHandle) -> Option<(Pattern, &R)> {
-        let slot = self.posted.live(handle.idx, handle.seq)?;
+        let slot = self.posted.live(handle.idx, handle.seq.get())?;
         Some((pattern_of(&slot.key), value_of(slot)))
     }
 
@@ -226,7 +229,7 @@ impl<R, M> Engine<R, M> {
         }
         let seq = self.next_seq();
         self.posted_shapes[key.shape()] += 1;
-        let idx = self.posted.push(seq, key, recv);
+        let idx = self.posted.push(seq.get(), key, recv);
         Posted::Queued(RecvHandle { idx, seq })
     }
 
@@ -244,8 +247,11 @@ impl<R, M> Engine<R, M> {
             });
         }
         let seq = self.next_seq();
-        let idx = self.unexpected_queue().push(seq, key, msg);
-        Arrived::Queued(MsgHandle { idx, seq })
+        let idx = self.unexpected_queue().push(seq.get(), key, msg);
+        Arrived::Queued(MsgHandle {
+            idx,
+            seq: seq.get(),
+        })
     }
 
     // ---- commands ----
@@ -253,7 +259,7 @@ impl<R, M> Engine<R, M> {
     /// Cancels a posted receive (M6). `None` when it already matched or was cancelled: nothing
     /// changes then.
     pub fn cancel(&mut self, handle: RecvHandle) -> Option<R> {
-        self.posted.live(handle.idx, handle.seq)?;
+        self.posted.live(handle.idx, handle.seq.get())?;
         Some(self.take_posted(handle.idx))
     }
 
@@ -308,9 +314,10 @@ impl<R, M> Engine<R, M> {
     }
 
     #[inline]
-    fn next_seq(&mut self) -> u64 {
+    fn next_seq(&mut self) -> NonZeroU64 {
         let seq = self.next_seq;
-        self.next_seq += 1;
+        // 2^64 inputs are beyond any run.
+        self.next_seq = seq.saturating_add(1);
         seq
     }
 

@@ -58,9 +58,11 @@ impl<P> Endpoint<P> {
         let (protocol, bytes_held) = match mode {
             SendMode::Buffered => {
                 let requested = bytes.saturating_add(self.config.bsend_overhead);
-                let budget = self.attached.get_or_insert(Budget {
-                    capacity: Some(0),
-                    used: 0,
+                let budget = self.attached.get_or_insert_with(|| {
+                    Box::new(Budget {
+                        capacity: Some(0),
+                        used: 0,
+                    })
                 });
                 if !budget.reserve(requested) {
                     let (attached, used) = (budget.capacity.unwrap_or(0), budget.used);
@@ -84,12 +86,12 @@ impl<P> Endpoint<P> {
                 (Protocol::Buffered, Held::Attached(requested))
             }
             SendMode::Standard
-                if bytes <= self.config.eager_threshold && self.system.capacity.is_none() =>
+                if bytes <= self.config.eager_threshold && self.config.system_buffer.is_none() =>
             {
                 (Protocol::Eager, Held::None)
             }
             SendMode::Standard
-                if bytes <= self.config.eager_threshold && self.system.reserve(bytes) =>
+                if bytes <= self.config.eager_threshold && self.reserve_system(bytes) =>
             {
                 (Protocol::Eager, Held::System(bytes))
             }
@@ -306,7 +308,7 @@ impl<P> Endpoint<P> {
 
     /// Attaches a buffer of `bytes` bytes for buffered sends.
     pub fn buffer_attach(&mut self, bytes: usize) -> Result<(), Error> {
-        match self.attached {
+        match self.attached.as_deref() {
             Some(b) if b.capacity.unwrap_or(0) > 0 || b.used > 0 => {
                 Err(Error::BufferAlreadyAttached {
                     site: Site::new(self.rank, "buffer_attach"),
@@ -314,10 +316,10 @@ impl<P> Endpoint<P> {
                 })
             }
             _ => {
-                self.attached = Some(Budget {
+                self.attached = Some(Box::new(Budget {
                     capacity: Some(bytes),
                     used: 0,
-                });
+                }));
                 Ok(())
             }
         }

@@ -114,8 +114,11 @@ pub struct Endpoint<P> {
     slots: Vec<Slot<P>>,
     /// First free slot, or `NO_SLOT`; each free slot names the next (`Kind::Free`).
     free_head: u32,
-    attached: Option<Budget>,
-    system: Budget,
+    /// The attached buffer (`bsend`; boxed: rare, and a simulation holds millions of
+    /// endpoints).
+    attached: Option<Box<Budget>>,
+    /// Bytes of the system buffer (`Config::system_buffer`) that eager sends hold.
+    system_used: usize,
     /// Outputs not yet drained; `None` until the first (or a driver's loan).
     out: Option<Box<Outbox<P>>>,
     /// Whether [`Event::Completed`] is emitted ([`Endpoint::set_completion_events`]).
@@ -129,10 +132,6 @@ impl<P> Endpoint<P> {
     /// endpoints.
     pub fn new(rank: u32, config: impl Into<Arc<Config>>) -> Self {
         let config: Arc<Config> = config.into();
-        let system = Budget {
-            capacity: config.system_buffer,
-            used: 0,
-        };
         Endpoint {
             rank,
             now: 0,
@@ -141,7 +140,7 @@ impl<P> Endpoint<P> {
             slots: Vec::new(),
             free_head: NO_SLOT,
             attached: None,
-            system,
+            system_used: 0,
             out: None,
             completion_events: true,
         }
@@ -182,7 +181,7 @@ impl<P> Endpoint<P> {
 
     /// Bytes of the attached buffer held by buffered messages not yet delivered.
     pub fn buffer_in_use(&self) -> usize {
-        self.attached.map_or(0, |b| b.used)
+        self.attached.as_deref().map_or(0, |b| b.used)
     }
 
     /// Requests the program still holds that are not complete, for `PendingAtExit`.
@@ -352,6 +351,17 @@ impl<P> Endpoint<P> {
             self.slots.push(slot(0));
             ReqId { idx, generation: 0 }
         }
+    }
+
+    /// Reserves `bytes` of the system buffer for an eager send, if they fit.
+    fn reserve_system(&mut self, bytes: usize) -> bool {
+        let mut budget = Budget {
+            capacity: self.config.system_buffer,
+            used: self.system_used,
+        };
+        let fits = budget.reserve(bytes);
+        self.system_used = budget.used;
+        fits
     }
 
     /// Frees the slot once neither the program nor the protocol needs it.

@@ -177,7 +177,10 @@ impl<P> Endpoint<P> {
                 }
                 self.push_event(Event::BufferFreed);
             }
-            Held::System(n) => self.system.release(n),
+            Held::System(n) => {
+                debug_assert!(self.system_used >= n, "releasing more than reserved");
+                self.system_used -= n;
+            }
             Held::None => {}
         }
         if notify {
