@@ -128,6 +128,40 @@ fn show(f: &ModelFile) -> String {
         "",
     );
 
+    let c = &m.cpu;
+    let _ = writeln!(s, "\ncpu");
+    row(
+        &mut s,
+        "send_overhead",
+        time(c.send_overhead_ns),
+        "X1: CPU time per message sent",
+    );
+    row(
+        &mut s,
+        "recv_overhead",
+        time(c.recv_overhead_ns),
+        "X1: CPU time per message delivered",
+    );
+    row(
+        &mut s,
+        "cores",
+        c.cores
+            .map_or_else(|| "unlimited".into(), |n| n.to_string()),
+        "X2: more ranks than this share cores",
+    );
+    row(
+        &mut s,
+        "wake_latency",
+        time(c.wake_latency_ns),
+        "X2: a blocked rank's wake-up when ranks > cores",
+    );
+    row(
+        &mut s,
+        "measure_overhead",
+        time(c.measure_overhead_ns),
+        "X3: taken off each measured-compute stretch",
+    );
+
     table(&mut s, "ssend", &f.ssend_table, &m.ssend);
     table(&mut s, "bsend", &f.bsend_table, &m.bsend);
     s
@@ -232,6 +266,12 @@ mod tests {
             "ssend table",
             "bsend table",
             "517.632 us",
+            "send_overhead",
+            "recv_overhead",
+            "cores",
+            "unlimited",
+            "wake_latency",
+            "measure_overhead",
             "Open MPI 4.1.4",
         ] {
             assert!(out.contains(word), "missing `{word}` in\n{out}");

@@ -10,6 +10,10 @@
 //!   `t + ACK_LATENCY` exactly (S9), cancel traffic behind the channel's last message;
 //! - a waiting rank is resumed at the time of any completion of its requests; its clock becomes
 //!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
+//! - extensions (`EXTENSIONS.md`, all off by default): per-message CPU overhead (X1) piles up in
+//!   `overhead_ns` and goes on the clock when the rank next suspends or resumes, a running
+//!   rank acting at `clock + overhead_ns`; on an oversubscribed run a blocked rank resumes
+//!   `wake_latency` after its completion (X2).
 
 use rustc_hash::FxHashMap;
 
@@ -41,6 +45,9 @@ pub(crate) struct RankState {
     pub done: bool,
     /// Measured compute not yet charged to the clock (ns, target time).
     pub debt_ns: u64,
+    /// Per-message CPU overhead (X1) not yet on the clock, ns: a running rank acts at
+    /// `clock + overhead_ns`; it goes on the clock when the rank suspends or next resumes.
+    pub overhead_ns: u64,
     /// Messages delivered to this rank (blocking probes wait for this to grow).
     pub arrivals: u64,
     /// Events this rank has created (the `n` of S10).
@@ -66,6 +73,8 @@ pub(crate) struct Kernel {
     /// blocking wait named after the call, and each message with its modelled arrival.
     pub trace: Option<Vec<TraceEvent>>,
     messages_sent: u64,
+    /// What a blocked rank takes to resume after its completion (X2; 0 unless oversubscribed).
+    wake_ns: u64,
 }
 
 impl Kernel {
@@ -76,7 +85,9 @@ impl Kernel {
             strict_ready,
             bsend_overhead: model.bsend_overhead,
         };
+        let wake_ns = model.cpu.wake_ns(ranks);
         Kernel {
+            wake_ns,
             model,
             now: 0,
             queue: Queue::default(),
@@ -88,6 +99,7 @@ impl Kernel {
                     resume_scheduled: false,
                     done: false,
                     debt_ns: 0,
+                    overhead_ns: 0,
                     arrivals: 0,
                     made: 0,
                     stats: RankReport {
@@ -135,12 +147,19 @@ impl Kernel {
             while ep.poll_event().is_some() {}
             return;
         }
+        let mut t = t;
         while let Some(tx) = self.ranks[rank as usize].endpoint.poll_transmit() {
             let channel = (rank, tx.to);
             let time = match &tx.packet {
                 Packet::Message {
                     bytes, protocol, ..
                 } => {
+                    // X1: the sender's CPU works on the message before it leaves.
+                    let o = self.model.cpu.send_overhead_ns;
+                    if o > 0 {
+                        self.ranks[rank as usize].overhead_ns += o;
+                        t = t.saturating_add(o);
+                    }
                     let table = if protocol.buffered_timing() {
                         &self.model.bsend
                     } else {
@@ -187,7 +206,7 @@ impl Kernel {
             match event {
                 Event::Completed(_) | Event::BufferFreed => {
                     if self.ranks[rank as usize].wait.is_some() {
-                        self.schedule_resume(rank, t);
+                        self.schedule_resume(rank, t.saturating_add(self.wake_ns));
                     }
                 }
                 Event::Fatal(mut err) => {
@@ -222,11 +241,27 @@ impl Kernel {
         if is_message {
             let r = &mut self.ranks[to as usize];
             r.arrivals += 1;
+            // X1: the receiver's CPU works on the message before its next action.
+            r.overhead_ns += self.model.cpu.recv_overhead_ns;
             if r.wait.is_some_and(|w| w.on_arrival) {
-                self.schedule_resume(to, t);
+                self.schedule_resume(to, t.saturating_add(self.wake_ns));
             }
         }
         self.flush(to, t);
+    }
+
+    /// X1: puts `rank`'s pending per-message overhead on its clock (recorded as an `overhead`
+    /// span); returns the new clock if there was any. The rank must then resume no earlier.
+    pub fn settle_overhead(&mut self, rank: u32) -> Option<u64> {
+        let r = &mut self.ranks[rank as usize];
+        if r.overhead_ns == 0 {
+            return None;
+        }
+        let from = r.clock;
+        r.clock = r.clock.saturating_add(std::mem::take(&mut r.overhead_ns));
+        let at = r.clock;
+        self.record_span(rank, "overhead", from, at);
+        Some(at)
     }
 
     /// Adds an event to the trace, if one is being recorded.

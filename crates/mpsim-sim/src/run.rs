@@ -155,6 +155,11 @@ where
                     let clock = r.clock;
                     k.record_span(rank, w.call, w.since, clock);
                 }
+                // X1: overhead of messages delivered while it waited comes first.
+                if let Some(at) = k.settle_overhead(rank) {
+                    k.schedule_resume(rank, at);
+                    continue;
+                }
                 let r = &mut k.ranks[rank as usize];
                 if r.debt_ns > 0 {
                     // Measured compute of its last run comes before the rank's next action.
@@ -176,7 +181,7 @@ where
                 let mut k = kernel.borrow_mut();
                 if let Some(cpu) = cpu {
                     let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    let ns = k.model.measured_ns(host_ns);
+                    let ns = k.model.measured_stretch_ns(host_ns, n);
                     let r = &mut k.ranks[rank as usize];
                     r.debt_ns += ns;
                     r.stats.compute_ns += ns;
@@ -186,7 +191,8 @@ where
                         futures[rank as usize] = None;
                         let r = &mut k.ranks[rank as usize];
                         r.done = true;
-                        r.clock += std::mem::take(&mut r.debt_ns);
+                        r.clock +=
+                            std::mem::take(&mut r.debt_ns) + std::mem::take(&mut r.overhead_ns);
                         let t = r.clock;
                         let result = result.and_then(|()| pending_at_exit(&k, rank, t));
                         if let Err(mut e) = result {
