@@ -35,12 +35,12 @@
 //! The threads backend also measures the processor side of the model ([`Cpu`], the timing
 //! extensions of `crates/mpsim-sim/EXTENSIONS.md`), `--reps` times, minimum kept:
 //!
-//! - X1, per-message overhead: a burst exchange (both ranks post [`BURST`] receives and
-//!   [`BURST`] standard 8-byte sends, then `wait_all`) against the symmetric 8-byte
-//!   ping-pong. The simulator times a burst round as `BURST (o_s + o_r) + D` and a one-way
-//!   trip as `o_s + D + o_r`, so `o_s + o_r = (round - rtt_std(8) / 2) / (BURST - 1)`;
-//!   `send_overhead` is the time rank 0's sends took alone per message (at most that sum),
-//!   `recv_overhead` the rest.
+//! - X1, per-request overhead: a burst exchange (both ranks post [`BURST`] receives and
+//!   [`BURST`] standard 8-byte sends, nonblocking, then `wait_all`) against the symmetric
+//!   8-byte ping-pong of blocking calls. The simulator times a burst round as
+//!   `BURST (o_s + o_r) + D(8)` and a blocking one-way trip as `D(8)`, so
+//!   `o_s + o_r = (round - rtt_std(8) / 2) / BURST`; `send_overhead` (`o_s`) is the time rank
+//!   0's sends took alone per request (at most that sum), `recv_overhead` (`o_r`) the rest.
 //! - X2, oversubscription: `cores` is this host's available parallelism; `wake_latency` is half
 //!   the difference between the 8-byte ping-pong of ranks 0 and 1 in a run of `cores + 1`
 //!   ranks (the others blocked; the backend then parks waiting ranks) and the same in a
@@ -50,19 +50,19 @@
 //!
 //! # The fit
 //!
-//! In the simulator (`spec/timing.md` §4 and X1) a one-way trip of a message takes `o + D(size)`
-//! with `o = send_overhead + recv_overhead`, using `D_bsend` for a buffered or eager standard
-//! send and `D_ssend` for a synchronous or rendezvous one. So:
+//! In the simulator (`spec/timing.md` §4) a one-way trip of a message sent and received by
+//! blocking calls takes `D(size)`, using `D_bsend` for a buffered or eager standard send and
+//! `D_ssend` for a synchronous or rendezvous one (nonblocking calls add X1's per-request
+//! overhead, which blocking calls do not pay). So:
 //!
-//! - `D_bsend(size) = rtt_std(size) / 2 - o` for sizes up to the eager threshold (the table
-//!   eager standard sends use, fitted from the sends that use it); beyond it, and when
-//!   `rtt_std` was not measured (`--backend mpi`), `rtt_b(size) - one_way0 - o` (a bsend ping
-//!   plus a 0-byte answer that takes `one_way0`);
-//! - `D_ssend(size) = rtt_std(size) / 2 - o` beyond the eager threshold (standard sends of that
-//!   size are rendezvous, timed by `D_ssend`), else `rtt_s(size) - one_way0 - o`;
+//! - `D_bsend(size) = rtt_std(size) / 2` for sizes up to the eager threshold (the table eager
+//!   standard sends use, fitted from the sends that use it); beyond it, and when `rtt_std` was
+//!   not measured (`--backend mpi`), `rtt_b(size) - one_way0` (a bsend ping plus a 0-byte
+//!   answer that takes `one_way0`);
+//! - `D_ssend(size) = rtt_std(size) / 2` beyond the eager threshold (standard sends of that
+//!   size are rendezvous, timed by `D_ssend`), else `rtt_s(size) - one_way0`;
 //! - every delay at least 1 ns. `ack_latency` is fitted as `one_way0`: an acknowledgement is a
-//!   0-byte control message that travels the same path as a 0-byte payload message (and pays
-//!   no per-message overhead in the simulator).
+//!   0-byte control message that travels the same path as a 0-byte payload message.
 //!
 //! Run it on an otherwise idle machine: the two ranks busy two cores, and when other work
 //! competes for them round trips include scheduler delays (the minima filter most of that out,
@@ -235,8 +235,8 @@ impl Cpu {
 
     /// `(send_overhead, recv_overhead)` in ns (X1).
     fn overheads(&self) -> (u64, u64) {
-        let per_message = (self.burst_round - self.rtt_small / 2.0) / (BURST - 1) as f64;
-        let o = nonneg_ns(per_message);
+        let per_pair = (self.burst_round - self.rtt_small / 2.0) / BURST as f64;
+        let o = nonneg_ns(per_pair);
         let send = nonneg_ns(self.burst_sends / BURST as f64).min(o);
         (send, o - send)
     }
@@ -346,16 +346,16 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
         let c = &model.cpu;
         format!(
             "bsend table up to the eager threshold and ssend table beyond it: symmetric \
-             standard-send ping-pong (both ranks send the size), delay = half the round trip \
-             - o; other sizes: bsend / ssend ping with a 0-byte standard answer, delay = \
-             round trip - one_way0 - o; where one_way0 = half a 0-byte ping-pong \
-             ({one_way0:.0} ns) and o = send_overhead + recv_overhead, at least 1 ns. \
-             ack_latency = one_way0 (an ack is a 0-byte control message). [cpu] (extensions \
-             X1-X3): send_overhead {} ns and recv_overhead {} ns from a burst exchange of \
-             {BURST} 8-byte isends and irecvs and wait_all per round vs the 8-byte \
-             ping-pong; cores = this host's; wake_latency {} ns = half the extra round trip \
-             of that ping-pong with {} ranks (ranks > cores); measure_overhead {} ns = \
-             measured compute per stretch of a simulated ping-pong that computes nothing.",
+             standard-send ping-pong (both ranks send the size), delay = half the round trip; \
+             other sizes: bsend / ssend ping with a 0-byte standard answer, delay = round trip \
+             - one_way0, where one_way0 = half a 0-byte ping-pong ({one_way0:.0} ns); at least \
+             1 ns. ack_latency = one_way0 (an ack is a 0-byte control message). [cpu] \
+             (extensions X1-X3): send_overhead {} ns and recv_overhead {} ns per nonblocking \
+             request, from a burst exchange of {BURST} 8-byte isends and irecvs and wait_all \
+             per round vs the blocking 8-byte ping-pong; cores = this host's; wake_latency {} \
+             ns = half the extra round trip of that ping-pong with {} ranks (ranks > cores); \
+             measure_overhead {} ns = measured compute per stretch of a simulated ping-pong \
+             that computes nothing.",
             c.send_overhead_ns,
             c.recv_overhead_ns,
             c.wake_latency_ns,
@@ -413,9 +413,8 @@ fn fit(m: &Measured, sizes: &[u64]) -> Result<(Model, f64), String> {
     let one_way0 = m.rtt0 / 2.0;
     let base = Model::default_machine();
     let cpu = m.cpu.as_ref().map_or_else(CpuModel::default, Cpu::model);
-    let o = (cpu.send_overhead_ns + cpu.recv_overhead_ns) as f64;
     let eager = base.eager_threshold as u64;
-    // `(size, one-way delay)` from the symmetric standard ping-pong, when measured.
+    // The one-way delay from the symmetric standard ping-pong, when measured.
     let standard = |i: usize| {
         Some(m.standard[i])
             .filter(|r| r.is_finite())
@@ -430,7 +429,7 @@ fn fit(m: &Measured, sizes: &[u64]) -> Result<(Model, f64), String> {
                     Some(w) if standard_sizes(s) => w,
                     _ => pings[i] - one_way0,
                 };
-                (s, delay_ns(one_way, o))
+                (s, delay_ns(one_way))
             })
             .collect();
         DelayTable::new(name, points).map_err(|e| e.to_string())
@@ -445,9 +444,9 @@ fn fit(m: &Measured, sizes: &[u64]) -> Result<(Model, f64), String> {
     Ok((model, one_way0))
 }
 
-/// `delay = one_way - overhead` in whole ns, at least 1.
-fn delay_ns(one_way: f64, overhead: f64) -> u64 {
-    (one_way - overhead).round().max(1.0) as u64
+/// A one-way time as a delay: whole ns, at least 1.
+fn delay_ns(one_way: f64) -> u64 {
+    one_way.round().max(1.0) as u64
 }
 
 /// Writes `model` with `description` into `out`; returns the file as written.
@@ -537,10 +536,10 @@ mod tests {
 
     #[test]
     fn delays_are_clamped_to_one_ns() {
-        assert_eq!(delay_ns(1000.0 - 300.0, 0.0), 700);
-        assert_eq!(delay_ns(1000.0, 300.0), 700);
-        assert_eq!(delay_ns(200.0, 300.0), 1);
-        assert_eq!(delay_ns(300.4, 300.0), 1);
+        assert_eq!(delay_ns(700.0), 700);
+        assert_eq!(delay_ns(-100.0), 1);
+        assert_eq!(delay_ns(0.4), 1);
+        assert_eq!(delay_ns(f64::NAN), 1);
     }
 
     #[test]
@@ -587,12 +586,12 @@ mod tests {
     }
 
     #[test]
-    fn fit_takes_eager_delays_from_symmetric_standard_ping_pongs_and_overheads_off() {
+    fn fit_takes_eager_delays_from_symmetric_standard_ping_pongs() {
         let eager = Model::default_machine().eager_threshold as u64;
         let sizes = [8, eager, 2 * eager];
         let cpu = Cpu {
-            // o_s + o_r = (1900 - 1000 / 2) / 15 = 93.3 -> 93; the sends alone 40 each.
-            burst_round: 1900.0,
+            // o_s + o_r = (1988 - 1000 / 2) / 16 = 93; the sends alone 40 each.
+            burst_round: 1988.0,
             burst_sends: 16.0 * 40.0,
             rtt_small: 1000.0,
             rtt_small_oversubscribed: 7000.0,
@@ -617,15 +616,15 @@ mod tests {
                 measure_overhead_ns: 712,
             }
         );
-        // Eager sizes: half the symmetric round trip - 93; beyond: bsend ping - 200 - 93.
+        // Eager sizes: half the symmetric round trip; beyond: bsend ping - one_way0.
         assert_eq!(
             model.bsend.points(),
-            &[(8, 407), (eager, 1407), (2 * eager, 6707)]
+            &[(8, 500), (eager, 1500), (2 * eager, 6800)]
         );
-        // Up to the threshold: ssend ping - 200 - 93; beyond: half the symmetric round trip.
+        // Up to the threshold: ssend ping - one_way0; beyond: half the symmetric round trip.
         assert_eq!(
             model.ssend.points(),
-            &[(8, 4807), (eager, 5807), (2 * eager, 4407)]
+            &[(8, 4900), (eager, 5900), (2 * eager, 4500)]
         );
     }
 

@@ -134,13 +134,13 @@ fn show(f: &ModelFile) -> String {
         &mut s,
         "send_overhead",
         time(c.send_overhead_ns),
-        "X1: CPU time per message sent",
+        "X1: CPU time per nonblocking send",
     );
     row(
         &mut s,
         "recv_overhead",
         time(c.recv_overhead_ns),
-        "X1: CPU time per message delivered",
+        "X1: CPU time per nonblocking receive",
     );
     row(
         &mut s,

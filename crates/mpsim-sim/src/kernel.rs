@@ -10,10 +10,10 @@
 //!   `t + ACK_LATENCY` exactly (S9), cancel traffic behind the channel's last message;
 //! - a waiting rank is resumed at the time of any completion of its requests; its clock becomes
 //!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
-//! - extensions (`EXTENSIONS.md`, all off by default): per-message CPU overhead (X1) piles up in
-//!   `overhead_ns` and goes on the clock when the rank next suspends or resumes, a running
-//!   rank acting at `clock + overhead_ns`; on an oversubscribed run a blocked rank resumes
-//!   `wake_latency` after its completion (X2).
+//! - extensions (`EXTENSIONS.md`, all off by default): per-request CPU overhead (X1) piles up
+//!   in `overhead_ns` and goes on the clock when the rank next suspends, a running rank acting
+//!   at `clock + overhead_ns`; on an oversubscribed run a blocked rank resumes `wake_latency`
+//!   after its completion (X2).
 
 use rustc_hash::FxHashMap;
 
@@ -45,8 +45,8 @@ pub(crate) struct RankState {
     pub done: bool,
     /// Measured compute not yet charged to the clock (ns, target time).
     pub debt_ns: u64,
-    /// Per-message CPU overhead (X1) not yet on the clock, ns: a running rank acts at
-    /// `clock + overhead_ns`; it goes on the clock when the rank suspends or next resumes.
+    /// Per-request CPU overhead (X1) not yet on the clock, ns: a running rank acts at
+    /// `clock + overhead_ns`; it goes on the clock when the rank suspends.
     pub overhead_ns: u64,
     /// Messages delivered to this rank (blocking probes wait for this to grow).
     pub arrivals: u64,
@@ -147,19 +147,12 @@ impl Kernel {
             while ep.poll_event().is_some() {}
             return;
         }
-        let mut t = t;
         while let Some(tx) = self.ranks[rank as usize].endpoint.poll_transmit() {
             let channel = (rank, tx.to);
             let time = match &tx.packet {
                 Packet::Message {
                     bytes, protocol, ..
                 } => {
-                    // X1: the sender's CPU works on the message before it leaves.
-                    let o = self.model.cpu.send_overhead_ns;
-                    if o > 0 {
-                        self.ranks[rank as usize].overhead_ns += o;
-                        t = t.saturating_add(o);
-                    }
                     let table = if protocol.buffered_timing() {
                         &self.model.bsend
                     } else {
@@ -241,8 +234,6 @@ impl Kernel {
         if is_message {
             let r = &mut self.ranks[to as usize];
             r.arrivals += 1;
-            // X1: the receiver's CPU works on the message before its next action.
-            r.overhead_ns += self.model.cpu.recv_overhead_ns;
             if r.wait.is_some_and(|w| w.on_arrival) {
                 self.schedule_resume(to, t.saturating_add(self.wake_ns));
             }
@@ -250,7 +241,7 @@ impl Kernel {
         self.flush(to, t);
     }
 
-    /// X1: puts `rank`'s pending per-message overhead on its clock (recorded as an `overhead`
+    /// X1: puts `rank`'s pending per-request overhead on its clock (recorded as an `overhead`
     /// span); returns the new clock if there was any. The rank must then resume no earlier.
     pub fn settle_overhead(&mut self, rank: u32) -> Option<u64> {
         let r = &mut self.ranks[rank as usize];

@@ -161,17 +161,17 @@ impl ComputeMode {
     }
 }
 
-/// Costs on the ranks' processors that the delay tables do not hold: the timing extensions
+/// Costs on the ranks' processors that the delay tables (measured with blocking calls) do not hold: the timing extensions
 /// X1–X3 of `crates/mpsim-sim/EXTENSIONS.md` (a model file's `[cpu]` section). The default
 /// charges nothing and gives every rank a core of its own, so that `spec/timing.md` holds as
 /// written (its worked examples and settled details are exact under it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuModel {
-    /// X1: CPU time a rank spends per message it sends, ns: the message leaves this much after
-    /// the call (LogGP's `o` at the sender), and the rank's clock moves by it.
+    /// X1: CPU time a rank spends per nonblocking send request (`isend` family), ns, before
+    /// the message leaves (LogGP's `o` at the sender); the rank's clock moves by it.
     pub send_overhead_ns: u64,
-    /// X1: CPU time a rank spends per message delivered to it, ns (LogGP's `o` at the
-    /// receiver), charged before the rank's next action after the arrival.
+    /// X1: CPU time a rank spends per nonblocking receive request (`irecv`), ns, before the
+    /// receive is posted; the rank's clock moves by it.
     pub recv_overhead_ns: u64,
     /// X2: cores the ranks share; `None` is a core per rank (unlimited). More ranks than cores
     /// make a run *oversubscribed*.

@@ -26,8 +26,8 @@
 //! l = "2us"
 //!
 //! [cpu]                         # optional: extensions X1-X3 (crates/mpsim-sim/EXTENSIONS.md)
-//! send_overhead = "300ns"       # X1: per message sent; default 0
-//! recv_overhead = "200ns"       # X1: per message delivered; default 0
+//! send_overhead = "300ns"       # X1: per nonblocking send request; default 0
+//! recv_overhead = "200ns"       # X1: per nonblocking receive request; default 0
 //! cores = 2                     # X2: cores the ranks share, > 0, or "unlimited" (default)
 //! wake_latency = "3us"          # X2: a blocked rank's wake-up when ranks > cores; default 0
 //! measure_overhead = "700ns"    # X3: taken off each measured-compute stretch; default 0

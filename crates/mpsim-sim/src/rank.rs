@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Completion, Endpoint, ReqId};
-use mpsim_proto::runtime::{Payload, RankRuntime, take_done};
+use mpsim_proto::runtime::{Payload, Posting, RankRuntime, take_done};
 
 use crate::kernel::{Kernel, RankState, Wait};
 use crate::model::ComputeMode;
@@ -123,6 +123,16 @@ impl RankRuntime for SimRank {
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             _ => Poll::Pending,
         }
+    }
+
+    fn request_overhead(&self, posting: Posting) {
+        let mut k = self.kernel.borrow_mut();
+        let o = match posting {
+            Posting::Send => k.model.cpu.send_overhead_ns,
+            Posting::Recv => k.model.cpu.recv_overhead_ns,
+        };
+        let r = &mut k.ranks[self.rank as usize];
+        r.overhead_ns = r.overhead_ns.saturating_add(o);
     }
 
     fn arrivals(&self) -> u64 {

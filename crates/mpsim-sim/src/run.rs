@@ -155,11 +155,6 @@ where
                     let clock = r.clock;
                     k.record_span(rank, w.call, w.since, clock);
                 }
-                // X1: overhead of messages delivered while it waited comes first.
-                if let Some(at) = k.settle_overhead(rank) {
-                    k.schedule_resume(rank, at);
-                    continue;
-                }
                 let r = &mut k.ranks[rank as usize];
                 if r.debt_ns > 0 {
                     // Measured compute of its last run comes before the rank's next action.

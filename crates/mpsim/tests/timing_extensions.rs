@@ -35,7 +35,7 @@ fn with_cpu(cpu: CpuModel) -> Model {
     }
 }
 
-/// X1: 50 ns per message sent, 30 ns per message delivered.
+/// X1: 50 ns per send request, 30 ns per receive request.
 fn x1_model() -> Model {
     with_cpu(CpuModel {
         send_overhead_ns: 50,
@@ -44,11 +44,11 @@ fn x1_model() -> Model {
     })
 }
 
-/// X1: each send costs its sender `send_overhead` before the message leaves, so a burst of
-/// sends leaves one overhead apart and the sender's clock moves by it; each message delivered
-/// costs its receiver `recv_overhead` before its next action.
+/// X1: each nonblocking send costs its caller `send_overhead` before the message leaves, each
+/// nonblocking receive `recv_overhead` before it is posted, so a burst of sends leaves one
+/// overhead apart and the caller's clock moves by the sum.
 #[test]
-fn timing_x1_send_overhead_spaces_a_burst_and_recv_overhead_follows_each_arrival() {
+fn timing_x1_send_overhead_spaces_a_burst_of_requests() {
     let o = sim(2, x1_model(), |world: Comm| async move {
         if world.rank() == 0 {
             let mut reqs = [world.isend(&[1u8; 8], 1, 0)?, world.isend(&[2u8; 8], 1, 1)?];
@@ -56,61 +56,69 @@ fn timing_x1_send_overhead_spaces_a_burst_and_recv_overhead_follows_each_arrival
             wait_all(&mut reqs).await?;
             assert_eq!(world.now_ns(), 100, "eager sends are complete at once");
         } else {
-            let mut buf = [0u8; 8];
-            world.recv(&mut buf, 0, 0).await?;
-            assert_eq!(world.now_ns(), 1080, "left at 50, arrived at 1050, + 30");
-            world.recv(&mut buf, 0, 1).await?;
-            assert_eq!(world.now_ns(), 1130, "left at 100, arrived at 1100, + 30");
+            let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+            let mut reqs = [world.irecv(&mut a, 0, 0)?, world.irecv(&mut b, 0, 1)?];
+            assert_eq!(world.now_ns(), 60, "two receives, 30 ns each");
+            wait_all(&mut reqs).await?;
+            assert_eq!(
+                world.now_ns(),
+                1100,
+                "left at 50 and 100, arrived 1000 later"
+            );
         }
         Ok(())
     });
-    assert_eq!(clocks(&o), vec![100, 1130]);
+    assert_eq!(clocks(&o), vec![100, 1100]);
 }
 
-/// X1: a ping-pong round trip is `2 (send_overhead + D + recv_overhead)` (LogGP's
-/// `2 (o + L + o)`).
+/// X1: blocking calls post no request the program sees and pay no overhead (their cost is in
+/// the delay tables); `sendrecv` is `irecv` + `isend` + `wait_all` (`timing.md` §2) and pays
+/// both.
 #[test]
-fn timing_x1_send_overhead_ping_pong_pays_both_overheads_each_way() {
+fn timing_x1_send_overhead_is_per_request_not_per_blocking_call() {
     let o = sim(2, x1_model(), |world: Comm| async move {
         let mut buf = [0u8; 8];
+        let peer = 1 - world.rank();
         if world.rank() == 0 {
             world.send(&[1u8; 8], 1, 0).await?;
             world.recv(&mut buf, 1, 0).await?;
-            assert_eq!(world.now_ns(), 2160, "2 x (50 + 1000 + 30)");
         } else {
             world.recv(&mut buf, 0, 0).await?;
             world.send(&buf, 0, 0).await?;
         }
+        assert_eq!(world.now_ns(), 2000 - 1000 * world.rank() as u64);
+        let out = [7u8; 8];
+        world.sendrecv(&out, peer, 1, &mut buf, peer, 1).await?;
         Ok(())
     });
-    assert_eq!(clocks(&o), vec![2160, 1130]);
+    // Rank 1 enters sendrecv at 1000, rank 0 at 2000; each sends at entry + 30 + 50.
+    assert_eq!(clocks(&o), vec![2080, 3080]);
 }
 
 /// X1: overhead still owed when a rank blocks is CPU work before the wait, so it overlaps the
-/// wait instead of adding to it; a receive that finds its message already there pays only
-/// the receiver's overhead of that message.
+/// wait instead of adding to it.
 #[test]
 fn timing_x1_send_overhead_overlaps_a_later_wait() {
     let o = sim(2, x1_model(), |world: Comm| async move {
         let mut buf = [0u8; 8];
         if world.rank() == 0 {
-            world.send(&[1u8; 8], 1, 0).await?;
-            // Blocks at 50 (the send's overhead first); the answer leaves rank 1 at 2030 + 50,
-            // arrives at 3080, and costs 30 more here.
+            let req = world.isend(&[1u8; 8], 1, 0)?;
+            // Blocks at 50 (the send's overhead first); the answer leaves rank 1 at
+            // 2000 + 30 + 50 and arrives at 3080.
             world.recv(&mut buf, 1, 0).await?;
-            assert_eq!(world.now_ns(), 3110);
+            assert_eq!(world.now_ns(), 3080);
+            req.wait().await?;
         } else {
             world.compute(Duration::from_nanos(2000)).await;
-            // The message arrived at 1050; its 30 ns were owed from then and are paid before
-            // the compute ends, at 2000 + 30.
-            world.recv(&mut buf, 0, 0).await?;
+            // The message arrived at 1050: the receive finds it, after its own 30 ns.
+            world.irecv(&mut buf, 0, 0)?.wait().await?;
             assert_eq!(world.now_ns(), 2030);
-            world.send(&buf, 0, 0).await?;
+            world.isend(&buf, 0, 0)?.wait().await?;
             assert_eq!(world.now_ns(), 2080);
         }
         Ok(())
     });
-    assert_eq!(clocks(&o), vec![3110, 2080]);
+    assert_eq!(clocks(&o), vec![3080, 2080]);
 }
 
 /// X2: with more ranks than cores, a rank blocked when its message arrives resumes
