@@ -41,10 +41,11 @@
 //!   `BURST (o_s + o_r) + D(8)` and a blocking one-way trip as `D(8)`, so
 //!   `o_s + o_r = (round - rtt_std(8) / 2) / BURST`; `send_overhead` (`o_s`) is the time rank
 //!   0's sends took alone per request (at most that sum), `recv_overhead` (`o_r`) the rest.
-//! - X2, oversubscription: `cores` is this host's available parallelism; `wake_latency` is half
-//!   the difference between the 8-byte ping-pong of ranks 0 and 1 in a run of `cores + 1`
-//!   ranks (the others blocked; the backend then parks waiting ranks) and the same in a
-//!   2-rank run.
+//! - X2, oversubscription: `cores` is this host's available parallelism; `wake_latency` comes
+//!   from the 8-byte ping-pong of ranks 0 and 1 in a run of `cores + 1` ranks (the others
+//!   blocked), rank 1 computing [`WAKE_DELAY_NS`] before each answer: the waiting rank then
+//!   parks, and so does rank 1 while rank 0 wakes, so a round trip is
+//!   `rtt_std(8) + WAKE_DELAY_NS + 2 wake_latency`.
 //! - X3, measured compute: the mean measured compute per stretch of a simulated 2-rank
 //!   ping-pong that computes nothing (clock reads and simulator work): `measure_overhead`.
 //!
@@ -96,6 +97,10 @@ const MAX_ITERS: u64 = 5_000;
 const MIN_ITERS: u64 = 10;
 /// Messages each way per round of the burst exchange (X1).
 const BURST: u64 = 16;
+/// X2: what the answering rank of the oversubscribed ping-pong computes before each answer,
+/// ns: long enough that the other rank stops yielding and parks (the threads backend yields a
+/// few times, about a microsecond, then parks), as ranks waiting for a neighbour do.
+const WAKE_DELAY_NS: u64 = 20_000;
 /// A batch's timed iterations are split into this many chunks, timed separately; the fastest
 /// chunk's mean counts (host noise such as a preempted thread only slows a round trip down).
 const CHUNKS: u64 = 5;
@@ -211,7 +216,8 @@ struct Cpu {
     burst_sends: f64,
     /// The symmetric 8-byte standard ping-pong of a 2-rank run.
     rtt_small: f64,
-    /// The same between ranks 0 and 1 of a `cores + 1`-rank run.
+    /// The same between ranks 0 and 1 of a `cores + 1`-rank run, rank 1 computing
+    /// [`WAKE_DELAY_NS`] before each answer (so that both ranks park every round trip).
     rtt_small_oversubscribed: f64,
     /// Measured compute per stretch of a simulated rank that computes nothing.
     stretch: f64,
@@ -241,9 +247,10 @@ impl Cpu {
         (send, o - send)
     }
 
-    /// The wake-up latency of a blocked rank when ranks outnumber cores, ns (X2).
+    /// The wake-up latency of a blocked rank when ranks outnumber cores, ns (X2): both ranks
+    /// of the delayed ping-pong block and wake once per round trip.
     fn wake_latency(&self) -> u64 {
-        nonneg_ns((self.rtt_small_oversubscribed - self.rtt_small) / 2.0)
+        nonneg_ns((self.rtt_small_oversubscribed - WAKE_DELAY_NS as f64 - self.rtt_small) / 2.0)
     }
 
     /// The model's processor part.
@@ -353,7 +360,8 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
              (extensions X1-X3): send_overhead {} ns and recv_overhead {} ns per nonblocking \
              request, from a burst exchange of {BURST} 8-byte isends and irecvs and wait_all \
              per round vs the blocking 8-byte ping-pong; cores = this host's; wake_latency {} \
-             ns = half the extra round trip of that ping-pong with {} ranks (ranks > cores); \
+             ns = half the extra round trip of that ping-pong with {} ranks (ranks > cores) \
+             when one rank computes {WAKE_DELAY_NS} ns before it answers; \
              measure_overhead {} ns = measured compute per stretch of a simulated ping-pong \
              that computes nothing.",
             c.send_overhead_ns,
@@ -594,7 +602,8 @@ mod tests {
             burst_round: 1988.0,
             burst_sends: 16.0 * 40.0,
             rtt_small: 1000.0,
-            rtt_small_oversubscribed: 7000.0,
+            // (27000 - 20000 - 1000) / 2 = 3000.
+            rtt_small_oversubscribed: 27000.0,
             stretch: 712.4,
             cores: 2,
         };

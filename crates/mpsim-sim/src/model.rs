@@ -202,13 +202,11 @@ impl CpuModel {
     }
 
     /// Time `ns` of one rank's measured compute takes when `ranks` ranks share the cores (X2):
-    /// `ceil(ns · ranks / cores)` when oversubscribed, else `ns`.
+    /// `ns · ceil(ranks / cores)` when oversubscribed (the ranks on the busiest core take
+    /// turns, and the others wait for them at their next exchange), else `ns`.
     pub fn shared_ns(&self, ranks: u32, ns: u64) -> u64 {
         match self.cores {
-            Some(c) if ranks > c && c > 0 => {
-                let t = (u128::from(ns) * u128::from(ranks)).div_ceil(u128::from(c));
-                u64::try_from(t).unwrap_or(u64::MAX)
-            }
+            Some(c) if ranks > c && c > 0 => ns.saturating_mul(u64::from(ranks.div_ceil(c))),
             _ => ns,
         }
     }
@@ -384,9 +382,13 @@ mod tests {
             ..CpuModel::default()
         };
         assert_eq!(cpu.shared_ns(2, 1000), 1000, "a core per rank");
-        assert_eq!(cpu.shared_ns(3, 1000), 1500);
+        assert_eq!(
+            cpu.shared_ns(3, 1000),
+            2000,
+            "the busiest core holds 2 ranks"
+        );
         assert_eq!(cpu.shared_ns(4, 1001), 2002);
-        assert_eq!(cpu.shared_ns(3, 1), 2, "rounded up");
+        assert_eq!(cpu.shared_ns(5, 7), 21);
         assert_eq!(CpuModel::default().shared_ns(1000, 7), 7, "unlimited cores");
         assert_eq!(cpu.shared_ns(u32::MAX, u64::MAX), u64::MAX, "saturates");
         assert!(!cpu.oversubscribed(2) && cpu.oversubscribed(3));
@@ -404,7 +406,12 @@ mod tests {
             ..Model::worked_examples()
         };
         assert_eq!(m.measured_stretch_ns(1700, 2), 500, "(1700 - 700) x 0.5");
-        assert_eq!(m.measured_stretch_ns(1700, 4), 1000, "then x 4/2 shared");
+        assert_eq!(m.measured_stretch_ns(1700, 4), 1000, "then x 2 shared");
+        assert_eq!(
+            m.measured_stretch_ns(1700, 3),
+            1000,
+            "3 ranks: the busiest core has 2"
+        );
         assert_eq!(m.measured_stretch_ns(500, 2), 0, "never below 0");
         let plain = Model::worked_examples();
         assert_eq!(

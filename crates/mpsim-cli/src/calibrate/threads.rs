@@ -14,7 +14,7 @@ use std::time::Instant;
 use mpsim::sim::{ComputeMode, Model};
 use mpsim::{BSEND_OVERHEAD, Backend, Comm, Launcher, Request, wait_all};
 
-use super::{BURST, CHUNKS, Cpu, Measured, Measurement, Ping, Plan, iterations};
+use super::{BURST, CHUNKS, Cpu, Measured, Measurement, Ping, Plan, WAKE_DELAY_NS, iterations};
 
 /// Tag of the ping-pong messages.
 const TAG: i32 = 1;
@@ -131,7 +131,7 @@ fn measure_cpu(plan: &Plan) -> Result<Cpu, String> {
         cpu.rtt_small = cpu.rtt_small.min(run_pingpong(2)?);
         cpu.rtt_small_oversubscribed = cpu
             .rtt_small_oversubscribed
-            .min(run_pingpong(cpu.cores + 1)?);
+            .min(run_delayed_pingpong(cpu.cores + 1)?);
         cpu.stretch = cpu.stretch.min(stretch_cost()?);
     }
     Ok(cpu)
@@ -178,6 +178,43 @@ fn run_pingpong(ranks: u32) -> Result<f64, String> {
         let mut buf = [0u8; SMALL];
         let rtt = batch(world, Ping::Standard, &mut buf).await?;
         Ok((world.rank() == 0).then_some(rtt))
+    })
+}
+
+/// Delayed ping-pongs of `SMALL`-byte standard sends between ranks 0 and 1 of a `ranks`-rank
+/// run (the others blocked), rank 1 computing `WAKE_DELAY_NS` before each answer: the best
+/// mean round trip, ns.
+fn run_delayed_pingpong(ranks: u32) -> Result<f64, String> {
+    const ITERS: u64 = 500;
+    on_rank0(ranks, async |world: &Comm| {
+        let peer = 1 - world.rank();
+        let mut buf = [0u8; SMALL];
+        world
+            .sendrecv::<u8, u8>(&[], peer, SYNC_TAG, &mut [], peer, SYNC_TAG)
+            .await?;
+        let chunk = ITERS.div_ceil(CHUNKS);
+        let warmup = ITERS / 10;
+        let mut best = f64::INFINITY;
+        let mut t0 = Instant::now();
+        for k in 0..warmup + ITERS {
+            if k >= warmup && (k - warmup).is_multiple_of(chunk) {
+                if k > warmup {
+                    best = best.min(t0.elapsed().as_nanos() as f64 / chunk as f64);
+                }
+                t0 = Instant::now();
+            }
+            if world.rank() == 0 {
+                world.send(&buf, peer, TAG).await?;
+                world.recv(&mut buf, peer, TAG).await?;
+            } else {
+                world.recv(&mut buf, peer, TAG).await?;
+                world
+                    .compute(std::time::Duration::from_nanos(WAKE_DELAY_NS))
+                    .await;
+                world.send(&buf, peer, TAG).await?;
+            }
+        }
+        Ok((world.rank() == 0).then_some(best))
     })
 }
 
