@@ -46,6 +46,8 @@
 //!   blocked), rank 1 computing [`WAKE_DELAY_NS`] before each answer: the waiting rank then
 //!   parks, and so does rank 1 while rank 0 wakes, so a round trip is
 //!   `rtt_std(8) + WAKE_DELAY_NS + 2 wake_latency`.
+//! - X2, concurrent compute: `concurrent_slowdown` is how much slower a memory-bound sweep
+//!   runs per thread when every core runs one at once than alone ([`contention`]).
 //! - X3, measured compute: the mean measured compute per stretch of a simulated 2-rank
 //!   ping-pong that computes nothing (clock reads and simulator work): `measure_overhead`.
 //!
@@ -74,6 +76,7 @@
 //! default machine model. The model is written with `ModelFile::write_to` (`model.toml`,
 //! `ssend.csv`, `bsend.csv`) with a `[meta] description` saying what was measured, how and when.
 
+mod contention;
 mod mpi;
 mod osu;
 mod threads;
@@ -221,6 +224,10 @@ struct Cpu {
     rtt_small_oversubscribed: f64,
     /// Measured compute per stretch of a simulated rank that computes nothing.
     stretch: f64,
+    /// A memory-bound sweep alone, ns ([`contention`]).
+    sweep_alone: f64,
+    /// The same sweep with every core running one at once, ns.
+    sweep_together: f64,
     /// This host's available parallelism.
     cores: u32,
 }
@@ -235,6 +242,8 @@ impl Cpu {
             rtt_small: f64::INFINITY,
             rtt_small_oversubscribed: f64::INFINITY,
             stretch: f64::INFINITY,
+            sweep_alone: f64::INFINITY,
+            sweep_together: f64::INFINITY,
             cores: u32::try_from(cores).unwrap_or(u32::MAX - 1),
         }
     }
@@ -262,6 +271,12 @@ impl Cpu {
             cores: Some(self.cores),
             wake_latency_ns: self.wake_latency(),
             measure_overhead_ns: nonneg_ns(self.stretch),
+            concurrent_slowdown_ppm: if self.cores >= 2 {
+                nonneg_ns((self.sweep_together / self.sweep_alone - 1.0) * 1e6)
+                    .min(1_000_000_000_000)
+            } else {
+                0
+            },
         }
     }
 }
@@ -363,12 +378,14 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
              ns = half the extra round trip of that ping-pong with {} ranks (ranks > cores) \
              when one rank computes {WAKE_DELAY_NS} ns before it answers; \
              measure_overhead {} ns = measured compute per stretch of a simulated ping-pong \
-             that computes nothing.",
+             that computes nothing; concurrent_slowdown {} = a 256x256 Jacobi sweep per \
+             thread with every core sweeping at once / alone - 1.",
             c.send_overhead_ns,
             c.recv_overhead_ns,
             c.wake_latency_ns,
             c.cores.map_or(0, |n| n + 1),
             c.measure_overhead_ns,
+            mpsim_sim::units::exact_decimal(c.concurrent_slowdown_ppm, 6),
         )
     } else {
         format!(
@@ -401,13 +418,14 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
                 let c = &file.model.cpu;
                 format!(
                     "send_overhead {} ns, recv_overhead {} ns, cores {}, wake_latency {} ns, \
-                     measure_overhead {} ns; ",
+                     measure_overhead {} ns, concurrent_slowdown {}; ",
                     c.send_overhead_ns,
                     c.recv_overhead_ns,
                     c.cores
                         .map_or_else(|| "unlimited".into(), |n| n.to_string()),
                     c.wake_latency_ns,
-                    c.measure_overhead_ns
+                    c.measure_overhead_ns,
+                    mpsim_sim::units::exact_decimal(c.concurrent_slowdown_ppm, 6)
                 )
             }),
             elapsed.as_secs_f64()
@@ -605,6 +623,8 @@ mod tests {
             // (27000 - 20000 - 1000) / 2 = 3000.
             rtt_small_oversubscribed: 27000.0,
             stretch: 712.4,
+            sweep_alone: 1000.0,
+            sweep_together: 1090.0,
             cores: 2,
         };
         let m = Measured {
@@ -623,6 +643,7 @@ mod tests {
                 cores: Some(2),
                 wake_latency_ns: 3000,
                 measure_overhead_ns: 712,
+                concurrent_slowdown_ppm: 90_000,
             }
         );
         // Eager sizes: half the symmetric round trip; beyond: bsend ping - one_way0.
@@ -645,11 +666,14 @@ mod tests {
             rtt_small: 1000.0,
             rtt_small_oversubscribed: 900.0,
             stretch: f64::INFINITY,
+            sweep_alone: 1000.0,
+            sweep_together: 900.0,
             cores: 2,
         };
         assert_eq!(cpu.overheads(), (0, 0));
         assert_eq!(cpu.wake_latency(), 0);
         assert_eq!(cpu.model().measure_overhead_ns, 0);
+        assert_eq!(cpu.model().concurrent_slowdown_ppm, 0);
     }
 
     #[test]

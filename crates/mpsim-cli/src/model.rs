@@ -161,6 +161,12 @@ fn show(f: &ModelFile) -> String {
         time(c.measure_overhead_ns),
         "X3: taken off each measured-compute stretch",
     );
+    row(
+        &mut s,
+        "concurrent_slowdown",
+        exact_decimal(c.concurrent_slowdown_ppm, 6),
+        "X2: measured compute slower when ranks compute at once",
+    );
 
     table(&mut s, "ssend", &f.ssend_table, &m.ssend);
     table(&mut s, "bsend", &f.bsend_table, &m.bsend);

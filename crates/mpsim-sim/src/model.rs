@@ -183,6 +183,10 @@ pub struct CpuModel {
     /// code (reading the thread CPU clock twice, and the simulator's own work in the stretch),
     /// ns.
     pub measure_overhead_ns: u64,
+    /// X2: measured compute runs this much slower, in parts per million, when two or more
+    /// ranks can compute at once (ranks and cores both at least 2): they share caches and
+    /// memory bandwidth, which measured compute, taken one rank at a time, cannot see.
+    pub concurrent_slowdown_ppm: u64,
 }
 
 impl CpuModel {
@@ -203,11 +207,19 @@ impl CpuModel {
 
     /// Time `ns` of one rank's measured compute takes when `ranks` ranks share the cores (X2):
     /// `ns · ceil(ranks / cores)` when oversubscribed (the ranks on the busiest core take
-    /// turns, and the others wait for them at their next exchange), else `ns`.
+    /// turns, and the others wait for them at their next exchange), else `ns`; then, when two
+    /// or more ranks can compute at once, `concurrent_slowdown` more (truncated to whole ns).
     pub fn shared_ns(&self, ranks: u32, ns: u64) -> u64 {
-        match self.cores {
+        let ns = match self.cores {
             Some(c) if ranks > c && c > 0 => ns.saturating_mul(u64::from(ranks.div_ceil(c))),
             _ => ns,
+        };
+        let concurrent = ranks >= 2 && self.cores.is_none_or(|c| c >= 2);
+        if concurrent && self.concurrent_slowdown_ppm > 0 {
+            let extra = u128::from(ns) * u128::from(self.concurrent_slowdown_ppm) / 1_000_000;
+            ns.saturating_add(u64::try_from(extra).unwrap_or(u64::MAX))
+        } else {
+            ns
         }
     }
 }
@@ -392,6 +404,23 @@ mod tests {
         assert_eq!(CpuModel::default().shared_ns(1000, 7), 7, "unlimited cores");
         assert_eq!(cpu.shared_ns(u32::MAX, u64::MAX), u64::MAX, "saturates");
         assert!(!cpu.oversubscribed(2) && cpu.oversubscribed(3));
+        let slow = CpuModel {
+            concurrent_slowdown_ppm: 100_000,
+            ..cpu
+        };
+        assert_eq!(slow.shared_ns(1, 1000), 1000, "one rank computes alone");
+        assert_eq!(slow.shared_ns(2, 1000), 1100, "two at once: 10% slower");
+        assert_eq!(slow.shared_ns(3, 1000), 2200, "shared, then slower");
+        let one_core = CpuModel {
+            cores: Some(1),
+            ..slow
+        };
+        assert_eq!(one_core.shared_ns(2, 1000), 2000, "one core: never at once");
+        let unlimited = CpuModel {
+            cores: None,
+            ..slow
+        };
+        assert_eq!(unlimited.shared_ns(64, 1000), 1100);
     }
 
     #[test]

@@ -31,6 +31,7 @@
 //! cores = 2                     # X2: cores the ranks share, > 0, or "unlimited" (default)
 //! wake_latency = "3us"          # X2: a blocked rank's wake-up when ranks > cores; default 0
 //! measure_overhead = "700ns"    # X3: taken off each measured-compute stretch; default 0
+//! concurrent_slowdown = 0.09    # X2: measured compute when ranks compute at once; default 0
 //! ```
 //!
 //! and each table (`size_bytes,delay_ns`, strictly increasing sizes, delays `> 0`; the header
@@ -367,6 +368,7 @@ struct RawCpu {
     cores: Option<Spanned<Value>>,
     wake_latency: Option<Spanned<Value>>,
     measure_overhead: Option<Spanned<Value>>,
+    concurrent_slowdown: Option<Spanned<Value>>,
 }
 
 /// Finds a table's bytes from the string `model.toml` gives: the path tried, and its contents.
@@ -664,6 +666,20 @@ impl Cx<'_> {
             cores,
             wake_latency_ns: time(&c.wake_latency, "cpu.wake_latency")?,
             measure_overhead_ns: time(&c.measure_overhead, "cpu.measure_overhead")?,
+            concurrent_slowdown_ppm: match &c.concurrent_slowdown {
+                Some(v) => {
+                    let ppm = self.quantity(v, "cpu.concurrent_slowdown", &FACTOR)?;
+                    if ppm > MAX_HOST_TO_TARGET_PPM {
+                        return Err(self.value_err(
+                            v.span().start,
+                            "cpu.concurrent_slowdown",
+                            "must be at most 1000000".into(),
+                        ));
+                    }
+                    ppm
+                }
+                None => 0,
+            },
         })
     }
 
@@ -1032,6 +1048,17 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
             t,
             "measure_overhead = \"{}\"",
             fmt_time(c.measure_overhead_ns)
+        );
+        if c.concurrent_slowdown_ppm > MAX_HOST_TO_TARGET_PPM {
+            return unrepresentable(format!(
+                "concurrent_slowdown_ppm {} is above {MAX_HOST_TO_TARGET_PPM}",
+                c.concurrent_slowdown_ppm
+            ));
+        }
+        let _ = writeln!(
+            t,
+            "concurrent_slowdown = {}",
+            exact_decimal(c.concurrent_slowdown_ppm, 6)
         );
     }
     Ok(t)

@@ -239,6 +239,7 @@ fn arb_model() -> impl Strategy<Value = Model> {
         (
             (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
             proptest::option::of(1u32..),
+            0u64..=1_000_000_000_000,
         ),
     )
         .prop_map(
@@ -248,7 +249,11 @@ fn arb_model() -> impl Strategy<Value = Model> {
                 (system_buffer, poll_cost_ns, flops_per_s),
                 (mode, host_to_target_ppm),
                 (bsp_g_ps_per_byte, bsp_l_ns),
-                ((send_overhead_ns, recv_overhead_ns, wake_latency_ns, measure_overhead_ns), cores),
+                (
+                    (send_overhead_ns, recv_overhead_ns, wake_latency_ns, measure_overhead_ns),
+                    cores,
+                    concurrent_slowdown_ppm,
+                ),
             )| Model {
                 ssend,
                 bsend,
@@ -272,6 +277,7 @@ fn arb_model() -> impl Strategy<Value = Model> {
                     cores,
                     wake_latency_ns,
                     measure_overhead_ns,
+                    concurrent_slowdown_ppm,
                 },
             },
         )
@@ -655,7 +661,7 @@ fn with_cpu(body: &str) -> String {
 fn cpu_section_reads_every_extension() {
     let toml = with_cpu(
         "send_overhead = \"300ns\"\nrecv_overhead = \"0.2us\"\ncores = 2\n\
-         wake_latency = \"3us\"\nmeasure_overhead = 700",
+         wake_latency = \"3us\"\nmeasure_overhead = 700\nconcurrent_slowdown = 0.09",
     );
     let dir = model_dir(
         "cpu-good",
@@ -672,6 +678,7 @@ fn cpu_section_reads_every_extension() {
             cores: Some(2),
             wake_latency_ns: 3000,
             measure_overhead_ns: 700,
+            concurrent_slowdown_ppm: 90_000,
         }
     );
     let again = scratch("cpu-rt");
@@ -706,6 +713,9 @@ fn bad_cpu_values_name_file_and_line() {
         ("wake_latency = true", "cpu.wake_latency"),
         ("measure_overhead = \"0.5ns\"", "whole number"),
         ("sendoverhead = \"1ns\"", "sendoverhead"),
+        ("concurrent_slowdown = -0.1", "negative"),
+        ("concurrent_slowdown = \"10%\"", "cpu.concurrent_slowdown"),
+        ("concurrent_slowdown = 2e6", "at most"),
     ] {
         let got = toml_error(&with_cpu(body));
         assert_at(&got, line, words);

@@ -133,6 +133,9 @@ fn measure_cpu(plan: &Plan) -> Result<Cpu, String> {
             .rtt_small_oversubscribed
             .min(run_delayed_pingpong(cpu.cores + 1)?);
         cpu.stretch = cpu.stretch.min(stretch_cost()?);
+        let (alone, together) = super::contention::measure(cpu.cores);
+        cpu.sweep_alone = cpu.sweep_alone.min(alone);
+        cpu.sweep_together = cpu.sweep_together.min(together);
     }
     Ok(cpu)
 }
