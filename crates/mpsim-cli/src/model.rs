@@ -51,9 +51,9 @@ fn show(f: &ModelFile) -> String {
     }
     let row = |s: &mut String, name: &str, value: String, note: &str| {
         let _ = if note.is_empty() {
-            writeln!(s, "  {name:<17} {value}")
+            writeln!(s, "  {name:<19} {value}")
         } else {
-            writeln!(s, "  {name:<17} {value:<22} {note}")
+            writeln!(s, "  {name:<19} {value:<22} {note}")
         };
     };
 
