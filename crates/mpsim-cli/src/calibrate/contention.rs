@@ -11,39 +11,46 @@ use std::time::Instant;
 
 /// Points per side of a thread's block.
 const N: usize = 256;
-/// Sweeps per timed chunk.
-const SWEEPS: u32 = 40;
-/// Timed chunks per thread (the fastest counts), after one warm-up chunk.
-const CHUNKS: u32 = 5;
+/// Sweeps of a run: long enough (tens of ms) that threads started together overlap for all
+/// but a sliver of it.
+const SWEEPS: u32 = 400;
+/// Untimed sweeps first (caches, page faults, clock speed).
+const WARMUP: u32 = 40;
 
-/// The fastest chunk's time per sweep, ns, of one thread sweeping its own block.
+/// The mean time per sweep, ns, of one thread sweeping its own block (the loop of
+/// `examples/stencil2d.rs`: row slices, so that it vectorises as real code does).
 fn sweeper(start: &Barrier) -> f64 {
     let w = N + 2;
     let mut u: Vec<f64> = (0..w * w).map(|i| (i % 101) as f64).collect();
     let mut v = u.clone();
-    start.wait();
-    let mut best = f64::INFINITY;
-    for chunk in 0..=CHUNKS {
-        let t0 = Instant::now();
-        for _ in 0..SWEEPS {
-            for i in 1..=N {
-                for j in 1..=N {
-                    let k = i * w + j;
-                    v[k] = 0.25 * ((u[k - w] + u[k + w]) + (u[k - 1] + u[k + 1]));
-                }
+    let sweep = |u: &[f64], v: &mut [f64]| {
+        for i in 1..=N {
+            let up = &u[(i - 1) * w..i * w];
+            let mid = &u[i * w..(i + 1) * w];
+            let down = &u[(i + 1) * w..(i + 2) * w];
+            let out = &mut v[i * w + 1..i * w + 1 + N];
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = 0.25 * ((up[j + 1] + down[j + 1]) + (mid[j] + mid[j + 2]));
             }
-            std::mem::swap(&mut u, &mut v);
         }
-        if chunk > 0 {
-            best = best.min(t0.elapsed().as_nanos() as f64 / f64::from(SWEEPS));
-        }
+    };
+    start.wait();
+    for _ in 0..WARMUP {
+        sweep(&u, &mut v);
+        std::mem::swap(&mut u, &mut v);
     }
+    let t0 = Instant::now();
+    for _ in 0..SWEEPS {
+        sweep(&u, &mut v);
+        std::mem::swap(&mut u, &mut v);
+    }
+    let ns = t0.elapsed().as_nanos() as f64 / f64::from(SWEEPS);
     // Keeps the sweeps from being optimised away.
     std::hint::black_box(&u);
-    best
+    ns
 }
 
-/// The mean over `threads` threads sweeping at once of their fastest time per sweep, ns.
+/// The mean over `threads` threads sweeping at once of their mean time per sweep, ns.
 fn sweep_ns(threads: u32) -> f64 {
     let start = Barrier::new(threads as usize);
     let times: Vec<f64> = std::thread::scope(|s| {
