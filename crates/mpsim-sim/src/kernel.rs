@@ -12,8 +12,9 @@
 //!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
 //! - extensions (`EXTENSIONS.md`, all off by default): per-request CPU overhead (X1) piles up
 //!   in `overhead_ns` and goes on the clock when the rank next suspends, a running rank acting
-//!   at `clock + overhead_ns`; on an oversubscribed run a blocked rank resumes `wake_latency`
-//!   after its completion (X2).
+//!   at `clock + overhead_ns`; on an oversubscribed run every message that reaches a blocked
+//!   rank wakes it, taking `wake_latency`, and it resumes when the wake-up under way at its
+//!   completion ends (X2).
 
 use rustc_hash::FxHashMap;
 
@@ -48,6 +49,8 @@ pub(crate) struct RankState {
     /// Per-request CPU overhead (X1) not yet on the clock, ns: a running rank acts at
     /// `clock + overhead_ns`; it goes on the clock when the rank suspends.
     pub overhead_ns: u64,
+    /// X2: a blocked rank woken by an arrival is awake (able to run) from this time on.
+    pub awake_at: u64,
     /// Messages delivered to this rank (blocking probes wait for this to grow).
     pub arrivals: u64,
     /// Events this rank has created (the `n` of S10).
@@ -100,6 +103,7 @@ impl Kernel {
                     done: false,
                     debt_ns: 0,
                     overhead_ns: 0,
+                    awake_at: 0,
                     arrivals: 0,
                     made: 0,
                     stats: RankReport {
@@ -199,7 +203,8 @@ impl Kernel {
             match event {
                 Event::Completed(_) | Event::BufferFreed => {
                     if self.ranks[rank as usize].wait.is_some() {
-                        self.schedule_resume(rank, t.saturating_add(self.wake_ns));
+                        let at = self.wake_at(rank, t);
+                        self.schedule_resume(rank, at);
                     }
                 }
                 Event::Fatal(mut err) => {
@@ -228,6 +233,10 @@ impl Kernel {
             }
         }
         let is_message = matches!(packet, Packet::Message { .. });
+        if is_message && self.ranks[to as usize].wait.is_some() {
+            // X2: any message wakes a parked rank, whether or not it ends the wait.
+            self.wake_at(to, t);
+        }
         let ep = &mut self.ranks[to as usize].endpoint;
         ep.set_now(t);
         ep.handle_packet(from, packet);
@@ -235,10 +244,22 @@ impl Kernel {
             let r = &mut self.ranks[to as usize];
             r.arrivals += 1;
             if r.wait.is_some_and(|w| w.on_arrival) {
-                self.schedule_resume(to, t.saturating_add(self.wake_ns));
+                let at = self.wake_at(to, t);
+                self.schedule_resume(to, at);
             }
         }
         self.flush(to, t);
+    }
+
+    /// X2: when blocked `rank`, woken by something that happens at `t`, can run: a wake-up
+    /// already under way (started by an earlier arrival in the same wait) ends when it ends;
+    /// otherwise one starts at `t` and takes `wake_latency` (0 unless oversubscribed).
+    fn wake_at(&mut self, rank: u32, t: u64) -> u64 {
+        let r = &mut self.ranks[rank as usize];
+        if t >= r.awake_at {
+            r.awake_at = t.saturating_add(self.wake_ns);
+        }
+        r.awake_at
     }
 
     /// X1: puts `rank`'s pending per-request overhead on its clock (recorded as an `overhead`

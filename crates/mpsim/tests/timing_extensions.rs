@@ -169,6 +169,40 @@ fn timing_x2_oversubscribed_blocked_ranks_wake_late() {
     assert_eq!(clocks(&o), vec![0, 5000, 0]);
 }
 
+/// X2: every message that reaches a blocked rank wakes it; a completion during a wake-up
+/// under way resumes the rank when that wake-up ends, a later one takes a wake-up of its own.
+#[test]
+fn timing_x2_oversubscribed_each_arrival_wakes_a_blocked_rank() {
+    let model = with_cpu(CpuModel {
+        cores: Some(2),
+        wake_latency_ns: 500,
+        ..CpuModel::default()
+    });
+    // Rank 2 sends `late` ns after rank 0 (both arrive 1000 ns after they leave).
+    let gather = |late: u64| {
+        move |world: Comm| async move {
+            match world.rank() {
+                0 => world.send(&[1u8; 8], 1, 0).await?,
+                2 => {
+                    world.compute(Duration::from_nanos(late)).await;
+                    world.send(&[2u8; 8], 1, 0).await?;
+                }
+                _ => {
+                    let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+                    let mut reqs = [world.irecv(&mut a, 0, 0)?, world.irecv(&mut b, 2, 0)?];
+                    wait_all(&mut reqs).await?;
+                }
+            }
+            Ok(())
+        }
+    };
+    // Arrivals at 1000 and 1200: the second comes while the first wake-up (to 1500) is under
+    // way.
+    assert_eq!(clocks(&sim(3, model.clone(), gather(200)))[1], 1500);
+    // Arrivals at 1000 and 5000: woken (to 1500) for nothing, then again at 5000.
+    assert_eq!(clocks(&sim(3, model, gather(4000)))[1], 5500);
+}
+
 /// X2: a blocking probe woken by an arrival on an oversubscribed run wakes late too.
 #[test]
 fn timing_x2_oversubscribed_probe_wakes_late() {
