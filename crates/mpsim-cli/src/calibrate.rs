@@ -24,19 +24,48 @@
 //! 2. for each size (1 B, 8 B, then powers of two up to 4 MiB or `--max-size`), rank 0
 //!    `bsend`s `size` bytes (from an attached buffer) and rank 1 answers with a 0-byte standard
 //!    send: round trip `rtt_b(size)`;
-//! 3. the same with `ssend`: `rtt_s(size)`.
+//! 3. the same with `ssend`: `rtt_s(size)`;
+//! 4. threads only: both ranks send `size` bytes with standard sends, as real programs do
+//!    (a symmetric ping-pong): round trip `rtt_std(size)`.
 //!
 //! Each round trip is the smallest mean over the chunks of a batch of iterations (after a short
 //! warm-up; fewer iterations for big messages), and the whole sweep is repeated `--reps` times;
 //! the minimum over repetitions is kept ([`Measured::record`]).
 //!
+//! The threads backend also measures the processor side of the model ([`Cpu`], the timing
+//! extensions of `crates/mpsim-sim/EXTENSIONS.md`), `--reps` times, minimum kept:
+//!
+//! - X1, per-request overhead: a burst exchange (both ranks post [`BURST`] receives and
+//!   [`BURST`] standard 8-byte sends, nonblocking, then `wait_all`) against the symmetric
+//!   8-byte ping-pong of blocking calls. The simulator times a burst round as
+//!   `BURST (o_s + o_r) + D(8)` and a blocking one-way trip as `D(8)`, so
+//!   `o_s + o_r = (round - rtt_std(8) / 2) / BURST`; `send_overhead` (`o_s`) is the time rank
+//!   0's sends took alone per request (at most that sum), `recv_overhead` (`o_r`) the rest.
+//! - X2, oversubscription: `cores` is this host's available parallelism; `wake_latency` comes
+//!   from the 8-byte ping-pong of ranks 0 and 1 in a run of `cores + 1` ranks (the others
+//!   blocked), rank 1 computing [`WAKE_DELAY_NS`] before each answer: the waiting rank then
+//!   parks, and so does rank 1 while rank 0 wakes, so a round trip is
+//!   `rtt_std(8) + WAKE_DELAY_NS + 2 wake_latency`.
+//! - X2, concurrent compute: `concurrent_slowdown` is how much slower a memory-bound sweep
+//!   runs per thread when every core runs one at once than alone ([`contention`]).
+//! - X3, measured compute: the mean measured compute per stretch of a simulated 2-rank
+//!   ping-pong that computes nothing (clock reads and simulator work): `measure_overhead`.
+//!
 //! # The fit
 //!
-//! In the simulator (`spec/timing.md` §4) such a round trip takes `D(size)` for the ping
-//! (`D_bsend` for a buffered send, `D_ssend` for a synchronous one) plus the answer's one-way
-//! time, which is what the 0-byte ping-pong estimates, so `D(size) = rtt(size) - one_way0`,
-//! clamped to at least 1 ns. `ack_latency` is fitted as `one_way0`: an acknowledgement is a
-//! 0-byte control message that travels the same path as a 0-byte payload message.
+//! In the simulator (`spec/timing.md` §4) a one-way trip of a message sent and received by
+//! blocking calls takes `D(size)`, using `D_bsend` for a buffered or eager standard send and
+//! `D_ssend` for a synchronous or rendezvous one (nonblocking calls add X1's per-request
+//! overhead, which blocking calls do not pay). So:
+//!
+//! - `D_bsend(size) = rtt_std(size) / 2` for sizes up to the eager threshold (the table eager
+//!   standard sends use, fitted from the sends that use it); beyond it, and when `rtt_std` was
+//!   not measured (`--backend mpi`), `rtt_b(size) - one_way0` (a bsend ping plus a 0-byte
+//!   answer that takes `one_way0`);
+//! - `D_ssend(size) = rtt_std(size) / 2` beyond the eager threshold (standard sends of that
+//!   size are rendezvous, timed by `D_ssend`), else `rtt_s(size) - one_way0`;
+//! - every delay at least 1 ns. `ack_latency` is fitted as `one_way0`: an acknowledgement is a
+//!   0-byte control message that travels the same path as a 0-byte payload message.
 //!
 //! Run it on an otherwise idle machine: the two ranks busy two cores, and when other work
 //! competes for them round trips include scheduler delays (the minima filter most of that out,
@@ -47,6 +76,7 @@
 //! default machine model. The model is written with `ModelFile::write_to` (`model.toml`,
 //! `ssend.csv`, `bsend.csv`) with a `[meta] description` saying what was measured, how and when.
 
+mod contention;
 mod mpi;
 mod osu;
 mod threads;
@@ -56,7 +86,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::{ArgGroup, Args, ValueEnum};
-use mpsim::sim::{DelayTable, Model, ModelFile};
+use mpsim::sim::{CpuModel, DelayTable, Model, ModelFile};
 
 /// The largest message of the default sweep, 4 MiB.
 const DEFAULT_MAX_SIZE: u64 = 4 << 20;
@@ -68,6 +98,12 @@ const BATCH_BYTES: u64 = 128 << 20;
 const MAX_ITERS: u64 = 5_000;
 /// Timed iterations for the biggest messages (the fewest any size gets).
 const MIN_ITERS: u64 = 10;
+/// Messages each way per round of the burst exchange (X1).
+const BURST: u64 = 16;
+/// X2: what the answering rank of the oversubscribed ping-pong computes before each answer,
+/// ns: long enough that the other rank stops yielding and parks (the threads backend yields a
+/// few times, about a microsecond, then parks), as ranks waiting for a neighbour do.
+const WAKE_DELAY_NS: u64 = 20_000;
 /// A batch's timed iterations are split into this many chunks, timed separately; the fastest
 /// chunk's mean counts (host noise such as a preempted thread only slows a round trip down).
 const CHUNKS: u64 = 5;
@@ -169,6 +205,89 @@ enum Ping {
     Bsend,
     /// A synchronous send.
     Ssend,
+    /// A standard send answered by a standard send of the same size (threads only).
+    Standard,
+}
+
+/// The processor side of the model (extensions X1–X3; module doc, "The measurement"): minima
+/// in ns over the repetitions so far (infinite until measured).
+#[derive(Clone, Debug)]
+struct Cpu {
+    /// A round of the burst exchange.
+    burst_round: f64,
+    /// Rank 0's `BURST` sends of a burst round alone.
+    burst_sends: f64,
+    /// The symmetric 8-byte standard ping-pong of a 2-rank run.
+    rtt_small: f64,
+    /// The same between ranks 0 and 1 of a `cores + 1`-rank run, rank 1 computing
+    /// [`WAKE_DELAY_NS`] before each answer (so that both ranks park every round trip).
+    rtt_small_oversubscribed: f64,
+    /// Measured compute per stretch of a simulated rank that computes nothing.
+    stretch: f64,
+    /// A memory-bound sweep alone, ns ([`contention`]).
+    sweep_alone: f64,
+    /// The same sweep with every core running one at once, ns.
+    sweep_together: f64,
+    /// This host's available parallelism.
+    cores: u32,
+}
+
+impl Cpu {
+    /// Nothing measured yet.
+    fn new() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            burst_round: f64::INFINITY,
+            burst_sends: f64::INFINITY,
+            rtt_small: f64::INFINITY,
+            rtt_small_oversubscribed: f64::INFINITY,
+            stretch: f64::INFINITY,
+            sweep_alone: f64::INFINITY,
+            sweep_together: f64::INFINITY,
+            cores: u32::try_from(cores).unwrap_or(u32::MAX - 1),
+        }
+    }
+
+    /// `(send_overhead, recv_overhead)` in ns (X1).
+    fn overheads(&self) -> (u64, u64) {
+        let per_pair = (self.burst_round - self.rtt_small / 2.0) / BURST as f64;
+        let o = nonneg_ns(per_pair);
+        let send = nonneg_ns(self.burst_sends / BURST as f64).min(o);
+        (send, o - send)
+    }
+
+    /// The wake-up latency of a blocked rank when ranks outnumber cores, ns (X2): both ranks
+    /// of the delayed ping-pong block and wake once per round trip.
+    fn wake_latency(&self) -> u64 {
+        nonneg_ns((self.rtt_small_oversubscribed - WAKE_DELAY_NS as f64 - self.rtt_small) / 2.0)
+    }
+
+    /// The model's processor part.
+    fn model(&self) -> CpuModel {
+        let (send_overhead_ns, recv_overhead_ns) = self.overheads();
+        CpuModel {
+            send_overhead_ns,
+            recv_overhead_ns,
+            cores: Some(self.cores),
+            wake_latency_ns: self.wake_latency(),
+            measure_overhead_ns: nonneg_ns(self.stretch),
+            concurrent_slowdown_ppm: if self.cores >= 2 {
+                nonneg_ns((self.sweep_together / self.sweep_alone - 1.0) * 1e6)
+                    .min(1_000_000_000_000)
+            } else {
+                0
+            },
+        }
+    }
+}
+
+/// `ns` rounded to whole ns, 0 if negative or not finite.
+fn nonneg_ns(ns: f64) -> u64 {
+    if ns.is_finite() {
+        ns.round().max(0.0) as u64
+    } else {
+        0
+    }
 }
 
 /// Rank 0's measurements: minimum mean round trips in ns over the repetitions so far
@@ -181,6 +300,10 @@ struct Measured {
     bsend: Vec<f64>,
     /// `ssend` pings with 0-byte answers, per size of the plan.
     ssend: Vec<f64>,
+    /// Symmetric standard-send ping-pongs, per size of the plan (threads only).
+    standard: Vec<f64>,
+    /// The processor side (threads only).
+    cpu: Option<Cpu>,
 }
 
 impl Measured {
@@ -190,6 +313,8 @@ impl Measured {
             rtt0: f64::INFINITY,
             bsend: vec![f64::INFINITY; n],
             ssend: vec![f64::INFINITY; n],
+            standard: vec![f64::INFINITY; n],
+            cpu: None,
         }
     }
 
@@ -199,6 +324,7 @@ impl Measured {
             Ping::Zero => &mut self.rtt0,
             Ping::Bsend => &mut self.bsend[i],
             Ping::Ssend => &mut self.ssend[i],
+            Ping::Standard => &mut self.standard[i],
         };
         *slot = slot.min(rtt);
     }
@@ -238,14 +364,42 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
     let (model, one_way0) = fit(&m, &plan.sizes)?;
     let reps = plan.reps;
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let tables = if m.cpu.is_some() {
+        let c = &model.cpu;
+        format!(
+            "bsend table up to the eager threshold and ssend table beyond it: symmetric \
+             standard-send ping-pong (both ranks send the size), delay = half the round trip; \
+             other sizes: bsend / ssend ping with a 0-byte standard answer, delay = round trip \
+             - one_way0, where one_way0 = half a 0-byte ping-pong ({one_way0:.0} ns); at least \
+             1 ns. ack_latency = one_way0 (an ack is a 0-byte control message). [cpu] \
+             (extensions X1-X3): send_overhead {} ns and recv_overhead {} ns per nonblocking \
+             request, from a burst exchange of {BURST} 8-byte isends and irecvs and wait_all \
+             per round vs the blocking 8-byte ping-pong; cores = this host's; wake_latency {} \
+             ns = half the extra round trip of that ping-pong with {} ranks (ranks > cores) \
+             when one rank computes {WAKE_DELAY_NS} ns before it answers; \
+             measure_overhead {} ns = measured compute per stretch of a simulated ping-pong \
+             that computes nothing; concurrent_slowdown {} = a 256x256 Jacobi sweep per \
+             thread with every core sweeping at once / alone - 1.",
+            c.send_overhead_ns,
+            c.recv_overhead_ns,
+            c.wake_latency_ns,
+            c.cores.map_or(0, |n| n + 1),
+            c.measure_overhead_ns,
+            mpsim_sim::units::exact_decimal(c.concurrent_slowdown_ppm, 6),
+        )
+    } else {
+        format!(
+            "bsend table: bsend ping, 0-byte standard answer; ssend table: ssend ping, 0-byte \
+             answer; delay = round trip - one_way0, where one_way0 = half a 0-byte ping-pong \
+             ({one_way0:.0} ns), at least 1 ns. ack_latency = one_way0 (an ack is a 0-byte \
+             control message)."
+        )
+    };
     let description = format!(
         "Calibrated by `mpsim calibrate --backend {name} --reps {reps} --max-size {}` \
          (mpsim {}) at {}, on this host ({} {}, {cores} cores): {how}; blocking ping-pong \
          timed on rank 0, minimum over {reps} rep(s) x {CHUNKS} chunks of the mean round trip \
-         of a chunk of iterations. bsend table: bsend ping, 0-byte standard answer; ssend \
-         table: ssend ping, 0-byte answer; delay = round trip - one_way0, where one_way0 = \
-         half a 0-byte ping-pong ({one_way0:.0} ns), at least 1 ns. ack_latency = one_way0 \
-         (an ack is a 0-byte control message). Other parameters (eager threshold, bsend \
+         of a chunk of iterations. {tables} Other parameters (eager threshold, bsend \
          overhead, compute, BSP) are the default machine's.",
         args.max_size,
         env!("CARGO_PKG_VERSION"),
@@ -257,9 +411,23 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
     Ok(report(
         &file,
         &format!(
-            "0-byte round trip {:.0} ns; ack_latency = one_way0 = {} ns; measured in {:.1} s",
+            "0-byte round trip {:.0} ns; ack_latency = one_way0 = {} ns; {}measured in {:.1} s",
             m.rtt0,
             file.model.ack_latency_ns,
+            m.cpu.as_ref().map_or_else(String::new, |_| {
+                let c = &file.model.cpu;
+                format!(
+                    "send_overhead {} ns, recv_overhead {} ns, cores {}, wake_latency {} ns, \
+                     measure_overhead {} ns, concurrent_slowdown {}; ",
+                    c.send_overhead_ns,
+                    c.recv_overhead_ns,
+                    c.cores
+                        .map_or_else(|| "unlimited".into(), |n| n.to_string()),
+                    c.wake_latency_ns,
+                    c.measure_overhead_ns,
+                    mpsim_sim::units::exact_decimal(c.concurrent_slowdown_ppm, 6)
+                )
+            }),
             elapsed.as_secs_f64()
         ),
         &args.out,
@@ -269,26 +437,42 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
 /// The model fitted to `m` (module doc, "The fit"), and `one_way0` in ns.
 fn fit(m: &Measured, sizes: &[u64]) -> Result<(Model, f64), String> {
     let one_way0 = m.rtt0 / 2.0;
-    let table = |name: &str, rtts: &[f64]| {
+    let base = Model::default_machine();
+    let cpu = m.cpu.as_ref().map_or_else(CpuModel::default, Cpu::model);
+    let eager = base.eager_threshold as u64;
+    // The one-way delay from the symmetric standard ping-pong, when measured.
+    let standard = |i: usize| {
+        Some(m.standard[i])
+            .filter(|r| r.is_finite())
+            .map(|r| r / 2.0)
+    };
+    let table = |name: &str, pings: &[f64], standard_sizes: &dyn Fn(u64) -> bool| {
         let points = sizes
             .iter()
-            .zip(rtts)
-            .map(|(&s, &rtt)| (s, delay_ns(rtt, one_way0)))
+            .enumerate()
+            .map(|(i, &s)| {
+                let one_way = match standard(i) {
+                    Some(w) if standard_sizes(s) => w,
+                    _ => pings[i] - one_way0,
+                };
+                (s, delay_ns(one_way))
+            })
             .collect();
         DelayTable::new(name, points).map_err(|e| e.to_string())
     };
     let model = Model {
-        bsend: table("bsend", &m.bsend)?,
-        ssend: table("ssend", &m.ssend)?,
+        bsend: table("bsend", &m.bsend, &|s| s <= eager)?,
+        ssend: table("ssend", &m.ssend, &|s| s > eager)?,
         ack_latency_ns: (one_way0.round() as u64).max(1),
-        ..Model::default_machine()
+        cpu,
+        ..base
     };
     Ok((model, one_way0))
 }
 
-/// `delay(s) = rtt(s) - one_way0` in whole ns, at least 1.
-fn delay_ns(rtt: f64, one_way0: f64) -> u64 {
-    (rtt - one_way0).round().max(1.0) as u64
+/// A one-way time as a delay: whole ns, at least 1.
+fn delay_ns(one_way: f64) -> u64 {
+    one_way.round().max(1.0) as u64
 }
 
 /// Writes `model` with `description` into `out`; returns the file as written.
@@ -378,9 +562,10 @@ mod tests {
 
     #[test]
     fn delays_are_clamped_to_one_ns() {
-        assert_eq!(delay_ns(1000.0, 300.0), 700);
-        assert_eq!(delay_ns(200.0, 300.0), 1);
-        assert_eq!(delay_ns(300.4, 300.0), 1);
+        assert_eq!(delay_ns(700.0), 700);
+        assert_eq!(delay_ns(-100.0), 1);
+        assert_eq!(delay_ns(0.4), 1);
+        assert_eq!(delay_ns(f64::NAN), 1);
     }
 
     #[test]
@@ -398,9 +583,12 @@ mod tests {
         m.record(Ping::Bsend, 1, 900.0);
         m.record(Ping::Bsend, 1, 950.0);
         m.record(Ping::Ssend, 0, 700.0);
+        m.record(Ping::Standard, 1, 600.0);
+        m.record(Ping::Standard, 1, 650.0);
         assert_eq!(m.rtt0, 400.0);
         assert_eq!(m.bsend, vec![f64::INFINITY, 900.0]);
         assert_eq!(m.ssend, vec![700.0, f64::INFINITY]);
+        assert_eq!(m.standard, vec![f64::INFINITY, 600.0]);
     }
 
     #[test]
@@ -409,12 +597,83 @@ mod tests {
             rtt0: 400.0,
             bsend: vec![500.0, 1200.0],
             ssend: vec![900.0, 150.0],
+            ..Measured::new(2)
         };
         let (model, one_way0) = fit(&m, &[1, 8]).expect("valid tables");
         assert_eq!(one_way0, 200.0);
         assert_eq!(model.ack_latency_ns, 200);
         assert_eq!(model.bsend.points(), &[(1, 300), (8, 1000)]);
         assert_eq!(model.ssend.points(), &[(1, 700), (8, 1)]);
+        assert_eq!(
+            model.cpu,
+            CpuModel::default(),
+            "nothing measured: X1-X3 off"
+        );
+    }
+
+    #[test]
+    fn fit_takes_eager_delays_from_symmetric_standard_ping_pongs() {
+        let eager = Model::default_machine().eager_threshold as u64;
+        let sizes = [8, eager, 2 * eager];
+        let cpu = Cpu {
+            // o_s + o_r = (1988 - 1000 / 2) / 16 = 93; the sends alone 40 each.
+            burst_round: 1988.0,
+            burst_sends: 16.0 * 40.0,
+            rtt_small: 1000.0,
+            // (27000 - 20000 - 1000) / 2 = 3000.
+            rtt_small_oversubscribed: 27000.0,
+            stretch: 712.4,
+            sweep_alone: 1000.0,
+            sweep_together: 1090.0,
+            cores: 2,
+        };
+        let m = Measured {
+            rtt0: 400.0,
+            bsend: vec![5000.0, 6000.0, 7000.0],
+            ssend: vec![5100.0, 6100.0, 7100.0],
+            standard: vec![1000.0, 3000.0, 9000.0],
+            cpu: Some(cpu),
+        };
+        let (model, _) = fit(&m, &sizes).expect("valid tables");
+        assert_eq!(
+            model.cpu,
+            CpuModel {
+                send_overhead_ns: 40,
+                recv_overhead_ns: 53,
+                cores: Some(2),
+                wake_latency_ns: 3000,
+                measure_overhead_ns: 712,
+                concurrent_slowdown_ppm: 90_000,
+            }
+        );
+        // Eager sizes: half the symmetric round trip; beyond: bsend ping - one_way0.
+        assert_eq!(
+            model.bsend.points(),
+            &[(8, 500), (eager, 1500), (2 * eager, 6800)]
+        );
+        // Up to the threshold: ssend ping - one_way0; beyond: half the symmetric round trip.
+        assert_eq!(
+            model.ssend.points(),
+            &[(8, 4900), (eager, 5900), (2 * eager, 4500)]
+        );
+    }
+
+    #[test]
+    fn overheads_never_go_negative() {
+        let cpu = Cpu {
+            burst_round: 100.0,
+            burst_sends: 9000.0,
+            rtt_small: 1000.0,
+            rtt_small_oversubscribed: 900.0,
+            stretch: f64::INFINITY,
+            sweep_alone: 1000.0,
+            sweep_together: 900.0,
+            cores: 2,
+        };
+        assert_eq!(cpu.overheads(), (0, 0));
+        assert_eq!(cpu.wake_latency(), 0);
+        assert_eq!(cpu.model().measure_overhead_ns, 0);
+        assert_eq!(cpu.model().concurrent_slowdown_ppm, 0);
     }
 
     #[test]

@@ -51,9 +51,9 @@ fn show(f: &ModelFile) -> String {
     }
     let row = |s: &mut String, name: &str, value: String, note: &str| {
         let _ = if note.is_empty() {
-            writeln!(s, "  {name:<17} {value}")
+            writeln!(s, "  {name:<19} {value}")
         } else {
-            writeln!(s, "  {name:<17} {value:<22} {note}")
+            writeln!(s, "  {name:<19} {value:<22} {note}")
         };
     };
 
@@ -126,6 +126,46 @@ fn show(f: &ModelFile) -> String {
         "l",
         m.bsp_l_ns.map_or_else(|| "not measured".into(), time),
         "",
+    );
+
+    let c = &m.cpu;
+    let _ = writeln!(s, "\ncpu");
+    row(
+        &mut s,
+        "send_overhead",
+        time(c.send_overhead_ns),
+        "X1: CPU time per nonblocking send",
+    );
+    row(
+        &mut s,
+        "recv_overhead",
+        time(c.recv_overhead_ns),
+        "X1: CPU time per nonblocking receive",
+    );
+    row(
+        &mut s,
+        "cores",
+        c.cores
+            .map_or_else(|| "unlimited".into(), |n| n.to_string()),
+        "X2: more ranks than this share cores",
+    );
+    row(
+        &mut s,
+        "wake_latency",
+        time(c.wake_latency_ns),
+        "X2: a blocked rank's wake-up when ranks > cores",
+    );
+    row(
+        &mut s,
+        "measure_overhead",
+        time(c.measure_overhead_ns),
+        "X3: taken off each measured-compute stretch",
+    );
+    row(
+        &mut s,
+        "concurrent_slowdown",
+        exact_decimal(c.concurrent_slowdown_ppm, 6),
+        "X2: measured compute slower when ranks compute at once",
     );
 
     table(&mut s, "ssend", &f.ssend_table, &m.ssend);
@@ -232,6 +272,12 @@ mod tests {
             "ssend table",
             "bsend table",
             "517.632 us",
+            "send_overhead",
+            "recv_overhead",
+            "cores",
+            "unlimited",
+            "wake_latency",
+            "measure_overhead",
             "Open MPI 4.1.4",
         ] {
             assert!(out.contains(word), "missing `{word}` in\n{out}");

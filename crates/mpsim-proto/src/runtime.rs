@@ -16,6 +16,15 @@ use crate::p2p::{Completion, Endpoint, ReqId};
 /// inline, so small messages allocate nothing.
 pub type Payload = smallvec::SmallVec<[u8; 16]>;
 
+/// What a nonblocking call posts ([`RankRuntime::request_overhead`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Posting {
+    /// A send request (`isend`, `issend`, `ibsend`, `irsend`, a persistent send's start).
+    Send,
+    /// A receive request (`irecv`, a persistent receive's start).
+    Recv,
+}
+
 /// The backend side of one rank.
 pub trait RankRuntime {
     /// World rank of this rank.
@@ -66,6 +75,13 @@ pub trait RankRuntime {
                 Poll::Ready(take_done(taken.expect("with_endpoint runs the closure")))
             }
         }
+    }
+
+    /// A nonblocking call is about to post a request of kind `posting`. Simulated backends
+    /// charge the model's per-request CPU overhead here (timing extension X1,
+    /// `crates/mpsim-sim/EXTENSIONS.md`); real ones do nothing: the call takes its own time.
+    fn request_overhead(&self, posting: Posting) {
+        let _ = posting;
     }
 
     /// Messages delivered to this rank so far (for blocking probes: read it, look, then wait

@@ -10,6 +10,11 @@
 //!   `t + ACK_LATENCY` exactly (S9), cancel traffic behind the channel's last message;
 //! - a waiting rank is resumed at the time of any completion of its requests; its clock becomes
 //!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
+//! - extensions (`EXTENSIONS.md`, all off by default): per-request CPU overhead (X1) piles up
+//!   in `overhead_ns` and goes on the clock when the rank next suspends, a running rank acting
+//!   at `clock + overhead_ns`; on an oversubscribed run every message that reaches a blocked
+//!   rank wakes it, taking `wake_latency`, and it resumes when the wake-up under way at its
+//!   completion ends (X2).
 
 use std::sync::Arc;
 
@@ -43,6 +48,11 @@ pub(crate) struct RankState {
     pub done: bool,
     /// Measured compute not yet charged to the clock (ns, target time).
     pub debt_ns: u64,
+    /// Per-request CPU overhead (X1) not yet on the clock, ns: a running rank acts at
+    /// `clock + overhead_ns`; it goes on the clock when the rank suspends.
+    pub overhead_ns: u64,
+    /// X2: a blocked rank woken by an arrival is awake (able to run) from this time on.
+    pub awake_at: u64,
     /// Messages delivered to this rank (blocking probes wait for this to grow).
     pub arrivals: u64,
     /// Events this rank has created (the `n` of S10).
@@ -71,6 +81,8 @@ pub(crate) struct Kernel {
     /// Output storage lent to the endpoint taking an input (`flush` drains it and takes it
     /// back), so that no endpoint keeps output queues of its own.
     outbox: Option<Box<Outbox<Payload>>>,
+    /// What a blocked rank takes to resume after its completion (X2; 0 unless oversubscribed).
+    wake_ns: u64,
 }
 
 impl Kernel {
@@ -81,7 +93,9 @@ impl Kernel {
             strict_ready,
             bsend_overhead: model.bsend_overhead,
         });
+        let wake_ns = model.cpu.wake_ns(ranks);
         Kernel {
+            wake_ns,
             model,
             now: 0,
             queue: Queue::default(),
@@ -93,6 +107,8 @@ impl Kernel {
                     resume_scheduled: false,
                     done: false,
                     debt_ns: 0,
+                    overhead_ns: 0,
+                    awake_at: 0,
                     arrivals: 0,
                     made: 0,
                     stats: Stats::default(),
@@ -219,7 +235,8 @@ impl Kernel {
             match event {
                 Event::Completed(_) | Event::BufferFreed => {
                     if self.ranks[rank as usize].wait.is_some() {
-                        self.schedule_resume(rank, t);
+                        let at = self.wake_at(rank, t);
+                        self.schedule_resume(rank, at);
                     }
                 }
                 Event::Fatal(mut err) => {
@@ -245,6 +262,10 @@ impl Kernel {
             }
         }
         let is_message = matches!(packet, Packet::Message { .. });
+        if is_message && self.ranks[to as usize].wait.is_some() {
+            // X2: any message wakes a parked rank, whether or not it ends the wait.
+            self.wake_at(to, t);
+        }
         let ep = self.lend_outbox(to);
         ep.set_now(t);
         ep.handle_packet(from, packet);
@@ -252,10 +273,36 @@ impl Kernel {
             let r = &mut self.ranks[to as usize];
             r.arrivals += 1;
             if r.wait.is_some_and(|w| w.on_arrival) {
-                self.schedule_resume(to, t);
+                let at = self.wake_at(to, t);
+                self.schedule_resume(to, at);
             }
         }
         self.flush(to, t);
+    }
+
+    /// X2: when blocked `rank`, woken by something that happens at `t`, can run: a wake-up
+    /// already under way (started by an earlier arrival in the same wait) ends when it ends;
+    /// otherwise one starts at `t` and takes `wake_latency` (0 unless oversubscribed).
+    fn wake_at(&mut self, rank: u32, t: u64) -> u64 {
+        let r = &mut self.ranks[rank as usize];
+        if t >= r.awake_at {
+            r.awake_at = t.saturating_add(self.wake_ns);
+        }
+        r.awake_at
+    }
+
+    /// X1: puts `rank`'s pending per-request overhead on its clock (recorded as an `overhead`
+    /// span); returns the new clock if there was any. The rank must then resume no earlier.
+    pub fn settle_overhead(&mut self, rank: u32) -> Option<u64> {
+        let r = &mut self.ranks[rank as usize];
+        if r.overhead_ns == 0 {
+            return None;
+        }
+        let from = r.clock;
+        r.clock = r.clock.saturating_add(std::mem::take(&mut r.overhead_ns));
+        let at = r.clock;
+        self.record_span(rank, "overhead", from, at);
+        Some(at)
     }
 
     /// Adds an event to the trace, if one is being recorded.

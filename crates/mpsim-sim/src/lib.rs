@@ -25,7 +25,7 @@ mod run;
 mod stats;
 pub mod units;
 
-pub use model::{ComputeMode, DelayTable, Model, ModelError};
+pub use model::{ComputeMode, CpuModel, DelayTable, Model, ModelError};
 pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 /// The trace type every backend fills (`mpsim_proto::trace`); the simulator's is in virtual
 /// time, process name `mpsim sim`.

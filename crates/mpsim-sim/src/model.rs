@@ -171,6 +171,69 @@ impl ComputeMode {
     }
 }
 
+/// Costs on the ranks' processors that the delay tables (measured with blocking calls) do not hold: the timing extensions
+/// X1–X3 of `crates/mpsim-sim/EXTENSIONS.md` (a model file's `[cpu]` section). The default
+/// charges nothing and gives every rank a core of its own, so that `spec/timing.md` holds as
+/// written (its worked examples and settled details are exact under it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuModel {
+    /// X1: CPU time a rank spends per nonblocking send request (`isend` family), ns, before
+    /// the message leaves (LogGP's `o` at the sender); the rank's clock moves by it.
+    pub send_overhead_ns: u64,
+    /// X1: CPU time a rank spends per nonblocking receive request (`irecv`), ns, before the
+    /// receive is posted; the rank's clock moves by it.
+    pub recv_overhead_ns: u64,
+    /// X2: cores the ranks share; `None` is a core per rank (unlimited). More ranks than cores
+    /// make a run *oversubscribed*.
+    pub cores: Option<u32>,
+    /// X2: on an oversubscribed run, the time a blocked rank takes to run again once what it
+    /// waits for has arrived (the host parks waiting threads), ns.
+    pub wake_latency_ns: u64,
+    /// X3: measured compute: host CPU time subtracted from each measured stretch of a rank's
+    /// code (reading the thread CPU clock twice, and the simulator's own work in the stretch),
+    /// ns.
+    pub measure_overhead_ns: u64,
+    /// X2: measured compute runs this much slower, in parts per million, when two or more
+    /// ranks can compute at once (ranks and cores both at least 2): they share caches and
+    /// memory bandwidth, which measured compute, taken one rank at a time, cannot see.
+    pub concurrent_slowdown_ppm: u64,
+}
+
+impl CpuModel {
+    /// Whether `ranks` ranks outnumber the cores (X2).
+    pub fn oversubscribed(&self, ranks: u32) -> bool {
+        self.cores.is_some_and(|c| ranks > c)
+    }
+
+    /// The wake-up latency a blocked rank pays on a run of `ranks` ranks (X2): the model's
+    /// `wake_latency` when oversubscribed, else 0.
+    pub fn wake_ns(&self, ranks: u32) -> u64 {
+        if self.oversubscribed(ranks) {
+            self.wake_latency_ns
+        } else {
+            0
+        }
+    }
+
+    /// Time `ns` of one rank's measured compute takes when `ranks` ranks share the cores (X2):
+    /// `ns · ceil(ranks / cores)` when oversubscribed (the ranks on the busiest core take
+    /// turns, and the others wait for them at their next exchange), else `ns`; then, when two
+    /// or more ranks can compute at once, `concurrent_slowdown` more (truncated to whole ns).
+    pub fn shared_ns(&self, ranks: u32, ns: u64) -> u64 {
+        let ns = match self.cores {
+            Some(c) if ranks > c && c > 0 => ns.saturating_mul(u64::from(ranks.div_ceil(c))),
+            _ => ns,
+        };
+        let concurrent = ranks >= 2 && self.cores.is_none_or(|c| c >= 2);
+        if concurrent && self.concurrent_slowdown_ppm > 0 {
+            let extra = u128::from(ns) * u128::from(self.concurrent_slowdown_ppm) / 1_000_000;
+            ns.saturating_add(u64::try_from(extra).unwrap_or(u64::MAX))
+        } else {
+            ns
+        }
+    }
+}
+
 /// A machine model: delay tables per send mode and the constants of `timing.md` §4.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
@@ -202,6 +265,9 @@ pub struct Model {
     /// BSP `l`: the cost of a superstep's barrier, paid even when nothing is sent, ns.
     /// `None`: not measured for this machine.
     pub bsp_l_ns: Option<u64>,
+    /// Per-message CPU overheads, cores and measurement costs (extensions X1–X3); the default
+    /// charges nothing.
+    pub cpu: CpuModel,
 }
 
 impl Model {
@@ -222,6 +288,7 @@ impl Model {
             host_to_target_ppm: 1_000_000,
             bsp_g_ps_per_byte: None,
             bsp_l_ns: None,
+            cpu: CpuModel::default(),
         }
     }
 
@@ -259,11 +326,15 @@ impl Model {
             host_to_target_ppm: 1_000_000,
             bsp_g_ps_per_byte: None,
             bsp_l_ns: None,
+            cpu: CpuModel::default(),
         }
     }
 
     /// Checks the constants (tables are checked when built).
     pub fn validate(&self) -> Result<(), ModelError> {
+        if self.cpu.cores == Some(0) {
+            return Err(ModelError::NotPositive { name: "cores" });
+        }
         for (name, v) in [
             ("ack_latency_ns", self.ack_latency_ns),
             ("poll_cost_ns", self.poll_cost_ns),
@@ -288,6 +359,14 @@ impl Model {
     pub fn measured_ns(&self, host_ns: u64) -> u64 {
         let t = u128::from(host_ns) * u128::from(self.host_to_target_ppm) / 1_000_000;
         u64::try_from(t).unwrap_or(u64::MAX)
+    }
+
+    /// Target nanoseconds charged for one measured stretch of `host_ns` host CPU time on a run
+    /// of `ranks` ranks: the measurement's own cost taken off (X3), scaled to the target
+    /// ([`Model::measured_ns`]), then slowed by core sharing when oversubscribed (X2).
+    pub fn measured_stretch_ns(&self, host_ns: u64, ranks: u32) -> u64 {
+        let own = host_ns.saturating_sub(self.cpu.measure_overhead_ns);
+        self.cpu.shared_ns(ranks, self.measured_ns(own))
     }
 
     /// Virtual time of `compute_flops(n)`: `ceil(n · 10⁹ / flops_per_s)` (S3).
@@ -316,6 +395,69 @@ mod tests {
         };
         assert_eq!(m.flops_ns(1), 333_333_334);
         assert_eq!(m.flops_ns(3), 1_000_000_000);
+    }
+
+    #[test]
+    fn timing_x2_measured_compute_is_shared_when_ranks_outnumber_cores() {
+        let cpu = CpuModel {
+            cores: Some(2),
+            ..CpuModel::default()
+        };
+        assert_eq!(cpu.shared_ns(2, 1000), 1000, "a core per rank");
+        assert_eq!(
+            cpu.shared_ns(3, 1000),
+            2000,
+            "the busiest core holds 2 ranks"
+        );
+        assert_eq!(cpu.shared_ns(4, 1001), 2002);
+        assert_eq!(cpu.shared_ns(5, 7), 21);
+        assert_eq!(CpuModel::default().shared_ns(1000, 7), 7, "unlimited cores");
+        assert_eq!(cpu.shared_ns(u32::MAX, u64::MAX), u64::MAX, "saturates");
+        assert!(!cpu.oversubscribed(2) && cpu.oversubscribed(3));
+        let slow = CpuModel {
+            concurrent_slowdown_ppm: 100_000,
+            ..cpu
+        };
+        assert_eq!(slow.shared_ns(1, 1000), 1000, "one rank computes alone");
+        assert_eq!(slow.shared_ns(2, 1000), 1100, "two at once: 10% slower");
+        assert_eq!(slow.shared_ns(3, 1000), 2200, "shared, then slower");
+        let one_core = CpuModel {
+            cores: Some(1),
+            ..slow
+        };
+        assert_eq!(one_core.shared_ns(2, 1000), 2000, "one core: never at once");
+        let unlimited = CpuModel {
+            cores: None,
+            ..slow
+        };
+        assert_eq!(unlimited.shared_ns(64, 1000), 1100);
+    }
+
+    #[test]
+    fn timing_x3_measured_stretches_lose_the_measurement_cost_first() {
+        let m = Model {
+            host_to_target_ppm: 500_000,
+            cpu: CpuModel {
+                cores: Some(2),
+                measure_overhead_ns: 700,
+                ..CpuModel::default()
+            },
+            ..Model::worked_examples()
+        };
+        assert_eq!(m.measured_stretch_ns(1700, 2), 500, "(1700 - 700) x 0.5");
+        assert_eq!(m.measured_stretch_ns(1700, 4), 1000, "then x 2 shared");
+        assert_eq!(
+            m.measured_stretch_ns(1700, 3),
+            1000,
+            "3 ranks: the busiest core has 2"
+        );
+        assert_eq!(m.measured_stretch_ns(500, 2), 0, "never below 0");
+        let plain = Model::worked_examples();
+        assert_eq!(
+            plain.measured_stretch_ns(1234, 64),
+            1234,
+            "default: as measured"
+        );
     }
 
     #[test]

@@ -24,6 +24,14 @@
 //! [bsp]                         # optional: BSP g and l when they were measured
 //! g = "0.125ns/byte"
 //! l = "2us"
+//!
+//! [cpu]                         # optional: extensions X1-X3 (crates/mpsim-sim/EXTENSIONS.md)
+//! send_overhead = "300ns"       # X1: per nonblocking send request; default 0
+//! recv_overhead = "200ns"       # X1: per nonblocking receive request; default 0
+//! cores = 2                     # X2: cores the ranks share, > 0, or "unlimited" (default)
+//! wake_latency = "3us"          # X2: a blocked rank's wake-up when ranks > cores; default 0
+//! measure_overhead = "700ns"    # X3: taken off each measured-compute stretch; default 0
+//! concurrent_slowdown = 0.09    # X2: measured compute when ranks compute at once; default 0
 //! ```
 //!
 //! and each table (`size_bytes,delay_ns`, strictly increasing sizes, delays `> 0`; the header
@@ -60,7 +68,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
-use crate::model::{ComputeMode, DelayTable, Model};
+use crate::model::{ComputeMode, CpuModel, DelayTable, Model};
 use crate::units::{BINARY_SIZES, exact_decimal, in_largest_unit};
 
 const DEFAULT_TOML: &str = include_str!("../models/default/model.toml");
@@ -316,6 +324,7 @@ struct RawFile {
     network: RawNetwork,
     compute: Option<RawCompute>,
     bsp: Option<RawBsp>,
+    cpu: Option<RawCpu>,
 }
 
 #[derive(Deserialize)]
@@ -349,6 +358,17 @@ struct RawCompute {
 struct RawBsp {
     g: Option<Spanned<Value>>,
     l: Option<Spanned<Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCpu {
+    send_overhead: Option<Spanned<Value>>,
+    recv_overhead: Option<Spanned<Value>>,
+    cores: Option<Spanned<Value>>,
+    wake_latency: Option<Spanned<Value>>,
+    measure_overhead: Option<Spanned<Value>>,
+    concurrent_slowdown: Option<Spanned<Value>>,
 }
 
 /// Finds a table's bytes from the string `model.toml` gives: the path tried, and its contents.
@@ -464,6 +484,11 @@ fn parse(
         }
     }
 
+    let cpu = match &raw.cpu {
+        Some(c) => cx.cpu(c)?,
+        None => CpuModel::default(),
+    };
+
     let (ssend, ssend_table) = cx.table(&net.ssend_table, "ssend_table", "ssend", resolve)?;
     let (bsend, bsend_table) = cx.table(&net.bsend_table, "bsend_table", "bsend", resolve)?;
 
@@ -480,6 +505,7 @@ fn parse(
         host_to_target_ppm,
         bsp_g_ps_per_byte,
         bsp_l_ns,
+        cpu,
     };
     // Everything `validate` checks was checked above with a line; this keeps the two in step.
     model.validate().map_err(|e| ModelFileError::Toml {
@@ -547,6 +573,14 @@ const FLOPS: Kind = Kind {
     base: "flop/s",
 };
 
+const COUNT: Kind = Kind {
+    what: "a count",
+    units: &[],
+    bare: 1,
+    nearest: false,
+    base: "units",
+};
+
 const FACTOR: Kind = Kind {
     what: "a factor",
     units: &[],
@@ -606,6 +640,47 @@ impl Cx<'_> {
         } else {
             Ok(n)
         }
+    }
+
+    /// The `[cpu]` section (extensions X1–X3).
+    fn cpu(&self, c: &RawCpu) -> Result<CpuModel, ModelFileError> {
+        let time =
+            |v: &Option<Spanned<Value>>, key: &str| v.as_ref().map_or(Ok(0), |v| self.time(v, key));
+        let cores = match &c.cores {
+            None => None,
+            Some(v) if matches!(v.get_ref(), Value::String(s) if s.trim() == "unlimited") => None,
+            Some(v) => {
+                let hint = "must be a whole number of cores > 0, or \"unlimited\"";
+                let n = quantity(v.get_ref(), &COUNT).map_err(|m| {
+                    self.value_err(v.span().start, "cpu.cores", format!("{m}; {hint}"))
+                })?;
+                match u32::try_from(n) {
+                    Ok(n) if n > 0 => Some(n),
+                    _ => return Err(self.value_err(v.span().start, "cpu.cores", hint.into())),
+                }
+            }
+        };
+        Ok(CpuModel {
+            send_overhead_ns: time(&c.send_overhead, "cpu.send_overhead")?,
+            recv_overhead_ns: time(&c.recv_overhead, "cpu.recv_overhead")?,
+            cores,
+            wake_latency_ns: time(&c.wake_latency, "cpu.wake_latency")?,
+            measure_overhead_ns: time(&c.measure_overhead, "cpu.measure_overhead")?,
+            concurrent_slowdown_ppm: match &c.concurrent_slowdown {
+                Some(v) => {
+                    let ppm = self.quantity(v, "cpu.concurrent_slowdown", &FACTOR)?;
+                    if ppm > MAX_HOST_TO_TARGET_PPM {
+                        return Err(self.value_err(
+                            v.span().start,
+                            "cpu.concurrent_slowdown",
+                            "must be at most 1000000".into(),
+                        ));
+                    }
+                    ppm
+                }
+                None => 0,
+            },
+        })
     }
 
     fn table(
@@ -954,6 +1029,37 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
         if let Some(l) = m.bsp_l_ns {
             let _ = writeln!(t, "l = \"{}\"", fmt_time(l));
         }
+    }
+    if m.cpu != CpuModel::default() {
+        let c = &m.cpu;
+        let _ = writeln!(t, "\n[cpu]");
+        let _ = writeln!(t, "send_overhead = \"{}\"", fmt_time(c.send_overhead_ns));
+        let _ = writeln!(t, "recv_overhead = \"{}\"", fmt_time(c.recv_overhead_ns));
+        match c.cores {
+            Some(n) => {
+                let _ = writeln!(t, "cores = {n}");
+            }
+            None => {
+                let _ = writeln!(t, "cores = \"unlimited\"");
+            }
+        }
+        let _ = writeln!(t, "wake_latency = \"{}\"", fmt_time(c.wake_latency_ns));
+        let _ = writeln!(
+            t,
+            "measure_overhead = \"{}\"",
+            fmt_time(c.measure_overhead_ns)
+        );
+        if c.concurrent_slowdown_ppm > MAX_HOST_TO_TARGET_PPM {
+            return unrepresentable(format!(
+                "concurrent_slowdown_ppm {} is above {MAX_HOST_TO_TARGET_PPM}",
+                c.concurrent_slowdown_ppm
+            ));
+        }
+        let _ = writeln!(
+            t,
+            "concurrent_slowdown = {}",
+            exact_decimal(c.concurrent_slowdown_ppm, 6)
+        );
     }
     Ok(t)
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Completion, Endpoint, ReqId};
-use mpsim_proto::runtime::{Payload, RankRuntime};
+use mpsim_proto::runtime::{Payload, Posting, RankRuntime};
 
 use crate::kernel::{Kernel, RankState, Wait};
 use crate::model::ComputeMode;
@@ -34,6 +34,12 @@ impl SimRank {
         if done(r) {
             return Poll::Ready(Ok(()));
         }
+        // X1: overhead the rank still owes is CPU work before it can block; it waits after.
+        if let Some(at) = k.settle_overhead(self.rank) {
+            k.schedule_resume(self.rank, at);
+            return Poll::Pending;
+        }
+        let r = &mut k.ranks[self.rank as usize];
         let since = r.wait.map_or(r.clock, |w| w.since);
         r.wait = Some(Wait {
             since,
@@ -47,6 +53,7 @@ impl SimRank {
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
     fn advance(&self, d: u64, compute: bool) {
         let mut k = self.kernel.borrow_mut();
+        k.settle_overhead(self.rank);
         let r = &mut k.ranks[self.rank as usize];
         let from = r.clock;
         r.clock = r.clock.saturating_add(d);
@@ -77,11 +84,13 @@ impl RankRuntime for SimRank {
 
     fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
         let mut k = self.kernel.borrow_mut();
-        let t = k.ranks[self.rank as usize].clock;
+        let r = &k.ranks[self.rank as usize];
         debug_assert!(
-            k.closed || t == k.now,
+            k.closed || r.clock == k.now,
             "a rank runs only at the global time"
         );
+        // X1: a rank that owes overhead acts that much later.
+        let t = r.clock.saturating_add(r.overhead_ns);
         let ep = k.lend_outbox(self.rank);
         ep.set_now(t);
         f(ep);
@@ -115,6 +124,16 @@ impl RankRuntime for SimRank {
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             _ => Poll::Pending,
         }
+    }
+
+    fn request_overhead(&self, posting: Posting) {
+        let mut k = self.kernel.borrow_mut();
+        let o = match posting {
+            Posting::Send => k.model.cpu.send_overhead_ns,
+            Posting::Recv => k.model.cpu.recv_overhead_ns,
+        };
+        let r = &mut k.ranks[self.rank as usize];
+        r.overhead_ns = r.overhead_ns.saturating_add(o);
     }
 
     fn arrivals(&self) -> u64 {
@@ -162,7 +181,10 @@ impl RankRuntime for SimRank {
     }
 
     fn now_ns(&self) -> u64 {
-        self.kernel.borrow().ranks[self.rank as usize].clock
+        // X1: the overhead the rank owes is time it has spent.
+        let k = self.kernel.borrow();
+        let r = &k.ranks[self.rank as usize];
+        r.clock.saturating_add(r.overhead_ns)
     }
 
     fn virtual_time(&self) -> Option<u64> {

@@ -174,7 +174,7 @@ where
                 let mut k = kernel.borrow_mut();
                 if let Some(cpu) = cpu {
                     let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    let ns = k.model.measured_ns(host_ns);
+                    let ns = k.model.measured_stretch_ns(host_ns, n);
                     let r = &mut k.ranks[rank as usize];
                     r.debt_ns += ns;
                     r.stats.compute_ns += ns;
@@ -184,7 +184,8 @@ where
                         futures[rank as usize] = None;
                         let r = &mut k.ranks[rank as usize];
                         r.done = true;
-                        r.clock += std::mem::take(&mut r.debt_ns);
+                        r.clock +=
+                            std::mem::take(&mut r.debt_ns) + std::mem::take(&mut r.overhead_ns);
                         let t = r.clock;
                         let result = result.and_then(|()| pending_at_exit(&k, rank, t));
                         if let Err(mut e) = result {

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mpsim_sim::{ComputeMode, DelayTable, Model, ModelFile, ModelFileError};
+use mpsim_sim::{ComputeMode, CpuModel, DelayTable, Model, ModelFile, ModelFileError};
 use proptest::prelude::*;
 
 const GOOD_TOML: &str = r#"# a test model
@@ -236,6 +236,11 @@ fn arb_model() -> impl Strategy<Value = Model> {
         (any::<Option<usize>>(), 1u64..=u64::MAX, 1u64..=u64::MAX),
         (0..3u8, 1u64..=1_000_000_000_000),
         (any::<Option<u64>>(), any::<Option<u64>>()),
+        (
+            (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
+            proptest::option::of(1u32..),
+            0u64..=1_000_000_000_000,
+        ),
     )
         .prop_map(
             |(
@@ -244,6 +249,11 @@ fn arb_model() -> impl Strategy<Value = Model> {
                 (system_buffer, poll_cost_ns, flops_per_s),
                 (mode, host_to_target_ppm),
                 (bsp_g_ps_per_byte, bsp_l_ns),
+                (
+                    (send_overhead_ns, recv_overhead_ns, wake_latency_ns, measure_overhead_ns),
+                    cores,
+                    concurrent_slowdown_ppm,
+                ),
             )| Model {
                 ssend,
                 bsend,
@@ -261,6 +271,14 @@ fn arb_model() -> impl Strategy<Value = Model> {
                 host_to_target_ppm,
                 bsp_g_ps_per_byte,
                 bsp_l_ns,
+                cpu: CpuModel {
+                    send_overhead_ns,
+                    recv_overhead_ns,
+                    cores,
+                    wake_latency_ns,
+                    measure_overhead_ns,
+                    concurrent_slowdown_ppm,
+                },
             },
         )
 }
@@ -630,4 +648,76 @@ fn table_lines_count_comments_blank_lines_and_crlf() {
     assert_at(&got, 8, "4 comes after 8 (line 4)");
     let got = csv_error("size_bytes,delay_ns\r\n8,100\r\n\r\n16,0\r\n");
     assert_at(&got, 4, "delays must be > 0");
+}
+
+// --- the [cpu] section (extensions X1-X3) ------------------------------------------------------
+
+/// The good TOML with a `[cpu]` section of `body` appended; its first key is on line 24.
+fn with_cpu(body: &str) -> String {
+    format!("{GOOD_TOML}\n[cpu]\n{body}\n")
+}
+
+#[test]
+fn cpu_section_reads_every_extension() {
+    let toml = with_cpu(
+        "send_overhead = \"300ns\"\nrecv_overhead = \"0.2us\"\ncores = 2\n\
+         wake_latency = \"3us\"\nmeasure_overhead = 700\nconcurrent_slowdown = 0.09",
+    );
+    let dir = model_dir(
+        "cpu-good",
+        toml.as_bytes(),
+        GOOD_SSEND.as_bytes(),
+        GOOD_BSEND.as_bytes(),
+    );
+    let m = Model::load(&dir).expect("loads");
+    assert_eq!(
+        m.cpu,
+        CpuModel {
+            send_overhead_ns: 300,
+            recv_overhead_ns: 200,
+            cores: Some(2),
+            wake_latency_ns: 3000,
+            measure_overhead_ns: 700,
+            concurrent_slowdown_ppm: 90_000,
+        }
+    );
+    let again = scratch("cpu-rt");
+    m.write_to(&again).expect("writes");
+    assert_eq!(Model::load(&again).expect("loads back"), m);
+}
+
+#[test]
+fn cpu_section_is_optional_and_defaults_to_nothing() {
+    assert_eq!(Model::load(good()).expect("loads").cpu, CpuModel::default());
+    let unlimited = with_cpu("cores = \"unlimited\"");
+    let dir = model_dir(
+        "cpu-unlimited",
+        unlimited.as_bytes(),
+        GOOD_SSEND.as_bytes(),
+        GOOD_BSEND.as_bytes(),
+    );
+    assert_eq!(Model::load(&dir).expect("loads").cpu.cores, None);
+}
+
+#[test]
+fn bad_cpu_values_name_file_and_line() {
+    let line = GOOD_TOML.lines().count() + 3;
+    for (body, words) in [
+        ("cores = 0", "cpu.cores"),
+        ("cores = -2", "negative"),
+        ("cores = \"many\"", "unlimited"),
+        ("cores = 1.5", "cpu.cores"),
+        ("cores = 99999999999", "cpu.cores"),
+        ("send_overhead = \"5 parsecs\"", "cpu.send_overhead"),
+        ("recv_overhead = \"-1ns\"", "negative"),
+        ("wake_latency = true", "cpu.wake_latency"),
+        ("measure_overhead = \"0.5ns\"", "whole number"),
+        ("sendoverhead = \"1ns\"", "sendoverhead"),
+        ("concurrent_slowdown = -0.1", "negative"),
+        ("concurrent_slowdown = \"10%\"", "cpu.concurrent_slowdown"),
+        ("concurrent_slowdown = 2e6", "at most"),
+    ] {
+        let got = toml_error(&with_cpu(body));
+        assert_at(&got, line, words);
+    }
 }

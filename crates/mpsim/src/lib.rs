@@ -47,8 +47,8 @@ pub use persistent::{PersistentRequest, start_all};
 /// The simulator's machine model and report types.
 pub mod sim {
     pub use mpsim_sim::{
-        ComputeMode, DelayTable, Model, ModelError, ModelFile, ModelFileError, Outcome, PROTOCOLS,
-        RankReport, Report, Trace, Traffic,
+        ComputeMode, CpuModel, DelayTable, Model, ModelError, ModelFile, ModelFileError, Outcome,
+        PROTOCOLS, RankReport, Report, Trace, Traffic,
     };
 }
 

@@ -1,20 +1,33 @@
 //! `mpsim calibrate --backend threads`: the [`Plan`] measured by two ranks of the threads
 //! backend in this process, timed with [`Instant`] on rank 0.
 //!
-//! The protocol (batches, chunks, the order of pings) is the one `peers/calibrate.c` follows
-//! for `--backend mpi`; a change here belongs there too.
+//! The protocol of the bsend, ssend and 0-byte batches (batches, chunks, the order of pings)
+//! is the one `peers/calibrate.c` follows for `--backend mpi`; a change there belongs here too.
+//! The threads backend measures more than the MPI side (see the parent module, "The fit"):
+//! symmetric standard-send ping-pongs per size, a burst exchange for the per-message CPU
+//! overhead (X1), the same ping-pong with more ranks than cores for the wake-up latency (X2),
+//! and the cost of a measured-compute stretch in the simulator (X3).
 
 use std::sync::Mutex;
 use std::time::Instant;
 
-use mpsim::{BSEND_OVERHEAD, Backend, Comm, Launcher};
+use mpsim::sim::{ComputeMode, Model};
+use mpsim::{BSEND_OVERHEAD, Backend, Comm, Launcher, Request, wait_all};
 
-use super::{CHUNKS, Measured, Measurement, Ping, Plan, iterations};
+use super::{BURST, CHUNKS, Cpu, Measured, Measurement, Ping, Plan, WAKE_DELAY_NS, iterations};
 
 /// Tag of the ping-pong messages.
 const TAG: i32 = 1;
 /// Tag of the empty exchange that synchronises the ranks before each batch.
 const SYNC_TAG: i32 = 2;
+/// Tag of the message that releases the idle ranks of the oversubscribed run.
+const RELEASE_TAG: i32 = 3;
+/// Size of the messages of the burst and oversubscribed measurements, bytes.
+const SMALL: usize = 8;
+/// Rounds of the burst exchange (each `BURST` messages each way), and its warm-up.
+const BURST_ROUNDS: u64 = 2_000;
+/// Simulated ping-pong iterations for the measured-compute stretch cost.
+const STRETCH_ITERS: u64 = 20_000;
 
 /// Runs the plan on 2 ranks of the threads backend; returns rank 0's measurements.
 pub(super) fn measure(plan: &Plan) -> Result<Measurement, String> {
@@ -33,10 +46,11 @@ pub(super) fn measure(plan: &Plan) -> Result<Measurement, String> {
             }
         })
         .map_err(|e| format!("calibration run failed: {e}"))?;
-    let measured = result
+    let mut measured = result
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .ok_or("calibration run produced no measurements")?;
+    measured.cpu = Some(measure_cpu(plan)?);
     Ok(Measurement {
         measured,
         how: "2 ranks of the in-process threads backend".into(),
@@ -66,11 +80,20 @@ async fn batch(world: &Comm, ping: Ping, buf: &mut [u8]) -> mpsim::Result<f64> {
                 Ping::Zero => world.send::<u8>(&[], peer, TAG).await?,
                 Ping::Bsend => world.bsend(buf, peer, TAG).await?,
                 Ping::Ssend => world.ssend(buf, peer, TAG).await?,
+                Ping::Standard => world.send(buf, peer, TAG).await?,
             }
-            world.recv::<u8>(&mut [], peer, TAG).await?;
+            if ping == Ping::Standard {
+                world.recv(buf, peer, TAG).await?;
+            } else {
+                world.recv::<u8>(&mut [], peer, TAG).await?;
+            }
         } else {
             world.recv(buf, peer, TAG).await?;
-            world.send::<u8>(&[], peer, TAG).await?;
+            if ping == Ping::Standard {
+                world.send(buf, peer, TAG).await?;
+            } else {
+                world.send::<u8>(&[], peer, TAG).await?;
+            }
         }
     }
     let last = (iters - 1) % chunk + 1;
@@ -91,8 +114,180 @@ async fn sweep(world: Comm, plan: &Plan) -> mpsim::Result<Measured> {
             let b = &mut buf[..n as usize];
             m.record(Ping::Bsend, i, batch(&world, Ping::Bsend, b).await?);
             m.record(Ping::Ssend, i, batch(&world, Ping::Ssend, b).await?);
+            m.record(Ping::Standard, i, batch(&world, Ping::Standard, b).await?);
         }
     }
     world.buffer_detach().await?;
     Ok(m)
+}
+
+/// The CPU side of the model (X1–X3), measured apart from the sweep: see [`Cpu`].
+fn measure_cpu(plan: &Plan) -> Result<Cpu, String> {
+    let mut cpu = Cpu::new();
+    for _ in 0..plan.reps {
+        let (round, sends) = run_burst()?;
+        cpu.burst_round = cpu.burst_round.min(round);
+        cpu.burst_sends = cpu.burst_sends.min(sends);
+        cpu.rtt_small = cpu.rtt_small.min(run_pingpong(2)?);
+        cpu.rtt_small_oversubscribed = cpu
+            .rtt_small_oversubscribed
+            .min(run_delayed_pingpong(cpu.cores + 1)?);
+        cpu.stretch = cpu.stretch.min(stretch_cost()?);
+        let (alone, together) = super::contention::measure(cpu.cores);
+        cpu.sweep_alone = cpu.sweep_alone.min(alone);
+        cpu.sweep_together = cpu.sweep_together.min(together);
+    }
+    Ok(cpu)
+}
+
+/// Runs `f` on rank 0 of a `ranks`-rank threads run whose ranks 0 and 1 take part and the
+/// others wait, blocked, until rank 0 is done; returns rank 0's result.
+fn on_rank0<T: Send>(
+    ranks: u32,
+    f: impl AsyncFn(&Comm) -> mpsim::Result<Option<T>> + Sync,
+) -> Result<T, String> {
+    let result: Mutex<Option<T>> = Mutex::new(None);
+    Launcher::new(ranks)
+        .backend(Backend::Threads)
+        .run(|world| {
+            let (result, f) = (&result, &f);
+            async move {
+                let rank = world.rank();
+                if rank >= 2 {
+                    world.recv::<u8>(&mut [], 0, RELEASE_TAG).await?;
+                    return Ok(());
+                }
+                let got = f(&world).await?;
+                if rank == 0 {
+                    for r in 2..world.size() {
+                        world.send::<u8>(&[], r, RELEASE_TAG).await?;
+                    }
+                    *result.lock().unwrap_or_else(|e| e.into_inner()) = got;
+                }
+                Ok(())
+            }
+        })
+        .map_err(|e| format!("calibration run failed: {e}"))?;
+    result
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .ok_or_else(|| "calibration run produced no measurements".into())
+}
+
+/// A symmetric ping-pong of `SMALL`-byte standard sends between ranks 0 and 1 of a
+/// `ranks`-rank run (the others blocked): the best mean round trip, ns.
+fn run_pingpong(ranks: u32) -> Result<f64, String> {
+    on_rank0(ranks, async |world: &Comm| {
+        let mut buf = [0u8; SMALL];
+        let rtt = batch(world, Ping::Standard, &mut buf).await?;
+        Ok((world.rank() == 0).then_some(rtt))
+    })
+}
+
+/// Delayed ping-pongs of `SMALL`-byte standard sends between ranks 0 and 1 of a `ranks`-rank
+/// run (the others blocked), rank 1 computing `WAKE_DELAY_NS` before each answer: the best
+/// mean round trip, ns.
+fn run_delayed_pingpong(ranks: u32) -> Result<f64, String> {
+    const ITERS: u64 = 500;
+    on_rank0(ranks, async |world: &Comm| {
+        let peer = 1 - world.rank();
+        let mut buf = [0u8; SMALL];
+        world
+            .sendrecv::<u8, u8>(&[], peer, SYNC_TAG, &mut [], peer, SYNC_TAG)
+            .await?;
+        let chunk = ITERS.div_ceil(CHUNKS);
+        let warmup = ITERS / 10;
+        let mut best = f64::INFINITY;
+        let mut t0 = Instant::now();
+        for k in 0..warmup + ITERS {
+            if k >= warmup && (k - warmup).is_multiple_of(chunk) {
+                if k > warmup {
+                    best = best.min(t0.elapsed().as_nanos() as f64 / chunk as f64);
+                }
+                t0 = Instant::now();
+            }
+            if world.rank() == 0 {
+                world.send(&buf, peer, TAG).await?;
+                world.recv(&mut buf, peer, TAG).await?;
+            } else {
+                world.recv(&mut buf, peer, TAG).await?;
+                world
+                    .compute(std::time::Duration::from_nanos(WAKE_DELAY_NS))
+                    .await;
+                world.send(&buf, peer, TAG).await?;
+            }
+        }
+        Ok((world.rank() == 0).then_some(best))
+    })
+}
+
+/// The burst exchange: each round, both ranks post `BURST` receives and `BURST` standard sends
+/// of `SMALL` bytes, then `wait_all`. Returns the best mean round time and the best mean time
+/// of rank 0's `BURST` sends alone, ns.
+fn run_burst() -> Result<(f64, f64), String> {
+    on_rank0(2, async |world: &Comm| {
+        let peer = 1 - world.rank();
+        let out = [1u8; SMALL];
+        let mut inb = vec![[0u8; SMALL]; BURST as usize];
+        world
+            .sendrecv::<u8, u8>(&[], peer, SYNC_TAG, &mut [], peer, SYNC_TAG)
+            .await?;
+        let chunk = BURST_ROUNDS.div_ceil(CHUNKS);
+        let warmup = BURST_ROUNDS / 10;
+        let (mut best_round, mut best_sends) = (f64::INFINITY, f64::INFINITY);
+        let (mut t0, mut sends) = (Instant::now(), 0u128);
+        for k in 0..warmup + BURST_ROUNDS {
+            if k >= warmup && (k - warmup).is_multiple_of(chunk) {
+                if k > warmup {
+                    best_round = best_round.min(t0.elapsed().as_nanos() as f64 / chunk as f64);
+                    best_sends = best_sends.min(sends as f64 / chunk as f64);
+                }
+                (t0, sends) = (Instant::now(), 0);
+            }
+            let mut reqs: Vec<Request<'_>> = Vec::with_capacity(2 * BURST as usize);
+            for b in inb.iter_mut() {
+                reqs.push(world.irecv(b, peer, TAG)?);
+            }
+            let s0 = Instant::now();
+            for _ in 0..BURST {
+                reqs.push(world.isend(&out, peer, TAG)?);
+            }
+            sends += s0.elapsed().as_nanos();
+            wait_all(&mut reqs).await?;
+        }
+        Ok((world.rank() == 0).then_some((best_round, best_sends)))
+    })
+}
+
+/// What the simulator charges as measured compute per stretch of a rank that computes
+/// nothing (a 2-rank ping-pong of `SMALL`-byte sends, one stretch per iteration and rank):
+/// reading the thread CPU clock and the simulator's own work, ns.
+fn stretch_cost() -> Result<f64, String> {
+    let model = Model {
+        compute: ComputeMode::Measured,
+        ..Model::default_machine()
+    };
+    let outcome = Launcher::new(2)
+        .model(model)
+        .simulate(|world: Comm| async move {
+            let peer = 1 - world.rank();
+            let mut buf = [0u8; SMALL];
+            for _ in 0..STRETCH_ITERS {
+                if world.rank() == 0 {
+                    world.send(&buf, peer, TAG).await?;
+                    world.recv(&mut buf, peer, TAG).await?;
+                } else {
+                    world.recv(&mut buf, peer, TAG).await?;
+                    world.send(&buf, peer, TAG).await?;
+                }
+            }
+            Ok(())
+        });
+    if let Some(e) = outcome.error {
+        return Err(format!("the simulated stretch measurement failed: {e}"));
+    }
+    let compute: u64 = outcome.report.ranks.iter().map(|r| r.compute_ns).sum();
+    // Each rank suspends once per iteration (in its receive), plus its first and last stretch.
+    let stretches = outcome.report.ranks.len() as u64 * (STRETCH_ITERS + 1);
+    Ok(compute as f64 / stretches as f64)
 }

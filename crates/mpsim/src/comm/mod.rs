@@ -61,7 +61,7 @@ use std::time::Duration;
 use mpsim_proto::error::{Error, Result, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
 use mpsim_proto::p2p::{Endpoint, ReqId, SendMode, Status};
-use mpsim_proto::runtime::{Payload, RankRuntime};
+use mpsim_proto::runtime::{Payload, Posting, RankRuntime};
 
 pub use create::CommCompare;
 use create::mix;
@@ -241,6 +241,7 @@ impl Comm {
         dest: u32,
         tag: i32,
     ) -> Result<Request<'static>> {
+        self.rt().request_overhead(Posting::Send);
         Ok(
             match self.start_send_on(context, mode, bytes, dest, tag, false)? {
                 None => Request::null(self.rt().clone(), Status::default(), None),
@@ -289,6 +290,7 @@ impl Comm {
         let Some(pattern) = pattern else {
             return Request::null(self.rt().clone(), proc_null_status(), Some(buf));
         };
+        self.rt().request_overhead(Posting::Recv);
         let id = self.irecv_then(pattern, buf.len(), |_, id| id);
         Request::active(self.rt().clone(), id, call, Some(buf))
     }

@@ -1,0 +1,246 @@
+//! The timing extensions X1–X3 of `crates/mpsim-sim/EXTENSIONS.md`, one test (at least) per
+//! extension, named `timing_xN_...`, each asserting the exact virtual times the extension
+//! implies. Models are `Model::worked_examples()` (every delay 1000 ns, ack 200 ns) with a
+//! `[cpu]` part set here; with the default `[cpu]` (nothing charged, unlimited cores) every
+//! worked example and settled detail of `spec/timing.md` holds unchanged (their own tests run
+//! on that default).
+
+use std::future::Future;
+use std::time::Duration;
+
+use mpsim::sim::{CpuModel, Model, Outcome};
+use mpsim::{Comm, Launcher, wait_all};
+
+/// Simulates `program` on `ranks` ranks of `model`.
+fn sim<F, Fut>(ranks: u32, model: Model, program: F) -> Outcome
+where
+    F: Fn(Comm) -> Fut,
+    Fut: Future<Output = mpsim::Result<()>>,
+{
+    let o = Launcher::new(ranks).model(model).simulate(program);
+    assert!(o.error.is_none(), "the run failed: {:?}", o.error);
+    o
+}
+
+/// The final virtual clock of every rank.
+fn clocks(o: &Outcome) -> Vec<u64> {
+    o.report.ranks.iter().map(|r| r.clock_ns).collect()
+}
+
+/// The worked examples' model with `cpu`.
+fn with_cpu(cpu: CpuModel) -> Model {
+    Model {
+        cpu,
+        ..Model::worked_examples()
+    }
+}
+
+/// X1: 50 ns per send request, 30 ns per receive request.
+fn x1_model() -> Model {
+    with_cpu(CpuModel {
+        send_overhead_ns: 50,
+        recv_overhead_ns: 30,
+        ..CpuModel::default()
+    })
+}
+
+/// X1: each nonblocking send costs its caller `send_overhead` before the message leaves, each
+/// nonblocking receive `recv_overhead` before it is posted, so a burst of sends leaves one
+/// overhead apart and the caller's clock moves by the sum.
+#[test]
+fn timing_x1_send_overhead_spaces_a_burst_of_requests() {
+    let o = sim(2, x1_model(), |world: Comm| async move {
+        if world.rank() == 0 {
+            let mut reqs = [world.isend(&[1u8; 8], 1, 0)?, world.isend(&[2u8; 8], 1, 1)?];
+            assert_eq!(world.now_ns(), 100, "two sends, 50 ns each");
+            wait_all(&mut reqs).await?;
+            assert_eq!(world.now_ns(), 100, "eager sends are complete at once");
+        } else {
+            let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+            let mut reqs = [world.irecv(&mut a, 0, 0)?, world.irecv(&mut b, 0, 1)?];
+            assert_eq!(world.now_ns(), 60, "two receives, 30 ns each");
+            wait_all(&mut reqs).await?;
+            assert_eq!(
+                world.now_ns(),
+                1100,
+                "left at 50 and 100, arrived 1000 later"
+            );
+        }
+        Ok(())
+    });
+    assert_eq!(clocks(&o), vec![100, 1100]);
+}
+
+/// X1: blocking calls post no request the program sees and pay no overhead (their cost is in
+/// the delay tables); `sendrecv` is `irecv` + `isend` + `wait_all` (`timing.md` §2) and pays
+/// both.
+#[test]
+fn timing_x1_send_overhead_is_per_request_not_per_blocking_call() {
+    let o = sim(2, x1_model(), |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        let peer = 1 - world.rank();
+        if world.rank() == 0 {
+            world.send(&[1u8; 8], 1, 0).await?;
+            world.recv(&mut buf, 1, 0).await?;
+        } else {
+            world.recv(&mut buf, 0, 0).await?;
+            world.send(&buf, 0, 0).await?;
+        }
+        assert_eq!(world.now_ns(), 2000 - 1000 * world.rank() as u64);
+        let out = [7u8; 8];
+        world.sendrecv(&out, peer, 1, &mut buf, peer, 1).await?;
+        Ok(())
+    });
+    // Rank 1 enters sendrecv at 1000, rank 0 at 2000; each sends at entry + 30 + 50.
+    assert_eq!(clocks(&o), vec![2080, 3080]);
+}
+
+/// X1: overhead still owed when a rank blocks is CPU work before the wait, so it overlaps the
+/// wait instead of adding to it.
+#[test]
+fn timing_x1_send_overhead_overlaps_a_later_wait() {
+    let o = sim(2, x1_model(), |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        if world.rank() == 0 {
+            let req = world.isend(&[1u8; 8], 1, 0)?;
+            // Blocks at 50 (the send's overhead first); the answer leaves rank 1 at
+            // 2000 + 30 + 50 and arrives at 3080.
+            world.recv(&mut buf, 1, 0).await?;
+            assert_eq!(world.now_ns(), 3080);
+            req.wait().await?;
+        } else {
+            world.compute(Duration::from_nanos(2000)).await;
+            // The message arrived at 1050: the receive finds it, after its own 30 ns.
+            world.irecv(&mut buf, 0, 0)?.wait().await?;
+            assert_eq!(world.now_ns(), 2030);
+            world.isend(&buf, 0, 0)?.wait().await?;
+            assert_eq!(world.now_ns(), 2080);
+        }
+        Ok(())
+    });
+    assert_eq!(clocks(&o), vec![3080, 2080]);
+}
+
+/// X2: with more ranks than cores, a rank blocked when its message arrives resumes
+/// `wake_latency` later; one that has not blocked yet pays nothing.
+#[test]
+fn timing_x2_oversubscribed_blocked_ranks_wake_late() {
+    let ring = |world: Comm| async move {
+        let (me, n) = (world.rank(), world.size());
+        let mut token = [0u8; 8];
+        if me == 0 {
+            world.send(&token, 1, 0).await?;
+            world.recv(&mut token, n - 1, 0).await?;
+        } else {
+            world.recv(&mut token, me - 1, 0).await?;
+            world.send(&token, (me + 1) % n, 0).await?;
+        }
+        Ok(())
+    };
+    let cpu = |cores| CpuModel {
+        cores: Some(cores),
+        wake_latency_ns: 500,
+        ..CpuModel::default()
+    };
+    // 3 ranks on 2 cores: every hop is 1000 ns + 500 ns of wake-up.
+    assert_eq!(
+        clocks(&sim(3, with_cpu(cpu(2)), ring)),
+        vec![4500, 1500, 3000]
+    );
+    // 3 ranks on 3 cores: not oversubscribed, nothing changes.
+    assert_eq!(
+        clocks(&sim(3, with_cpu(cpu(3)), ring)),
+        vec![3000, 1000, 2000]
+    );
+    // A receiver that comes late finds its message and does not block.
+    let o = sim(3, with_cpu(cpu(2)), |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        match world.rank() {
+            0 => world.send(&buf, 1, 0).await?,
+            1 => {
+                world.compute(Duration::from_nanos(5000)).await;
+                world.recv(&mut buf, 0, 0).await?;
+                assert_eq!(world.now_ns(), 5000);
+            }
+            _ => {}
+        }
+        Ok(())
+    });
+    assert_eq!(clocks(&o), vec![0, 5000, 0]);
+}
+
+/// X2: every message that reaches a blocked rank wakes it; a completion during a wake-up
+/// under way resumes the rank when that wake-up ends, a later one takes a wake-up of its own.
+#[test]
+fn timing_x2_oversubscribed_each_arrival_wakes_a_blocked_rank() {
+    let model = with_cpu(CpuModel {
+        cores: Some(2),
+        wake_latency_ns: 500,
+        ..CpuModel::default()
+    });
+    // Rank 2 sends `late` ns after rank 0 (both arrive 1000 ns after they leave).
+    let gather = |late: u64| {
+        move |world: Comm| async move {
+            match world.rank() {
+                0 => world.send(&[1u8; 8], 1, 0).await?,
+                2 => {
+                    world.compute(Duration::from_nanos(late)).await;
+                    world.send(&[2u8; 8], 1, 0).await?;
+                }
+                _ => {
+                    let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+                    let mut reqs = [world.irecv(&mut a, 0, 0)?, world.irecv(&mut b, 2, 0)?];
+                    wait_all(&mut reqs).await?;
+                }
+            }
+            Ok(())
+        }
+    };
+    // Arrivals at 1000 and 1200: the second comes while the first wake-up (to 1500) is under
+    // way.
+    assert_eq!(clocks(&sim(3, model.clone(), gather(200)))[1], 1500);
+    // Arrivals at 1000 and 5000: woken (to 1500) for nothing, then again at 5000.
+    assert_eq!(clocks(&sim(3, model, gather(4000)))[1], 5500);
+}
+
+/// X2: a blocking probe woken by an arrival on an oversubscribed run wakes late too.
+#[test]
+fn timing_x2_oversubscribed_probe_wakes_late() {
+    let model = with_cpu(CpuModel {
+        cores: Some(1),
+        wake_latency_ns: 700,
+        ..CpuModel::default()
+    });
+    let o = sim(2, model, |world: Comm| async move {
+        if world.rank() == 0 {
+            world.send(&[1u8; 8], 1, 3).await?;
+        } else {
+            let status = world.probe(0, 3).await?;
+            assert_eq!(status.bytes, 8);
+            assert_eq!(world.now_ns(), 1700, "arrived at 1000, woke 700 later");
+            let mut buf = [0u8; 8];
+            world.recv(&mut buf, 0, 3).await?;
+        }
+        Ok(())
+    });
+    assert_eq!(clocks(&o), vec![0, 1700]);
+}
+
+/// X1 and X2 at their defaults (nothing charged, unlimited cores) leave `spec/timing.md`'s E1
+/// exact, whatever the rank count.
+#[test]
+fn timing_x1_x2_defaults_change_nothing() {
+    assert_eq!(Model::worked_examples().cpu, CpuModel::default());
+    let o = sim(64, Model::worked_examples(), |world: Comm| async move {
+        match world.rank() {
+            0 => world.ssend(&[1u8; 8], 1, 0).await?,
+            1 => {
+                let mut buf = [0u8; 8];
+                world.recv(&mut buf, 0, 0).await?;
+            }
+            _ => {}
+        }
+        Ok(())
+    });
+    assert_eq!(&clocks(&o)[..2], &[1200, 1000], "E1");
+}
