@@ -18,6 +18,8 @@
 
 use std::sync::Arc;
 
+use std::collections::hash_map::Entry;
+
 use rustc_hash::FxHashMap;
 
 use mpsim_proto::deadlock;
@@ -196,11 +198,10 @@ impl Kernel {
                         &self.model.ssend
                     };
                     let recv_ts = t.saturating_add(table.delay(*bytes as u64));
-                    let arrival = self
-                        .last_arrival
-                        .get(&channel)
-                        .map_or(recv_ts, |&last| recv_ts.max(last));
-                    self.last_arrival.insert(channel, arrival);
+                    // One hash lookup: this runs once per simulated message.
+                    let last = self.last_arrival.entry(channel).or_insert(recv_ts);
+                    *last = recv_ts.max(*last);
+                    let arrival = *last;
                     self.ranks[rank as usize].stats.sent(*protocol, *bytes);
                     self.messages_sent += 1;
                     let (id, bytes) = (self.messages_sent, *bytes);
@@ -257,8 +258,10 @@ impl Kernel {
             self.ranks[to as usize].stats.received(*protocol, *bytes);
             // A channel whose last message has arrived needs no FIFO bookkeeping any more: every
             // later message is sent after `t` and arrives after it.
-            if self.last_arrival.get(&(from, to)).is_some_and(|&a| a <= t) {
-                self.last_arrival.remove(&(from, to));
+            if let Entry::Occupied(last) = self.last_arrival.entry((from, to))
+                && *last.get() <= t
+            {
+                last.remove();
             }
         }
         let is_message = matches!(packet, Packet::Message { .. });
