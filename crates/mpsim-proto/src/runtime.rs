@@ -71,8 +71,10 @@ pub trait RankRuntime {
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Ready(Ok(())) => {
                 let mut taken = None;
-                self.with_endpoint(&mut |ep| taken = Some(ep.test(req)));
-                Poll::Ready(take_done(taken.expect("with_endpoint runs the closure")))
+                self.with_endpoint(&mut |ep| taken = ep.take_if_done(req));
+                Poll::Ready(Ok(
+                    taken.expect("a request poll_done found complete has its completion")
+                ))
             }
         }
     }
@@ -118,11 +120,4 @@ pub trait RankRuntime {
     fn virtual_time(&self) -> Option<u64> {
         None
     }
-}
-
-/// The completion of a request `poll_done` found complete (`test` on it cannot say "not yet").
-pub fn take_done(
-    tested: Result<Option<Completion<Payload>>, Error>,
-) -> Result<Completion<Payload>, Error> {
-    tested.map(|c| c.expect("a request found complete has its completion"))
 }

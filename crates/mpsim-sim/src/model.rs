@@ -497,22 +497,32 @@ mod tests {
         u64::try_from(d.max(1)).unwrap_or(u64::MAX)
     }
 
+    /// A table with points at the running sums of the `steps`' x increments, `delay(size)`
+    /// compared with [`reference_delay`].
+    fn check_against_reference(
+        steps: &[(u64, u64)],
+        size: u64,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut x = 0;
+        let points: Vec<(u64, u64)> = steps
+            .iter()
+            .map(|&(dx, y)| {
+                x += dx;
+                (x, y)
+            })
+            .collect();
+        let t = DelayTable::new("p", points.clone()).expect("valid");
+        proptest::prop_assert_eq!(t.delay(size), reference_delay(&points, size));
+        Ok(())
+    }
+
     proptest::proptest! {
         #[test]
         fn delay_matches_the_i128_formula(
             steps in proptest::collection::vec((1u64..1 << 30, 1u64..1 << 30), 1..6),
             size in 0u64..1 << 33,
         ) {
-            let mut x = 0;
-            let points: Vec<(u64, u64)> = steps
-                .iter()
-                .map(|&(dx, y)| {
-                    x += dx;
-                    (x, y)
-                })
-                .collect();
-            let t = DelayTable::new("p", points.clone()).expect("valid");
-            proptest::prop_assert_eq!(t.delay(size), reference_delay(&points, size));
+            check_against_reference(&steps, size)?;
         }
 
         /// Delays near 2^62: the step's product overflows 64 bits, the 128-bit path runs.
@@ -521,16 +531,7 @@ mod tests {
             steps in proptest::collection::vec((1u64..1 << 30, 1u64..1 << 62), 2..6),
             size in 0u64..1 << 40,
         ) {
-            let mut x = 0;
-            let points: Vec<(u64, u64)> = steps
-                .iter()
-                .map(|&(dx, y)| {
-                    x += dx;
-                    (x, y)
-                })
-                .collect();
-            let t = DelayTable::new("p", points.clone()).expect("valid");
-            proptest::prop_assert_eq!(t.delay(size), reference_delay(&points, size));
+            check_against_reference(&steps, size)?;
         }
     }
 

@@ -310,14 +310,7 @@ impl Comm {
         let Some(pattern) = pattern else {
             return Blocking::done(rt, Ok(proc_null_status()));
         };
-        let (id, done) = self.irecv_then(pattern, buf.len(), |ep, id| {
-            let done = if ep.is_done(id) {
-                ep.test(id).ok().flatten()
-            } else {
-                None
-            };
-            (id, done)
-        });
+        let (id, done) = self.irecv_then(pattern, buf.len(), |ep, id| (id, ep.take_if_done(id)));
         match done {
             Some(completion) => Blocking::done(
                 rt,

@@ -266,17 +266,10 @@ impl<P> Endpoint<P> {
     /// Takes the completion of `req` if it is complete; the handle is then spent. `Ok(None)`
     /// while pending.
     pub fn test(&mut self, req: ReqId) -> Result<Option<Completion<P>>, Error> {
-        let rank = self.rank;
-        let slot = self
-            .slot_mut(req)
-            .ok_or_else(|| invalid_request(rank, "test"))?;
-        if !slot.user_done() {
-            return Ok(None);
+        if self.slot(req).is_none() {
+            return Err(invalid_request(self.rank, "test"));
         }
-        let completion = slot.done.take();
-        slot.held_by_user = false;
-        self.release_if_unused(req);
-        Ok(completion)
+        Ok(self.take_if_done(req))
     }
 
     /// The completion of `req` if the program would see it complete, taken as by
