@@ -121,3 +121,20 @@ pub trait RankRuntime {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Payload;
+    use crate::p2p::Packet;
+
+    /// A packet and the 8-byte sequence number of a lane slot share one cache line: a small
+    /// message crosses cores in one line (`mpsim-threads` lane).
+    #[test]
+    fn packet_fits_a_cache_line_beside_a_sequence_number() {
+        assert!(
+            std::mem::size_of::<Packet<Payload>>() <= 56,
+            "Packet<Payload> is {} bytes",
+            std::mem::size_of::<Packet<Payload>>()
+        );
+    }
+}

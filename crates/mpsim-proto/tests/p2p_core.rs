@@ -221,9 +221,8 @@ impl Net {
         tag: i32,
         data: Payload,
     ) -> Result<ReqId, Error> {
-        let bytes = data.len();
         self.ep(from)
-            .isend(mode, to, Envelope::new(CTX, from, tag), bytes, data)
+            .isend(mode, to, Envelope::new(CTX, from, tag), data)
     }
 
     /// As [`Net::isend`], for sends that cannot fail.

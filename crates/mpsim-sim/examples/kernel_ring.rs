@@ -28,7 +28,6 @@ async fn ring(rt: Rc<dyn RankRuntime>, iters: u64) -> Result<(), Error> {
                 SendMode::Standard,
                 right,
                 Envelope::new(ctx, me, 7),
-                8,
                 Payload::from_elem(0, 8),
             ))
         });

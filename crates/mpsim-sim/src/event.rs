@@ -33,6 +33,8 @@ pub(crate) enum Body {
     Deliver {
         from: u32,
         to: u32,
+        /// The sender's time at the send (strict ready sends are checked against it).
+        sent_at: u64,
         packet: Packet<Payload>,
     },
     /// Resumes rank `rank`, the event's creator.
@@ -121,7 +123,7 @@ pub(crate) struct Queue {
     start: Range<u32>,
     heap: BinaryHeap<Reverse<Entry>>,
     /// Deliveries in the heap: destination and packet (the sender is the key's creator).
-    bodies: Vec<Option<(u32, Packet<Payload>)>>,
+    bodies: Vec<Option<(u32, u64, Packet<Payload>)>>,
     free: Vec<u32>,
 }
 
@@ -174,22 +176,27 @@ impl Queue {
                 debug_assert_eq!(rank, key.creator, "a resume is made by its rank");
                 0
             }
-            Body::Deliver { from, to, packet } => {
+            Body::Deliver {
+                from,
+                to,
+                sent_at,
+                packet,
+            } => {
                 debug_assert_eq!(from, key.creator, "a packet is sent by its creator");
-                self.store(to, packet)
+                self.store(to, sent_at, packet)
             }
         };
         self.heap.push(Reverse(Entry::new(key, slot)));
     }
 
-    fn store(&mut self, to: u32, packet: Packet<Payload>) -> u32 {
+    fn store(&mut self, to: u32, sent_at: u64, packet: Packet<Payload>) -> u32 {
         match self.free.pop() {
             Some(i) => {
-                self.bodies[i as usize] = Some((to, packet));
+                self.bodies[i as usize] = Some((to, sent_at, packet));
                 i
             }
             None => {
-                self.bodies.push(Some((to, packet)));
+                self.bodies.push(Some((to, sent_at, packet)));
                 u32::try_from(self.bodies.len() - 1)
                     .ok()
                     .filter(|&i| i < RESUME_BIT)
@@ -229,11 +236,12 @@ impl Queue {
         } else {
             // Invariant: a delivery's entry names a filled slot.
             let slot = entry.tag;
-            let (to, packet) = self.bodies[slot as usize].take().expect("event body");
+            let (to, sent_at, packet) = self.bodies[slot as usize].take().expect("event body");
             self.free.push(slot);
             Body::Deliver {
                 from: key.creator,
                 to,
+                sent_at,
                 packet,
             }
         };
@@ -268,7 +276,7 @@ mod tests {
     fn packet(n: u64) -> Packet<Payload> {
         let mut ep = Endpoint::new(0, Config::default());
         let env = Envelope::new(ContextId(0), 0, n as i32);
-        let _ = ep.isend(SendMode::Standard, 1, env, 0, Payload::new());
+        let _ = ep.isend(SendMode::Standard, 1, env, Payload::new());
         ep.poll_transmit().expect("a send transmits").packet
     }
 
@@ -279,6 +287,7 @@ mod tests {
             Body::Deliver {
                 from: k.creator,
                 to: k.creator + 100,
+                sent_at: k.n,
                 packet: packet(k.n),
             }
         }
@@ -288,10 +297,16 @@ mod tests {
     fn check_body(k: Key, b: &Body) -> bool {
         match b {
             Body::Resume { rank } => k.class == RESUME && *rank == k.creator,
-            Body::Deliver { from, to, packet } => {
+            Body::Deliver {
+                from,
+                to,
+                sent_at,
+                packet,
+            } => {
                 k.class == DELIVERY
                     && *from == k.creator
                     && *to == k.creator + 100
+                    && *sent_at == k.n
                     && matches!(packet, Packet::Message { envelope, .. } if envelope.tag as u64 == k.n)
             }
         }

@@ -190,8 +190,9 @@ impl Kernel {
             let channel = (rank, tx.to);
             let time = match &tx.packet {
                 Packet::Message {
-                    bytes, protocol, ..
+                    payload, protocol, ..
                 } => {
+                    let bytes = &payload.len();
                     let table = if protocol.buffered_timing() {
                         &self.model.bsend
                     } else {
@@ -228,6 +229,7 @@ impl Kernel {
                 Body::Deliver {
                     from: rank,
                     to: tx.to,
+                    sent_at: t,
                     packet: tx.packet,
                 },
             );
@@ -248,14 +250,16 @@ impl Kernel {
         }
     }
 
-    /// Delivers a packet at the current time.
-    pub fn deliver(&mut self, from: u32, to: u32, packet: Packet<Payload>) {
+    /// Delivers a packet, sent at `sent_at`, at the current time.
+    pub fn deliver(&mut self, from: u32, to: u32, sent_at: u64, packet: Packet<Payload>) {
         let t = self.now;
         if let Packet::Message {
-            bytes, protocol, ..
+            payload, protocol, ..
         } = &packet
         {
-            self.ranks[to as usize].stats.received(*protocol, *bytes);
+            self.ranks[to as usize]
+                .stats
+                .received(*protocol, payload.len());
             // A channel whose last message has arrived needs no FIFO bookkeeping any more: every
             // later message is sent after `t` and arrives after it.
             if let Entry::Occupied(last) = self.last_arrival.entry((from, to))
@@ -271,7 +275,7 @@ impl Kernel {
         }
         let ep = self.lend_outbox(to);
         ep.set_now(t);
-        ep.handle_packet(from, packet);
+        ep.handle_packet_sent_at(from, packet, sent_at);
         if is_message {
             let r = &mut self.ranks[to as usize];
             r.arrivals += 1;

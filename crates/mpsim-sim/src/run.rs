@@ -137,8 +137,13 @@ where
             observe(progress(&k));
         }
         let stop = match body {
-            Body::Deliver { from, to, packet } => {
-                k.deliver(from, to, packet);
+            Body::Deliver {
+                from,
+                to,
+                sent_at,
+                packet,
+            } => {
+                k.deliver(from, to, sent_at, packet);
                 k.stop.is_some()
             }
             Body::Resume { rank } => {

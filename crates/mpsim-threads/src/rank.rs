@@ -201,8 +201,8 @@ impl ThreadRank {
     #[cold]
     #[inline(never)]
     fn trace_sent(&self, trace: &RefCell<RankTrace>, to: u32, packet: &Packet<Payload>) {
-        if let Packet::Message { bytes, .. } = packet {
-            trace.borrow_mut().sent(to, self.now_ns(), *bytes);
+        if let Packet::Message { payload, .. } = packet {
+            trace.borrow_mut().sent(to, self.now_ns(), payload.len());
         }
     }
 

@@ -438,7 +438,6 @@ mod tests {
                 SendMode::Standard,
                 0,
                 Envelope::new(ctx, 1, 0),
-                4,
                 Payload::from_slice(&[7; 4]),
             )
             .expect("send");

@@ -11,5 +11,5 @@ mod request;
 
 pub use buffer::BSEND_OVERHEAD;
 pub use endpoint::{Config, Endpoint, Event, Outbox};
-pub use packet::{Packet, Protocol, SendRef, Transmit};
+pub use packet::{MessageData, Packet, Protocol, SendRef, Transmit};
 pub use request::{Completion, MessageId, ReqId, SendMode, Status};

@@ -8,6 +8,27 @@
 
 use crate::matching::Envelope;
 
+/// The data a message carries, as the protocol core sees it: only its length matters
+/// (receives report it and must hold it, buffered and eager sends account for it). Carrying the
+/// length in the data keeps it out of every [`Packet`].
+pub trait MessageData {
+    /// The message's length in bytes.
+    fn byte_len(&self) -> usize;
+}
+
+impl MessageData for Vec<u8> {
+    fn byte_len(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<A: smallvec::Array<Item = u8>> MessageData for smallvec::SmallVec<A> {
+    #[inline]
+    fn byte_len(&self) -> usize {
+        self.len()
+    }
+}
+
 /// A request of the sending endpoint, named in packets so that replies find it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SendRef(pub(crate) u32, pub(crate) u32);
@@ -40,25 +61,26 @@ impl Protocol {
 }
 
 /// A protocol message from one endpoint to another.
+///
+/// Small by design: with the sequence number of a threads lane slot it fits one 64-byte cache
+/// line, the only line a small message makes cross cores. (Its length is the payload's own, and the time
+/// it was sent, which only a simulator's strict ready sends need, travels beside it:
+/// `Endpoint::handle_packet_sent_at`.)
 #[derive(Debug)]
 pub enum Packet<P> {
-    /// A message: envelope, length, payload (the data for eager, a handle to the sender's copy
-    /// for the others — to the core both are an opaque `P`).
+    /// A message: envelope and payload (the data for eager, a handle to the sender's copy for
+    /// the others — to the core both are an opaque `P` that knows its length,
+    /// [`MessageData`]).
     Message {
         /// The sender's request (for `Fin` and send cancel).
         sender: SendRef,
         /// Matching envelope.
         envelope: Envelope,
-        /// Payload length in bytes.
-        bytes: usize,
         /// How it travels.
         protocol: Protocol,
         /// Whether the sender needs a `Fin` (not for an eager send with an unbounded system
         /// buffer: nothing waits for it).
         ack: bool,
-        /// The sender's time at the send (see `Endpoint::set_now`; 0 when the driver keeps no
-        /// time). Strict ready sends are checked against it (`timing.md` S13).
-        sent_at: u64,
         /// The data.
         payload: P,
     },

@@ -25,13 +25,7 @@ impl Rank {
         let env = Envelope::new(ContextId(0), self.me(), tag);
         let mut out = None;
         self.0.with_endpoint(&mut |ep| {
-            out = Some(ep.isend(
-                mode,
-                to,
-                env,
-                bytes,
-                Payload::from_elem(self.me() as u8, bytes),
-            ))
+            out = Some(ep.isend(mode, to, env, Payload::from_elem(self.me() as u8, bytes)))
         });
         out.expect("ran")
     }

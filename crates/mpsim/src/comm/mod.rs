@@ -271,9 +271,9 @@ impl Comm {
         self.rt().start_on_endpoint(&mut |ep| {
             let payload = Payload::from_slice(bytes);
             out = Some(if blocking {
-                ep.send(mode, to, envelope, bytes.len(), payload)
+                ep.send(mode, to, envelope, payload)
             } else {
-                ep.isend(mode, to, envelope, bytes.len(), payload).map(Some)
+                ep.isend(mode, to, envelope, payload).map(Some)
             });
         });
         out.expect("with_endpoint runs the closure exactly once")

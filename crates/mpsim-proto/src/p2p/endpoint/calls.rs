@@ -6,13 +6,13 @@ use crate::matching::{Envelope, Pattern, Posted, Source};
 
 use super::*;
 use crate::p2p::buffer::Budget;
-use crate::p2p::packet::{Packet, Protocol, SendRef, Transmit};
+use crate::p2p::packet::{MessageData, Packet, Protocol, SendRef, Transmit};
 use crate::p2p::request::{Completion, Held, Kind, MessageId, ReqId, SendMode, Status};
 
-impl<P> Endpoint<P> {
+impl<P: MessageData> Endpoint<P> {
     // ---- inputs: calls of the program ----
 
-    /// Starts a send of `bytes` bytes (`payload`) to world rank `to` with `envelope`.
+    /// Starts a send of `payload` to world rank `to` with `envelope`.
     ///
     /// Fails only for a buffered send that does not fit in the attached buffer
     /// (`BufferOverflow`; nothing is sent). That error also ends the run: it is emitted as
@@ -22,10 +22,9 @@ impl<P> Endpoint<P> {
         mode: SendMode,
         to: u32,
         envelope: Envelope,
-        bytes: usize,
         payload: P,
     ) -> Result<ReqId, Error> {
-        self.start_send(mode, to, envelope, bytes, payload, true)
+        self.start_send(mode, to, envelope, payload, true)
             .map(|req| req.expect("a send the program holds always has a request"))
     }
 
@@ -38,10 +37,9 @@ impl<P> Endpoint<P> {
         mode: SendMode,
         to: u32,
         envelope: Envelope,
-        bytes: usize,
         payload: P,
     ) -> Result<Option<ReqId>, Error> {
-        self.start_send(mode, to, envelope, bytes, payload, false)
+        self.start_send(mode, to, envelope, payload, false)
     }
 
     /// `isend` (`held`: the program holds the request) and `send` (it does not, when the send
@@ -51,10 +49,10 @@ impl<P> Endpoint<P> {
         mode: SendMode,
         to: u32,
         envelope: Envelope,
-        bytes: usize,
         payload: P,
         held_by_user: bool,
     ) -> Result<Option<ReqId>, Error> {
+        let bytes = payload.byte_len();
         let (protocol, bytes_held) = match mode {
             SendMode::Buffered => {
                 let requested = bytes.saturating_add(self.config.bsend_overhead);
@@ -130,10 +128,8 @@ impl<P> Endpoint<P> {
             packet: Packet::Message {
                 sender,
                 envelope,
-                bytes,
                 protocol,
                 ack,
-                sent_at: self.now,
                 payload,
             },
         });

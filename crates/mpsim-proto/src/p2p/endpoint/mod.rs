@@ -95,7 +95,7 @@ pub(crate) struct Incoming<P> {
 ///
 /// let (mut a, mut b) = (Endpoint::<Vec<u8>>::new(0, Config::default()), Endpoint::new(1, Config::default()));
 /// let ctx = ContextId(0);
-/// let send = a.isend(SendMode::Synchronous, 1, Envelope::new(ctx, 0, 7), 3, b"abc".to_vec()).unwrap();
+/// let send = a.isend(SendMode::Synchronous, 1, Envelope::new(ctx, 0, 7), b"abc".to_vec()).unwrap();
 /// let recv = b.irecv(Pattern::new(ctx, 0, 7), 16);
 /// // Deliver a's packets to b and b's back to a.
 /// while let Some(t) = a.poll_transmit() { b.handle_packet(0, t.packet); }

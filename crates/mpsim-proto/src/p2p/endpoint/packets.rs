@@ -6,28 +6,34 @@ use crate::error::{Error, Site};
 use crate::matching::{Arrived, Envelope};
 
 use super::*;
-use crate::p2p::packet::{Packet, Protocol, SendRef, Transmit};
+use crate::p2p::packet::{MessageData, Packet, Protocol, SendRef, Transmit};
 use crate::p2p::request::{Completion, Held, Kind, ReqId, Status};
 
-impl<P> Endpoint<P> {
+impl<P: MessageData> Endpoint<P> {
     // ---- inputs: packets from peers ----
 
-    /// A packet from world rank `from` arrived (channels are FIFO per ordered pair).
+    /// A packet from world rank `from` arrived (channels are FIFO per ordered pair), sent at a
+    /// time the driver does not know: taken as now (see [`Endpoint::handle_packet_sent_at`]).
     pub fn handle_packet(&mut self, from: u32, packet: Packet<P>) {
+        self.handle_packet_sent_at(from, packet, self.now);
+    }
+
+    /// A packet from world rank `from`, sent at the sender's time `sent_at` (see
+    /// [`Endpoint::set_now`]), arrived. Only strict ready sends look at `sent_at`: a receive
+    /// posted after it does not make the send "ready" (`timing.md` S13).
+    pub fn handle_packet_sent_at(&mut self, from: u32, packet: Packet<P>, sent_at: u64) {
         match packet {
             Packet::Message {
                 sender,
                 envelope,
-                bytes,
                 protocol,
                 ack,
-                sent_at,
                 payload,
             } => {
                 let msg = Incoming {
                     from,
                     sender,
-                    bytes,
+                    bytes: payload.byte_len(),
                     ack,
                     payload,
                 };
