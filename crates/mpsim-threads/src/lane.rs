@@ -3,9 +3,9 @@
 //!
 //! Why not a general queue: on the ping-pong path the cost of a message is the cache lines
 //! that cross cores. Here a message crosses in exactly the line(s) of its slot: the slot's
-//! sequence number and the packet sit together, the producer's and consumer's positions are
-//! private to each side (no shared head/tail to bounce), and no step is a locked
-//! read-modify-write. (A multi-producer queue such as crossbeam's `SegQueue` costs two to three
+//! sequence number and the packet sit together in one line (`Packet` is at most 56 bytes), the
+//! producer's and consumer's positions are private to each side (no shared head/tail to
+//! bounce), and no step is a locked read-modify-write. (A multi-producer queue such as crossbeam's `SegQueue` costs two to three
 //! contended lines and a compare-and-swap per message, and about 200 more instructions.)
 //!
 //! The ring is bounded ([`LANE_SLOTS`]); a sender never blocks on a full ring (an eager send
@@ -15,10 +15,14 @@
 //! it (after emptying the list, under the lock), which is what makes the fast path a plain
 //! check of the flag.
 //!
-//! The slot protocol is Vyukov's bounded queue with one producer and one consumer: slot `i`
-//! starts with sequence `i`; the producer at position `t` may write slot `t % N` when its
-//! sequence is `t`, then publishes `t + 1`; the consumer at position `h` may read it when the
-//! sequence is `h + 1`, then hands it back as `h + N`.
+//! The slot protocol: only the producer writes a slot. The producer at position `t` writes the
+//! value into slot `t % N` and publishes it by setting the slot's sequence to `t + 1`; the
+//! consumer at position `h` may read slot `h % N` when its sequence is `h + 1` (no older lap can
+//! show that number), then advances its own position `head`. The producer reuses a slot only
+//! when `head` says the consumer is past its previous value, and reads `head` only when its
+//! cached copy says the ring is full (once per lap at most). So a small message costs the slot's
+//! line moving to the consumer and nothing else: the consumer never writes into the ring (a
+//! Vyukov queue's hand-back write would pull the line back to its side before every reuse).
 #![allow(unsafe_code)]
 
 use std::cell::UnsafeCell;
@@ -49,19 +53,29 @@ struct Slot<T> {
 /// (the receiving rank's thread). [`Lane::has_items`] may be called from anywhere.
 pub(crate) struct Lane<T> {
     slots: Box<[Slot<T>]>,
-    /// The producer's next position (written by the producer only).
-    tail: CachePadded<AtomicU64>,
-    /// The consumer's next position (written by the consumer only; read by the watchdog).
+    /// The producer's private positions.
+    producer: CachePadded<Producer>,
+    /// The consumer's next position (written by the consumer only; read by the producer when
+    /// the ring looks full, and by the watchdog).
     head: CachePadded<AtomicU64>,
     /// Set by the producer when it spills, cleared by the consumer once the list is empty.
     overflowing: CachePadded<AtomicBool>,
     overflow: Mutex<VecDeque<T>>,
 }
 
+/// What only the producer touches (atomics only because the lane is shared; Relaxed).
+struct Producer {
+    /// The next position to write.
+    tail: AtomicU64,
+    /// The consumer's position as last read: the ring is full when `tail - head_seen == N`.
+    head_seen: AtomicU64,
+}
+
 // SAFETY: values move from the producer's thread to the consumer's (T: Send). A slot's value is
-// accessed by one side at a time: the producer only after seeing the sequence that hands the slot
-// to it (Acquire, paired with the consumer's Release after its read), the consumer only after
-// seeing the producer's publication (Acquire, paired with the producer's Release after its write).
+// accessed by one side at a time: the producer only after seeing the consumer's `head` past the
+// slot's previous value (Acquire, paired with the consumer's Release after its read), the
+// consumer only after seeing the producer's publication (Acquire, paired with the producer's
+// Release after its write).
 unsafe impl<T: Send> Send for Lane<T> {}
 // SAFETY: as above; shared access is limited to one producer and one consumer by contract.
 unsafe impl<T: Send> Sync for Lane<T> {}
@@ -69,13 +83,17 @@ unsafe impl<T: Send> Sync for Lane<T> {}
 impl<T> Lane<T> {
     pub fn new() -> Self {
         Lane {
-            slots: (0..LANE_SLOTS as u64)
-                .map(|i| Slot {
-                    seq: AtomicU64::new(i),
+            slots: (0..LANE_SLOTS)
+                .map(|_| Slot {
+                    // Never `h + 1` for a position `h` before the first write.
+                    seq: AtomicU64::new(0),
                     value: UnsafeCell::new(MaybeUninit::uninit()),
                 })
                 .collect(),
-            tail: CachePadded::new(AtomicU64::new(0)),
+            producer: CachePadded::new(Producer {
+                tail: AtomicU64::new(0),
+                head_seen: AtomicU64::new(0),
+            }),
             head: CachePadded::new(AtomicU64::new(0)),
             overflowing: CachePadded::new(AtomicBool::new(false)),
             overflow: Mutex::new(VecDeque::new()),
@@ -116,16 +134,23 @@ impl<T> Lane<T> {
     }
 
     fn try_push_ring(&self, value: T) -> Result<(), T> {
-        let t = self.tail.load(Ordering::Relaxed);
-        let slot = self.slot(t);
-        if slot.seq.load(Ordering::Acquire) != t {
-            return Err(value);
+        let p = &self.producer;
+        let t = p.tail.load(Ordering::Relaxed);
+        if t - p.head_seen.load(Ordering::Relaxed) >= LANE_SLOTS as u64 {
+            // Looks full: see how far the consumer has got.
+            let head = self.head.load(Ordering::Acquire);
+            p.head_seen.store(head, Ordering::Relaxed);
+            if t - head >= LANE_SLOTS as u64 {
+                return Err(value);
+            }
         }
-        // SAFETY: sequence `t` hands this slot to the producer (the consumer has finished
-        // reading its previous value, Acquire above); only this thread produces.
+        let slot = self.slot(t);
+        // SAFETY: the consumer is past position `t - N`, this slot's previous value (its `head`,
+        // stored with Release after reading that value, seen with Acquire above, now or when
+        // `head_seen` was read), so nothing reads the slot; only this thread produces.
         unsafe { (*slot.value.get()).write(value) };
         slot.seq.store(t + 1, Ordering::Release);
-        self.tail.store(t + 1, Ordering::Relaxed);
+        p.tail.store(t + 1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -163,8 +188,8 @@ impl<T> Lane<T> {
         // SAFETY: sequence `h + 1` means the producer wrote this slot and published it (Release,
         // seen by the Acquire above); only this thread consumes.
         let value = unsafe { (*slot.value.get()).assume_init_read() };
-        slot.seq.store(h + LANE_SLOTS as u64, Ordering::Release);
-        self.head.store(h + 1, Ordering::Relaxed);
+        // Hands the slot back: the producer reuses it only after seeing this (Acquire).
+        self.head.store(h + 1, Ordering::Release);
         Some(value)
     }
 
@@ -180,7 +205,7 @@ impl<T> Lane<T> {
 impl<T> Drop for Lane<T> {
     fn drop(&mut self) {
         // Values still in the ring (a run that aborted): drop them.
-        let (mut h, t) = (*self.head.get_mut(), *self.tail.get_mut());
+        let (mut h, t) = (*self.head.get_mut(), *self.producer.tail.get_mut());
         while h < t {
             let slot = &mut self.slots[(h % LANE_SLOTS as u64) as usize];
             // SAFETY: positions head..tail hold values written and not read (exclusive access
