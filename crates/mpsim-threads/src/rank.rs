@@ -132,11 +132,16 @@ impl ThreadRank {
     }
 
     /// Pushes the endpoint's packets into their lanes (waking each destination once per run of
-    /// packets to it) and acts on its events.
+    /// packets to it) and acts on its events. Runs after every input: the common "nothing to
+    /// send" case is a check inlined at the caller.
+    #[inline]
     fn flush(&self, ep: &mut Endpoint<Payload>) {
-        if !ep.has_output() {
-            return;
+        if ep.has_output() {
+            self.flush_outputs(ep);
         }
+    }
+
+    fn flush_outputs(&self, ep: &mut Endpoint<Payload>) {
         let mut outbound = self.outbound.borrow_mut();
         let mut last = None;
         while let Some(t) = ep.poll_transmit() {

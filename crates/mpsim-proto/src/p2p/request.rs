@@ -156,6 +156,29 @@ pub(crate) struct Slot<P> {
 }
 
 impl<P> Slot<P> {
+    /// Whether the protocol still needs the slot (a send waiting for its `Fin` or cancel reply,
+    /// a receive still posted), whatever the program does.
+    #[inline]
+    pub fn protocol_needs(&self) -> bool {
+        match &self.kind {
+            Kind::Send {
+                in_flight,
+                cancelling,
+                ..
+            } => *in_flight || *cancelling,
+            Kind::Recv { posted, .. } => posted.is_some(),
+            Kind::Probed(_) | Kind::Free { .. } => false,
+        }
+    }
+
+    /// Makes the slot free, linked to the free slot `next`.
+    #[inline]
+    pub fn free(&mut self, next: u32) {
+        self.live = false;
+        self.done = None;
+        self.kind = Kind::Free { next };
+    }
+
     /// Whether the program would see this request complete.
     pub fn user_done(&self) -> bool {
         match &self.kind {

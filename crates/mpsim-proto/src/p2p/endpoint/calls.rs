@@ -273,13 +273,18 @@ impl<P: MessageData> Endpoint<P> {
     /// not a request the program holds. One lookup: the wait of a blocking call.
     #[inline]
     pub fn take_if_done(&mut self, req: ReqId) -> Option<Completion<P>> {
+        let free_head = self.free_head;
         let slot = self.slot_mut(req)?;
         if !slot.user_done() {
             return None;
         }
         let completion = slot.done.take();
         slot.held_by_user = false;
-        self.release_if_unused(req);
+        // As `release_if_unused`, on the slot in hand.
+        if !slot.protocol_needs() {
+            slot.free(free_head);
+            self.free_head = req.idx;
+        }
         completion
     }
 

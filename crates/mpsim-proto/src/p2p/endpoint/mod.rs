@@ -320,24 +320,23 @@ impl<P> Endpoint<P> {
     }
 
     fn alloc(&mut self, kind: Kind<P>) -> ReqId {
-        let slot = |generation| Slot {
-            generation,
-            live: true,
-            held_by_user: true,
-            kind,
-            done: None,
-        };
         if let Some(s) = self.slots.get_mut(self.free_head as usize) {
             let idx = self.free_head;
-            // Invariant: the free list links free slots only.
-            debug_assert!(matches!(s.kind, Kind::Free { .. }));
+            // Invariant: the free list links free slots only, and a free slot holds no
+            // completion (`Slot::free`): only what differs is written.
+            debug_assert!(matches!(s.kind, Kind::Free { .. }) && s.done.is_none());
             self.free_head = match s.kind {
                 Kind::Free { next } => next,
                 _ => NO_SLOT,
             };
-            let generation = s.generation.wrapping_add(1);
-            *s = slot(generation);
-            ReqId { idx, generation }
+            s.generation = s.generation.wrapping_add(1);
+            s.live = true;
+            s.held_by_user = true;
+            s.kind = kind;
+            ReqId {
+                idx,
+                generation: s.generation,
+            }
         } else {
             let idx = u32::try_from(self.slots.len())
                 .ok()
@@ -348,7 +347,13 @@ impl<P> Endpoint<P> {
             if self.slots.len() == self.slots.capacity() && self.slots.len() < 8 {
                 self.slots.reserve_exact(1);
             }
-            self.slots.push(slot(0));
+            self.slots.push(Slot {
+                generation: 0,
+                live: true,
+                held_by_user: true,
+                kind,
+                done: None,
+            });
             ReqId { idx, generation: 0 }
         }
     }
@@ -367,21 +372,8 @@ impl<P> Endpoint<P> {
     /// Frees the slot once neither the program nor the protocol needs it.
     fn release_if_unused(&mut self, req: ReqId) {
         let s = &mut self.slots[req.idx as usize];
-        let protocol_needs = match &s.kind {
-            Kind::Send {
-                in_flight,
-                cancelling,
-                ..
-            } => *in_flight || *cancelling,
-            Kind::Recv { posted, .. } => posted.is_some(),
-            Kind::Probed(_) | Kind::Free { .. } => false,
-        };
-        if s.live && !s.held_by_user && !protocol_needs {
-            s.live = false;
-            s.done = None;
-            s.kind = Kind::Free {
-                next: self.free_head,
-            };
+        if s.live && !s.held_by_user && !s.protocol_needs() {
+            s.free(self.free_head);
             self.free_head = req.idx;
         }
     }
