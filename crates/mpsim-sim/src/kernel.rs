@@ -29,7 +29,7 @@ use mpsim_proto::runtime::Payload;
 use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
-use crate::model::Model;
+use crate::model::{LastDelay, Model};
 use crate::stats::Stats;
 
 /// What a waiting rank waits for.
@@ -63,7 +63,10 @@ pub(crate) struct RankState {
 }
 
 pub(crate) struct Kernel {
-    pub model: Model,
+    /// The machine model; read-only (the delay memos below depend on it).
+    model: Model,
+    /// The last lookup in `model.bsend` and `model.ssend`, in that order.
+    last_delay: [LastDelay; 2],
     pub now: u64,
     pub queue: Queue,
     pub ranks: Vec<RankState>,
@@ -98,6 +101,7 @@ impl Kernel {
         let wake_ns = model.cpu.wake_ns(ranks);
         Kernel {
             wake_ns,
+            last_delay: [LastDelay::new(&model.bsend), LastDelay::new(&model.ssend)],
             model,
             now: 0,
             queue: Queue::default(),
@@ -124,6 +128,12 @@ impl Kernel {
             messages_sent: 0,
             outbox: None,
         }
+    }
+
+    /// The machine model.
+    #[inline]
+    pub fn model(&self) -> &Model {
+        &self.model
     }
 
     fn key(&mut self, time: u64, class: u8, creator: u32) -> Key {
@@ -192,12 +202,12 @@ impl Kernel {
                 Packet::Message {
                     bytes, protocol, ..
                 } => {
-                    let table = if protocol.buffered_timing() {
-                        &self.model.bsend
+                    let (table, memo) = if protocol.buffered_timing() {
+                        (&self.model.bsend, &mut self.last_delay[0])
                     } else {
-                        &self.model.ssend
+                        (&self.model.ssend, &mut self.last_delay[1])
                     };
-                    let recv_ts = t.saturating_add(table.delay(*bytes as u64));
+                    let recv_ts = t.saturating_add(memo.delay(table, *bytes as u64));
                     // One hash lookup: this runs once per simulated message.
                     let last = self.last_arrival.entry(channel).or_insert(recv_ts);
                     *last = recv_ts.max(*last);

@@ -129,8 +129,8 @@ impl RankRuntime for SimRank {
     fn request_overhead(&self, posting: Posting) {
         let mut k = self.kernel.borrow_mut();
         let o = match posting {
-            Posting::Send => k.model.cpu.send_overhead_ns,
-            Posting::Recv => k.model.cpu.recv_overhead_ns,
+            Posting::Send => k.model().cpu.send_overhead_ns,
+            Posting::Recv => k.model().cpu.recv_overhead_ns,
         };
         let r = &mut k.ranks[self.rank as usize];
         r.overhead_ns = r.overhead_ns.saturating_add(o);
@@ -156,7 +156,7 @@ impl RankRuntime for SimRank {
     }
 
     fn compute(&self, d: Duration) {
-        let mode = self.kernel.borrow().model.compute;
+        let mode = self.kernel.borrow().model().compute;
         let ns = match mode {
             ComputeMode::Modeled | ComputeMode::Measured => {
                 u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
@@ -169,14 +169,14 @@ impl RankRuntime for SimRank {
     fn compute_flops(&self, flops: u64) {
         let (mode, ns) = {
             let k = self.kernel.borrow();
-            (k.model.compute, k.model.flops_ns(flops))
+            (k.model().compute, k.model().flops_ns(flops))
         };
         let ns = if mode == ComputeMode::Ignored { 0 } else { ns };
         self.advance(ns, true);
     }
 
     fn idle_poll(&self) {
-        let cost = self.kernel.borrow().model.poll_cost_ns;
+        let cost = self.kernel.borrow().model().poll_cost_ns;
         self.advance(cost, false);
     }
 
