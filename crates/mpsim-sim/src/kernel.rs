@@ -170,15 +170,20 @@ impl Kernel {
     }
 
     /// Sends what `rank`'s endpoint produced at time `t`, and wakes or stops on its events.
+    #[inline]
     pub fn flush(&mut self, rank: u32, t: u64) {
         let Some(mut out) = self.ranks[rank as usize].endpoint.take_outputs() else {
             return;
         };
-        if self.closed {
-            while out.poll_transmit().is_some() {}
-            while out.poll_event().is_some() {}
-        } else {
-            self.send(rank, t, &mut out);
+        // Many inputs produce nothing (posting a receive, taking a completed request): the
+        // lent outbox then comes back as it went.
+        if !out.is_empty() {
+            if self.closed {
+                while out.poll_transmit().is_some() {}
+                while out.poll_event().is_some() {}
+            } else {
+                self.send(rank, t, &mut out);
+            }
         }
         if self.outbox.is_none() {
             self.outbox = Some(out);
@@ -275,7 +280,7 @@ impl Kernel {
             }
         }
         let is_message = matches!(packet, Packet::Message { .. });
-        if is_message && self.ranks[to as usize].wait.is_some() {
+        if is_message && self.wake_ns > 0 && self.ranks[to as usize].wait.is_some() {
             // X2: any message wakes a parked rank, whether or not it ends the wait.
             self.wake_at(to, t);
         }
@@ -296,7 +301,12 @@ impl Kernel {
     /// X2: when blocked `rank`, woken by something that happens at `t`, can run: a wake-up
     /// already under way (started by an earlier arrival in the same wait) ends when it ends;
     /// otherwise one starts at `t` and takes `wake_latency` (0 unless oversubscribed).
+    #[inline]
     fn wake_at(&mut self, rank: u32, t: u64) -> u64 {
+        if self.wake_ns == 0 {
+            // A wake-up takes no time: `awake_at` never passes the time of the call.
+            return t;
+        }
         let r = &mut self.ranks[rank as usize];
         if t >= r.awake_at {
             r.awake_at = t.saturating_add(self.wake_ns);
