@@ -18,10 +18,6 @@
 
 use std::sync::Arc;
 
-use std::collections::hash_map::Entry;
-
-use rustc_hash::FxHashMap;
-
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId};
@@ -29,6 +25,7 @@ use mpsim_proto::runtime::Payload;
 use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
+use crate::fifo::{Channels, LastSend};
 use crate::model::{LastDelay, Model};
 use crate::stats::Stats;
 
@@ -59,6 +56,8 @@ pub(crate) struct RankState {
     pub arrivals: u64,
     /// Events this rank has created (the `n` of S10).
     pub made: u64,
+    /// The channel this rank last sent on, for FIFO arrivals (`fifo`).
+    pub last_send: LastSend,
     pub stats: Stats,
 }
 
@@ -70,8 +69,9 @@ pub(crate) struct Kernel {
     pub now: u64,
     pub queue: Queue,
     pub ranks: Vec<RankState>,
-    /// Latest arrival per channel `(from, to)` with a message still in flight.
-    last_arrival: FxHashMap<(u32, u32), u64>,
+    /// Latest arrival per channel `(from, to)` with a message still in flight, but for the
+    /// channels in their sender's `last_send`.
+    channels: Channels,
     /// The first error, with the key of the event at which it happened.
     pub stop: Option<(Error, u64)>,
     pub events: u64,
@@ -117,10 +117,11 @@ impl Kernel {
                     awake_at: 0,
                     arrivals: 0,
                     made: 0,
+                    last_send: LastSend::default(),
                     stats: Stats::default(),
                 })
                 .collect(),
-            last_arrival: FxHashMap::default(),
+            channels: Channels::default(),
             stop: None,
             events: 0,
             closed: false,
@@ -202,7 +203,6 @@ impl Kernel {
     /// Sends `rank`'s packets, then acts on its events (`flush`).
     fn send(&mut self, rank: u32, t: u64, out: &mut Outbox<Payload>) {
         while let Some(tx) = out.poll_transmit() {
-            let channel = (rank, tx.to);
             let time = match &tx.packet {
                 Packet::Message {
                     bytes, protocol, ..
@@ -213,11 +213,11 @@ impl Kernel {
                         (&self.model.ssend, &mut self.last_delay[1])
                     };
                     let recv_ts = t.saturating_add(memo.delay(table, *bytes as u64));
-                    // One hash lookup: this runs once per simulated message.
-                    let last = self.last_arrival.entry(channel).or_insert(recv_ts);
-                    *last = recv_ts.max(*last);
-                    let arrival = *last;
-                    self.ranks[rank as usize].stats.sent(*protocol, *bytes);
+                    let r = &mut self.ranks[rank as usize];
+                    let arrival =
+                        self.channels
+                            .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
+                    r.stats.sent(*protocol, *bytes);
                     self.messages_sent += 1;
                     let (id, bytes) = (self.messages_sent, *bytes);
                     self.record(|| TraceEvent::Message {
@@ -233,9 +233,9 @@ impl Kernel {
                 Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
                 // Behind the channel's messages (FIFO), at once otherwise.
                 Packet::CancelSend { .. } | Packet::CancelReply { .. } => self
-                    .last_arrival
-                    .get(&channel)
-                    .map_or(t, |&last| t.max(last)),
+                    .channels
+                    .last(&self.ranks[rank as usize].last_send, rank, tx.to)
+                    .map_or(t, |last| t.max(last)),
             };
             let key = self.key(time, DELIVERY, rank);
             self.queue.push(
@@ -271,13 +271,8 @@ impl Kernel {
         } = &packet
         {
             self.ranks[to as usize].stats.received(*protocol, *bytes);
-            // A channel whose last message has arrived needs no FIFO bookkeeping any more: every
-            // later message is sent after `t` and arrives after it.
-            if let Entry::Occupied(last) = self.last_arrival.entry((from, to))
-                && *last.get() <= t
-            {
-                last.remove();
-            }
+            self.channels
+                .delivered(&self.ranks[from as usize].last_send, from, to, t);
         }
         let is_message = matches!(packet, Packet::Message { .. });
         if is_message && self.wake_ns > 0 && self.ranks[to as usize].wait.is_some() {
