@@ -171,7 +171,7 @@ impl Kernel {
     }
 
     /// Sends what `rank`'s endpoint produced at time `t`, and wakes or stops on its events.
-    #[inline]
+    #[inline(always)]
     pub fn flush(&mut self, rank: u32, t: u64) {
         let Some(mut out) = self.ranks[rank as usize].endpoint.take_outputs() else {
             return;
@@ -201,6 +201,7 @@ impl Kernel {
     }
 
     /// Sends `rank`'s packets, then acts on its events (`flush`).
+    #[inline(always)]
     fn send(&mut self, rank: u32, t: u64, out: &mut Outbox<Payload>) {
         while let Some(tx) = out.poll_transmit() {
             let time = match &tx.packet {
