@@ -61,6 +61,24 @@ pub(crate) struct RankState {
     pub stats: Stats,
 }
 
+impl RankState {
+    /// X2: when this rank, blocked and woken by something that happens at `t`, can run: a
+    /// wake-up already under way (started by an earlier arrival in the same wait) ends when it
+    /// ends; otherwise one starts at `t` and takes `wake_ns` (the kernel's: 0 unless
+    /// oversubscribed).
+    #[inline]
+    fn wake_at(&mut self, t: u64, wake_ns: u64) -> u64 {
+        if wake_ns == 0 {
+            // A wake-up takes no time: `awake_at` never passes the time of the call.
+            return t;
+        }
+        if t >= self.awake_at {
+            self.awake_at = t.saturating_add(wake_ns);
+        }
+        self.awake_at
+    }
+}
+
 pub(crate) struct Kernel {
     /// The machine model; read-only (the delay memos below depend on it).
     model: Model,
@@ -252,7 +270,7 @@ impl Kernel {
             match event {
                 Event::Completed(_) | Event::BufferFreed => {
                     if self.ranks[rank as usize].wait.is_some() {
-                        let at = self.wake_at(rank, t);
+                        let at = self.ranks[rank as usize].wake_at(t, self.wake_ns);
                         self.schedule_resume(rank, at);
                     }
                 }
@@ -267,47 +285,34 @@ impl Kernel {
     /// Delivers a packet at the current time.
     pub fn deliver(&mut self, from: u32, to: u32, packet: Packet<Payload>) {
         let t = self.now;
-        if let Packet::Message {
-            bytes, protocol, ..
-        } = &packet
-        {
-            self.ranks[to as usize].stats.received(*protocol, *bytes);
-            self.channels
-                .delivered(&self.ranks[from as usize].last_send, from, to, t);
-        }
-        let is_message = matches!(packet, Packet::Message { .. });
-        if is_message && self.wake_ns > 0 && self.ranks[to as usize].wait.is_some() {
-            // X2: any message wakes a parked rank, whether or not it ends the wait.
-            self.wake_at(to, t);
-        }
-        let ep = self.lend_outbox(to);
-        ep.set_now(t);
-        ep.handle_packet(from, packet);
-        if is_message {
-            let r = &mut self.ranks[to as usize];
+        let message = match &packet {
+            Packet::Message {
+                bytes, protocol, ..
+            } => {
+                self.channels
+                    .delivered(&self.ranks[from as usize].last_send, from, to, t);
+                Some((*protocol, *bytes))
+            }
+            _ => None,
+        };
+        let r = &mut self.ranks[to as usize];
+        if let Some((protocol, bytes)) = message {
+            r.stats.received(protocol, bytes);
+            // Read by blocking probes only, when the rank runs next.
             r.arrivals += 1;
-            if r.wait.is_some_and(|w| w.on_arrival) {
-                let at = self.wake_at(to, t);
-                self.schedule_resume(to, at);
+            if r.wait.is_some() {
+                // X2: any message wakes a parked rank, whether or not it ends the wait.
+                r.wake_at(t, self.wake_ns);
             }
         }
+        r.endpoint.lend_outbox(&mut self.outbox);
+        r.endpoint.set_now(t);
+        r.endpoint.handle_packet(from, packet);
+        if message.is_some() && r.wait.is_some_and(|w| w.on_arrival) {
+            let at = r.wake_at(t, self.wake_ns);
+            self.schedule_resume(to, at);
+        }
         self.flush(to, t);
-    }
-
-    /// X2: when blocked `rank`, woken by something that happens at `t`, can run: a wake-up
-    /// already under way (started by an earlier arrival in the same wait) ends when it ends;
-    /// otherwise one starts at `t` and takes `wake_latency` (0 unless oversubscribed).
-    #[inline]
-    fn wake_at(&mut self, rank: u32, t: u64) -> u64 {
-        if self.wake_ns == 0 {
-            // A wake-up takes no time: `awake_at` never passes the time of the call.
-            return t;
-        }
-        let r = &mut self.ranks[rank as usize];
-        if t >= r.awake_at {
-            r.awake_at = t.saturating_add(self.wake_ns);
-        }
-        r.awake_at
     }
 
     /// X1: puts `rank`'s pending per-request overhead on its clock (recorded as an `overhead`
@@ -333,6 +338,7 @@ impl Kernel {
     }
 
     /// Records a span of `rank`'s time, if it has a length.
+    #[inline]
     pub fn record_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
         if end_ns > start_ns {
             self.record(|| TraceEvent::Span {

@@ -34,10 +34,16 @@ impl SimRank {
         if done(r) {
             return Poll::Ready(Ok(()));
         }
+        self.suspend(&mut k, call, req, on_arrival);
+        Poll::Pending
+    }
+
+    /// A wait that is not satisfied: the rest of [`SimRank::poll_until`].
+    fn suspend(&self, k: &mut Kernel, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
         // X1: overhead the rank still owes is CPU work before it can block; it waits after.
         if let Some(at) = k.settle_overhead(self.rank) {
             k.schedule_resume(self.rank, at);
-            return Poll::Pending;
+            return;
         }
         let r = &mut k.ranks[self.rank as usize];
         let since = r.wait.map_or(r.clock, |w| w.since);
@@ -47,7 +53,6 @@ impl SimRank {
             req,
             on_arrival,
         });
-        Poll::Pending
     }
 
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
@@ -113,17 +118,13 @@ impl RankRuntime for SimRank {
         call: &'static str,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<Completion<Payload>, Error>> {
-        {
-            let mut k = self.kernel.borrow_mut();
-            let ep = &mut k.ranks[self.rank as usize].endpoint;
-            if let Some(completion) = ep.take_if_done(req) {
-                return Poll::Ready(Ok(completion));
-            }
+        let mut k = self.kernel.borrow_mut();
+        let ep = &mut k.ranks[self.rank as usize].endpoint;
+        if let Some(completion) = ep.take_if_done(req) {
+            return Poll::Ready(Ok(completion));
         }
-        match self.poll_until(call, Some(req), false, |_| false) {
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            _ => Poll::Pending,
-        }
+        self.suspend(&mut k, call, Some(req), false);
+        Poll::Pending
     }
 
     fn request_overhead(&self, posting: Posting) {
