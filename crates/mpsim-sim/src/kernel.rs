@@ -6,8 +6,9 @@
 //! - a rank executes program code only when its clock equals the global time `now` (calls take
 //!   0 ns; `compute` and polls that find nothing schedule a resume and yield);
 //! - every packet a rank emits while it runs or while a packet is delivered to it is sent at
-//!   that instant: messages arrive at `t + D(mode, size)` made monotone per channel, acks at
-//!   `t + ACK_LATENCY` exactly (S9), cancel traffic behind the channel's last message;
+//!   that instant: messages arrive at `t + D(mode, size)` made monotone per channel
+//!   (`fifo`), acks at `t + ACK_LATENCY` exactly (S9), cancel traffic behind the channel's last
+//!   message;
 //! - a waiting rank is resumed at the time of any completion of its requests; its clock becomes
 //!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
 //! - extensions (`EXTENSIONS.md`, all off by default): per-request CPU overhead (X1) piles up
@@ -189,6 +190,8 @@ impl Kernel {
     }
 
     /// Sends what `rank`'s endpoint produced at time `t`, and wakes or stops on its events.
+    /// Inlined (with `send`) into its two callers, which feed every input: three calls per
+    /// simulated message.
     #[inline(always)]
     pub fn flush(&mut self, rank: u32, t: u64) {
         let Some(mut out) = self.ranks[rank as usize].endpoint.take_outputs() else {
