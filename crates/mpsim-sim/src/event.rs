@@ -145,7 +145,8 @@ impl Queue {
         })
     }
 
-    #[inline]
+    /// Queues an event. Inlined: its callers then build the body where it is stored.
+    #[inline(always)]
     pub fn push(&mut self, key: Key, body: Body) {
         match &self.front {
             None if self.heap_min().is_none_or(|m| key < m) && self.before_start(key) => {
@@ -170,6 +171,7 @@ impl Queue {
         self.heap.peek().map(|Reverse(e)| e.key())
     }
 
+    #[inline(never)]
     fn push_heap(&mut self, key: Key, body: Body) {
         let slot = match body {
             Body::Resume { rank } => {

@@ -6,8 +6,9 @@
 //! - a rank executes program code only when its clock equals the global time `now` (calls take
 //!   0 ns; `compute` and polls that find nothing schedule a resume and yield);
 //! - every packet a rank emits while it runs or while a packet is delivered to it is sent at
-//!   that instant: messages arrive at `t + D(mode, size)` made monotone per channel, acks at
-//!   `t + ACK_LATENCY` exactly (S9), cancel traffic behind the channel's last message;
+//!   that instant: messages arrive at `t + D(mode, size)` made monotone per channel
+//!   (`fifo`), acks at `t + ACK_LATENCY` exactly (S9), cancel traffic behind the channel's last
+//!   message;
 //! - a waiting rank is resumed at the time of any completion of its requests; its clock becomes
 //!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
 //! - extensions (`EXTENSIONS.md`, all off by default): per-request CPU overhead (X1) piles up
@@ -18,10 +19,6 @@
 
 use std::sync::Arc;
 
-use std::collections::hash_map::Entry;
-
-use rustc_hash::FxHashMap;
-
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId};
@@ -29,7 +26,8 @@ use mpsim_proto::runtime::Payload;
 use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
-use crate::model::Model;
+use crate::fifo::{Channels, LastSend};
+use crate::model::{LastDelay, Model};
 use crate::stats::Stats;
 
 /// What a waiting rank waits for.
@@ -59,16 +57,40 @@ pub(crate) struct RankState {
     pub arrivals: u64,
     /// Events this rank has created (the `n` of S10).
     pub made: u64,
+    /// The channel this rank last sent on, for FIFO arrivals (`fifo`).
+    pub last_send: LastSend,
     pub stats: Stats,
 }
 
+impl RankState {
+    /// X2: when this rank, blocked and woken by something that happens at `t`, can run: a
+    /// wake-up already under way (started by an earlier arrival in the same wait) ends when it
+    /// ends; otherwise one starts at `t` and takes `wake_ns` (the kernel's: 0 unless
+    /// oversubscribed).
+    #[inline]
+    fn wake_at(&mut self, t: u64, wake_ns: u64) -> u64 {
+        if wake_ns == 0 {
+            // A wake-up takes no time: `awake_at` never passes the time of the call.
+            return t;
+        }
+        if t >= self.awake_at {
+            self.awake_at = t.saturating_add(wake_ns);
+        }
+        self.awake_at
+    }
+}
+
 pub(crate) struct Kernel {
-    pub model: Model,
+    /// The machine model; read-only (the delay memos below depend on it).
+    model: Model,
+    /// The last lookup in `model.bsend` and `model.ssend`, in that order.
+    last_delay: [LastDelay; 2],
     pub now: u64,
     pub queue: Queue,
     pub ranks: Vec<RankState>,
-    /// Latest arrival per channel `(from, to)` with a message still in flight.
-    last_arrival: FxHashMap<(u32, u32), u64>,
+    /// Latest arrival per channel `(from, to)` with a message still in flight, but for the
+    /// channels in their sender's `last_send`.
+    channels: Channels,
     /// The first error, with the key of the event at which it happened.
     pub stop: Option<(Error, u64)>,
     pub events: u64,
@@ -98,6 +120,7 @@ impl Kernel {
         let wake_ns = model.cpu.wake_ns(ranks);
         Kernel {
             wake_ns,
+            last_delay: [LastDelay::new(&model.bsend), LastDelay::new(&model.ssend)],
             model,
             now: 0,
             queue: Queue::default(),
@@ -113,10 +136,11 @@ impl Kernel {
                     awake_at: 0,
                     arrivals: 0,
                     made: 0,
+                    last_send: LastSend::default(),
                     stats: Stats::default(),
                 })
                 .collect(),
-            last_arrival: FxHashMap::default(),
+            channels: Channels::default(),
             stop: None,
             events: 0,
             closed: false,
@@ -124,6 +148,12 @@ impl Kernel {
             messages_sent: 0,
             outbox: None,
         }
+    }
+
+    /// The machine model.
+    #[inline]
+    pub fn model(&self) -> &Model {
+        &self.model
     }
 
     fn key(&mut self, time: u64, class: u8, creator: u32) -> Key {
@@ -160,15 +190,22 @@ impl Kernel {
     }
 
     /// Sends what `rank`'s endpoint produced at time `t`, and wakes or stops on its events.
+    /// Inlined (with `send`) into its two callers, which feed every input: three calls per
+    /// simulated message.
+    #[inline(always)]
     pub fn flush(&mut self, rank: u32, t: u64) {
         let Some(mut out) = self.ranks[rank as usize].endpoint.take_outputs() else {
             return;
         };
-        if self.closed {
-            while out.poll_transmit().is_some() {}
-            while out.poll_event().is_some() {}
-        } else {
-            self.send(rank, t, &mut out);
+        // Many inputs produce nothing (posting a receive, taking a completed request): the
+        // lent outbox then comes back as it went.
+        if !out.is_empty() {
+            if self.closed {
+                while out.poll_transmit().is_some() {}
+                while out.poll_event().is_some() {}
+            } else {
+                self.send(rank, t, &mut out);
+            }
         }
         if self.outbox.is_none() {
             self.outbox = Some(out);
@@ -185,25 +222,25 @@ impl Kernel {
     }
 
     /// Sends `rank`'s packets, then acts on its events (`flush`).
+    #[inline(always)]
     fn send(&mut self, rank: u32, t: u64, out: &mut Outbox<Payload>) {
         while let Some(tx) = out.poll_transmit() {
-            let channel = (rank, tx.to);
             let time = match &tx.packet {
                 Packet::Message {
                     payload, protocol, ..
                 } => {
                     let bytes = &payload.len();
-                    let table = if protocol.buffered_timing() {
-                        &self.model.bsend
+                    let (table, memo) = if protocol.buffered_timing() {
+                        (&self.model.bsend, &mut self.last_delay[0])
                     } else {
-                        &self.model.ssend
+                        (&self.model.ssend, &mut self.last_delay[1])
                     };
-                    let recv_ts = t.saturating_add(table.delay(*bytes as u64));
-                    // One hash lookup: this runs once per simulated message.
-                    let last = self.last_arrival.entry(channel).or_insert(recv_ts);
-                    *last = recv_ts.max(*last);
-                    let arrival = *last;
-                    self.ranks[rank as usize].stats.sent(*protocol, *bytes);
+                    let recv_ts = t.saturating_add(memo.delay(table, *bytes as u64));
+                    let r = &mut self.ranks[rank as usize];
+                    let arrival =
+                        self.channels
+                            .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
+                    r.stats.sent(*protocol, *bytes);
                     self.messages_sent += 1;
                     let (id, bytes) = (self.messages_sent, *bytes);
                     self.record(|| TraceEvent::Message {
@@ -219,9 +256,9 @@ impl Kernel {
                 Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
                 // Behind the channel's messages (FIFO), at once otherwise.
                 Packet::CancelSend { .. } | Packet::CancelReply { .. } => self
-                    .last_arrival
-                    .get(&channel)
-                    .map_or(t, |&last| t.max(last)),
+                    .channels
+                    .last(&self.ranks[rank as usize].last_send, rank, tx.to)
+                    .map_or(t, |last| t.max(last)),
             };
             let key = self.key(time, DELIVERY, rank);
             self.queue.push(
@@ -238,7 +275,7 @@ impl Kernel {
             match event {
                 Event::Completed(_) | Event::BufferFreed => {
                     if self.ranks[rank as usize].wait.is_some() {
-                        let at = self.wake_at(rank, t);
+                        let at = self.ranks[rank as usize].wake_at(t, self.wake_ns);
                         self.schedule_resume(rank, at);
                     }
                 }
@@ -253,49 +290,34 @@ impl Kernel {
     /// Delivers a packet, sent at `sent_at`, at the current time.
     pub fn deliver(&mut self, from: u32, to: u32, sent_at: u64, packet: Packet<Payload>) {
         let t = self.now;
-        if let Packet::Message {
-            payload, protocol, ..
-        } = &packet
-        {
-            self.ranks[to as usize]
-                .stats
-                .received(*protocol, payload.len());
-            // A channel whose last message has arrived needs no FIFO bookkeeping any more: every
-            // later message is sent after `t` and arrives after it.
-            if let Entry::Occupied(last) = self.last_arrival.entry((from, to))
-                && *last.get() <= t
-            {
-                last.remove();
+        let message = match &packet {
+            Packet::Message {
+                payload, protocol, ..
+            } => {
+                self.channels
+                    .delivered(&self.ranks[from as usize].last_send, from, to, t);
+                Some((*protocol, payload.len()))
             }
-        }
-        let is_message = matches!(packet, Packet::Message { .. });
-        if is_message && self.ranks[to as usize].wait.is_some() {
-            // X2: any message wakes a parked rank, whether or not it ends the wait.
-            self.wake_at(to, t);
-        }
-        let ep = self.lend_outbox(to);
-        ep.set_now(t);
-        ep.handle_packet_sent_at(from, packet, sent_at);
-        if is_message {
-            let r = &mut self.ranks[to as usize];
+            _ => None,
+        };
+        let r = &mut self.ranks[to as usize];
+        if let Some((protocol, bytes)) = message {
+            r.stats.received(protocol, bytes);
+            // Read by blocking probes only, when the rank runs next.
             r.arrivals += 1;
-            if r.wait.is_some_and(|w| w.on_arrival) {
-                let at = self.wake_at(to, t);
-                self.schedule_resume(to, at);
+            if r.wait.is_some() {
+                // X2: any message wakes a parked rank, whether or not it ends the wait.
+                r.wake_at(t, self.wake_ns);
             }
+        }
+        r.endpoint.lend_outbox(&mut self.outbox);
+        r.endpoint.set_now(t);
+        r.endpoint.handle_packet_sent_at(from, packet, sent_at);
+        if message.is_some() && r.wait.is_some_and(|w| w.on_arrival) {
+            let at = r.wake_at(t, self.wake_ns);
+            self.schedule_resume(to, at);
         }
         self.flush(to, t);
-    }
-
-    /// X2: when blocked `rank`, woken by something that happens at `t`, can run: a wake-up
-    /// already under way (started by an earlier arrival in the same wait) ends when it ends;
-    /// otherwise one starts at `t` and takes `wake_latency` (0 unless oversubscribed).
-    fn wake_at(&mut self, rank: u32, t: u64) -> u64 {
-        let r = &mut self.ranks[rank as usize];
-        if t >= r.awake_at {
-            r.awake_at = t.saturating_add(self.wake_ns);
-        }
-        r.awake_at
     }
 
     /// X1: puts `rank`'s pending per-request overhead on its clock (recorded as an `overhead`
@@ -321,6 +343,7 @@ impl Kernel {
     }
 
     /// Records a span of `rank`'s time, if it has a length.
+    #[inline]
     pub fn record_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
         if end_ns > start_ns {
             self.record(|| TraceEvent::Span {

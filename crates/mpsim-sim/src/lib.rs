@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 mod event;
+mod fifo;
 mod kernel;
 mod model;
 mod model_file;

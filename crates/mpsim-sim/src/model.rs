@@ -143,6 +143,36 @@ impl DelayTable {
     }
 }
 
+/// A one-entry memo of [`DelayTable::delay`]: the last size looked up and its delay.
+///
+/// The kernel times every simulated message with a table lookup (a binary search and an
+/// interpolation); programs mostly send the same size again and again, so keeping the last
+/// answer makes the common case one comparison. Invariant: `delay == table.delay(size)` for
+/// the table the memo was made from, which never changes (the kernel's model is read-only).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LastDelay {
+    size: u64,
+    delay: u64,
+}
+
+impl LastDelay {
+    /// A memo of `table`, holding its first point (a lookup it would answer anyway).
+    pub fn new(table: &DelayTable) -> Self {
+        let (size, delay) = table.points[0];
+        LastDelay { size, delay }
+    }
+
+    /// `table.delay(size)`, for the `table` this memo was made from.
+    #[inline]
+    pub fn delay(&mut self, table: &DelayTable, size: u64) -> u64 {
+        if size != self.size {
+            self.delay = table.delay(size);
+            self.size = size;
+        }
+        self.delay
+    }
+}
+
 /// How computation between communication calls is charged (`timing.md` §7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -532,6 +562,38 @@ mod tests {
             size in 0u64..1 << 40,
         ) {
             check_against_reference(&steps, size)?;
+        }
+    }
+
+    proptest::proptest! {
+        /// The memo answers every lookup as the table does, whatever the order of sizes
+        /// (repeats, the first point, and sizes around the table's points).
+        #[test]
+        fn last_delay_matches_the_table(
+            steps in proptest::collection::vec((1u64..1 << 12, 1u64..1 << 20), 1..5),
+            sizes in proptest::collection::vec((0u64..1 << 14, 0u8..3), 0..40),
+        ) {
+            let mut x = 0;
+            let points: Vec<(u64, u64)> = steps
+                .iter()
+                .map(|&(dx, y)| {
+                    x += dx;
+                    (x, y)
+                })
+                .collect();
+            let t = DelayTable::new("p", points.clone()).expect("valid");
+            let mut memo = LastDelay::new(&t);
+            let mut last = 0;
+            for (size, how) in sizes {
+                // Any size, the last one again, or a point's size.
+                let s = match how {
+                    0 => size,
+                    1 => last,
+                    _ => points[size as usize % points.len()].0,
+                };
+                proptest::prop_assert_eq!(memo.delay(&t, s), t.delay(s));
+                last = s;
+            }
         }
     }
 

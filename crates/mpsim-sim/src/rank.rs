@@ -34,10 +34,16 @@ impl SimRank {
         if done(r) {
             return Poll::Ready(Ok(()));
         }
+        self.suspend(&mut k, call, req, on_arrival);
+        Poll::Pending
+    }
+
+    /// A wait that is not satisfied: the rest of [`SimRank::poll_until`].
+    fn suspend(&self, k: &mut Kernel, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
         // X1: overhead the rank still owes is CPU work before it can block; it waits after.
         if let Some(at) = k.settle_overhead(self.rank) {
             k.schedule_resume(self.rank, at);
-            return Poll::Pending;
+            return;
         }
         let r = &mut k.ranks[self.rank as usize];
         let since = r.wait.map_or(r.clock, |w| w.since);
@@ -47,7 +53,6 @@ impl SimRank {
             req,
             on_arrival,
         });
-        Poll::Pending
     }
 
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
@@ -113,24 +118,20 @@ impl RankRuntime for SimRank {
         call: &'static str,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<Completion<Payload>, Error>> {
-        {
-            let mut k = self.kernel.borrow_mut();
-            let ep = &mut k.ranks[self.rank as usize].endpoint;
-            if let Some(completion) = ep.take_if_done(req) {
-                return Poll::Ready(Ok(completion));
-            }
+        let mut k = self.kernel.borrow_mut();
+        let ep = &mut k.ranks[self.rank as usize].endpoint;
+        if let Some(completion) = ep.take_if_done(req) {
+            return Poll::Ready(Ok(completion));
         }
-        match self.poll_until(call, Some(req), false, |_| false) {
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            _ => Poll::Pending,
-        }
+        self.suspend(&mut k, call, Some(req), false);
+        Poll::Pending
     }
 
     fn request_overhead(&self, posting: Posting) {
         let mut k = self.kernel.borrow_mut();
         let o = match posting {
-            Posting::Send => k.model.cpu.send_overhead_ns,
-            Posting::Recv => k.model.cpu.recv_overhead_ns,
+            Posting::Send => k.model().cpu.send_overhead_ns,
+            Posting::Recv => k.model().cpu.recv_overhead_ns,
         };
         let r = &mut k.ranks[self.rank as usize];
         r.overhead_ns = r.overhead_ns.saturating_add(o);
@@ -156,7 +157,7 @@ impl RankRuntime for SimRank {
     }
 
     fn compute(&self, d: Duration) {
-        let mode = self.kernel.borrow().model.compute;
+        let mode = self.kernel.borrow().model().compute;
         let ns = match mode {
             ComputeMode::Modeled | ComputeMode::Measured => {
                 u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
@@ -169,14 +170,14 @@ impl RankRuntime for SimRank {
     fn compute_flops(&self, flops: u64) {
         let (mode, ns) = {
             let k = self.kernel.borrow();
-            (k.model.compute, k.model.flops_ns(flops))
+            (k.model().compute, k.model().flops_ns(flops))
         };
         let ns = if mode == ComputeMode::Ignored { 0 } else { ns };
         self.advance(ns, true);
     }
 
     fn idle_poll(&self) {
-        let cost = self.kernel.borrow().model.poll_cost_ns;
+        let cost = self.kernel.borrow().model().poll_cost_ns;
         self.advance(cost, false);
     }
 

@@ -168,7 +168,7 @@ where
                     k.schedule_resume(rank, at);
                     continue;
                 }
-                let measured = k.model.compute == ComputeMode::Measured;
+                let measured = k.model().compute == ComputeMode::Measured;
                 drop(k);
                 let fut = futures[rank as usize]
                     .as_mut()
@@ -179,7 +179,7 @@ where
                 let mut k = kernel.borrow_mut();
                 if let Some(cpu) = cpu {
                     let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    let ns = k.model.measured_stretch_ns(host_ns, n);
+                    let ns = k.model().measured_stretch_ns(host_ns, n);
                     let r = &mut k.ranks[rank as usize];
                     r.debt_ns += ns;
                     r.stats.compute_ns += ns;
@@ -296,7 +296,7 @@ fn finish(k: &mut Kernel) -> (Outcome, Option<u64>) {
             events: k.events,
             stopped: error.as_ref().map(ToString::to_string),
             warnings,
-            compute: k.model.compute,
+            compute: k.model().compute,
         },
         error,
     };
