@@ -2,11 +2,12 @@
 //! single-consumer queue built for the latency of one small message.
 //!
 //! Why not a general queue: on the ping-pong path the cost of a message is the cache lines
-//! that cross cores. Here a message crosses in exactly the line(s) of its slot: the slot's
+//! that cross cores. Here a message crosses in exactly the line of its slot: the slot's
 //! sequence number and the packet sit together in one line (`Packet` is at most 56 bytes), the
-//! producer's and consumer's positions are private to each side (no shared head/tail to
-//! bounce), and no step is a locked read-modify-write. (A multi-producer queue such as crossbeam's `SegQueue` costs two to three
-//! contended lines and a compare-and-swap per message, and about 200 more instructions.)
+//! producer's and consumer's positions are private to each side (the producer reads the
+//! consumer's once per lap of the ring at most), and no step is a locked read-modify-write. (A
+//! multi-producer queue such as crossbeam's `SegQueue` costs two to three contended lines and a
+//! compare-and-swap per message, and about 200 more instructions.)
 //!
 //! The ring is bounded ([`LANE_SLOTS`]); a sender never blocks on a full ring (an eager send
 //! must complete whatever the receiver does): past the ring, packets go to an overflow list

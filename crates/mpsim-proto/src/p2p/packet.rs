@@ -17,6 +17,7 @@ pub trait MessageData {
 }
 
 impl MessageData for Vec<u8> {
+    #[inline]
     fn byte_len(&self) -> usize {
         self.len()
     }
@@ -63,9 +64,9 @@ impl Protocol {
 /// A protocol message from one endpoint to another.
 ///
 /// Small by design: with the sequence number of a threads lane slot it fits one 64-byte cache
-/// line, the only line a small message makes cross cores. (Its length is the payload's own, and the time
-/// it was sent, which only a simulator's strict ready sends need, travels beside it:
-/// `Endpoint::handle_packet_sent_at`.)
+/// line, the only line a small message makes cross cores. Its length is the payload's own
+/// ([`MessageData`]), and the time it was sent, which only a simulator's strict ready sends
+/// need, travels beside it (`Endpoint::handle_packet_sent_at`).
 #[derive(Debug)]
 pub enum Packet<P> {
     /// A message: envelope and payload (the data for eager, a handle to the sender's copy for
