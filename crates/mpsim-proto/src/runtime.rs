@@ -10,7 +10,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::p2p::{Completion, Endpoint, ReqId};
+use crate::matching::Envelope;
+use crate::p2p::{Completion, Endpoint, ReqId, SendMode};
 
 /// The bytes a message carries between endpoints (the sender's copy). Up to 16 bytes live
 /// inline, so small messages allocate nothing.
@@ -45,6 +46,27 @@ pub trait RankRuntime {
     /// every send.
     fn start_on_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
         self.with_endpoint(f);
+    }
+
+    /// Starts a blocking send ([`Endpoint::send`]) as [`RankRuntime::start_on_endpoint`]
+    /// would. A backend that hands packets to its transport as they are made overrides it with
+    /// [`Endpoint::send_now`], which skips the endpoint's output queue.
+    fn start_blocking_send(
+        &self,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: Payload,
+    ) -> Result<Option<ReqId>, Error> {
+        let mut payload = Some(payload);
+        let mut out = None;
+        self.start_on_endpoint(&mut |ep| {
+            let payload = payload
+                .take()
+                .expect("start_on_endpoint runs its closure once");
+            out = Some(ep.send(mode, to, envelope, payload));
+        });
+        out.expect("start_on_endpoint runs its closure once")
     }
 
     /// Ready when `req` is complete for the program; otherwise registers the rank as waiting on

@@ -413,6 +413,39 @@ fn p2p_core_p2_rendezvous_then_eager_same_tag_not_overtaken() {
     assert_send_ok(&net.done(0, s_small, "8 B send"));
 }
 
+/// `Endpoint::send_now` hands a blocking send's message straight back only when nothing waits
+/// in the outbox; behind queued packets it queues too, so the channel stays FIFO (P2).
+#[test]
+fn p2p_core_p2_send_now_never_overtakes_queued_packets() {
+    let mut ep = Endpoint::<Payload>::new(0, Config::default());
+    let tag_of = |p: &Packet<Payload>| match p {
+        Packet::Message { envelope, .. } => envelope.tag,
+        other => panic!("expected a message, got {other:?}"),
+    };
+    let queued = ep
+        .isend(SendMode::Standard, 1, Envelope::new(CTX, 0, 1), data(8, 1))
+        .expect("eager send");
+    let (req, direct) = ep
+        .send_now(SendMode::Standard, 1, Envelope::new(CTX, 0, 2), data(8, 2))
+        .expect("eager send");
+    assert!(req.is_none(), "an eager blocking send leaves no request");
+    assert!(
+        direct.is_none(),
+        "a packet waits in the outbox: the new one queues behind it"
+    );
+    let order: Vec<i32> = std::iter::from_fn(|| ep.poll_transmit())
+        .map(|t| tag_of(&t.packet))
+        .collect();
+    assert_eq!(order, [1, 2], "FIFO on the channel");
+    let (_, direct) = ep
+        .send_now(SendMode::Standard, 1, Envelope::new(CTX, 0, 3), data(8, 3))
+        .expect("eager send");
+    let t = direct.expect("an empty outbox: the message comes straight back");
+    assert_eq!((t.to, tag_of(&t.packet)), (1, 3));
+    assert!(ep.poll_transmit().is_none(), "and is not queued as well");
+    let _ = ep.test(queued);
+}
+
 #[test]
 fn p2p_core_p3_tag_selection_takes_later_tag_first() {
     let mut net = Net::new(2);

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
-use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId};
+use mpsim_proto::matching::Envelope;
+use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
 use crate::mailbox::{Activity, Inbound, Mailbox, PacketLane, lock};
@@ -142,20 +143,13 @@ impl ThreadRank {
     }
 
     fn flush_outputs(&self, ep: &mut Endpoint<Payload>) {
-        let mut outbound = self.outbound.borrow_mut();
         let mut last = None;
         while let Some(t) = ep.poll_transmit() {
             if last.is_some_and(|l| l != t.to) {
                 self.shared.mailboxes[last.unwrap_or_default() as usize].notify();
             }
-            if let Some(trace) = &self.trace {
-                self.trace_sent(trace, t.to, &t.packet);
-            }
-            let to = t.to as usize;
-            outbound[to]
-                .get_or_insert_with(|| self.shared.mailboxes[to].add_lane(self.rank))
-                .push(t.packet);
             last = Some(t.to);
+            self.push(t);
         }
         if let Some(l) = last {
             self.shared.mailboxes[l as usize].notify();
@@ -165,6 +159,18 @@ impl ThreadRank {
                 self.shared.fail(err);
             }
         }
+    }
+
+    /// Puts a packet in its lane (the destination is not woken: see `notify`).
+    #[inline]
+    fn push(&self, t: Transmit<Payload>) {
+        if let Some(trace) = &self.trace {
+            self.trace_sent(trace, t.to, &t.packet);
+        }
+        let to = t.to as usize;
+        self.outbound.borrow_mut()[to]
+            .get_or_insert_with(|| self.shared.mailboxes[to].add_lane(self.rank))
+            .push(t.packet);
     }
 
     /// Every wait: take in what arrived; ready when `done`; ended by an abort; otherwise record
@@ -252,6 +258,27 @@ impl RankRuntime for ThreadRank {
         let mut ep = self.endpoint.borrow_mut();
         f(&mut ep);
         self.flush(&mut ep);
+    }
+
+    fn start_blocking_send(
+        &self,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: Payload,
+    ) -> Result<Option<ReqId>, Error> {
+        let mut ep = self.endpoint.borrow_mut();
+        let started = ep.send_now(mode, to, envelope, payload);
+        let req = started.map(|(req, transmit)| {
+            if let Some(t) = transmit {
+                // Straight into the lane: nothing of this endpoint's was waiting to go first.
+                self.push(t);
+                self.shared.mailboxes[to as usize].notify();
+            }
+            req
+        });
+        self.flush(&mut ep);
+        req
     }
 
     fn poll_done(

@@ -267,17 +267,18 @@ impl Comm {
         }
         let to = self.world_rank(dest);
         let envelope = Envelope::new(context, self.rank(), tag);
-        let mut out = None;
-        self.rt().start_on_endpoint(&mut |ep| {
-            let payload = Payload::from_slice(bytes);
-            out = Some(if blocking {
-                ep.send(mode, to, envelope, payload)
-            } else {
-                ep.isend(mode, to, envelope, payload).map(Some)
+        let started = if blocking {
+            self.rt()
+                .start_blocking_send(mode, to, envelope, Payload::from_slice(bytes))
+        } else {
+            let mut out = None;
+            self.rt().start_on_endpoint(&mut |ep| {
+                let payload = Payload::from_slice(bytes);
+                out = Some(ep.isend(mode, to, envelope, payload).map(Some));
             });
-        });
-        out.expect("with_endpoint runs the closure exactly once")
-            .map_err(|e| stamped(&**self.rt(), e))
+            out.expect("with_endpoint runs the closure exactly once")
+        };
+        started.map_err(|e| stamped(&**self.rt(), e))
     }
 
     /// Posts a receive for a validated pattern (`None` is `PROC_NULL`: complete at once).

@@ -42,6 +42,26 @@ impl<P: MessageData> Endpoint<P> {
         self.start_send(mode, to, envelope, payload, false)
     }
 
+    /// Starts a blocking send as [`Endpoint::send`], but hands its message back instead of
+    /// queueing it when no earlier packet waits in the outbox (the channel stays FIFO): a driver
+    /// that delivers each packet as it is made skips the queue. The driver delivers the returned
+    /// packet before the endpoint's other outputs.
+    pub fn send_now(
+        &mut self,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: P,
+    ) -> Result<(Option<ReqId>, Option<Transmit<P>>), Error> {
+        let queued = self.out.as_deref().is_some_and(|o| !o.transmits.is_empty());
+        let (req, transmit) = self.make_send(mode, to, envelope, payload, false)?;
+        if queued {
+            self.push_transmit(transmit);
+            return Ok((req, None));
+        }
+        Ok((req, Some(transmit)))
+    }
+
     /// `isend` (`held`: the program holds the request) and `send` (it does not, when the send
     /// completes at once).
     fn start_send(
@@ -52,6 +72,21 @@ impl<P: MessageData> Endpoint<P> {
         payload: P,
         held_by_user: bool,
     ) -> Result<Option<ReqId>, Error> {
+        let (req, transmit) = self.make_send(mode, to, envelope, payload, held_by_user)?;
+        self.push_transmit(transmit);
+        Ok(req)
+    }
+
+    /// A send's request (as `start_send` returns it) and its message, not yet queued.
+    #[inline]
+    fn make_send(
+        &mut self,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: P,
+        held_by_user: bool,
+    ) -> Result<(Option<ReqId>, Transmit<P>), Error> {
         let bytes = payload.byte_len();
         let (protocol, bytes_held) = match mode {
             SendMode::Buffered => {
@@ -123,7 +158,7 @@ impl<P: MessageData> Endpoint<P> {
             Some(req)
         };
         let sender = req.map_or(SendRef::NONE, |r| SendRef(r.idx, r.generation));
-        self.push_transmit(Transmit {
+        let transmit = Transmit {
             to,
             packet: Packet::Message {
                 sender,
@@ -132,8 +167,8 @@ impl<P: MessageData> Endpoint<P> {
                 ack,
                 payload,
             },
-        });
-        Ok(req.filter(|_| held_by_user || !locally_complete))
+        };
+        Ok((req.filter(|_| held_by_user || !locally_complete), transmit))
     }
 
     /// Posts a receive for `pattern` into a buffer of `capacity` bytes, on a communicator whose
