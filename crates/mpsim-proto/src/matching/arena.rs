@@ -148,6 +148,12 @@ impl<T, const L: usize> Arena<T, L> {
         }
     }
 
+    /// Slots allocated.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.slots.capacity()
+    }
+
     pub fn heap_bytes(&self) -> usize {
         self.slots.capacity() * std::mem::size_of::<Slot<T, L>>()
     }

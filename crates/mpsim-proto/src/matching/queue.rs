@@ -222,7 +222,11 @@ impl<T, const L: usize> Queue<T, L> {
         }
         let key = self.arena.slot(idx).key;
         let value = self.arena.remove(idx);
-        if self.arena.len() == 0 {
+        // A shallow queue that drains (every message of a ping-pong) keeps its few free slots
+        // as they are: only an index or a large arena is dropped.
+        if self.arena.len() == 0
+            && (self.index.is_some() || self.arena.capacity() > KEEP_WHEN_EMPTY)
+        {
             self.reset();
         }
         (key, value)
