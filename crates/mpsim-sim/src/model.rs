@@ -533,6 +533,13 @@ mod tests {
         steps: &[(u64, u64)],
         size: u64,
     ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let (points, t) = table_of_steps(steps);
+        proptest::prop_assert_eq!(t.delay(size), reference_delay(&points, size));
+        Ok(())
+    }
+
+    /// The points at the running sums of the `steps`' x increments, and their table.
+    fn table_of_steps(steps: &[(u64, u64)]) -> (Vec<(u64, u64)>, DelayTable) {
         let mut x = 0;
         let points: Vec<(u64, u64)> = steps
             .iter()
@@ -542,8 +549,7 @@ mod tests {
             })
             .collect();
         let t = DelayTable::new("p", points.clone()).expect("valid");
-        proptest::prop_assert_eq!(t.delay(size), reference_delay(&points, size));
-        Ok(())
+        (points, t)
     }
 
     proptest::proptest! {
@@ -573,15 +579,7 @@ mod tests {
             steps in proptest::collection::vec((1u64..1 << 12, 1u64..1 << 20), 1..5),
             sizes in proptest::collection::vec((0u64..1 << 14, 0u8..3), 0..40),
         ) {
-            let mut x = 0;
-            let points: Vec<(u64, u64)> = steps
-                .iter()
-                .map(|&(dx, y)| {
-                    x += dx;
-                    (x, y)
-                })
-                .collect();
-            let t = DelayTable::new("p", points.clone()).expect("valid");
+            let (points, t) = table_of_steps(&steps);
             let mut memo = LastDelay::new(&t);
             let mut last = 0;
             for (size, how) in sizes {
