@@ -229,20 +229,20 @@ impl Kernel {
                 Packet::Message {
                     payload, protocol, ..
                 } => {
-                    let bytes = &payload.len();
+                    let bytes = payload.len();
                     let (table, memo) = if protocol.buffered_timing() {
                         (&self.model.bsend, &mut self.last_delay[0])
                     } else {
                         (&self.model.ssend, &mut self.last_delay[1])
                     };
-                    let recv_ts = t.saturating_add(memo.delay(table, *bytes as u64));
+                    let recv_ts = t.saturating_add(memo.delay(table, bytes as u64));
                     let r = &mut self.ranks[rank as usize];
                     let arrival =
                         self.channels
                             .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
-                    r.stats.sent(*protocol, *bytes);
+                    r.stats.sent(*protocol, bytes);
                     self.messages_sent += 1;
-                    let (id, bytes) = (self.messages_sent, *bytes);
+                    let id = self.messages_sent;
                     self.record(|| TraceEvent::Message {
                         id,
                         from: rank,
