@@ -70,23 +70,37 @@ impl<'a> Blocking<'a> {
 impl Future for Blocking<'_> {
     type Output = Result<Status>;
 
+    /// Inlined into the program's future: a call that finished when it was made (every eager
+    /// send) is taken here without a call; only a wait goes out of line.
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Status>> {
         let this = self.get_mut();
-        let rt = this.rt;
-        let completion = match &mut this.step {
-            Step::Waiting { id, call, .. } => match rt.poll_complete(*id, call, cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(c) => c,
-            },
+        match this.step {
             Step::Done(_) => {
                 let Step::Done(result) = std::mem::replace(&mut this.step, Step::Taken) else {
                     unreachable!("matched Done above");
                 };
-                return Poll::Ready(result);
+                Poll::Ready(result)
             }
+            Step::Waiting { .. } => this.poll_wait(cx),
             Step::Taken => panic!("a blocking call's future was polled after it completed"),
+        }
+    }
+}
+
+impl Blocking<'_> {
+    /// The waiting side of `poll`: ready when the request completes, with its data in place.
+    #[inline(never)]
+    fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<Status>> {
+        let rt = self.rt;
+        let Step::Waiting { id, call, .. } = self.step else {
+            unreachable!("poll_wait on a call that does not wait");
         };
-        let Step::Waiting { id, buf, .. } = std::mem::replace(&mut this.step, Step::Taken) else {
+        let completion = match rt.poll_complete(id, call, cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(c) => c,
+        };
+        let Step::Waiting { buf, .. } = std::mem::replace(&mut self.step, Step::Taken) else {
             unreachable!("matched Waiting above");
         };
         Poll::Ready(match completion {
@@ -115,6 +129,7 @@ pub(crate) struct SendDone<'a>(pub Blocking<'a>);
 impl Future for SendDone<'_> {
     type Output = Result<()>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         Pin::new(&mut self.get_mut().0)
             .poll(cx)
