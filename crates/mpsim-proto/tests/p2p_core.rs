@@ -413,8 +413,9 @@ fn p2p_core_p2_rendezvous_then_eager_same_tag_not_overtaken() {
     assert_send_ok(&net.done(0, s_small, "8 B send"));
 }
 
-/// `Endpoint::send_now` hands a blocking send's message straight back only when nothing waits
-/// in the outbox; behind queued packets it queues too, so the channel stays FIFO (P2).
+/// `Endpoint::send_now` hands a blocking send's message straight to the transport only when
+/// nothing waits in the outbox; behind queued packets it queues too, so the channel stays FIFO
+/// (P2).
 #[test]
 fn p2p_core_p2_send_now_never_overtakes_queued_packets() {
     let mut ep = Endpoint::<Payload>::new(0, Config::default());
@@ -425,8 +426,15 @@ fn p2p_core_p2_send_now_never_overtakes_queued_packets() {
     let queued = ep
         .isend(SendMode::Standard, 1, Envelope::new(CTX, 0, 1), data(8, 1))
         .expect("eager send");
-    let (req, direct) = ep
-        .send_now(SendMode::Standard, 1, Envelope::new(CTX, 0, 2), data(8, 2))
+    let mut direct = None;
+    let req = ep
+        .send_now(
+            SendMode::Standard,
+            1,
+            Envelope::new(CTX, 0, 2),
+            data(8, 2),
+            |t| direct = Some(t),
+        )
         .expect("eager send");
     assert!(req.is_none(), "an eager blocking send leaves no request");
     assert!(
@@ -437,9 +445,17 @@ fn p2p_core_p2_send_now_never_overtakes_queued_packets() {
         .map(|t| tag_of(&t.packet))
         .collect();
     assert_eq!(order, [1, 2], "FIFO on the channel");
-    let (_, direct) = ep
-        .send_now(SendMode::Standard, 1, Envelope::new(CTX, 0, 3), data(8, 3))
+    let mut direct = None;
+    let req = ep
+        .send_now(
+            SendMode::Standard,
+            1,
+            Envelope::new(CTX, 0, 3),
+            data(8, 3),
+            |t| direct = Some(t),
+        )
         .expect("eager send");
+    assert!(req.is_none(), "an eager blocking send leaves no request");
     let t = direct.expect("an empty outbox: the message comes straight back");
     assert_eq!((t.to, tag_of(&t.packet)), (1, 3));
     assert!(ep.poll_transmit().is_none(), "and is not queued as well");

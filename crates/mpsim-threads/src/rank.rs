@@ -268,14 +268,10 @@ impl RankRuntime for ThreadRank {
         payload: Payload,
     ) -> Result<Option<ReqId>, Error> {
         let mut ep = self.endpoint.borrow_mut();
-        let started = ep.send_now(mode, to, envelope, payload);
-        let req = started.map(|(req, transmit)| {
-            if let Some(t) = transmit {
-                // Straight into the lane: nothing of this endpoint's was waiting to go first.
-                self.push(t);
-                self.shared.mailboxes[to as usize].notify();
-            }
-            req
+        let req = ep.send_now(mode, to, envelope, payload, |t| {
+            // Straight into the lane: nothing of this endpoint's was waiting to go first.
+            self.push(t);
+            self.shared.mailboxes[to as usize].notify();
         });
         self.flush(&mut ep);
         req

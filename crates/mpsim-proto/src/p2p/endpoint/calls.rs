@@ -42,24 +42,28 @@ impl<P: MessageData> Endpoint<P> {
         self.start_send(mode, to, envelope, payload, false)
     }
 
-    /// Starts a blocking send as [`Endpoint::send`], but hands its message back instead of
-    /// queueing it when no earlier packet waits in the outbox (the channel stays FIFO): a driver
-    /// that delivers each packet as it is made skips the queue. The driver delivers the returned
-    /// packet before the endpoint's other outputs.
+    /// Starts a blocking send as [`Endpoint::send`], but hands its message to `transport` at
+    /// once instead of queueing it when no earlier packet waits in the outbox (the channel stays
+    /// FIFO; behind queued packets it queues too): a driver that delivers each packet as it is
+    /// made skips the queue. The message goes to `transport` by reference to where it was built,
+    /// not as a returned value the caller would copy again.
+    #[inline]
     pub fn send_now(
         &mut self,
         mode: SendMode,
         to: u32,
         envelope: Envelope,
         payload: P,
-    ) -> Result<(Option<ReqId>, Option<Transmit<P>>), Error> {
+        transport: impl FnOnce(Transmit<P>),
+    ) -> Result<Option<ReqId>, Error> {
         let queued = self.out.as_deref().is_some_and(|o| !o.transmits.is_empty());
         let (req, transmit) = self.make_send(mode, to, envelope, payload, false)?;
         if queued {
             self.push_transmit(transmit);
-            return Ok((req, None));
+        } else {
+            transport(transmit);
         }
-        Ok((req, Some(transmit)))
+        Ok(req)
     }
 
     /// `isend` (`held`: the program holds the request) and `send` (it does not, when the send
