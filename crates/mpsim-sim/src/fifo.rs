@@ -105,6 +105,13 @@ impl Channels {
         }
     }
 
+    /// Whether any channel is in the map: when none is, a delivery has nothing to forget
+    /// (`delivered`), and the kernel need not look up the sender's slot.
+    #[inline]
+    pub fn any_in_map(&self) -> bool {
+        !self.others.is_empty()
+    }
+
     /// A message on `(from, to)` (whose sender's slot is `slot`) was delivered at `t`: when
     /// it was the channel's latest, the map forgets the channel (every later message is sent
     /// after `t` and arrives after it). A slot needs nothing: its arrival is now spent.

@@ -99,8 +99,9 @@ impl RankRuntime for SimRank {
         let ep = k.lend_outbox(self.rank);
         ep.set_now(t);
         f(ep);
+        let outputs = ep.take_outputs();
         // Always: the flush also takes the lent outbox back.
-        k.flush(self.rank, t);
+        k.flush(self.rank, t, outputs);
     }
 
     fn poll_done(
