@@ -38,7 +38,9 @@ impl SimRank {
         Poll::Pending
     }
 
-    /// A wait that is not satisfied: the rest of [`SimRank::poll_until`].
+    /// A wait that is not satisfied: the rest of [`SimRank::poll_until`]. Inlined: every
+    /// blocking receive that waits comes here once.
+    #[inline]
     fn suspend(&self, k: &mut Kernel, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
         // X1: overhead the rank still owes is CPU work before it can block; it waits after.
         if let Some(at) = k.settle_overhead(self.rank) {
