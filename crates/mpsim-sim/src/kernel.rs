@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
-use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId};
+use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId, Transmit};
 use mpsim_proto::runtime::Payload;
 use mpsim_proto::trace::TraceEvent;
 
@@ -228,57 +228,7 @@ impl Kernel {
     #[inline(always)]
     fn send(&mut self, rank: u32, t: u64, out: &mut Outbox<Payload>) {
         while let Some(tx) = out.poll_transmit() {
-            let r = &mut self.ranks[rank as usize];
-            let n = r.next_event();
-            let time = match &tx.packet {
-                Packet::Message {
-                    payload, protocol, ..
-                } => {
-                    let bytes = payload.len();
-                    let (table, memo) = if protocol.buffered_timing() {
-                        (&self.model.bsend, &mut self.last_delay[0])
-                    } else {
-                        (&self.model.ssend, &mut self.last_delay[1])
-                    };
-                    let recv_ts = t.saturating_add(memo.delay(table, bytes as u64));
-                    let arrival =
-                        self.channels
-                            .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
-                    r.stats.sent(*protocol, bytes);
-                    self.messages_sent += 1;
-                    let id = self.messages_sent;
-                    self.record(|| TraceEvent::Message {
-                        id,
-                        from: rank,
-                        to: tx.to,
-                        sent_ns: t,
-                        arrival_ns: Some(arrival),
-                        bytes,
-                    });
-                    arrival
-                }
-                Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
-                // Behind the channel's messages (FIFO), at once otherwise.
-                Packet::CancelSend { .. } | Packet::CancelReply { .. } => self
-                    .channels
-                    .last(&r.last_send, rank, tx.to)
-                    .map_or(t, |last| t.max(last)),
-            };
-            let key = Key {
-                time,
-                class: DELIVERY,
-                creator: rank,
-                n,
-            };
-            self.queue.push(
-                key,
-                Body::Deliver {
-                    from: rank,
-                    to: tx.to,
-                    sent_at: t,
-                    packet: tx.packet,
-                },
-            );
+            self.transmit(rank, t, tx);
         }
         while let Some(event) = out.poll_event() {
             match event {
@@ -295,6 +245,68 @@ impl Kernel {
                 }
             }
         }
+    }
+
+    /// Sends one of `rank`'s packets at time `t`: queues its delivery at its modelled arrival.
+    /// Inlined: once per packet, from `send` and from a blocking send that skips the outbox
+    /// (`SimRank::start_blocking_send`).
+    #[inline(always)]
+    pub fn transmit(&mut self, rank: u32, t: u64, tx: Transmit<Payload>) {
+        if self.closed {
+            // The run is over: nothing is sent any more (as `flush` drops queued packets).
+            return;
+        }
+        let r = &mut self.ranks[rank as usize];
+        let n = r.next_event();
+        let time = match &tx.packet {
+            Packet::Message {
+                payload, protocol, ..
+            } => {
+                let bytes = payload.len();
+                let (table, memo) = if protocol.buffered_timing() {
+                    (&self.model.bsend, &mut self.last_delay[0])
+                } else {
+                    (&self.model.ssend, &mut self.last_delay[1])
+                };
+                let recv_ts = t.saturating_add(memo.delay(table, bytes as u64));
+                let arrival =
+                    self.channels
+                        .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
+                r.stats.sent(*protocol, bytes);
+                self.messages_sent += 1;
+                let id = self.messages_sent;
+                self.record(|| TraceEvent::Message {
+                    id,
+                    from: rank,
+                    to: tx.to,
+                    sent_ns: t,
+                    arrival_ns: Some(arrival),
+                    bytes,
+                });
+                arrival
+            }
+            Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
+            // Behind the channel's messages (FIFO), at once otherwise.
+            Packet::CancelSend { .. } | Packet::CancelReply { .. } => self
+                .channels
+                .last(&r.last_send, rank, tx.to)
+                .map_or(t, |last| t.max(last)),
+        };
+        let key = Key {
+            time,
+            class: DELIVERY,
+            creator: rank,
+            n,
+        };
+        self.queue.push(
+            key,
+            Body::Deliver {
+                from: rank,
+                to: tx.to,
+                sent_at: t,
+                packet: tx.packet,
+            },
+        );
     }
 
     /// Delivers a packet, sent at `sent_at`, at the current time.
