@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
-use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId};
+use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId, Transmit};
 use mpsim_proto::runtime::Payload;
 use mpsim_proto::trace::TraceEvent;
 
@@ -63,6 +63,14 @@ pub(crate) struct RankState {
 }
 
 impl RankState {
+    /// The number of the next event this rank makes (the `n` of its key, S10).
+    #[inline]
+    fn next_event(&mut self) -> u64 {
+        let n = self.made;
+        self.made += 1;
+        n
+    }
+
     /// X2: when this rank, blocked and woken by something that happens at `t`, can run: a
     /// wake-up already under way (started by an earlier arrival in the same wait) ends when it
     /// ends; otherwise one starts at `t` and takes `wake_ns` (the kernel's: 0 unless
@@ -156,25 +164,19 @@ impl Kernel {
         &self.model
     }
 
-    fn key(&mut self, time: u64, class: u8, creator: u32) -> Key {
-        let rank = &mut self.ranks[creator as usize];
-        let n = rank.made;
-        rank.made += 1;
-        Key {
-            time,
-            class,
-            creator,
-            n,
-        }
-    }
-
     /// Schedules `rank` to resume its program at `time` (once).
     pub fn schedule_resume(&mut self, rank: u32, time: u64) {
-        if self.ranks[rank as usize].resume_scheduled {
+        let r = &mut self.ranks[rank as usize];
+        if r.resume_scheduled {
             return;
         }
-        self.ranks[rank as usize].resume_scheduled = true;
-        let key = self.key(time, RESUME, rank);
+        r.resume_scheduled = true;
+        let key = Key {
+            time,
+            class: RESUME,
+            creator: rank,
+            n: r.next_event(),
+        };
         self.queue.push(key, Body::Resume { rank });
     }
 
@@ -189,12 +191,13 @@ impl Kernel {
         self.queue.push_start(0..self.ranks.len() as u32);
     }
 
-    /// Sends what `rank`'s endpoint produced at time `t`, and wakes or stops on its events.
-    /// Inlined (with `send`) into its two callers, which feed every input: three calls per
-    /// simulated message.
+    /// Sends what `rank`'s endpoint produced at time `t` (`outputs`, which the caller took
+    /// from the endpoint it has in hand: `Endpoint::take_outputs`), and wakes or stops on its
+    /// events. Inlined (with `send`) into its two callers, which feed every input: three calls
+    /// per simulated message.
     #[inline(always)]
-    pub fn flush(&mut self, rank: u32, t: u64) {
-        let Some(mut out) = self.ranks[rank as usize].endpoint.take_outputs() else {
+    pub fn flush(&mut self, rank: u32, t: u64, outputs: Option<Box<Outbox<Payload>>>) {
+        let Some(mut out) = outputs else {
             return;
         };
         // Many inputs produce nothing (posting a receive, taking a completed request): the
@@ -225,57 +228,14 @@ impl Kernel {
     #[inline(always)]
     fn send(&mut self, rank: u32, t: u64, out: &mut Outbox<Payload>) {
         while let Some(tx) = out.poll_transmit() {
-            let time = match &tx.packet {
-                Packet::Message {
-                    payload, protocol, ..
-                } => {
-                    let bytes = payload.len();
-                    let (table, memo) = if protocol.buffered_timing() {
-                        (&self.model.bsend, &mut self.last_delay[0])
-                    } else {
-                        (&self.model.ssend, &mut self.last_delay[1])
-                    };
-                    let recv_ts = t.saturating_add(memo.delay(table, bytes as u64));
-                    let r = &mut self.ranks[rank as usize];
-                    let arrival =
-                        self.channels
-                            .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
-                    r.stats.sent(*protocol, bytes);
-                    self.messages_sent += 1;
-                    let id = self.messages_sent;
-                    self.record(|| TraceEvent::Message {
-                        id,
-                        from: rank,
-                        to: tx.to,
-                        sent_ns: t,
-                        arrival_ns: Some(arrival),
-                        bytes,
-                    });
-                    arrival
-                }
-                Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
-                // Behind the channel's messages (FIFO), at once otherwise.
-                Packet::CancelSend { .. } | Packet::CancelReply { .. } => self
-                    .channels
-                    .last(&self.ranks[rank as usize].last_send, rank, tx.to)
-                    .map_or(t, |last| t.max(last)),
-            };
-            let key = self.key(time, DELIVERY, rank);
-            self.queue.push(
-                key,
-                Body::Deliver {
-                    from: rank,
-                    to: tx.to,
-                    sent_at: t,
-                    packet: tx.packet,
-                },
-            );
+            self.transmit(rank, t, tx);
         }
         while let Some(event) = out.poll_event() {
             match event {
                 Event::Completed(_) | Event::BufferFreed => {
-                    if self.ranks[rank as usize].wait.is_some() {
-                        let at = self.ranks[rank as usize].wake_at(t, self.wake_ns);
+                    let r = &mut self.ranks[rank as usize];
+                    if r.wait.is_some() {
+                        let at = r.wake_at(t, self.wake_ns);
                         self.schedule_resume(rank, at);
                     }
                 }
@@ -287,6 +247,68 @@ impl Kernel {
         }
     }
 
+    /// Sends one of `rank`'s packets at time `t`: queues its delivery at its modelled arrival.
+    /// Inlined: once per packet, from `send` and from a blocking send that skips the outbox
+    /// (`SimRank::start_blocking_send`).
+    #[inline(always)]
+    pub fn transmit(&mut self, rank: u32, t: u64, tx: Transmit<Payload>) {
+        if self.closed {
+            // The run is over: nothing is sent any more (as `flush` drops queued packets).
+            return;
+        }
+        let r = &mut self.ranks[rank as usize];
+        let n = r.next_event();
+        let time = match &tx.packet {
+            Packet::Message {
+                payload, protocol, ..
+            } => {
+                let bytes = payload.len();
+                let (table, memo) = if protocol.buffered_timing() {
+                    (&self.model.bsend, &mut self.last_delay[0])
+                } else {
+                    (&self.model.ssend, &mut self.last_delay[1])
+                };
+                let recv_ts = t.saturating_add(memo.delay(table, bytes as u64));
+                let arrival =
+                    self.channels
+                        .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
+                r.stats.sent(*protocol, bytes);
+                self.messages_sent += 1;
+                let id = self.messages_sent;
+                self.record(|| TraceEvent::Message {
+                    id,
+                    from: rank,
+                    to: tx.to,
+                    sent_ns: t,
+                    arrival_ns: Some(arrival),
+                    bytes,
+                });
+                arrival
+            }
+            Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
+            // Behind the channel's messages (FIFO), at once otherwise.
+            Packet::CancelSend { .. } | Packet::CancelReply { .. } => self
+                .channels
+                .last(&r.last_send, rank, tx.to)
+                .map_or(t, |last| t.max(last)),
+        };
+        let key = Key {
+            time,
+            class: DELIVERY,
+            creator: rank,
+            n,
+        };
+        self.queue.push(
+            key,
+            Body::Deliver {
+                from: rank,
+                to: tx.to,
+                sent_at: t,
+                packet: tx.packet,
+            },
+        );
+    }
+
     /// Delivers a packet, sent at `sent_at`, at the current time.
     pub fn deliver(&mut self, from: u32, to: u32, sent_at: u64, packet: Packet<Payload>) {
         let t = self.now;
@@ -294,8 +316,10 @@ impl Kernel {
             Packet::Message {
                 payload, protocol, ..
             } => {
-                self.channels
-                    .delivered(&self.ranks[from as usize].last_send, from, to, t);
+                if self.channels.any_in_map() {
+                    self.channels
+                        .delivered(&self.ranks[from as usize].last_send, from, to, t);
+                }
                 Some((*protocol, payload.len()))
             }
             _ => None,
@@ -313,11 +337,12 @@ impl Kernel {
         r.endpoint.lend_outbox(&mut self.outbox);
         r.endpoint.set_now(t);
         r.endpoint.handle_packet_sent_at(from, packet, sent_at);
+        let outputs = r.endpoint.take_outputs();
         if message.is_some() && r.wait.is_some_and(|w| w.on_arrival) {
             let at = r.wake_at(t, self.wake_ns);
             self.schedule_resume(to, at);
         }
-        self.flush(to, t);
+        self.flush(to, t, outputs);
     }
 
     /// X1: puts `rank`'s pending per-request overhead on its clock (recorded as an `overhead`

@@ -1,13 +1,14 @@
 //! [`SimRank`]: the [`RankRuntime`] a simulated rank's program calls. Every call acts on the
 //! kernel at the rank's clock, which equals global virtual time whenever the program runs.
 
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mpsim_proto::error::Error;
-use mpsim_proto::p2p::{Completion, Endpoint, ReqId};
+use mpsim_proto::matching::Envelope;
+use mpsim_proto::p2p::{Completion, Endpoint, ReqId, SendMode};
 use mpsim_proto::runtime::{Payload, Posting, RankRuntime};
 
 use crate::kernel::{Kernel, RankState, Wait};
@@ -38,7 +39,9 @@ impl SimRank {
         Poll::Pending
     }
 
-    /// A wait that is not satisfied: the rest of [`SimRank::poll_until`].
+    /// A wait that is not satisfied: the rest of [`SimRank::poll_until`]. Inlined: every
+    /// blocking receive that waits comes here once.
+    #[inline]
     fn suspend(&self, k: &mut Kernel, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
         // X1: overhead the rank still owes is CPU work before it can block; it waits after.
         if let Some(at) = k.settle_overhead(self.rank) {
@@ -53,6 +56,20 @@ impl SimRank {
             req,
             on_arrival,
         });
+    }
+
+    /// The kernel, borrowed for a call of this rank's program, and the time the call acts at.
+    #[inline]
+    fn begin_call(&self) -> (RefMut<'_, Kernel>, u64) {
+        let k = self.kernel.borrow_mut();
+        let r = &k.ranks[self.rank as usize];
+        debug_assert!(
+            k.closed || r.clock == k.now,
+            "a rank runs only at the global time"
+        );
+        // X1: a rank that owes overhead acts that much later.
+        let t = r.clock.saturating_add(r.overhead_ns);
+        (k, t)
     }
 
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
@@ -88,19 +105,39 @@ impl RankRuntime for SimRank {
     }
 
     fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
-        let mut k = self.kernel.borrow_mut();
-        let r = &k.ranks[self.rank as usize];
-        debug_assert!(
-            k.closed || r.clock == k.now,
-            "a rank runs only at the global time"
-        );
-        // X1: a rank that owes overhead acts that much later.
-        let t = r.clock.saturating_add(r.overhead_ns);
+        let (mut k, t) = self.begin_call();
         let ep = k.lend_outbox(self.rank);
         ep.set_now(t);
         f(ep);
+        let outputs = ep.take_outputs();
         // Always: the flush also takes the lent outbox back.
-        k.flush(self.rank, t);
+        k.flush(self.rank, t, outputs);
+    }
+
+    /// A blocking send's message goes to the kernel as it is made, not through the endpoint's
+    /// output queue (`Endpoint::send_now`; the endpoint queues it behind packets already
+    /// waiting, so channels stay FIFO). It is sent first, as it would be from the queue.
+    fn start_blocking_send(
+        &self,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: Payload,
+    ) -> Result<Option<ReqId>, Error> {
+        let (mut k, t) = self.begin_call();
+        let ep = k.lend_outbox(self.rank);
+        ep.set_now(t);
+        let started = ep.send_now(mode, to, envelope, payload);
+        let outputs = ep.take_outputs();
+        let req = started.map(|(req, message)| {
+            if let Some(tx) = message {
+                k.transmit(self.rank, t, tx);
+            }
+            req
+        });
+        // Always: the flush also takes the lent outbox back.
+        k.flush(self.rank, t, outputs);
+        req
     }
 
     fn poll_done(

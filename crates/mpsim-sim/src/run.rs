@@ -13,7 +13,7 @@ use mpsim_proto::error::Error;
 use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::Trace;
 
-use crate::event::Body;
+use crate::event::DELIVERY;
 use crate::kernel::Kernel;
 use crate::model::{ComputeMode, Model};
 use crate::rank::SimRank;
@@ -128,44 +128,47 @@ where
 
     let mut cx = Context::from_waker(Waker::noop());
     loop {
-        let popped = kernel.borrow_mut().queue.pop();
-        let Some((key, body)) = popped else { break };
+        // One borrow per event, from the pop to the program's poll (a borrow is a check and
+        // two writes of the flag).
         let mut k = kernel.borrow_mut();
+        let Some(key) = k.queue.pop() else {
+            break;
+        };
         k.now = key.time;
         k.events += 1;
         if k.events.is_multiple_of(OBSERVE_EVERY) {
             observe(progress(&k));
         }
-        let stop = match body {
-            Body::Deliver {
-                from,
-                to,
-                sent_at,
-                packet,
-            } => {
-                k.deliver(from, to, sent_at, packet);
+        let stop = match key.class {
+            DELIVERY => {
+                let (to, sent_at, packet) = k.queue.take_delivery();
+                k.deliver(key.creator, to, sent_at, packet);
                 k.stop.is_some()
             }
-            Body::Resume { rank } => {
+            _ => {
+                // A resume: its rank is the event's creator.
+                let rank = key.creator;
+                // The rank's state is looked up once; what goes to the trace waits until it is
+                // let go.
                 let r = &mut k.ranks[rank as usize];
                 r.resume_scheduled = false;
                 if r.done {
                     continue;
                 }
-                r.clock = r.clock.max(key.time);
-                if let Some(w) = r.wait.take() {
-                    r.stats.blocked_ns += r.clock - w.since;
-                    let clock = r.clock;
-                    k.record_span(rank, w.call, w.since, clock);
+                let clock = r.clock.max(key.time);
+                let waited = r.wait.take().map(|w| (w.call, w.since));
+                if let Some((_, since)) = waited {
+                    r.stats.blocked_ns += clock - since;
                 }
-                let r = &mut k.ranks[rank as usize];
-                if r.debt_ns > 0 {
-                    // Measured compute of its last run comes before the rank's next action.
-                    let from = r.clock;
-                    r.clock += std::mem::take(&mut r.debt_ns);
-                    let at = r.clock;
-                    k.record_span(rank, "compute", from, at);
-                    k.schedule_resume(rank, at);
+                // Measured compute of its last run comes before the rank's next action.
+                let debt = std::mem::take(&mut r.debt_ns);
+                r.clock = clock + debt;
+                if let Some((call, since)) = waited {
+                    k.record_span(rank, call, since, clock);
+                }
+                if debt > 0 {
+                    k.record_span(rank, "compute", clock, clock + debt);
+                    k.schedule_resume(rank, clock + debt);
                     continue;
                 }
                 let measured = k.model().compute == ComputeMode::Measured;
