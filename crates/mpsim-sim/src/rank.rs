@@ -127,14 +127,13 @@ impl RankRuntime for SimRank {
         let (mut k, t) = self.begin_call();
         let ep = k.lend_outbox(self.rank);
         ep.set_now(t);
-        let started = ep.send_now(mode, to, envelope, payload);
+        // Held here, not sent from the closure: the endpoint is borrowed from the kernel.
+        let mut message = None;
+        let req = ep.send_now(mode, to, envelope, payload, |tx| message = Some(tx));
         let outputs = ep.take_outputs();
-        let req = started.map(|(req, message)| {
-            if let Some(tx) = message {
-                k.transmit(self.rank, t, tx);
-            }
-            req
-        });
+        if let Some(tx) = message {
+            k.transmit(self.rank, t, tx);
+        }
         // Always: the flush also takes the lent outbox back.
         k.flush(self.rank, t, outputs);
         req
