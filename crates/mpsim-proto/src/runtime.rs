@@ -10,8 +10,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::matching::Envelope;
-use crate::p2p::{Completion, Endpoint, ReqId, SendMode};
+use crate::matching::{Envelope, Pattern};
+use crate::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode};
 
 /// The bytes a message carries between endpoints (the sender's copy). Up to 16 bytes live
 /// inline, so small messages allocate nothing.
@@ -66,6 +66,22 @@ pub trait RankRuntime {
                 .expect("start_on_endpoint runs its closure once");
             out = Some(ep.send(mode, to, envelope, payload));
         });
+        out.expect("start_on_endpoint runs its closure once")
+    }
+
+    /// Starts a blocking receive ([`Endpoint::recv`]) as [`RankRuntime::start_on_endpoint`]
+    /// would: the completion of a waiting message that matched at once, or the posted request
+    /// to wait for. `source_world` is the world rank of the pattern's source, when it names one
+    /// ([`Endpoint::irecv_from`]). A backend whose endpoint call needs no dyn closure (nor the
+    /// `Option`s that carry values in and out of it) overrides it: it is every blocking receive.
+    fn start_recv(
+        &self,
+        pattern: Pattern,
+        capacity: usize,
+        source_world: Option<u32>,
+    ) -> RecvStart<Payload> {
+        let mut out = None;
+        self.start_on_endpoint(&mut |ep| out = Some(ep.recv(pattern, capacity, source_world)));
         out.expect("start_on_endpoint runs its closure once")
     }
 

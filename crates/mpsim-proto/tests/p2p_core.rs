@@ -17,7 +17,8 @@ use mpsim_proto::Error;
 use mpsim_proto::error::PendingRequest;
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, Tag};
 use mpsim_proto::p2p::{
-    BSEND_OVERHEAD, Completion, Config, Endpoint, Event, MessageId, Packet, ReqId, SendMode, Status,
+    BSEND_OVERHEAD, Completion, Config, Endpoint, Event, MessageId, Packet, RecvStart, ReqId,
+    SendMode, Status,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -460,6 +461,55 @@ fn p2p_core_p2_send_now_never_overtakes_queued_packets() {
     assert_eq!((t.to, tag_of(&t.packet)), (1, 3));
     assert!(ep.poll_transmit().is_none(), "and is not queued as well");
     let _ = ep.test(queued);
+}
+
+/// `Endpoint::recv` (a blocking receive): a waiting message that matches is received at once,
+/// finished as `test` would finish it (data, status, the sender's `Fin`, no request left);
+/// otherwise the receive is posted and completes as an `irecv` does.
+#[test]
+fn p2p_core_p1_blocking_recv_takes_a_waiting_message_at_once() {
+    let mut net = Net::new(2);
+    let s = net.send(0, SendMode::Synchronous, 1, 5, data(12, 1));
+    net.drive();
+    let pattern = Pattern::new(CTX, 0, 5);
+    let c = match net.ep(1).recv(pattern, 64, Some(0)) {
+        RecvStart::Done(c) => c,
+        RecvStart::Posted(req) => panic!("the waiting message should match at once: {req:?}"),
+    };
+    assert_received(&c, 0, 5, &data(12, 1));
+    assert!(
+        net.ep(1).pending_requests().is_empty(),
+        "a receive finished at once leaves no request"
+    );
+    net.drive();
+    assert_send_ok(&net.done(0, s, "ssend answered by the blocking receive"));
+    let _ = net.take_events(1);
+
+    let req = match net.ep(1).recv(pattern, 4, Some(0)) {
+        RecvStart::Posted(req) => req,
+        RecvStart::Done(c) => panic!("nothing waits, yet the receive completed: {c:?}"),
+    };
+    net.pending(1, req, "posted blocking receive");
+    let _ = net.send(0, SendMode::Standard, 1, 5, data(8, 2));
+    net.drive();
+    assert_eq!(
+        net.completed(1),
+        [req],
+        "announced as an irecv's completion is"
+    );
+    let c = net.done(1, req, "posted blocking receive");
+    assert!(
+        matches!(
+            c.error.as_deref(),
+            Some(Error::Truncate {
+                message_bytes: 8,
+                buffer_bytes: 4,
+                ..
+            })
+        ),
+        "the posted receive keeps its capacity: {:?}",
+        c.error
+    );
 }
 
 #[test]

@@ -7,8 +7,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mpsim_proto::error::Error;
-use mpsim_proto::matching::Envelope;
-use mpsim_proto::p2p::{Completion, Endpoint, ReqId, SendMode};
+use mpsim_proto::matching::{Envelope, Pattern};
+use mpsim_proto::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode};
 use mpsim_proto::runtime::{Payload, Posting, RankRuntime};
 
 use crate::kernel::{Kernel, RankState, Wait};
@@ -72,6 +72,21 @@ impl SimRank {
         (k, t)
     }
 
+    /// Runs `f` on this rank's endpoint at the time of the call and sends what it produced
+    /// (every input of the program; a generic, so that a call made with a known function
+    /// inlines it).
+    #[inline]
+    fn on_endpoint<R>(&self, f: impl FnOnce(&mut Endpoint<Payload>) -> R) -> R {
+        let (mut k, t) = self.begin_call();
+        let ep = k.lend_outbox(self.rank);
+        ep.set_now(t);
+        let out = f(ep);
+        let outputs = ep.take_outputs();
+        // Always: the flush also takes the lent outbox back.
+        k.flush(self.rank, t, outputs);
+        out
+    }
+
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
     fn advance(&self, d: u64, compute: bool) {
         let mut k = self.kernel.borrow_mut();
@@ -105,13 +120,17 @@ impl RankRuntime for SimRank {
     }
 
     fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
-        let (mut k, t) = self.begin_call();
-        let ep = k.lend_outbox(self.rank);
-        ep.set_now(t);
-        f(ep);
-        let outputs = ep.take_outputs();
-        // Always: the flush also takes the lent outbox back.
-        k.flush(self.rank, t, outputs);
+        self.on_endpoint(f);
+    }
+
+    /// A blocking receive posts straight to the endpoint: no dyn closure.
+    fn start_recv(
+        &self,
+        pattern: Pattern,
+        capacity: usize,
+        source_world: Option<u32>,
+    ) -> RecvStart<Payload> {
+        self.on_endpoint(|ep| ep.recv(pattern, capacity, source_world))
     }
 
     /// A blocking send's message goes to the kernel as it is made, not through the endpoint's

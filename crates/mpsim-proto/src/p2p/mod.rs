@@ -12,4 +12,4 @@ mod request;
 pub use buffer::BSEND_OVERHEAD;
 pub use endpoint::{Config, Endpoint, Event, Outbox};
 pub use packet::{MessageData, Packet, Protocol, SendRef, Transmit};
-pub use request::{Completion, MessageId, ReqId, SendMode, Status};
+pub use request::{Completion, MessageId, RecvStart, ReqId, SendMode, Status};

@@ -107,6 +107,16 @@ pub struct Completion<P> {
     pub error: Option<Box<Error>>,
 }
 
+/// How a blocking receive started ([`Endpoint::recv`](crate::p2p::Endpoint::recv)).
+#[derive(Debug)]
+#[must_use = "a posted receive must be waited for"]
+pub enum RecvStart<P> {
+    /// A waiting message matched at once: the receive's completion. No request is left.
+    Done(Completion<P>),
+    /// Nothing matched yet: the posted receive, to wait for.
+    Posted(ReqId),
+}
+
 /// Buffer bytes a send holds until its `Fin` (or successful cancel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Held {

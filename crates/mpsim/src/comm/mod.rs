@@ -60,7 +60,7 @@ use std::time::Duration;
 
 use mpsim_proto::error::{Error, Result, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
-use mpsim_proto::p2p::{Endpoint, ReqId, SendMode, Status};
+use mpsim_proto::p2p::{ReqId, SendMode, Status};
 use mpsim_proto::runtime::{Payload, Posting, RankRuntime};
 
 pub use create::CommCompare;
@@ -292,32 +292,22 @@ impl Comm {
             return Request::null(self.rt().clone(), proc_null_status(), Some(buf));
         };
         self.rt().request_overhead(Posting::Recv);
-        let id = self.irecv_then(pattern, buf.len(), |_, id| id);
+        let source_world = self.source_world(&pattern);
+        let mut id = None;
+        self.rt().start_on_endpoint(&mut |ep| {
+            id = Some(ep.irecv_from(pattern, buf.len(), source_world));
+        });
+        let id = id.expect("start_on_endpoint runs its closure once");
         Request::active(self.rt().clone(), id, call, Some(buf))
     }
 
-    /// Posts a receive, then runs `then` on the endpoint in the same pass (the blocking receive
-    /// completes there when a waiting message matched).
-    pub(crate) fn irecv_then<R>(
-        &self,
-        pattern: Pattern,
-        capacity: usize,
-        then: impl FnOnce(&mut Endpoint<Payload>, ReqId) -> R,
-    ) -> R {
-        let source_world = match pattern.source {
+    /// The world rank of the source `pattern` names, if it names one: diagnostics of a posted
+    /// receive speak world ranks (`Endpoint::irecv_from`).
+    pub(crate) fn source_world(&self, pattern: &Pattern) -> Option<u32> {
+        match pattern.source {
             Source::Rank(r) => Some(self.world_rank(r)),
             Source::Any => None,
-        };
-        let mut then = Some(then);
-        let mut out = None;
-        self.rt().start_on_endpoint(&mut |ep| {
-            let id = ep.irecv_from(pattern, capacity, source_world);
-            let then = then
-                .take()
-                .expect("with_endpoint runs the closure exactly once");
-            out = Some(then(ep, id));
-        });
-        out.expect("with_endpoint runs the closure exactly once")
+        }
     }
 
     /// The matching pattern of a receive or probe on the point-to-point context; `None` for

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 use mpsim_proto::matching::{Pattern, Source, Tag};
-use mpsim_proto::p2p::{SendMode, Status};
+use mpsim_proto::p2p::{RecvStart, SendMode, Status};
 
 use super::*;
 use crate::blocking::{Blocking, SendDone};
@@ -310,13 +310,12 @@ impl Comm {
         let Some(pattern) = pattern else {
             return Blocking::done(rt, Ok(proc_null_status()));
         };
-        let (id, done) = self.irecv_then(pattern, buf.len(), |ep, id| (id, ep.take_if_done(id)));
-        match done {
-            Some(completion) => Blocking::done(
+        match rt.start_recv(pattern, buf.len(), self.source_world(&pattern)) {
+            RecvStart::Done(completion) => Blocking::done(
                 rt,
                 finish(completion, Some(buf)).map_err(|e| stamped(rt, e)),
             ),
-            None => Blocking::waiting(rt, id, "recv", Some(buf)),
+            RecvStart::Posted(id) => Blocking::waiting(rt, id, "recv", Some(buf)),
         }
     }
 }

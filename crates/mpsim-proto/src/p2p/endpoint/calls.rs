@@ -7,7 +7,7 @@ use crate::matching::{Envelope, Pattern, Posted, Source};
 use super::*;
 use crate::p2p::buffer::Budget;
 use crate::p2p::packet::{MessageData, Packet, Protocol, SendRef, Transmit};
-use crate::p2p::request::{Completion, Held, Kind, MessageId, ReqId, SendMode, Status};
+use crate::p2p::request::{Completion, Held, Kind, MessageId, RecvStart, ReqId, SendMode, Status};
 
 impl<P: MessageData> Endpoint<P> {
     // ---- inputs: calls of the program ----
@@ -194,6 +194,36 @@ impl<P: MessageData> Endpoint<P> {
         capacity: usize,
         source_world: Option<u32>,
     ) -> ReqId {
+        self.post_recv(pattern, capacity, source_world).0
+    }
+
+    /// Starts a blocking receive: as [`Endpoint::irecv_from`], but a receive that a waiting
+    /// message matched at once is finished here, as [`Endpoint::test`] would finish it, and
+    /// leaves the program no request; otherwise the posted request to wait for. One pass for a
+    /// driver, where posting and then testing would take two.
+    #[inline]
+    pub fn recv(
+        &mut self,
+        pattern: Pattern,
+        capacity: usize,
+        source_world: Option<u32>,
+    ) -> RecvStart<P> {
+        let (req, matched) = self.post_recv(pattern, capacity, source_world);
+        if matched && let Some(completion) = self.take_if_done(req) {
+            return RecvStart::Done(completion);
+        }
+        RecvStart::Posted(req)
+    }
+
+    /// Posts a receive (`irecv_from`); also says whether a waiting message matched it at once
+    /// (it is then complete), so that `recv` looks the request up only then.
+    #[inline]
+    fn post_recv(
+        &mut self,
+        pattern: Pattern,
+        capacity: usize,
+        source_world: Option<u32>,
+    ) -> (ReqId, bool) {
         let req = self.alloc(Kind::Recv {
             pattern,
             source_world,
@@ -202,14 +232,17 @@ impl<P: MessageData> Endpoint<P> {
             posted: None,
         });
         match self.engine.post(pattern, req) {
-            Posted::Matched(m) => self.deliver(req, m.envelope, m.msg),
+            Posted::Matched(m) => {
+                self.deliver(req, m.envelope, m.msg);
+                (req, true)
+            }
             Posted::Queued(h) => {
                 if let Kind::Recv { posted, .. } = &mut self.slots[req.idx as usize].kind {
                     *posted = Some(h);
                 }
+                (req, false)
             }
         }
-        req
     }
 
     /// Takes the message a receive with `pattern` would get now (matched probe); it is then
