@@ -135,7 +135,13 @@ impl Kernel {
             ranks: (0..ranks)
                 .map(|r| RankState {
                     clock: 0,
-                    endpoint: Endpoint::new(r, Arc::clone(&config)),
+                    endpoint: {
+                        let mut ep = Endpoint::new(r, Arc::clone(&config));
+                        // `send` wakes a waiting rank on any completion: a flag says as much as
+                        // an event per completion, without queueing one.
+                        ep.flag_completions();
+                        ep
+                    },
                     wait: None,
                     resume_scheduled: false,
                     done: false,
@@ -205,6 +211,7 @@ impl Kernel {
         if !out.is_empty() {
             if self.closed {
                 while out.poll_transmit().is_some() {}
+                let _ = out.take_completed();
                 while out.poll_event().is_some() {}
             } else {
                 self.send(rank, t, &mut out);
@@ -230,20 +237,30 @@ impl Kernel {
         while let Some(tx) = out.poll_transmit() {
             self.transmit(rank, t, tx);
         }
+        // Waking is idempotent at one time `t`, and independent of a failure: flagged
+        // completions may go first.
+        if out.take_completed() {
+            self.wake(rank, t);
+        }
         while let Some(event) = out.poll_event() {
             match event {
-                Event::Completed(_) | Event::BufferFreed => {
-                    let r = &mut self.ranks[rank as usize];
-                    if r.wait.is_some() {
-                        let at = r.wake_at(t, self.wake_ns);
-                        self.schedule_resume(rank, at);
-                    }
-                }
+                Event::Completed(_) | Event::BufferFreed => self.wake(rank, t),
                 Event::Fatal(mut err) => {
                     err.stamp_time(t);
                     self.fail(err, t);
                 }
             }
+        }
+    }
+
+    /// Something `rank` may wait for happened at `t` (a completion, freed buffer bytes): a
+    /// waiting rank is resumed, after its wake-up (X2).
+    #[inline(always)]
+    fn wake(&mut self, rank: u32, t: u64) {
+        let r = &mut self.ranks[rank as usize];
+        if r.wait.is_some() {
+            let at = r.wake_at(t, self.wake_ns);
+            self.schedule_resume(rank, at);
         }
     }
 

@@ -69,12 +69,24 @@ impl Default for Config {
 #[derive(Debug)]
 #[must_use]
 pub enum Event {
-    /// The request became complete for the program (wake whoever waits on it).
+    /// The request became complete for the program (wake whoever waits on it). Not emitted
+    /// when the endpoint flags completions instead ([`Endpoint::flag_completions`]).
     Completed(ReqId),
     /// Attached-buffer bytes were freed (wake a pending `buffer_detach`).
     BufferFreed,
     /// An error that ends the run (bsend overflow, strict `rsend`).
     Fatal(Error),
+}
+
+/// How an endpoint tells its driver that a request became complete for the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Completions {
+    /// [`Event::Completed`] with the request.
+    Events,
+    /// The outbox's `completed` flag.
+    Flag,
+    /// Not at all: the driver looks at its requests after every input.
+    Silent,
 }
 
 /// A message as the receiving endpoint keeps it until a receive takes it.
@@ -121,8 +133,9 @@ pub struct Endpoint<P> {
     system_used: usize,
     /// Outputs not yet drained; `None` until the first (or a driver's loan).
     out: Option<Box<Outbox<P>>>,
-    /// Whether [`Event::Completed`] is emitted ([`Endpoint::set_completion_events`]).
-    completion_events: bool,
+    /// How a completion is told to the driver ([`Endpoint::set_completion_events`],
+    /// [`Endpoint::flag_completions`]).
+    completions: Completions,
 }
 
 impl<P> Endpoint<P> {
@@ -142,7 +155,7 @@ impl<P> Endpoint<P> {
             attached: None,
             system_used: 0,
             out: None,
-            completion_events: true,
+            completions: Completions::Events,
         }
     }
 
@@ -158,7 +171,21 @@ impl<P> Endpoint<P> {
     /// saves a queue push and pop per completion; [`Event::BufferFreed`] and [`Event::Fatal`]
     /// are always emitted.
     pub fn set_completion_events(&mut self, on: bool) {
-        self.completion_events = on;
+        self.completions = if on {
+            Completions::Events
+        } else {
+            Completions::Silent
+        };
+    }
+
+    /// Tells completions by one flag in the outbox ([`Outbox::take_completed`]) instead of an
+    /// [`Event::Completed`] each: for a driver that only needs to know that some request of
+    /// this rank completed (a simulator wakes a waiting rank, which then looks at its requests
+    /// itself), it saves a queue push and pop per completion. Read the flag through
+    /// [`Endpoint::take_outputs`]; [`Endpoint::set_completion_events`] goes back to events or
+    /// to silence.
+    pub fn flag_completions(&mut self) {
+        self.completions = Completions::Flag;
     }
 
     // ---- getters ----
@@ -264,8 +291,8 @@ impl<P> Endpoint<P> {
 
     // ---- outputs ----
 
-    /// Whether `poll_transmit` or `poll_event` has something (a driver's cheap test before
-    /// draining both).
+    /// Whether `poll_transmit` or `poll_event` has something, or a completion is flagged (a
+    /// driver's cheap test before draining them).
     #[inline]
     pub fn has_output(&self) -> bool {
         self.out.as_deref().is_some_and(|o| !o.is_empty())
@@ -314,8 +341,10 @@ impl<P> Endpoint<P> {
     /// `req` became complete for the program: tell the driver, if it listens.
     #[inline]
     fn completed(&mut self, req: ReqId) {
-        if self.completion_events {
-            self.push_event(Event::Completed(req));
+        match self.completions {
+            Completions::Events => self.push_event(Event::Completed(req)),
+            Completions::Flag => self.out.get_or_insert_with(Box::default).completed = true,
+            Completions::Silent => {}
         }
     }
 

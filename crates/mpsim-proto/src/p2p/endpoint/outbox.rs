@@ -15,10 +15,14 @@ use std::collections::VecDeque;
 use super::Event;
 use crate::p2p::packet::Transmit;
 
-/// An endpoint's outputs in order: packets to send, then events (drain in that order).
+/// An endpoint's outputs in order: packets to send, then events (drain in that order), and
+/// whether a request completed, for an endpoint that flags completions
+/// ([`Endpoint::flag_completions`](super::Endpoint::flag_completions)).
 pub struct Outbox<P> {
     pub(super) transmits: VecDeque<Transmit<P>>,
     pub(super) events: VecDeque<Event>,
+    /// Some request became complete for the program since the flag was last taken.
+    pub(super) completed: bool,
 }
 
 impl<P> Default for Outbox<P> {
@@ -26,6 +30,7 @@ impl<P> Default for Outbox<P> {
         Outbox {
             transmits: VecDeque::new(),
             events: VecDeque::new(),
+            completed: false,
         }
     }
 }
@@ -44,10 +49,17 @@ impl<P> Outbox<P> {
         self.events.pop_front()
     }
 
-    /// Whether both queues are empty.
+    /// Whether some request became complete for the program (an endpoint that flags
+    /// completions); the flag is then cleared. Take it with the events, after the transmits.
+    #[inline]
+    pub fn take_completed(&mut self) -> bool {
+        std::mem::take(&mut self.completed)
+    }
+
+    /// Whether both queues are empty and no completion is flagged.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.transmits.is_empty() && self.events.is_empty()
+        self.transmits.is_empty() && self.events.is_empty() && !self.completed
     }
 }
 
