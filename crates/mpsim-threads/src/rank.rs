@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
-use mpsim_proto::matching::Envelope;
-use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
+use mpsim_proto::matching::{Envelope, Pattern};
+use mpsim_proto::p2p::{
+    Completion, Config, Endpoint, Event, Packet, RecvStart, ReqId, SendMode, Transmit,
+};
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
 use crate::mailbox::{Activity, Inbound, Mailbox, PacketLane, lock};
@@ -275,6 +277,18 @@ impl RankRuntime for ThreadRank {
         });
         self.flush(&mut ep);
         req
+    }
+
+    fn start_recv(
+        &self,
+        pattern: Pattern,
+        capacity: usize,
+        source_world: Option<u32>,
+    ) -> RecvStart<Payload> {
+        let mut ep = self.endpoint.borrow_mut();
+        let started = ep.recv(pattern, capacity, source_world);
+        self.flush(&mut ep);
+        started
     }
 
     fn poll_done(
