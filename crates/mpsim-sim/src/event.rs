@@ -163,19 +163,7 @@ impl Queue {
             }
             Some(front_key) if key < front_key => {
                 self.front = None;
-                let front_body = if front_key.class == RESUME {
-                    Body::Resume {
-                        rank: front_key.creator,
-                    }
-                } else {
-                    let (to, sent_at, packet) = self.take_delivery();
-                    Body::Deliver {
-                        from: front_key.creator,
-                        to,
-                        sent_at,
-                        packet,
-                    }
-                };
+                let front_body = self.take_body(front_key);
                 self.push_heap(front_key, front_body);
                 self.set_front(key, body);
             }
@@ -269,6 +257,23 @@ impl Queue {
         self.delivery.take().expect("a delivery was popped")
     }
 
+    /// The whole body of `key`, the event `pop` returned last (or the front being moved back
+    /// into the heap): a resume's from its key, a delivery's taken as by
+    /// [`Queue::take_delivery`].
+    #[inline]
+    fn take_body(&mut self, key: Key) -> Body {
+        if key.class == RESUME {
+            return Body::Resume { rank: key.creator };
+        }
+        let (to, sent_at, packet) = self.take_delivery();
+        Body::Deliver {
+            from: key.creator,
+            to,
+            sent_at,
+            packet,
+        }
+    }
+
     /// `pop` while start resumes are queued: the earlier of the next start and the heap's top.
     #[cold]
     fn pop_while_starting(&mut self) -> Key {
@@ -340,18 +345,7 @@ mod tests {
     /// The next event with its body, as the run loop takes them.
     fn pop(q: &mut Queue) -> Option<(Key, Body)> {
         let key = q.pop()?;
-        let body = if key.class == RESUME {
-            Body::Resume { rank: key.creator }
-        } else {
-            let (to, sent_at, packet) = q.take_delivery();
-            Body::Deliver {
-                from: key.creator,
-                to,
-                sent_at,
-                packet,
-            }
-        };
-        Some((key, body))
+        Some((key, q.take_body(key)))
     }
 
     /// The popped body is the one pushed with the key.
