@@ -58,15 +58,7 @@ pub trait RankRuntime {
         envelope: Envelope,
         payload: Payload,
     ) -> Result<Option<ReqId>, Error> {
-        let mut payload = Some(payload);
-        let mut out = None;
-        self.start_on_endpoint(&mut |ep| {
-            let payload = payload
-                .take()
-                .expect("start_on_endpoint runs its closure once");
-            out = Some(ep.send(mode, to, envelope, payload));
-        });
-        out.expect("start_on_endpoint runs its closure once")
+        start_on_endpoint_for(self, |ep| ep.send(mode, to, envelope, payload))
     }
 
     /// Starts a blocking receive ([`Endpoint::recv`]) as [`RankRuntime::start_on_endpoint`]
@@ -80,9 +72,7 @@ pub trait RankRuntime {
         capacity: usize,
         source_world: Option<u32>,
     ) -> RecvStart<Payload> {
-        let mut out = None;
-        self.start_on_endpoint(&mut |ep| out = Some(ep.recv(pattern, capacity, source_world)));
-        out.expect("start_on_endpoint runs its closure once")
+        start_on_endpoint_for(self, |ep| ep.recv(pattern, capacity, source_world))
     }
 
     /// Ready when `req` is complete for the program; otherwise registers the rank as waiting on
@@ -158,6 +148,31 @@ pub trait RankRuntime {
     fn virtual_time(&self) -> Option<u64> {
         None
     }
+}
+
+/// Runs `f` once on `rt`'s endpoint through [`RankRuntime::start_on_endpoint`] and returns what
+/// it returned. The trait takes a `dyn FnMut` (backends are trait objects), which can move
+/// nothing in or out by itself; this carries `f` in and its result out.
+#[inline]
+pub fn start_on_endpoint_for<R>(
+    rt: &(impl RankRuntime + ?Sized),
+    f: impl FnOnce(&mut Endpoint<Payload>) -> R,
+) -> R {
+    let (mut f, mut out) = (Some(f), None);
+    rt.start_on_endpoint(&mut |ep| out = f.take().map(|f| f(ep)));
+    out.expect("start_on_endpoint runs its closure once")
+}
+
+/// As [`start_on_endpoint_for`], through [`RankRuntime::with_endpoint`] (the packets that have
+/// arrived are taken in first).
+#[inline]
+pub fn with_endpoint_for<R>(
+    rt: &(impl RankRuntime + ?Sized),
+    f: impl FnOnce(&mut Endpoint<Payload>) -> R,
+) -> R {
+    let (mut f, mut out) = (Some(f), None);
+    rt.with_endpoint(&mut |ep| out = f.take().map(|f| f(ep)));
+    out.expect("with_endpoint runs its closure once")
 }
 
 #[cfg(test)]

@@ -163,6 +163,17 @@ impl ThreadRank {
         }
     }
 
+    /// Runs `f` on the endpoint without taking in what arrived (for calls whose outcome cannot
+    /// depend on it: `RankRuntime::start_on_endpoint`), then sends what it produced. Generic, so
+    /// that a call made with a known function inlines it.
+    #[inline]
+    fn on_endpoint<R>(&self, f: impl FnOnce(&mut Endpoint<Payload>) -> R) -> R {
+        let mut ep = self.endpoint.borrow_mut();
+        let out = f(&mut ep);
+        self.flush(&mut ep);
+        out
+    }
+
     /// Puts a packet in its lane (the destination is not woken: see `notify`).
     #[inline]
     fn push(&self, t: Transmit<Payload>) {
@@ -257,9 +268,7 @@ impl RankRuntime for ThreadRank {
     }
 
     fn start_on_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
-        let mut ep = self.endpoint.borrow_mut();
-        f(&mut ep);
-        self.flush(&mut ep);
+        self.on_endpoint(f);
     }
 
     fn start_blocking_send(
@@ -269,14 +278,13 @@ impl RankRuntime for ThreadRank {
         envelope: Envelope,
         payload: Payload,
     ) -> Result<Option<ReqId>, Error> {
-        let mut ep = self.endpoint.borrow_mut();
-        let req = ep.send_now(mode, to, envelope, payload, |t| {
-            // Straight into the lane: nothing of this endpoint's was waiting to go first.
-            self.push(t);
-            self.shared.mailboxes[to as usize].notify();
-        });
-        self.flush(&mut ep);
-        req
+        self.on_endpoint(|ep| {
+            ep.send_now(mode, to, envelope, payload, |t| {
+                // Straight into the lane: nothing of this endpoint's was waiting to go first.
+                self.push(t);
+                self.shared.mailboxes[to as usize].notify();
+            })
+        })
     }
 
     fn start_recv(
@@ -285,10 +293,7 @@ impl RankRuntime for ThreadRank {
         capacity: usize,
         source_world: Option<u32>,
     ) -> RecvStart<Payload> {
-        let mut ep = self.endpoint.borrow_mut();
-        let started = ep.recv(pattern, capacity, source_world);
-        self.flush(&mut ep);
-        started
+        self.on_endpoint(|ep| ep.recv(pattern, capacity, source_world))
     }
 
     fn poll_done(

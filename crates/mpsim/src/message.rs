@@ -8,7 +8,7 @@ use std::rc::Rc;
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 use mpsim_proto::p2p::{MessageId, Status};
-use mpsim_proto::runtime::RankRuntime;
+use mpsim_proto::runtime::{RankRuntime, with_endpoint_for};
 
 use crate::request::Request;
 
@@ -44,11 +44,8 @@ impl Message {
         let Some(id) = self.id.take() else {
             return Ok(Request::null(self.rt.clone(), self.status, Some(bytes)));
         };
-        let mut out = None;
         let capacity = bytes.len();
-        self.rt
-            .with_endpoint(&mut |ep| out = Some(ep.mrecv(id, capacity)));
-        let req = out.expect("with_endpoint runs the closure exactly once")?;
+        let req = with_endpoint_for(&*self.rt, |ep| ep.mrecv(id, capacity))?;
         Ok(Request::active(self.rt.clone(), req, "mrecv", Some(bytes)))
     }
 }

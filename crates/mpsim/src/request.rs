@@ -12,7 +12,7 @@ use std::task::Poll;
 
 use mpsim_proto::error::Result;
 use mpsim_proto::p2p::{Completion, ReqId, Status};
-use mpsim_proto::runtime::{Payload, RankRuntime};
+use mpsim_proto::runtime::{Payload, RankRuntime, with_endpoint_for};
 
 /// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
 /// dropping it unfinished cancels a receive and lets a send complete in the background.
@@ -113,10 +113,7 @@ impl<'b> Request<'b> {
             State::Null { status, .. } => return Ok(Some(status)),
             State::Active { id, .. } => id,
         };
-        let mut taken = None;
-        self.rt.with_endpoint(&mut |ep| taken = Some(ep.test(id)));
-        // Invariant: with_endpoint runs the closure exactly once.
-        let completion = taken.expect("closure ran")?;
+        let completion = with_endpoint_for(&*self.rt, |ep| ep.test(id))?;
         let Some(completion) = completion else {
             return Ok(None);
         };

@@ -61,7 +61,7 @@ use std::time::Duration;
 use mpsim_proto::error::{Error, Result, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
 use mpsim_proto::p2p::{ReqId, SendMode, Status};
-use mpsim_proto::runtime::{Payload, Posting, RankRuntime};
+use mpsim_proto::runtime::{Payload, Posting, RankRuntime, start_on_endpoint_for};
 
 pub use create::CommCompare;
 use create::mix;
@@ -271,12 +271,10 @@ impl Comm {
             self.rt()
                 .start_blocking_send(mode, to, envelope, Payload::from_slice(bytes))
         } else {
-            let mut out = None;
-            self.rt().start_on_endpoint(&mut |ep| {
-                let payload = Payload::from_slice(bytes);
-                out = Some(ep.isend(mode, to, envelope, payload).map(Some));
-            });
-            out.expect("with_endpoint runs the closure exactly once")
+            start_on_endpoint_for(&**self.rt(), |ep| {
+                ep.isend(mode, to, envelope, Payload::from_slice(bytes))
+                    .map(Some)
+            })
         };
         started.map_err(|e| stamped(&**self.rt(), e))
     }
@@ -293,11 +291,10 @@ impl Comm {
         };
         self.rt().request_overhead(Posting::Recv);
         let source_world = self.source_world(&pattern);
-        let mut id = None;
-        self.rt().start_on_endpoint(&mut |ep| {
-            id = Some(ep.irecv_from(pattern, buf.len(), source_world));
+        let capacity = buf.len();
+        let id = start_on_endpoint_for(&**self.rt(), |ep| {
+            ep.irecv_from(pattern, capacity, source_world)
         });
-        let id = id.expect("start_on_endpoint runs its closure once");
         Request::active(self.rt().clone(), id, call, Some(buf))
     }
 
