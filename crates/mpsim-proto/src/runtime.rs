@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::matching::{Envelope, Pattern};
-use crate::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode};
+use crate::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode, Status};
 
 /// The bytes a message carries between endpoints (the sender's copy). Up to 16 bytes live
 /// inline, so small messages allocate nothing.
@@ -105,6 +105,34 @@ pub trait RankRuntime {
                 ))
             }
         }
+    }
+
+    /// As [`RankRuntime::poll_complete`], but Ready with the request finished as the program
+    /// gets it ([`Completion::finish_into`]): a receive's data copied into `buf`, then its
+    /// status or its error, stamped with the rank's virtual time as every error the program
+    /// gets. An error may also be a wait that ended early, as from `poll_complete`: the program
+    /// then still holds the request, so a caller lets go of it on any error (letting go of a
+    /// finished request does nothing: its handle is spent). Backends override it to copy the
+    /// data while they hold the endpoint rather than move the completion out through each
+    /// layer: it is every blocking wait.
+    fn poll_complete_into(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        cx: &mut Context<'_>,
+        buf: Option<&mut [u8]>,
+    ) -> Poll<Result<Status, Error>> {
+        self.poll_complete(req, call, cx).map(|polled| {
+            polled.and_then(|mut completion| {
+                completion.finish_into(buf).map_err(|e| {
+                    let mut e = *e;
+                    if let Some(t) = self.virtual_time() {
+                        e.stamp_time(t);
+                    }
+                    e
+                })
+            })
+        })
     }
 
     /// A nonblocking call is about to post a request of kind `posting`. Simulated backends

@@ -8,11 +8,19 @@ use std::time::Duration;
 
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
-use mpsim_proto::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode};
+use mpsim_proto::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode, Status};
 use mpsim_proto::runtime::{Payload, Posting, RankRuntime};
 
 use crate::kernel::{Kernel, RankState, Wait};
 use crate::model::ComputeMode;
+
+/// `e` as the program gets it, at virtual time `t` (out of line: the rare path of a wait).
+#[cold]
+#[inline(never)]
+fn stamped(mut e: Error, t: u64) -> Error {
+    e.stamp_time(t);
+    e
+}
 
 pub(crate) struct SimRank {
     pub kernel: Rc<RefCell<Kernel>>,
@@ -177,6 +185,29 @@ impl RankRuntime for SimRank {
         let ep = &mut k.ranks[self.rank as usize].endpoint;
         if let Some(completion) = ep.take_if_done(req) {
             return Poll::Ready(Ok(completion));
+        }
+        self.suspend(&mut k, call, Some(req), false);
+        Poll::Pending
+    }
+
+    /// The data goes into `buf` while the kernel is borrowed anyway: the completion is not
+    /// moved out through the wait's layers.
+    fn poll_complete_into(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+        buf: Option<&mut [u8]>,
+    ) -> Poll<Result<Status, Error>> {
+        let mut k = self.kernel.borrow_mut();
+        let r = &mut k.ranks[self.rank as usize];
+        match r.endpoint.finish_if_done(req, buf) {
+            Some(Ok(status)) => return Poll::Ready(Ok(status)),
+            // Stamped as `now_ns` reads the time (X1: the overhead owed is time spent).
+            Some(Err(e)) => {
+                return Poll::Ready(Err(stamped(*e, r.clock.saturating_add(r.overhead_ns))));
+            }
+            None => {}
         }
         self.suspend(&mut k, call, Some(req), false);
         Poll::Pending

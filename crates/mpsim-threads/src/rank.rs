@@ -16,7 +16,7 @@ use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{
-    Completion, Config, Endpoint, Event, Packet, RecvStart, ReqId, SendMode, Transmit,
+    Completion, Config, Endpoint, Event, Packet, RecvStart, ReqId, SendMode, Status, Transmit,
 };
 use mpsim_proto::runtime::{Payload, RankRuntime};
 
@@ -315,6 +315,24 @@ impl RankRuntime for ThreadRank {
         self.progress(&mut ep);
         if let Some(completion) = ep.take_if_done(req) {
             return Poll::Ready(Ok(completion));
+        }
+        drop(ep);
+        self.blocked(call, Some(req))
+    }
+
+    /// The data goes into `buf` while the endpoint is borrowed anyway (no virtual time: errors
+    /// are not stamped).
+    fn poll_complete_into(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+        buf: Option<&mut [u8]>,
+    ) -> Poll<Result<Status, Error>> {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        if let Some(out) = ep.finish_if_done(req, buf) {
+            return Poll::Ready(out.map_err(|e| *e));
         }
         drop(ep);
         self.blocked(call, Some(req))

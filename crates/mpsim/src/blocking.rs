@@ -22,7 +22,7 @@ use mpsim_proto::error::Result;
 use mpsim_proto::p2p::{ReqId, Status};
 use mpsim_proto::runtime::RankRuntime;
 
-use crate::request::{finish, let_go, stamped};
+use crate::request::let_go;
 
 /// The future of a blocking send or receive, started when made.
 #[must_use = "a blocking call does nothing more unless awaited"]
@@ -89,28 +89,34 @@ impl Future for Blocking<'_> {
 }
 
 impl Blocking<'_> {
-    /// The waiting side of `poll`: ready when the request completes, with its data in place.
+    /// The waiting side of `poll`: ready when the request completes, with its data in place
+    /// (copied by the runtime: `RankRuntime::poll_complete_into`). The runtime's result is
+    /// returned as it is, so that it is written once, where the caller wants it.
     #[inline(never)]
     fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<Status>> {
-        let rt = self.rt;
-        let Step::Waiting { id, call, .. } = self.step else {
+        let Step::Waiting { id, call, buf } = &mut self.step else {
             unreachable!("poll_wait on a call that does not wait");
         };
-        let completion = match rt.poll_complete(id, call, cx) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(c) => c,
-        };
-        let Step::Waiting { buf, .. } = std::mem::replace(&mut self.step, Step::Taken) else {
-            unreachable!("matched Waiting above");
-        };
-        Poll::Ready(match completion {
-            Ok(c) => finish(c, buf).map_err(|e| stamped(rt, e)),
-            Err(e) => {
-                // The wait ended early (a deadlock, another rank failed): let the request go.
-                let_go(rt, id);
-                Err(e)
+        let polled = self
+            .rt
+            .poll_complete_into(*id, call, cx, buf.as_deref_mut());
+        if let Poll::Ready(out) = &polled {
+            if out.is_err() {
+                self.let_go();
             }
-        })
+            self.step = Step::Taken;
+        }
+        polled
+    }
+
+    /// A wait that ended in an error may have ended early (a deadlock, another rank failed):
+    /// the request is let go of (nothing happens if it finished with its own error).
+    #[cold]
+    #[inline(never)]
+    fn let_go(&mut self) {
+        if let Step::Waiting { id, .. } = self.step {
+            let_go(self.rt, id);
+        }
     }
 }
 

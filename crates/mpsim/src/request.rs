@@ -122,13 +122,15 @@ impl<'b> Request<'b> {
 
     /// Makes an active request null with its completion: the data into the buffer, the status
     /// or error out.
-    fn complete_with(&mut self, completion: Completion<Payload>) -> Result<Status> {
+    fn complete_with(&mut self, mut completion: Completion<Payload>) -> Result<Status> {
         let status = completion.status;
         let done = State::Null { status, buf: None };
         let State::Active { mut buf, .. } = std::mem::replace(&mut self.state, done) else {
             unreachable!("matched Active above");
         };
-        let out = finish(completion, buf.as_deref_mut()).map_err(|e| stamped(&*self.rt, e));
+        let out = completion
+            .finish_into(buf.as_deref_mut())
+            .map_err(|e| stamped(&*self.rt, *e));
         self.state = State::Null { status, buf };
         out
     }
@@ -184,18 +186,6 @@ pub(crate) fn stamped(
         e.stamp_time(t);
     }
     e
-}
-
-/// Copies a receive's data into its buffer and turns the completion into a result.
-pub(crate) fn finish(completion: Completion<Payload>, buf: Option<&mut [u8]>) -> Result<Status> {
-    if let (Some(payload), Some(buf)) = (completion.payload.as_deref(), buf) {
-        let n = payload.len().min(buf.len());
-        buf[..n].copy_from_slice(&payload[..n]);
-    }
-    match completion.error {
-        Some(e) => Err(*e),
-        None => Ok(completion.status),
-    }
 }
 
 /// Waits for every request; returns their statuses in order, or the first error (every request

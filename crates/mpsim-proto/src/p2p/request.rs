@@ -107,6 +107,27 @@ pub struct Completion<P> {
     pub error: Option<Box<Error>>,
 }
 
+impl<P: AsRef<[u8]>> Completion<P> {
+    /// The completion as the program gets it: a receive's data copied into `buf` (as much as
+    /// fits; a longer message carries `Truncate`), then the request's error, taken, or its
+    /// status. By reference, so that a driver can finish a completion where the endpoint keeps
+    /// it rather than move it out first
+    /// ([`Endpoint::finish_if_done`](crate::p2p::Endpoint::finish_if_done)); the error stays
+    /// boxed, so that the result is as small as a status.
+    #[inline]
+    pub fn finish_into(&mut self, buf: Option<&mut [u8]>) -> Result<Status, Box<Error>> {
+        if let (Some(payload), Some(buf)) = (self.payload.as_ref(), buf) {
+            let payload = payload.as_ref();
+            let n = payload.len().min(buf.len());
+            buf[..n].copy_from_slice(&payload[..n]);
+        }
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(self.status),
+        }
+    }
+}
+
 /// How a blocking receive started ([`Endpoint::recv`](crate::p2p::Endpoint::recv)).
 #[derive(Debug)]
 #[must_use = "a posted receive must be waited for"]

@@ -13,7 +13,7 @@ use mpsim_proto::p2p::{RecvStart, SendMode, Status};
 use super::*;
 use crate::blocking::{Blocking, SendDone};
 use crate::message::Message;
-use crate::request::{Request, finish, idle, stamped, wait_all};
+use crate::request::{Request, idle, stamped, wait_all};
 
 impl Comm {
     // ---- sends ----
@@ -311,9 +311,11 @@ impl Comm {
             return Blocking::done(rt, Ok(proc_null_status()));
         };
         match rt.start_recv(pattern, buf.len(), self.source_world(&pattern)) {
-            RecvStart::Done(completion) => Blocking::done(
+            RecvStart::Done(mut completion) => Blocking::done(
                 rt,
-                finish(completion, Some(buf)).map_err(|e| stamped(rt, e)),
+                completion
+                    .finish_into(Some(buf))
+                    .map_err(|e| stamped(rt, *e)),
             ),
             RecvStart::Posted(id) => Blocking::waiting(rt, id, "recv", Some(buf)),
         }

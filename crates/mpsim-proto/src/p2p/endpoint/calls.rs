@@ -360,6 +360,35 @@ impl<P: MessageData> Endpoint<P> {
         completion
     }
 
+    /// As [`Endpoint::take_if_done`], but the completion is finished where the slot keeps it
+    /// ([`Completion::finish_into`]: a receive's data into `buf`, the status or error out)
+    /// rather than moved out through the driver's layers: the wait of a blocking call.
+    #[inline]
+    pub fn finish_if_done(
+        &mut self,
+        req: ReqId,
+        buf: Option<&mut [u8]>,
+    ) -> Option<Result<Status, Box<Error>>>
+    where
+        P: AsRef<[u8]>,
+    {
+        let free_head = self.free_head;
+        let slot = self.slot_mut(req)?;
+        if !slot.user_done() {
+            return None;
+        }
+        let out = slot.done.as_mut().map(|c| c.finish_into(buf));
+        slot.held_by_user = false;
+        // As `release_if_unused`, on the slot in hand; either way the completion is dropped.
+        if !slot.protocol_needs() {
+            slot.free(free_head);
+            self.free_head = req.idx;
+        } else {
+            slot.done = None;
+        }
+        out
+    }
+
     /// The program lets go of `req` (`request_free`): a send still completes in the background;
     /// a receive stays posted and its data is dropped.
     pub fn free(&mut self, req: ReqId) -> Result<(), Error> {
