@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
-use mpsim_proto::matching::{Pattern, Source, Tag};
+use mpsim_proto::matching::{Source, Tag};
 use mpsim_proto::p2p::{RecvStart, SendMode, Status};
 
 use super::*;
@@ -103,10 +103,7 @@ impl Comm {
         source: impl Into<Source>,
         tag: impl Into<Tag>,
     ) -> impl Future<Output = Result<Status>> + 'a {
-        match self.pattern("recv", source.into(), tag.into()) {
-            Ok(pattern) => self.recv_blocking(pattern, bytemuck::cast_slice_mut(buf)),
-            Err(e) => Blocking::done(&**self.rt(), Err(e)),
-        }
+        self.recv_blocking(source.into(), tag.into(), bytemuck::cast_slice_mut(buf))
     }
 
     /// Nonblocking receive into `buf`; the data is written when the request completes.
@@ -303,12 +300,15 @@ impl Comm {
         }
     }
 
-    /// A blocking receive: posts it and, when a waiting message matches at once, completes it
-    /// in the same pass through the endpoint.
-    fn recv_blocking<'a>(&'a self, pattern: Option<Pattern>, buf: &'a mut [u8]) -> Blocking<'a> {
+    /// A blocking receive: validates it, posts it and, when a waiting message matches at
+    /// once, completes it in the same pass through the endpoint. One call from the program's
+    /// future: the pattern is made here (`Comm::pattern` inlined), not handed in as a `Result`.
+    fn recv_blocking<'a>(&'a self, source: Source, tag: Tag, buf: &'a mut [u8]) -> Blocking<'a> {
         let rt = &**self.rt();
-        let Some(pattern) = pattern else {
-            return Blocking::done(rt, Ok(proc_null_status()));
+        let pattern = match self.pattern("recv", source, tag) {
+            Ok(Some(pattern)) => pattern,
+            Ok(None) => return Blocking::done(rt, Ok(proc_null_status())),
+            Err(e) => return Blocking::done(rt, Err(e)),
         };
         match rt.start_recv(pattern, buf.len(), self.source_world(&pattern)) {
             RecvStart::Done(mut completion) => Blocking::done(
