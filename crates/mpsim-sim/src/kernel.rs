@@ -263,6 +263,7 @@ impl Kernel {
 
     /// Something `rank` may wait for happened at `t` (a completion, freed buffer bytes): a
     /// waiting rank is resumed, after its wake-up (X2).
+    ///
     /// Inlined with the resume it schedules: a delivery that completes a waiting receive
     /// comes here once per simulated message.
     #[inline(always)]
