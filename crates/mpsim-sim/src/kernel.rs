@@ -88,6 +88,23 @@ impl RankState {
     }
 }
 
+/// Schedules `rank`, whose state is `r`, to resume its program at `time` (once): the body of
+/// [`Kernel::schedule_resume`], for callers with the state in hand.
+#[inline(always)]
+fn resume(queue: &mut Queue, r: &mut RankState, rank: u32, time: u64) {
+    if r.resume_scheduled {
+        return;
+    }
+    r.resume_scheduled = true;
+    let key = Key {
+        time,
+        class: RESUME,
+        creator: rank,
+        n: r.next_event(),
+    };
+    queue.push(key, Body::Resume { rank });
+}
+
 pub(crate) struct Kernel {
     /// The machine model; read-only (the delay memos below depend on it).
     model: Model,
@@ -109,6 +126,7 @@ pub(crate) struct Kernel {
     /// order, so the same run gives the same bytes: `compute` and `poll` spans, a span per
     /// blocking wait named after the call, and each message with its modelled arrival.
     pub trace: Option<Vec<TraceEvent>>,
+    /// Messages sent so far, counted while a trace is recorded (its message ids).
     messages_sent: u64,
     /// Output storage lent to the endpoint taking an input (`flush` drains it and takes it
     /// back), so that no endpoint keeps output queues of its own.
@@ -173,17 +191,7 @@ impl Kernel {
     /// Schedules `rank` to resume its program at `time` (once).
     pub fn schedule_resume(&mut self, rank: u32, time: u64) {
         let r = &mut self.ranks[rank as usize];
-        if r.resume_scheduled {
-            return;
-        }
-        r.resume_scheduled = true;
-        let key = Key {
-            time,
-            class: RESUME,
-            creator: rank,
-            n: r.next_event(),
-        };
-        self.queue.push(key, Body::Resume { rank });
+        resume(&mut self.queue, r, rank, time);
     }
 
     /// Schedules every rank to start its program at time 0: event 0 of each rank, queued as
@@ -255,12 +263,15 @@ impl Kernel {
 
     /// Something `rank` may wait for happened at `t` (a completion, freed buffer bytes): a
     /// waiting rank is resumed, after its wake-up (X2).
+    ///
+    /// Inlined with the resume it schedules: a delivery that completes a waiting receive
+    /// comes here once per simulated message.
     #[inline(always)]
     fn wake(&mut self, rank: u32, t: u64) {
         let r = &mut self.ranks[rank as usize];
         if r.wait.is_some() {
             let at = r.wake_at(t, self.wake_ns);
-            self.schedule_resume(rank, at);
+            resume(&mut self.queue, r, rank, at);
         }
     }
 
@@ -290,16 +301,18 @@ impl Kernel {
                     self.channels
                         .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
                 r.stats.sent(*protocol, bytes);
-                self.messages_sent += 1;
-                let id = self.messages_sent;
-                self.record(|| TraceEvent::Message {
-                    id,
-                    from: rank,
-                    to: tx.to,
-                    sent_ns: t,
-                    arrival_ns: Some(arrival),
-                    bytes,
-                });
+                if let Some(trace) = self.trace.as_mut() {
+                    // Counted only for the trace's message ids.
+                    self.messages_sent += 1;
+                    trace.push(TraceEvent::Message {
+                        id: self.messages_sent,
+                        from: rank,
+                        to: tx.to,
+                        sent_ns: t,
+                        arrival_ns: Some(arrival),
+                        bytes,
+                    });
+                }
                 arrival
             }
             Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
@@ -376,19 +389,15 @@ impl Kernel {
         Some(at)
     }
 
-    /// Adds an event to the trace, if one is being recorded.
-    #[inline]
-    pub fn record(&mut self, event: impl FnOnce() -> TraceEvent) {
-        if let Some(trace) = self.trace.as_mut() {
-            trace.push(event());
-        }
-    }
-
     /// Records a span of `rank`'s time, if it has a length.
     #[inline]
     pub fn record_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
-        if end_ns > start_ns {
-            self.record(|| TraceEvent::Span {
+        // Whether a trace is recorded first: in a run without one, a blocked rank's every
+        // resume comes here.
+        if let Some(trace) = self.trace.as_mut()
+            && end_ns > start_ns
+        {
+            trace.push(TraceEvent::Span {
                 rank,
                 name,
                 start_ns,

@@ -129,100 +129,107 @@ where
     let mut cx = Context::from_waker(Waker::noop());
     loop {
         // One borrow per event, from the pop to the program's poll (a borrow is a check and
-        // two writes of the flag).
+        // two writes of the flag), or per delivery and the resume it makes next.
         let mut k = kernel.borrow_mut();
-        let Some(key) = k.queue.pop() else {
+        let Some(mut key) = k.queue.pop() else {
             break;
         };
+        if key.class == DELIVERY {
+            k.now = key.time;
+            k.events += 1;
+            if k.events.is_multiple_of(OBSERVE_EVERY) {
+                observe(progress(&k));
+            }
+            let (to, sent_at, packet) = k.queue.take_delivery();
+            k.deliver(key.creator, to, sent_at, packet);
+            if k.stop.is_some() {
+                break;
+            }
+            // A delivery that completes a waiting rank's receive makes its resume the next
+            // event, in the queue's front: it is taken here, as `pop` would take it, without
+            // letting go of the kernel and starting over.
+            match k.queue.pop_front_resume() {
+                Some(next) => key = next,
+                None => continue,
+            }
+        }
         k.now = key.time;
         k.events += 1;
         if k.events.is_multiple_of(OBSERVE_EVERY) {
             observe(progress(&k));
         }
-        let stop = match key.class {
-            DELIVERY => {
-                let (to, sent_at, packet) = k.queue.take_delivery();
-                k.deliver(key.creator, to, sent_at, packet);
-                k.stop.is_some()
-            }
-            _ => {
-                // A resume: its rank is the event's creator.
-                let rank = key.creator;
-                // The rank's state is looked up once; what goes to the trace waits until it is
-                // let go.
+        // A resume: its rank is the event's creator.
+        let rank = key.creator;
+        // The rank's state is looked up once; what goes to the trace waits until it is let go.
+        let r = &mut k.ranks[rank as usize];
+        r.resume_scheduled = false;
+        if r.done {
+            continue;
+        }
+        let clock = r.clock.max(key.time);
+        let waited = r.wait.take().map(|w| (w.call, w.since));
+        if let Some((_, since)) = waited {
+            r.stats.blocked_ns += clock - since;
+        }
+        // Measured compute of its last run comes before the rank's next action.
+        let debt = std::mem::take(&mut r.debt_ns);
+        r.clock = clock + debt;
+        if let Some((call, since)) = waited {
+            k.record_span(rank, call, since, clock);
+        }
+        if debt > 0 {
+            k.record_span(rank, "compute", clock, clock + debt);
+            k.schedule_resume(rank, clock + debt);
+            continue;
+        }
+        let measured = k.model().compute == ComputeMode::Measured;
+        drop(k);
+        let fut = futures[rank as usize]
+            .as_mut()
+            .expect("an unfinished rank has its future");
+        let cpu = measured.then(cpu_time::ThreadTime::now);
+        let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
+            .unwrap_or_else(|panic| Poll::Ready(Err(Error::from_panic(rank, &*panic))));
+        let mut k = kernel.borrow_mut();
+        if let Some(cpu) = cpu {
+            let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            let ns = k.model().measured_stretch_ns(host_ns, n);
+            let r = &mut k.ranks[rank as usize];
+            r.debt_ns += ns;
+            r.stats.compute_ns += ns;
+        }
+        match polled {
+            Poll::Ready(result) => {
+                futures[rank as usize] = None;
                 let r = &mut k.ranks[rank as usize];
-                r.resume_scheduled = false;
-                if r.done {
-                    continue;
+                r.done = true;
+                r.clock += std::mem::take(&mut r.debt_ns) + std::mem::take(&mut r.overhead_ns);
+                let t = r.clock;
+                let result = result.and_then(|()| pending_at_exit(&k, rank, t));
+                if let Err(mut e) = result {
+                    e.stamp_time(t);
+                    k.fail(e, t);
                 }
-                let clock = r.clock.max(key.time);
-                let waited = r.wait.take().map(|w| (w.call, w.since));
-                if let Some((_, since)) = waited {
-                    r.stats.blocked_ns += clock - since;
-                }
-                // Measured compute of its last run comes before the rank's next action.
-                let debt = std::mem::take(&mut r.debt_ns);
-                r.clock = clock + debt;
-                if let Some((call, since)) = waited {
-                    k.record_span(rank, call, since, clock);
-                }
-                if debt > 0 {
-                    k.record_span(rank, "compute", clock, clock + debt);
-                    k.schedule_resume(rank, clock + debt);
-                    continue;
-                }
-                let measured = k.model().compute == ComputeMode::Measured;
-                drop(k);
-                let fut = futures[rank as usize]
-                    .as_mut()
-                    .expect("an unfinished rank has its future");
-                let cpu = measured.then(cpu_time::ThreadTime::now);
-                let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
-                    .unwrap_or_else(|panic| Poll::Ready(Err(Error::from_panic(rank, &*panic))));
-                let mut k = kernel.borrow_mut();
-                if let Some(cpu) = cpu {
-                    let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    let ns = k.model().measured_stretch_ns(host_ns, n);
-                    let r = &mut k.ranks[rank as usize];
-                    r.debt_ns += ns;
-                    r.stats.compute_ns += ns;
-                }
-                match polled {
-                    Poll::Ready(result) => {
-                        futures[rank as usize] = None;
-                        let r = &mut k.ranks[rank as usize];
-                        r.done = true;
-                        r.clock +=
-                            std::mem::take(&mut r.debt_ns) + std::mem::take(&mut r.overhead_ns);
-                        let t = r.clock;
-                        let result = result.and_then(|()| pending_at_exit(&k, rank, t));
-                        if let Err(mut e) = result {
-                            e.stamp_time(t);
-                            k.fail(e, t);
-                        }
-                        // Millions of finished ranks should hold no heap memory.
-                        k.ranks[rank as usize].endpoint.shrink_to_fit();
-                    }
-                    Poll::Pending => {
-                        let r = &k.ranks[rank as usize];
-                        let t = r.clock;
-                        if r.wait.is_none() && !r.resume_scheduled {
-                            k.fail(
-                                Error::Unsupported {
-                                    what: format!(
-                                        "rank {rank} awaited something the simulator does not \
-                                         drive (only mpsim calls may suspend a simulated rank)"
-                                    ),
-                                },
-                                t,
-                            );
-                        }
-                    }
-                }
-                k.stop.is_some()
+                // Millions of finished ranks should hold no heap memory.
+                k.ranks[rank as usize].endpoint.shrink_to_fit();
             }
-        };
-        if stop {
+            Poll::Pending => {
+                let r = &k.ranks[rank as usize];
+                let t = r.clock;
+                if r.wait.is_none() && !r.resume_scheduled {
+                    k.fail(
+                        Error::Unsupported {
+                            what: format!(
+                                "rank {rank} awaited something the simulator does not \
+                                 drive (only mpsim calls may suspend a simulated rank)"
+                            ),
+                        },
+                        t,
+                    );
+                }
+            }
+        }
+        if k.stop.is_some() {
             break;
         }
     }

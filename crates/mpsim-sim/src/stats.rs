@@ -37,8 +37,9 @@ impl Narrow {
     #[inline]
     fn add(&mut self, i: usize, bytes: usize) -> bool {
         let m = u64::from(self.messages[i]) + 1;
-        let b = u64::from(self.bytes[i]).saturating_add(bytes as u64);
-        if (m | b) > u64::from(u32::MAX) {
+        // Cannot wrap while `bytes` fits 32 bits, and the test below rejects it otherwise.
+        let b = u64::from(self.bytes[i]).wrapping_add(bytes as u64);
+        if (m | b | bytes as u64) > u64::from(u32::MAX) {
             return false;
         }
         // Both fit: checked just above.
@@ -154,6 +155,17 @@ mod tests {
         assert_eq!(r.sent.bytes, [5_000_000_008, 0, u32::MAX as u64 + 1, 0]);
         assert_eq!(r.received.messages, [0, 0, 0, 2]);
         assert_eq!(r.received.bytes, [0, 0, 0, 7]);
+    }
+
+    /// A byte count near 2^64 widens (the 32-bit sum must not wrap back into range).
+    #[test]
+    fn huge_byte_counts_widen() {
+        let mut s = Stats::default();
+        s.received(Protocol::Eager, 7);
+        s.received(Protocol::Eager, usize::MAX);
+        assert!(s.wide.is_some());
+        assert_eq!(s.report(0, 0).received.messages[0], 2);
+        assert_eq!(s.report(0, 0).received.bytes[0], u64::MAX);
     }
 
     /// A message count that would pass u32::MAX widens too.

@@ -106,7 +106,9 @@ pub struct Engine<R, M> {
     /// holds millions of engines.
     unexpected: Option<Box<Queue<M, 5>>>,
     /// Posted receives per pattern shape (exact, any tag, any source, both), so an arrival
-    /// looks only at the shapes that exist.
+    /// looks only at the shapes that exist. Kept only while the posted queue is indexed (a
+    /// shallow queue is scanned whatever the shapes, and most never deepen): counted afresh
+    /// when the index is built, meaningless otherwise.
     posted_shapes: [u32; 4],
     next_seq: NonZeroU64,
 }
@@ -228,8 +230,13 @@ impl<R, M> Engine<R, M> {
             });
         }
         let seq = self.next_seq();
-        self.posted_shapes[key.shape()] += 1;
+        let indexed = self.posted.is_indexed();
         let idx = self.posted.push(seq.get(), key, recv);
+        if indexed {
+            self.posted_shapes[key.shape()] += 1;
+        } else if self.posted.is_indexed() {
+            self.count_posted_shapes();
+        }
         Posted::Queued(RecvHandle { idx, seq })
     }
 
@@ -362,8 +369,20 @@ impl<R, M> Engine<R, M> {
     #[inline]
     fn take_posted(&mut self, idx: u32) -> R {
         let (key, recv) = self.posted.remove(idx);
-        self.posted_shapes[key.shape()] -= 1;
+        // A queue that drains drops its index: the counts then no longer matter.
+        if self.posted.is_indexed() {
+            self.posted_shapes[key.shape()] -= 1;
+        }
         recv
+    }
+
+    /// Counts the posted receives per shape, as the posted queue becomes indexed.
+    #[cold]
+    fn count_posted_shapes(&mut self) {
+        self.posted_shapes = [0; 4];
+        for (_, slot) in self.posted.iter() {
+            self.posted_shapes[slot.key.shape()] += 1;
+        }
     }
 }
 

@@ -40,12 +40,14 @@ impl<P: MessageData> Endpoint<P> {
                 let strict = protocol == Protocol::Ready && self.config.strict_ready;
                 match self.engine.arrive(envelope, msg) {
                     Arrived::Matched(m) => {
-                        // Ready only if the receive was posted by the time the send was made.
-                        let late = matches!(
-                            self.slots[m.recv.idx as usize].kind,
-                            Kind::Recv { posted_at, .. } if posted_at > sent_at
-                        );
-                        if strict && late {
+                        // Ready only if the receive was posted by the time the send was made
+                        // (looked up only in strict mode: every message comes here).
+                        if strict
+                            && matches!(
+                                self.slots[m.recv.idx as usize].kind,
+                                Kind::Recv { posted_at, .. } if posted_at > sent_at
+                            )
+                        {
                             self.ready_not_posted(from, &envelope);
                         }
                         self.deliver(m.recv, m.envelope, m.msg);
@@ -97,9 +99,6 @@ impl<P: MessageData> Endpoint<P> {
     #[inline(always)]
     pub(super) fn deliver(&mut self, req: ReqId, envelope: Envelope, msg: Incoming<P>) {
         self.fin(&msg);
-        if let Kind::Recv { posted, .. } = &mut self.slots[req.idx as usize].kind {
-            *posted = None;
-        }
         self.complete_recv(req, envelope, msg);
     }
 
@@ -113,14 +112,20 @@ impl<P: MessageData> Endpoint<P> {
         });
     }
 
-    /// Fills the receive's completion and announces it (always inlined: see `deliver`).
+    /// Fills the receive's completion and announces it; the receive is no longer posted (one
+    /// look at its slot for both). Always inlined: see `deliver`.
     #[inline(always)]
     pub(super) fn complete_recv(&mut self, req: ReqId, envelope: Envelope, msg: Incoming<P>) {
         let rank = self.rank;
         let slot = &mut self.slots[req.idx as usize];
-        let Kind::Recv { capacity, .. } = slot.kind else {
+        let Kind::Recv {
+            capacity, posted, ..
+        } = &mut slot.kind
+        else {
             unreachable!("complete_recv on a non-receive");
         };
+        *posted = None;
+        let capacity = *capacity;
         let error = (msg.bytes > capacity).then(|| {
             Box::new(Error::Truncate {
                 site: Site::new(rank, "recv")
