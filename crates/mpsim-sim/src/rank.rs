@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
-use mpsim_proto::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode, Status};
+use mpsim_proto::p2p::{Completion, Endpoint, Outbox, RecvStart, ReqId, SendMode, Status};
 use mpsim_proto::runtime::{Payload, Posting, RankRuntime};
 
 use crate::kernel::{Kernel, RankState, Wait};
@@ -20,6 +20,13 @@ use crate::model::ComputeMode;
 fn stamped(mut e: Error, t: u64) -> Error {
     e.stamp_time(t);
     e
+}
+
+/// Sends what an input that rarely has outputs made (`Kernel::flush`), out of line.
+#[cold]
+#[inline(never)]
+fn flush_rare(k: &mut Kernel, rank: u32, t: u64, outputs: Option<Box<Outbox<Payload>>>) {
+    k.flush(rank, t, outputs);
 }
 
 pub(crate) struct SimRank {
@@ -144,6 +151,12 @@ impl RankRuntime for SimRank {
     /// A blocking send's message goes to the kernel as it is made, not through the endpoint's
     /// output queue (`Endpoint::send_now`; the endpoint queues it behind packets already
     /// waiting, so channels stay FIFO). It is sent first, as it would be from the queue.
+    ///
+    /// No outbox is lent: between inputs a simulated endpoint holds none (every input's outputs
+    /// are taken), so `send_now` finds no packet waiting and hands its message over, and the
+    /// only other output a send can make is the `Fatal` event of a buffered send that does not
+    /// fit, rare enough to allocate the outbox it goes into. The flush then happens only when
+    /// there is one: the common send skips the loan, the take-back and the emptiness checks.
     fn start_blocking_send(
         &self,
         mode: SendMode,
@@ -152,7 +165,7 @@ impl RankRuntime for SimRank {
         payload: Payload,
     ) -> Result<Option<ReqId>, Error> {
         let (mut k, t) = self.begin_call();
-        let ep = k.lend_outbox(self.rank);
+        let ep = &mut k.ranks[self.rank as usize].endpoint;
         ep.set_now(t);
         // Held here, not sent from the closure: the endpoint is borrowed from the kernel.
         let mut message = None;
@@ -161,8 +174,9 @@ impl RankRuntime for SimRank {
         if let Some(tx) = message {
             k.transmit(self.rank, t, tx);
         }
-        // Always: the flush also takes the lent outbox back.
-        k.flush(self.rank, t, outputs);
+        if outputs.is_some() {
+            flush_rare(&mut k, self.rank, t, outputs);
+        }
         req
     }
 
