@@ -345,19 +345,7 @@ impl<P: MessageData> Endpoint<P> {
     /// not a request the program holds. One lookup: the wait of a blocking call.
     #[inline]
     pub fn take_if_done(&mut self, req: ReqId) -> Option<Completion<P>> {
-        let free_head = self.free_head;
-        let slot = self.slot_mut(req)?;
-        if !slot.user_done() {
-            return None;
-        }
-        let completion = slot.done.take();
-        slot.held_by_user = false;
-        // As `release_if_unused`, on the slot in hand.
-        if !slot.protocol_needs() {
-            slot.free(free_head);
-            self.free_head = req.idx;
-        }
-        completion
+        self.finish_with(req, Option::take).flatten()
     }
 
     /// As [`Endpoint::take_if_done`], but the completion is finished where the slot keeps it
@@ -372,21 +360,34 @@ impl<P: MessageData> Endpoint<P> {
     where
         P: AsRef<[u8]>,
     {
+        self.finish_with(req, |done| done.as_mut().map(|c| c.finish_into(buf)))
+            .flatten()
+    }
+
+    /// The one lookup of [`Endpoint::take_if_done`] and [`Endpoint::finish_if_done`]: when the
+    /// program would see `req` complete, `f` gets its completion, the request is finished and
+    /// its slot released as by `release_if_unused` (on the slot in hand); either way the
+    /// completion is gone afterwards. `None` when it is not complete or not held.
+    #[inline(always)]
+    fn finish_with<T>(
+        &mut self,
+        req: ReqId,
+        f: impl FnOnce(&mut Option<Completion<P>>) -> T,
+    ) -> Option<T> {
         let free_head = self.free_head;
         let slot = self.slot_mut(req)?;
         if !slot.user_done() {
             return None;
         }
-        let out = slot.done.as_mut().map(|c| c.finish_into(buf));
+        let out = f(&mut slot.done);
         slot.held_by_user = false;
-        // As `release_if_unused`, on the slot in hand; either way the completion is dropped.
         if !slot.protocol_needs() {
             slot.free(free_head);
             self.free_head = req.idx;
         } else {
             slot.done = None;
         }
-        out
+        Some(out)
     }
 
     /// The program lets go of `req` (`request_free`): a send still completes in the background;
