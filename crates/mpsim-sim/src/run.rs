@@ -135,11 +135,7 @@ where
             break;
         };
         if key.class == DELIVERY {
-            k.now = key.time;
-            k.events += 1;
-            if k.events.is_multiple_of(OBSERVE_EVERY) {
-                observe(progress(&k));
-            }
+            enter_event(&mut k, key.time, observe);
             let (to, sent_at, packet) = k.queue.take_delivery();
             k.deliver(key.creator, to, sent_at, packet);
             if k.stop.is_some() {
@@ -153,11 +149,7 @@ where
                 None => continue,
             }
         }
-        k.now = key.time;
-        k.events += 1;
-        if k.events.is_multiple_of(OBSERVE_EVERY) {
-            observe(progress(&k));
-        }
+        enter_event(&mut k, key.time, observe);
         // A resume: its rank is the event's creator.
         let rank = key.creator;
         // The rank's state is looked up once; what goes to the trace waits until it is let go.
@@ -251,6 +243,17 @@ where
         })
         .collect();
     outcome
+}
+
+/// Global time moves to an event at `time`, which is counted; the observer sees every
+/// [`OBSERVE_EVERY`]th (for deliveries and resumes alike).
+#[inline(always)]
+fn enter_event(k: &mut Kernel, time: u64, observe: &mut dyn FnMut(Progress)) {
+    k.now = time;
+    k.events += 1;
+    if k.events.is_multiple_of(OBSERVE_EVERY) {
+        observe(progress(k));
+    }
 }
 
 fn progress(k: &Kernel) -> Progress {
