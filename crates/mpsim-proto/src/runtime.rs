@@ -186,9 +186,7 @@ pub fn start_on_endpoint_for<R>(
     rt: &(impl RankRuntime + ?Sized),
     f: impl FnOnce(&mut Endpoint<Payload>) -> R,
 ) -> R {
-    let (mut f, mut out) = (Some(f), None);
-    rt.start_on_endpoint(&mut |ep| out = f.take().map(|f| f(ep)));
-    out.expect("start_on_endpoint runs its closure once")
+    run_once(|g| rt.start_on_endpoint(g), f)
 }
 
 /// As [`start_on_endpoint_for`], through [`RankRuntime::with_endpoint`] (the packets that have
@@ -198,9 +196,19 @@ pub fn with_endpoint_for<R>(
     rt: &(impl RankRuntime + ?Sized),
     f: impl FnOnce(&mut Endpoint<Payload>) -> R,
 ) -> R {
+    run_once(|g| rt.with_endpoint(g), f)
+}
+
+/// Hands `f` to `run` (one of the trait's endpoint calls) as the `dyn FnMut` it takes, and
+/// returns what `f` returned: the body of [`start_on_endpoint_for`] and [`with_endpoint_for`].
+#[inline(always)]
+fn run_once<R>(
+    run: impl FnOnce(&mut dyn FnMut(&mut Endpoint<Payload>)),
+    f: impl FnOnce(&mut Endpoint<Payload>) -> R,
+) -> R {
     let (mut f, mut out) = (Some(f), None);
-    rt.with_endpoint(&mut |ep| out = f.take().map(|f| f(ep)));
-    out.expect("with_endpoint runs its closure once")
+    run(&mut |ep| out = f.take().map(|f| f(ep)));
+    out.expect("a runtime's endpoint call runs its closure once")
 }
 
 #[cfg(test)]
