@@ -99,7 +99,7 @@ pub enum ModelFileError {
         error: io::Error,
     },
     /// A delay table named in `model.toml` could not be read.
-    #[error("{}:{line}: `{key}`: cannot read {}: {error}", file.display(), table.display())]
+    #[error("{}:{line}: `{key}`: cannot read {}: {error}", file.display(), one_line(&table.display().to_string()))]
     MissingTable {
         /// The TOML file that names the table.
         file: PathBuf,
@@ -114,7 +114,7 @@ pub enum ModelFileError {
     },
     /// `model.toml` is not valid TOML, or not the expected shape: a syntax error, an unknown or
     /// missing key, a value of the wrong type.
-    #[error("{}:{line}: {message}", file.display())]
+    #[error("{}:{line}: {}", file.display(), one_line(message))]
     Toml {
         /// The TOML file.
         file: PathBuf,
@@ -124,7 +124,7 @@ pub enum ModelFileError {
         message: String,
     },
     /// A value in `model.toml` has a bad unit or is out of range.
-    #[error("{}:{line}: `{key}`: {message}", file.display())]
+    #[error("{}:{line}: `{}`: {}", file.display(), one_line(key), one_line(message))]
     Value {
         /// The TOML file.
         file: PathBuf,
@@ -137,7 +137,7 @@ pub enum ModelFileError {
     },
     /// A row of a delay table is malformed or breaks a rule (sizes strictly increasing, delays
     /// `> 0`), or the table is empty.
-    #[error("{}:{line}: {message}", file.display())]
+    #[error("{}:{line}: {}", file.display(), one_line(message))]
     Table {
         /// The CSV file.
         file: PathBuf,
@@ -942,6 +942,21 @@ fn table_field(raw: &[u8], column: &str) -> Result<u64, String> {
 // Writing
 
 /// A time with the largest unit that keeps it whole.
+/// `text` for an error message that stays on one line: what an error echoes of a model's text
+/// (a value, a key, a table's path) may hold any character; control characters are escaped
+/// (`\n`).
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 fn fmt_time(ns: u64) -> String {
     in_largest_unit(
         ns,
