@@ -96,12 +96,7 @@ fn resume(queue: &mut Queue, r: &mut RankState, rank: u32, time: u64) {
         return;
     }
     r.resume_scheduled = true;
-    let key = Key {
-        time,
-        class: RESUME,
-        creator: rank,
-        n: r.next_event(),
-    };
+    let key = Key::new(time, RESUME, rank, r.next_event());
     queue.push(key, Body::Resume { rank });
 }
 
@@ -322,12 +317,7 @@ impl Kernel {
                 .last(&r.last_send, rank, tx.to)
                 .map_or(t, |last| t.max(last)),
         };
-        let key = Key {
-            time,
-            class: DELIVERY,
-            creator: rank,
-            n,
-        };
+        let key = Key::new(time, DELIVERY, rank, n);
         self.queue.push(
             key,
             Body::Deliver {

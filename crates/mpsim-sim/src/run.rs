@@ -134,10 +134,10 @@ where
         let Some(mut key) = k.queue.pop() else {
             break;
         };
-        if key.class == DELIVERY {
+        if key.class() == DELIVERY {
             enter_event(&mut k, key.time, observe);
             let (to, sent_at, packet) = k.queue.take_delivery();
-            k.deliver(key.creator, to, sent_at, packet);
+            k.deliver(key.creator(), to, sent_at, packet);
             if k.stop.is_some() {
                 break;
             }
@@ -151,7 +151,7 @@ where
         }
         enter_event(&mut k, key.time, observe);
         // A resume: its rank is the event's creator.
-        let rank = key.creator;
+        let rank = key.creator();
         // The rank's state is looked up once; what goes to the trace waits until it is let go.
         let r = &mut k.ranks[rank as usize];
         r.resume_scheduled = false;
