@@ -17,6 +17,87 @@ use crate::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode, Status};
 /// inline, so small messages allocate nothing.
 pub type Payload = smallvec::SmallVec<[u8; 16]>;
 
+/// A blocking wait's poll ([`RankRuntime::poll_complete_into`]) in two words: pending, ready
+/// with the request's status, or failed (the error is handed out beside it). Every blocking
+/// wait's result crosses the runtime's `dyn` boundary. As a `Poll<Result<Status, Error>>` it
+/// went through memory, written field by field and copied on with wider loads, which cannot
+/// take their data from the narrower stores just made and wait for them to reach the cache (a
+/// store-to-load interlock, `perf stat -e ls_bad_status2.stli_other`) on every poll; two words
+/// come back in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitPoll {
+    /// A ready status's source (low half) and tag (high half).
+    ids: u64,
+    /// A ready status's byte count, below the state flags.
+    bytes: u64,
+}
+
+impl WaitPoll {
+    const PENDING_BIT: u64 = 1 << 63;
+    const FAILED_BIT: u64 = 1 << 62;
+    const CANCELLED_BIT: u64 = 1 << 61;
+    /// Byte counts up to 2^61 - 1 fit below the flags (a message is one allocation: far less).
+    const BYTES: u64 = Self::CANCELLED_BIT - 1;
+
+    /// Not complete yet.
+    pub const PENDING: WaitPoll = WaitPoll {
+        ids: 0,
+        bytes: Self::PENDING_BIT,
+    };
+
+    /// Failed with the error handed out beside it.
+    pub const FAILED: WaitPoll = WaitPoll {
+        ids: 0,
+        bytes: Self::FAILED_BIT,
+    };
+
+    /// Complete with `status`.
+    #[inline]
+    pub fn ready(status: Status) -> Self {
+        let bytes = status.bytes as u64;
+        assert!(bytes <= Self::BYTES, "a message of {bytes} bytes");
+        WaitPoll {
+            ids: u64::from(status.source) | (u64::from(status.tag as u32) << 32),
+            bytes: bytes
+                | if status.cancelled {
+                    Self::CANCELLED_BIT
+                } else {
+                    0
+                },
+        }
+    }
+
+    /// `polled` packed, its error (if any) put in `error`.
+    #[inline]
+    pub fn new(polled: Poll<Result<Status, Error>>, error: &mut Option<Error>) -> Self {
+        match polled {
+            Poll::Pending => Self::PENDING,
+            Poll::Ready(Ok(status)) => Self::ready(status),
+            Poll::Ready(Err(e)) => {
+                *error = Some(e);
+                Self::FAILED
+            }
+        }
+    }
+
+    /// The poll unpacked: `Err(())` means failed, with the error handed out beside it.
+    #[inline]
+    pub fn get(self) -> Poll<Result<Status, ()>> {
+        if self.bytes & Self::PENDING_BIT != 0 {
+            Poll::Pending
+        } else if self.bytes & Self::FAILED_BIT != 0 {
+            Poll::Ready(Err(()))
+        } else {
+            Poll::Ready(Ok(Status {
+                source: self.ids as u32,
+                tag: (self.ids >> 32) as u32 as i32,
+                bytes: (self.bytes & Self::BYTES) as usize,
+                cancelled: self.bytes & Self::CANCELLED_BIT != 0,
+            }))
+        }
+    }
+}
+
 /// What a nonblocking call posts ([`RankRuntime::request_overhead`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Posting {
@@ -107,22 +188,23 @@ pub trait RankRuntime {
         }
     }
 
-    /// As [`RankRuntime::poll_complete`], but Ready with the request finished as the program
+    /// As [`RankRuntime::poll_complete`], but ready with the request finished as the program
     /// gets it ([`Completion::finish_into`]): a receive's data copied into `buf`, then its
-    /// status or its error, stamped with the rank's virtual time as every error the program
-    /// gets. An error may also be a wait that ended early, as from `poll_complete`: the program
-    /// then still holds the request, so a caller lets go of it on any error (letting go of a
-    /// finished request does nothing: its handle is spent). Backends override it to copy the
-    /// data while they hold the endpoint rather than move the completion out through each
-    /// layer: it is every blocking wait.
+    /// status, or an error put in `error` (stamped with the rank's virtual time as every error
+    /// the program gets). An error may also be a wait that ended early, as from
+    /// `poll_complete`: the program then still holds the request, so a caller lets go of it on
+    /// any error (letting go of a finished request does nothing: its handle is spent). Every
+    /// blocking wait comes here, which is why the result is a [`WaitPoll`] (two words, returned
+    /// in registers) and backends override it to copy the data while they hold the endpoint.
     fn poll_complete_into(
         &self,
         req: ReqId,
         call: &'static str,
         cx: &mut Context<'_>,
         buf: Option<&mut [u8]>,
-    ) -> Poll<Result<Status, Error>> {
-        self.poll_complete(req, call, cx).map(|polled| {
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        let polled = self.poll_complete(req, call, cx).map(|polled| {
             polled.and_then(|mut completion| {
                 completion.finish_into(buf).map_err(|e| {
                     let mut e = *e;
@@ -132,7 +214,8 @@ pub trait RankRuntime {
                     e
                 })
             })
-        })
+        });
+        WaitPoll::new(polled, error)
     }
 
     /// A nonblocking call is about to post a request of kind `posting`. Simulated backends
@@ -213,11 +296,48 @@ fn run_once<R>(
 
 #[cfg(test)]
 mod tests {
-    use super::Payload;
+    use std::task::Poll;
+
+    use super::{Payload, WaitPoll};
+    use crate::error::Error;
     use crate::p2p::Packet;
+    use crate::p2p::Status;
 
     /// A packet and the 8-byte sequence number of a lane slot share one cache line: a small
     /// message crosses cores in one line (`mpsim-threads` lane).
+    /// A wait's poll survives its packing: pending, failed, and statuses with extreme fields.
+    #[test]
+    fn wait_poll_round_trips() {
+        assert_eq!(WaitPoll::new(Poll::Pending, &mut None).get(), Poll::Pending);
+        let mut error = None;
+        let e = Error::Deadlock { report: "r".into() };
+        let failed = WaitPoll::new(Poll::Ready(Err(e.clone())), &mut error);
+        assert_eq!((failed.get(), error), (Poll::Ready(Err(())), Some(e)));
+        for status in [
+            Status::default(),
+            Status {
+                source: u32::MAX,
+                tag: i32::MIN,
+                bytes: (1 << 61) - 1,
+                cancelled: true,
+            },
+            Status {
+                source: 7,
+                tag: -1,
+                bytes: 8,
+                cancelled: false,
+            },
+        ] {
+            let mut error = None;
+            assert_eq!(
+                WaitPoll::new(Poll::Ready(Ok(status)), &mut error).get(),
+                Poll::Ready(Ok(status))
+            );
+            assert_eq!(error, None);
+        }
+        assert_eq!(std::mem::size_of::<WaitPoll>(), 16);
+    }
+
     #[test]
     fn packet_fits_a_cache_line_beside_a_sequence_number() {
         assert!(

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
-use mpsim_proto::p2p::{Completion, Endpoint, Outbox, RecvStart, ReqId, SendMode, Status};
-use mpsim_proto::runtime::{Payload, Posting, RankRuntime};
+use mpsim_proto::p2p::{Completion, Endpoint, Outbox, RecvStart, ReqId, SendMode};
+use mpsim_proto::runtime::{Payload, Posting, RankRuntime, WaitPoll};
 
 use crate::kernel::{Kernel, RankState, Wait};
 use crate::model::ComputeMode;
@@ -212,19 +212,21 @@ impl RankRuntime for SimRank {
         call: &'static str,
         _cx: &mut Context<'_>,
         buf: Option<&mut [u8]>,
-    ) -> Poll<Result<Status, Error>> {
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
         let mut k = self.kernel.borrow_mut();
         let r = &mut k.ranks[self.rank as usize];
         match r.endpoint.finish_if_done(req, buf) {
-            Some(Ok(status)) => return Poll::Ready(Ok(status)),
+            Some(Ok(status)) => return WaitPoll::ready(status),
             // Stamped as `now_ns` reads the time (X1: the overhead owed is time spent).
             Some(Err(e)) => {
-                return Poll::Ready(Err(stamped(*e, r.clock.saturating_add(r.overhead_ns))));
+                *error = Some(stamped(*e, r.clock.saturating_add(r.overhead_ns)));
+                return WaitPoll::FAILED;
             }
             None => {}
         }
         self.suspend(&mut k, call, Some(req), false);
-        Poll::Pending
+        WaitPoll::PENDING
     }
 
     fn request_overhead(&self, posting: Posting) {

@@ -16,9 +16,9 @@ use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{
-    Completion, Config, Endpoint, Event, Packet, RecvStart, ReqId, SendMode, Status, Transmit,
+    Completion, Config, Endpoint, Event, Packet, RecvStart, ReqId, SendMode, Transmit,
 };
-use mpsim_proto::runtime::{Payload, RankRuntime};
+use mpsim_proto::runtime::{Payload, RankRuntime, WaitPoll};
 
 use crate::mailbox::{Activity, Inbound, Mailbox, PacketLane, lock};
 use crate::run::Shared;
@@ -328,14 +328,15 @@ impl RankRuntime for ThreadRank {
         call: &'static str,
         _cx: &mut Context<'_>,
         buf: Option<&mut [u8]>,
-    ) -> Poll<Result<Status, Error>> {
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
         let mut ep = self.endpoint.borrow_mut();
         self.progress(&mut ep);
         if let Some(out) = ep.finish_if_done(req, buf) {
-            return Poll::Ready(out.map_err(|e| *e));
+            return WaitPoll::new(Poll::Ready(out.map_err(|e| *e)), error);
         }
         drop(ep);
-        self.blocked(call, Some(req))
+        WaitPoll::new(self.blocked(call, Some(req)), error)
     }
 
     fn arrivals(&self) -> u64 {

@@ -18,7 +18,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use mpsim_proto::error::Result;
+use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{ReqId, Status};
 use mpsim_proto::runtime::RankRuntime;
 
@@ -32,6 +32,9 @@ pub(crate) struct Blocking<'a> {
 }
 
 enum Step<'a> {
+    /// A send that finished when called (every eager send): its result is the empty status.
+    /// A variant without data, so that the first poll reads a tag and moves no `Result`.
+    Sent,
     /// Finished when called: its result.
     Done(Result<Status>),
     /// Waiting for request `id`, posted by the call `call`; a receive's buffer as bytes.
@@ -45,6 +48,14 @@ enum Step<'a> {
 }
 
 impl<'a> Blocking<'a> {
+    /// A send that finished at once.
+    pub fn sent(rt: &'a dyn RankRuntime) -> Self {
+        Blocking {
+            rt,
+            step: Step::Sent,
+        }
+    }
+
     /// A call that finished at once with `result`.
     pub fn done(rt: &'a dyn RankRuntime, result: Result<Status>) -> Self {
         Blocking {
@@ -76,6 +87,10 @@ impl Future for Blocking<'_> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Status>> {
         let this = self.get_mut();
         match this.step {
+            Step::Sent => {
+                this.step = Step::Taken;
+                Poll::Ready(Ok(Status::default()))
+            }
             Step::Done(_) => {
                 let Step::Done(result) = std::mem::replace(&mut this.step, Step::Taken) else {
                     unreachable!("matched Done above");
@@ -90,33 +105,37 @@ impl Future for Blocking<'_> {
 
 impl Blocking<'_> {
     /// The waiting side of `poll`: ready when the request completes, with its data in place
-    /// (copied by the runtime: `RankRuntime::poll_complete_into`). The runtime's result is
-    /// returned as it is, so that it is written once, where the caller wants it.
+    /// (copied by the runtime: `RankRuntime::poll_complete_into`). The runtime's answer comes
+    /// back in two registers (`mpsim_proto::runtime::WaitPoll`); only an error comes through memory.
     #[inline(never)]
     fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<Status>> {
         let Step::Waiting { id, call, buf } = &mut self.step else {
             unreachable!("poll_wait on a call that does not wait");
         };
+        let mut error = None;
         let polled = self
             .rt
-            .poll_complete_into(*id, call, cx, buf.as_deref_mut());
-        if let Poll::Ready(out) = &polled {
-            if out.is_err() {
-                self.let_go();
+            .poll_complete_into(*id, call, cx, buf.as_deref_mut(), &mut error);
+        match polled.get() {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Ok(status)) => {
+                self.step = Step::Taken;
+                Poll::Ready(Ok(status))
             }
-            self.step = Step::Taken;
+            Poll::Ready(Err(())) => Poll::Ready(Err(self.failed(error))),
         }
-        polled
     }
 
-    /// A wait that ended in an error may have ended early (a deadlock, another rank failed):
-    /// the request is let go of (nothing happens if it finished with its own error).
+    /// A wait that ended in `error`, which may have ended early (a deadlock, another rank
+    /// failed): the request is let go of (nothing happens if it finished with its own error).
     #[cold]
     #[inline(never)]
-    fn let_go(&mut self) {
+    fn failed(&mut self, error: Option<Error>) -> Error {
         if let Step::Waiting { id, .. } = self.step {
             let_go(self.rt, id);
         }
+        self.step = Step::Taken;
+        error.expect("a failed wait hands out its error")
     }
 }
 

@@ -19,6 +19,7 @@ impl Comm {
     // ---- sends ----
 
     /// Standard send: returns when `buf` may be reused (at once up to the eager threshold).
+    #[inline(always)]
     pub fn send<'a, T: Pod>(
         &'a self,
         buf: &[T],
@@ -29,6 +30,7 @@ impl Comm {
     }
 
     /// Synchronous send: returns when the matching receive has taken the data.
+    #[inline(always)]
     pub fn ssend<'a, T: Pod>(
         &'a self,
         buf: &[T],
@@ -40,6 +42,7 @@ impl Comm {
 
     /// Buffered send: copies into the attached buffer and returns at once; `BufferOverflow`
     /// when it does not fit.
+    #[inline(always)]
     pub fn bsend<'a, T: Pod>(
         &'a self,
         buf: &[T],
@@ -50,6 +53,7 @@ impl Comm {
     }
 
     /// Ready send: the matching receive must already be posted (checked in strict mode).
+    #[inline(always)]
     pub fn rsend<'a, T: Pod>(
         &'a self,
         buf: &[T],
@@ -97,6 +101,7 @@ impl Comm {
 
     /// Receives into `buf` a message from `source` (a rank or [`Source::Any`]) with `tag` (a
     /// tag or [`Tag::Any`]). A longer message fills `buf` and gives `Error::Truncate`.
+    #[inline(always)]
     pub fn recv<'a, T: Pod>(
         &'a self,
         buf: &'a mut [T],
@@ -287,6 +292,7 @@ impl Comm {
 
     /// A blocking send: posts it and, when it completes at once (eager, buffered), finishes it
     /// in the same pass through the endpoint, with no request to wait for.
+    #[inline(always)]
     fn send_blocking(&self, mode: SendMode, bytes: &[u8], dest: u32, tag: i32) -> Blocking<'_> {
         let call = mode.call();
         let rt = &**self.rt();
@@ -295,7 +301,7 @@ impl Comm {
             .and_then(|()| self.start_send_on(self.inner.p2p, mode, bytes, dest, tag, true));
         match started {
             Ok(Some(id)) => Blocking::waiting(rt, id, call, None),
-            Ok(None) => Blocking::done(rt, Ok(Status::default())),
+            Ok(None) => Blocking::sent(rt),
             Err(e) => Blocking::done(rt, Err(e)),
         }
     }
@@ -303,6 +309,7 @@ impl Comm {
     /// A blocking receive: validates it, posts it and, when a waiting message matches at
     /// once, completes it in the same pass through the endpoint. One call from the program's
     /// future: the pattern is made here (`Comm::pattern` inlined), not handed in as a `Result`.
+    #[inline(always)]
     fn recv_blocking<'a>(&'a self, source: Source, tag: Tag, buf: &'a mut [u8]) -> Blocking<'a> {
         let rt = &**self.rt();
         let pattern = match self.pattern("recv", source, tag) {
