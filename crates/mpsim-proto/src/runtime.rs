@@ -17,9 +17,11 @@ use crate::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode, Status};
 /// inline, so small messages allocate nothing.
 pub type Payload = smallvec::SmallVec<[u8; 16]>;
 
-/// A blocking wait's poll ([`RankRuntime::poll_complete_into`]) in two words: pending, ready
-/// with the request's status, or failed (the error is handed out beside it). Every blocking
-/// wait's result crosses the runtime's `dyn` boundary. As a `Poll<Result<Status, Error>>` it
+/// A blocking call's start or wait as the runtime answers it ([`RankRuntime::start_recv_into`],
+/// [`RankRuntime::start_blocking_send`], [`RankRuntime::poll_complete_into`]), in two words:
+/// pending (after a start: on the request it posted), ready with the request's status, or
+/// failed (the error is handed out beside it). Every blocking call crosses the runtime's `dyn`
+/// boundary. As a `Poll<Result<Status, Error>>` it
 /// went through memory, written field by field and copied on with wider loads, which cannot
 /// take their data from the narrower stores just made and wait for them to reach the cache (a
 /// store-to-load interlock, `perf stat -e ls_bad_status2.stli_other`) on every poll; two words
@@ -64,6 +66,60 @@ impl WaitPoll {
                 } else {
                     0
                 },
+        }
+    }
+
+    /// Posted: the call waits for request `req` ([`WaitPoll::posted_request`]).
+    #[inline]
+    pub fn posted(req: ReqId) -> Self {
+        WaitPoll {
+            ids: u64::from(req.idx) | (u64::from(req.generation) << 32),
+            bytes: Self::PENDING_BIT,
+        }
+    }
+
+    /// The request of a start that is pending ([`WaitPoll::posted`]).
+    #[inline]
+    pub fn posted_request(self) -> ReqId {
+        debug_assert!(self.bytes & Self::PENDING_BIT != 0, "a posted start");
+        ReqId {
+            idx: self.ids as u32,
+            generation: (self.ids >> 32) as u32,
+        }
+    }
+
+    /// A send's start ([`Endpoint::send`]): the request to wait for, or complete at once with
+    /// the empty status; its error put in `error`.
+    #[inline]
+    pub fn started(started: Result<Option<ReqId>, Error>, error: &mut Option<Error>) -> Self {
+        match started {
+            Ok(Some(req)) => Self::posted(req),
+            Ok(None) => Self::ready(Status::default()),
+            Err(e) => {
+                *error = Some(e);
+                Self::FAILED
+            }
+        }
+    }
+
+    /// A receive's start ([`Endpoint::recv`]): the request to wait for, or the message that
+    /// matched at once finished into `buf` ([`Completion::finish_into`]), its error put in
+    /// `error`.
+    #[inline]
+    pub fn recv_started(
+        started: RecvStart<Payload>,
+        buf: &mut [u8],
+        error: &mut Option<Error>,
+    ) -> Self {
+        match started {
+            RecvStart::Posted(req) => Self::posted(req),
+            RecvStart::Done(mut completion) => match completion.finish_into(Some(buf)) {
+                Ok(status) => Self::ready(status),
+                Err(e) => {
+                    *error = Some(*e);
+                    Self::FAILED
+                }
+            },
         }
     }
 
@@ -130,30 +186,39 @@ pub trait RankRuntime {
     }
 
     /// Starts a blocking send ([`Endpoint::send`]) as [`RankRuntime::start_on_endpoint`]
-    /// would. A backend that hands packets to its transport as they are made overrides it with
-    /// [`Endpoint::send_now`], which skips the endpoint's output queue.
+    /// would: ready with the empty status when it completed at once, [`WaitPoll::posted`] with
+    /// the request to wait for, or failed with the error in `error` (not stamped with a time:
+    /// the caller does). A backend that hands packets to its transport as they are made
+    /// overrides it with [`Endpoint::send_now`], which skips the endpoint's output queue.
     fn start_blocking_send(
         &self,
         mode: SendMode,
         to: u32,
         envelope: Envelope,
         payload: Payload,
-    ) -> Result<Option<ReqId>, Error> {
-        start_on_endpoint_for(self, |ep| ep.send(mode, to, envelope, payload))
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        let started = start_on_endpoint_for(self, |ep| ep.send(mode, to, envelope, payload));
+        WaitPoll::started(started, error)
     }
 
-    /// Starts a blocking receive ([`Endpoint::recv`]) as [`RankRuntime::start_on_endpoint`]
-    /// would: the completion of a waiting message that matched at once, or the posted request
-    /// to wait for. `source_world` is the world rank of the pattern's source, when it names one
-    /// ([`Endpoint::irecv_from`]). A backend whose endpoint call needs no dyn closure (nor the
-    /// `Option`s that carry values in and out of it) overrides it: it is every blocking receive.
-    fn start_recv(
+    /// Starts a blocking receive into `buf` ([`Endpoint::recv`]) as
+    /// [`RankRuntime::start_on_endpoint`] would: [`WaitPoll::posted`] with the request to wait
+    /// for, or, when a waiting message matched at once, the receive finished into `buf` (its
+    /// status, or its error in `error`, not stamped with a time: the caller does).
+    /// `source_world` is the world rank of the pattern's source, when it names one
+    /// ([`Endpoint::irecv_from`]). Backends override it to post without a dyn closure: it is
+    /// every blocking receive.
+    fn start_recv_into(
         &self,
         pattern: Pattern,
-        capacity: usize,
+        buf: &mut [u8],
         source_world: Option<u32>,
-    ) -> RecvStart<Payload> {
-        start_on_endpoint_for(self, |ep| ep.recv(pattern, capacity, source_world))
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        let capacity = buf.len();
+        let started = start_on_endpoint_for(self, |ep| ep.recv(pattern, capacity, source_world));
+        WaitPoll::recv_started(started, buf, error)
     }
 
     /// Ready when `req` is complete for the program; otherwise registers the rank as waiting on
@@ -301,7 +366,7 @@ mod tests {
     use super::{Payload, WaitPoll};
     use crate::error::Error;
     use crate::p2p::Packet;
-    use crate::p2p::Status;
+    use crate::p2p::{ReqId, Status};
 
     /// A packet and the 8-byte sequence number of a lane slot share one cache line: a small
     /// message crosses cores in one line (`mpsim-threads` lane).
@@ -336,6 +401,14 @@ mod tests {
             assert_eq!(error, None);
         }
         assert_eq!(std::mem::size_of::<WaitPoll>(), 16);
+        for (idx, generation) in [(0, 0), (u32::MAX, 1), (3, u32::MAX)] {
+            let req = ReqId { idx, generation };
+            let posted = WaitPoll::posted(req);
+            assert_eq!(
+                (posted.get(), posted.posted_request()),
+                (Poll::Pending, req)
+            );
+        }
     }
 
     #[test]

@@ -203,10 +203,10 @@ impl Queue {
             Some(front_key) if key < front_key => {
                 self.front = None;
                 let front_body = self.take_body(front_key);
-                self.push_heap(front_key, front_body);
+                self.push_heap(front_key.time, front_key.who, front_key.n, front_body);
                 self.set_front(key, body);
             }
-            _ => self.push_heap(key, body),
+            _ => self.push_heap(key.time, key.who, key.n, body),
         }
     }
 
@@ -237,8 +237,12 @@ impl Queue {
         self.heap.peek().map(|Reverse(e)| e.key())
     }
 
+    /// Queues an event in the heap. The key comes in its three words, not as a `Key`: a key
+    /// handed to a call by reference would live in memory on `push`'s every path, the front's
+    /// too, and be copied from there with loads wider than its stores.
     #[inline(never)]
-    fn push_heap(&mut self, key: Key, body: Body) {
+    fn push_heap(&mut self, time: u64, who: NonZeroU64, n: u64, body: Body) {
+        let key = Key { time, who, n };
         let slot = match body {
             Body::Resume { rank } => {
                 debug_assert_eq!(rank, key.creator(), "a resume is made by its rank");

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
-use mpsim_proto::p2p::{Completion, Endpoint, Outbox, RecvStart, ReqId, SendMode};
+use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode};
 use mpsim_proto::runtime::{Payload, Posting, RankRuntime, WaitPoll};
 
 use crate::kernel::{Kernel, RankState, Wait};
@@ -139,13 +139,17 @@ impl RankRuntime for SimRank {
     }
 
     /// A blocking receive posts straight to the endpoint: no dyn closure.
-    fn start_recv(
+    fn start_recv_into(
         &self,
         pattern: Pattern,
-        capacity: usize,
+        buf: &mut [u8],
         source_world: Option<u32>,
-    ) -> RecvStart<Payload> {
-        self.on_endpoint(|ep| ep.recv(pattern, capacity, source_world))
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        self.on_endpoint(|ep| {
+            let started = ep.recv(pattern, buf.len(), source_world);
+            WaitPoll::recv_started(started, buf, error)
+        })
     }
 
     /// A blocking send's message goes to the kernel as it is made, not through the endpoint's
@@ -163,13 +167,14 @@ impl RankRuntime for SimRank {
         to: u32,
         envelope: Envelope,
         payload: Payload,
-    ) -> Result<Option<ReqId>, Error> {
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
         let (mut k, t) = self.begin_call();
         let ep = &mut k.ranks[self.rank as usize].endpoint;
         ep.set_now(t);
         // Held here, not sent from the closure: the endpoint is borrowed from the kernel.
         let mut message = None;
-        let req = ep.send_now(mode, to, envelope, payload, |tx| message = Some(tx));
+        let started = ep.send_now(mode, to, envelope, payload, |tx| message = Some(tx));
         let outputs = ep.take_outputs();
         if let Some(tx) = message {
             k.transmit(self.rank, t, tx);
@@ -177,7 +182,7 @@ impl RankRuntime for SimRank {
         if outputs.is_some() {
             flush_rare(&mut k, self.rank, t, outputs);
         }
-        req
+        WaitPoll::started(started, error)
     }
 
     fn poll_done(

@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
-use mpsim_proto::p2p::{
-    Completion, Config, Endpoint, Event, Packet, RecvStart, ReqId, SendMode, Transmit,
-};
+use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
 use mpsim_proto::runtime::{Payload, RankRuntime, WaitPoll};
 
 use crate::mailbox::{Activity, Inbound, Mailbox, PacketLane, lock};
@@ -277,23 +275,29 @@ impl RankRuntime for ThreadRank {
         to: u32,
         envelope: Envelope,
         payload: Payload,
-    ) -> Result<Option<ReqId>, Error> {
-        self.on_endpoint(|ep| {
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        let started = self.on_endpoint(|ep| {
             ep.send_now(mode, to, envelope, payload, |t| {
                 // Straight into the lane: nothing of this endpoint's was waiting to go first.
                 self.push(t);
                 self.shared.mailboxes[to as usize].notify();
             })
-        })
+        });
+        WaitPoll::started(started, error)
     }
 
-    fn start_recv(
+    fn start_recv_into(
         &self,
         pattern: Pattern,
-        capacity: usize,
+        buf: &mut [u8],
         source_world: Option<u32>,
-    ) -> RecvStart<Payload> {
-        self.on_endpoint(|ep| ep.recv(pattern, capacity, source_world))
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        self.on_endpoint(|ep| {
+            let started = ep.recv(pattern, buf.len(), source_world);
+            WaitPoll::recv_started(started, buf, error)
+        })
     }
 
     fn poll_done(

@@ -20,9 +20,9 @@ use std::task::{Context, Poll};
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{ReqId, Status};
-use mpsim_proto::runtime::RankRuntime;
+use mpsim_proto::runtime::{RankRuntime, WaitPoll};
 
-use crate::request::let_go;
+use crate::request::{let_go, stamped};
 
 /// The future of a blocking send or receive, started when made.
 #[must_use = "a blocking call does nothing more unless awaited"]
@@ -53,6 +53,34 @@ impl<'a> Blocking<'a> {
         Blocking {
             rt,
             step: Step::Sent,
+        }
+    }
+
+    /// A call as the runtime started it (`RankRuntime::start_blocking_send`,
+    /// `RankRuntime::start_recv_into`): waiting for the request it posted (`buf` receives its
+    /// data), or finished, with its error stamped with the rank's time.
+    #[inline(always)]
+    pub fn started(
+        rt: &'a dyn RankRuntime,
+        started: WaitPoll,
+        error: Option<Error>,
+        call: &'static str,
+        buf: Option<&'a mut [u8]>,
+    ) -> Self {
+        match started.get() {
+            Poll::Pending => Self::waiting(rt, started.posted_request(), call, buf),
+            Poll::Ready(Ok(status)) if buf.is_none() => {
+                debug_assert_eq!(status, Status::default(), "a send's status is empty");
+                Self::sent(rt)
+            }
+            Poll::Ready(Ok(status)) => Self::done(rt, Ok(status)),
+            Poll::Ready(Err(())) => Self::done(
+                rt,
+                Err(stamped(
+                    rt,
+                    error.expect("a failed start hands out its error"),
+                )),
+            ),
         }
     }
 

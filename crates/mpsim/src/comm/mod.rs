@@ -242,17 +242,14 @@ impl Comm {
         tag: i32,
     ) -> Result<Request<'static>> {
         self.rt().request_overhead(Posting::Send);
-        Ok(
-            match self.start_send_on(context, mode, bytes, dest, tag, false)? {
-                None => Request::null(self.rt().clone(), Status::default(), None),
-                Some(id) => Request::active(self.rt().clone(), id, call, None),
-            },
-        )
+        Ok(match self.start_send_on(context, mode, bytes, dest, tag)? {
+            None => Request::null(self.rt().clone(), Status::default(), None),
+            Some(id) => Request::active(self.rt().clone(), id, call, None),
+        })
     }
 
-    /// Starts a send on the endpoint: the request to wait for, or `None` when there is nothing
-    /// to wait for (`PROC_NULL`; and, for a `blocking` send, one that completed at once, which
-    /// then leaves no request behind: `Endpoint::send`).
+    /// Starts a nonblocking send on the endpoint: the request to wait for, or `None` for
+    /// `PROC_NULL`. (Blocking sends start in `Comm::send_blocking`.)
     pub(crate) fn start_send_on(
         &self,
         context: ContextId,
@@ -260,23 +257,17 @@ impl Comm {
         bytes: &[u8],
         dest: u32,
         tag: i32,
-        blocking: bool,
     ) -> Result<Option<ReqId>> {
         if dest == PROC_NULL {
             return Ok(None);
         }
         let to = self.world_rank(dest);
         let envelope = Envelope::new(context, self.rank(), tag);
-        let started = if blocking {
-            self.rt()
-                .start_blocking_send(mode, to, envelope, Payload::from_slice(bytes))
-        } else {
-            start_on_endpoint_for(&**self.rt(), |ep| {
-                ep.isend(mode, to, envelope, Payload::from_slice(bytes))
-                    .map(Some)
-            })
-        };
-        started.map_err(|e| stamped(&**self.rt(), e))
+        start_on_endpoint_for(&**self.rt(), |ep| {
+            ep.isend(mode, to, envelope, Payload::from_slice(bytes))
+                .map(Some)
+        })
+        .map_err(|e| stamped(&**self.rt(), e))
     }
 
     /// Posts a receive for a validated pattern (`None` is `PROC_NULL`: complete at once).

@@ -8,12 +8,12 @@ use std::rc::Rc;
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 use mpsim_proto::matching::{Source, Tag};
-use mpsim_proto::p2p::{RecvStart, SendMode, Status};
+use mpsim_proto::p2p::{SendMode, Status};
 
 use super::*;
 use crate::blocking::{Blocking, SendDone};
 use crate::message::Message;
-use crate::request::{Request, idle, stamped, wait_all};
+use crate::request::{Request, idle, wait_all};
 
 impl Comm {
     // ---- sends ----
@@ -291,19 +291,24 @@ impl Comm {
     // ---- blocking fast paths ----
 
     /// A blocking send: posts it and, when it completes at once (eager, buffered), finishes it
-    /// in the same pass through the endpoint, with no request to wait for.
+    /// in the same pass through the endpoint, with no request to wait for. Inlined, so that
+    /// the program's future builds the [`Blocking`] in place.
     #[inline(always)]
     fn send_blocking(&self, mode: SendMode, bytes: &[u8], dest: u32, tag: i32) -> Blocking<'_> {
         let call = mode.call();
         let rt = &**self.rt();
-        let started = self
-            .check_send(call, dest, tag)
-            .and_then(|()| self.start_send_on(self.inner.p2p, mode, bytes, dest, tag, true));
-        match started {
-            Ok(Some(id)) => Blocking::waiting(rt, id, call, None),
-            Ok(None) => Blocking::sent(rt),
-            Err(e) => Blocking::done(rt, Err(e)),
+        if let Err(e) = self.check_send(call, dest, tag) {
+            return Blocking::done(rt, Err(e));
         }
+        if dest == PROC_NULL {
+            return Blocking::sent(rt);
+        }
+        let to = self.world_rank(dest);
+        let envelope = Envelope::new(self.inner.p2p, self.rank(), tag);
+        let mut error = None;
+        let started =
+            rt.start_blocking_send(mode, to, envelope, Payload::from_slice(bytes), &mut error);
+        Blocking::started(rt, started, error, call, None)
     }
 
     /// A blocking receive: validates it, posts it and, when a waiting message matches at
@@ -317,14 +322,8 @@ impl Comm {
             Ok(None) => return Blocking::done(rt, Ok(proc_null_status())),
             Err(e) => return Blocking::done(rt, Err(e)),
         };
-        match rt.start_recv(pattern, buf.len(), self.source_world(&pattern)) {
-            RecvStart::Done(mut completion) => Blocking::done(
-                rt,
-                completion
-                    .finish_into(Some(buf))
-                    .map_err(|e| stamped(rt, *e)),
-            ),
-            RecvStart::Posted(id) => Blocking::waiting(rt, id, "recv", Some(buf)),
-        }
+        let mut error = None;
+        let started = rt.start_recv_into(pattern, buf, self.source_world(&pattern), &mut error);
+        Blocking::started(rt, started, error, "recv", Some(buf))
     }
 }
