@@ -135,7 +135,7 @@ impl Blocking<'_> {
     /// The waiting side of `poll`: ready when the request completes, with its data in place
     /// (copied by the runtime: `RankRuntime::poll_complete_into`). The runtime's answer comes
     /// back in two registers (`mpsim_proto::runtime::WaitPoll`); only an error comes through memory.
-    #[inline(never)]
+    #[inline(always)]
     fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<Status>> {
         let Step::Waiting { id, call, buf } = &mut self.step else {
             unreachable!("poll_wait on a call that does not wait");

@@ -221,8 +221,25 @@ impl Comm {
         }
     }
 
-    /// Validates a send's communicator, tag and destination (`PROC_NULL` passes).
+    /// Validates a send's communicator, tag and destination (`PROC_NULL` passes). Every send
+    /// comes here: the checks are a few comparisons inlined into the call, and a failure is
+    /// told out of line ([`Comm::send_error`]).
+    #[inline(always)]
     pub(crate) fn check_send(&self, call: &'static str, dest: u32, tag: i32) -> Result<()> {
+        let valid = !self.inner.freed.get()
+            && (0..=TAG_UB).contains(&tag)
+            && (dest == PROC_NULL || dest < self.size());
+        if valid {
+            Ok(())
+        } else {
+            self.send_error(call, dest, tag)
+        }
+    }
+
+    /// The error of a send that [`Comm::check_send`] rejects, first failure first.
+    #[cold]
+    #[inline(never)]
+    fn send_error(&self, call: &'static str, dest: u32, tag: i32) -> Result<()> {
         self.check_live(call)?;
         self.check_tag(call, dest, tag)?;
         if dest == PROC_NULL {
@@ -300,7 +317,38 @@ impl Comm {
 
     /// The matching pattern of a receive or probe on the point-to-point context; `None` for
     /// `PROC_NULL`.
+    #[inline(always)]
     pub(crate) fn pattern(
+        &self,
+        call: &'static str,
+        source: Source,
+        tag: Tag,
+    ) -> Result<Option<Pattern>> {
+        if !self.valid_pattern(source, tag) {
+            return self.pattern_error(call, source, tag);
+        }
+        Ok((source != Source::Rank(PROC_NULL)).then(|| Pattern::new(self.inner.p2p, source, tag)))
+    }
+
+    /// Whether a receive or probe may take `source` and `tag` on this communicator: a few
+    /// comparisons, inlined into every receive; [`Comm::pattern_error`] tells what is wrong.
+    #[inline(always)]
+    pub(crate) fn valid_pattern(&self, source: Source, tag: Tag) -> bool {
+        !self.inner.freed.get()
+            && match tag {
+                Tag::Value(t) => (0..=TAG_UB).contains(&t),
+                Tag::Any => true,
+            }
+            && match source {
+                Source::Rank(r) => r == PROC_NULL || r < self.size(),
+                Source::Any => true,
+            }
+    }
+
+    /// The error of a pattern that [`Comm::valid_pattern`] rejects, first failure first.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pattern_error(
         &self,
         call: &'static str,
         source: Source,

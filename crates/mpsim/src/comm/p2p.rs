@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
-use mpsim_proto::matching::{Source, Tag};
+use mpsim_proto::matching::{Pattern, Source, Tag};
 use mpsim_proto::p2p::{SendMode, Status};
 
 use super::*;
@@ -311,17 +311,29 @@ impl Comm {
         Blocking::started(rt, started, error, call, None)
     }
 
+    /// The result of a blocking receive that does not post: the error of an invalid one, or
+    /// the empty status of a receive from `PROC_NULL`.
+    #[cold]
+    #[inline(never)]
+    fn recv_at_once(&self, source: Source, tag: Tag) -> Result<Status> {
+        self.pattern("recv", source, tag).map(|pattern| {
+            debug_assert!(pattern.is_none(), "a receive that does not post");
+            proc_null_status()
+        })
+    }
+
     /// A blocking receive: validates it, posts it and, when a waiting message matches at
     /// once, completes it in the same pass through the endpoint. One call from the program's
     /// future: the pattern is made here (`Comm::pattern` inlined), not handed in as a `Result`.
     #[inline(always)]
     fn recv_blocking<'a>(&'a self, source: Source, tag: Tag, buf: &'a mut [u8]) -> Blocking<'a> {
         let rt = &**self.rt();
-        let pattern = match self.pattern("recv", source, tag) {
-            Ok(Some(pattern)) => pattern,
-            Ok(None) => return Blocking::done(rt, Ok(proc_null_status())),
-            Err(e) => return Blocking::done(rt, Err(e)),
-        };
+        // Checked here rather than through `Comm::pattern`: its `Result<Option<Pattern>>` went
+        // through memory.
+        if !self.valid_pattern(source, tag) || source == Source::Rank(PROC_NULL) {
+            return Blocking::done(rt, self.recv_at_once(source, tag));
+        }
+        let pattern = Pattern::new(self.p2p_context(), source, tag);
         let mut error = None;
         let started = rt.start_recv_into(pattern, buf, self.source_world(&pattern), &mut error);
         Blocking::started(rt, started, error, "recv", Some(buf))
