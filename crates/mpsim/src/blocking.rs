@@ -111,7 +111,7 @@ impl Future for Blocking<'_> {
 
     /// Inlined into the program's future: a call that finished when it was made (every eager
     /// send) is taken here without a call; only a wait goes out of line.
-    #[inline]
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Status>> {
         let this = self.get_mut();
         match this.step {
@@ -182,7 +182,7 @@ pub(crate) struct SendDone<'a>(pub Blocking<'a>);
 impl Future for SendDone<'_> {
     type Output = Result<()>;
 
-    #[inline]
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         Pin::new(&mut self.get_mut().0)
             .poll(cx)
