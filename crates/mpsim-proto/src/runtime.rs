@@ -21,11 +21,10 @@ pub type Payload = smallvec::SmallVec<[u8; 16]>;
 /// [`RankRuntime::start_blocking_send`], [`RankRuntime::poll_complete_into`]), in two words:
 /// pending (after a start: on the request it posted), ready with the request's status, or
 /// failed (the error is handed out beside it). Every blocking call crosses the runtime's `dyn`
-/// boundary. As a `Poll<Result<Status, Error>>` it
-/// went through memory, written field by field and copied on with wider loads, which cannot
-/// take their data from the narrower stores just made and wait for them to reach the cache (a
-/// store-to-load interlock, `perf stat -e ls_bad_status2.stli_other`) on every poll; two words
-/// come back in registers.
+/// boundary. As a `Poll<Result<Status, Error>>` the answer went through memory, written field
+/// by field and copied on with wider loads, which cannot take their data from the narrower
+/// stores just made and wait for them to reach the cache (a store-to-load interlock, `perf stat
+/// -e ls_bad_status2.stli_other`) on every poll; two words come back in registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WaitPoll {
     /// A ready status's source (low half) and tag (high half).
@@ -95,10 +94,7 @@ impl WaitPoll {
         match started {
             Ok(Some(req)) => Self::posted(req),
             Ok(None) => Self::ready(Status::default()),
-            Err(e) => {
-                *error = Some(e);
-                Self::FAILED
-            }
+            Err(e) => Self::failed(e, error),
         }
     }
 
@@ -115,10 +111,7 @@ impl WaitPoll {
             RecvStart::Posted(req) => Self::posted(req),
             RecvStart::Done(mut completion) => match completion.finish_into(Some(buf)) {
                 Ok(status) => Self::ready(status),
-                Err(e) => {
-                    *error = Some(*e);
-                    Self::FAILED
-                }
+                Err(e) => Self::failed(*e, error),
             },
         }
     }
@@ -129,11 +122,15 @@ impl WaitPoll {
         match polled {
             Poll::Pending => Self::PENDING,
             Poll::Ready(Ok(status)) => Self::ready(status),
-            Poll::Ready(Err(e)) => {
-                *error = Some(e);
-                Self::FAILED
-            }
+            Poll::Ready(Err(e)) => Self::failed(e, error),
         }
+    }
+
+    /// Failed with `e`, put in `error`.
+    #[cold]
+    fn failed(e: Error, error: &mut Option<Error>) -> Self {
+        *error = Some(e);
+        Self::FAILED
     }
 
     /// The poll unpacked: `Err(())` means failed, with the error handed out beside it.

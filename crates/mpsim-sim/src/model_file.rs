@@ -99,7 +99,11 @@ pub enum ModelFileError {
         error: io::Error,
     },
     /// A delay table named in `model.toml` could not be read.
-    #[error("{}:{line}: `{key}`: cannot read {}: {error}", file.display(), one_line(&table.display().to_string()))]
+    #[error(
+        "{}:{line}: `{key}`: cannot read {}: {error}",
+        file.display(),
+        one_line(&table.display().to_string())
+    )]
     MissingTable {
         /// The TOML file that names the table.
         file: PathBuf,

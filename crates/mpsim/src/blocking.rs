@@ -5,14 +5,22 @@
 //! or receive and, when that completes at once (an eager or buffered send, a receive that a
 //! waiting message matched), keeps the result. Its future then only waits, if anything is left
 //! to wait for, and takes the completion in the same pass through the endpoint
-//! (`RankRuntime::poll_complete`). One small state, one `match` per poll: no nested state
+//! (`RankRuntime::poll_complete_into`). One small state, one `match` per poll: no nested state
 //! machines moving a `Result` through each level, which cost about 200 instructions a call as
 //! `async fn`s.
 //!
+//! What crosses the runtime's `dyn` boundary on the way (a start's outcome, a poll's) comes
+//! back in two registers (`mpsim_proto::runtime::WaitPoll`), and the calls and their futures
+//! are inlined into the program's future, which builds each `Blocking` in place: values of 40
+//! to 64 bytes written field by field and copied on at once with wider loads stalled the CPU
+//! (store-to-load interlocks) several times per call.
+//!
 //! Posting at the call rather than at the first poll changes nothing a program can observe: a
-//! rank's future runs only while its rank runs (at its current virtual time under `sim`), and a
-//! call's future is awaited where it is made. A future dropped before it completes lets go of its
-//! request as a dropped [`crate::Request`] does (a receive is withdrawn, a send goes on).
+//! rank's future runs only while its rank runs (at its current virtual time under `sim`), so a
+//! call is posted at the time it is made either way, and a rank is blocked only from the poll
+//! that waits. A future dropped before it completes lets go of its request as a dropped
+//! [`crate::Request`] does (a receive is withdrawn, a send goes on). Futures made ahead,
+//! joined or dropped unpolled: `tests/sim_blocking_futures.rs`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -109,8 +117,8 @@ impl<'a> Blocking<'a> {
 impl Future for Blocking<'_> {
     type Output = Result<Status>;
 
-    /// Inlined into the program's future: a call that finished when it was made (every eager
-    /// send) is taken here without a call; only a wait goes out of line.
+    /// Always inlined into the program's future, with the wait (`poll_wait`): its result then
+    /// goes where the program uses it, not through memory.
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Status>> {
         let this = self.get_mut();
@@ -134,7 +142,7 @@ impl Future for Blocking<'_> {
 impl Blocking<'_> {
     /// The waiting side of `poll`: ready when the request completes, with its data in place
     /// (copied by the runtime: `RankRuntime::poll_complete_into`). The runtime's answer comes
-    /// back in two registers (`mpsim_proto::runtime::WaitPoll`); only an error comes through memory.
+    /// back in two registers (`WaitPoll`); only an error comes through memory.
     #[inline(always)]
     fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<Status>> {
         let Step::Waiting { id, call, buf } = &mut self.step else {
