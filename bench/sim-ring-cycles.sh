@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# CPU cost per simulated message of ring binaries, compared side by side: CPU cycles,
+# instructions and store-to-load interlocks (loads that cannot take their data from the
+# stores just before them and wait; AMD Zen's ls_bad_status2.stli_other) per message of a
+# RANKS x ITERS ring under --backend sim, from `perf stat`.
+#
+# Cycles move with this machine's fast and slow phases (the same binary takes 60% more
+# cycles per message in a slow phase), so the binaries' runs are interleaved ROUNDS times and
+# the minimum and first quartile are compared; instructions do not move. Copy each build's
+# binary aside first (target/release/examples/ring is overwritten by the next build).
+# Usage: bench/sim-ring-cycles.sh [-r ROUNDS=12] [-n RANKS=1024] [-i ITERS=1000] BIN...
+set -euo pipefail
+rounds=12; ranks=1024; iters=1000
+while getopts "r:n:i:" o; do
+  case $o in r) rounds=$OPTARG ;; n) ranks=$OPTARG ;; i) iters=$OPTARG ;; *) exit 2 ;; esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
+command -v perf >/dev/null || { echo "sim-ring-cycles: needs perf (linux-perf)" >&2; exit 1; }
+msgs=$((ranks * iters))
+events=cycles:u,instructions:u
+if [ "$(perf list 2>/dev/null | grep -c ls_bad_status2.stli_other || true)" -gt 0 ]; then
+  events=$events,ls_bad_status2.stli_other:u
+fi
+raw=$(mktemp); trap 'rm -f "$raw"' EXIT
+for _ in $(seq "$rounds"); do
+  for i in $(seq $#); do
+    bin=${!i}
+    perf stat -x, -e "$events" "$bin" --backend sim --ranks "$ranks" --iterations "$iters" \
+      2>&1 >/dev/null | awk -F, -v i="$i" -v m="$msgs" '
+        /cycles/ { c = $1 } /instructions/ { n = $1 } /stli/ { s = $1 }
+        END { printf "%d %.1f %.1f %.1f\n", i, c / m, n / m, s / m }' >>"$raw"
+  done
+done
+echo "ring ${ranks} ranks x ${iters} iterations under sim, per message, ${rounds} interleaved rounds:"
+for i in $(seq $#); do
+  awk -v i="$i" '$1 == i' "$raw" | sort -k2 -n | awk -v b="${!i}" '
+    { c[NR] = $2; n += $3; s += $4 }
+    END { printf "  %-40s cycles min %.0f q1 %.0f median %.0f  instructions %.0f  stli %.1f\n",
+          b, c[1], c[int(NR / 4) + 1], c[int((NR + 1) / 2)], n / NR, s / NR }'
+done
