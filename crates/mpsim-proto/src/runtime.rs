@@ -98,16 +98,19 @@ impl WaitPoll {
         }
     }
 
-    /// A receive's start ([`Endpoint::recv`]): the request to wait for, or the message that
-    /// matched at once finished into `buf` ([`Completion::finish_into`]), its error put in
-    /// `error`.
+    /// Posts a blocking receive for `pattern` into `buf` on `ep` ([`Endpoint::recv`]) and
+    /// answers as [`RankRuntime::start_recv_into`] does: the request to wait for, or the
+    /// message that matched at once finished into `buf` ([`Completion::finish_into`]), its error
+    /// put in `error`. The body of that method in the trait and in every backend.
     #[inline]
-    pub fn recv_started(
-        started: RecvStart<Payload>,
+    pub fn recv_into(
+        ep: &mut Endpoint<Payload>,
+        pattern: Pattern,
         buf: &mut [u8],
+        source_world: Option<u32>,
         error: &mut Option<Error>,
     ) -> Self {
-        match started {
+        match ep.recv(pattern, buf.len(), source_world) {
             RecvStart::Posted(req) => Self::posted(req),
             RecvStart::Done(mut completion) => match completion.finish_into(Some(buf)) {
                 Ok(status) => Self::ready(status),
@@ -128,7 +131,7 @@ impl WaitPoll {
 
     /// Failed with `e`, put in `error`.
     #[cold]
-    fn failed(e: Error, error: &mut Option<Error>) -> Self {
+    pub fn failed(e: Error, error: &mut Option<Error>) -> Self {
         *error = Some(e);
         Self::FAILED
     }
@@ -213,9 +216,9 @@ pub trait RankRuntime {
         source_world: Option<u32>,
         error: &mut Option<Error>,
     ) -> WaitPoll {
-        let capacity = buf.len();
-        let started = start_on_endpoint_for(self, |ep| ep.recv(pattern, capacity, source_world));
-        WaitPoll::recv_started(started, buf, error)
+        start_on_endpoint_for(self, |ep| {
+            WaitPoll::recv_into(ep, pattern, buf, source_world, error)
+        })
     }
 
     /// Ready when `req` is complete for the program; otherwise registers the rank as waiting on

@@ -146,10 +146,7 @@ impl RankRuntime for SimRank {
         source_world: Option<u32>,
         error: &mut Option<Error>,
     ) -> WaitPoll {
-        self.on_endpoint(|ep| {
-            let started = ep.recv(pattern, buf.len(), source_world);
-            WaitPoll::recv_started(started, buf, error)
-        })
+        self.on_endpoint(|ep| WaitPoll::recv_into(ep, pattern, buf, source_world, error))
     }
 
     /// A blocking send's message goes to the kernel as it is made, not through the endpoint's
@@ -225,8 +222,8 @@ impl RankRuntime for SimRank {
             Some(Ok(status)) => return WaitPoll::ready(status),
             // Stamped as `now_ns` reads the time (X1: the overhead owed is time spent).
             Some(Err(e)) => {
-                *error = Some(stamped(*e, r.clock.saturating_add(r.overhead_ns)));
-                return WaitPoll::FAILED;
+                let t = r.clock.saturating_add(r.overhead_ns);
+                return WaitPoll::failed(stamped(*e, t), error);
             }
             None => {}
         }

@@ -294,10 +294,7 @@ impl RankRuntime for ThreadRank {
         source_world: Option<u32>,
         error: &mut Option<Error>,
     ) -> WaitPoll {
-        self.on_endpoint(|ep| {
-            let started = ep.recv(pattern, buf.len(), source_world);
-            WaitPoll::recv_started(started, buf, error)
-        })
+        self.on_endpoint(|ep| WaitPoll::recv_into(ep, pattern, buf, source_world, error))
     }
 
     fn poll_done(
