@@ -220,7 +220,13 @@ mod tests {
         let plan = Plan::new(8, 2);
         assert_eq!(
             schedule(&plan),
-            vec!["2", "5", "500:5000", "1:500:5000", "8:500:5000"]
+            vec![
+                "2".to_string(),
+                CHUNKS.to_string(),
+                "500:5000".into(),
+                "1:500:5000".into(),
+                "8:500:5000".into()
+            ]
         );
     }
 

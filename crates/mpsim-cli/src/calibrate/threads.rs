@@ -57,24 +57,60 @@ pub(super) fn measure(plan: &Plan) -> Result<Measurement, String> {
     })
 }
 
+/// Times the `iters` iterations that follow `warmup` untimed ones, in [`CHUNKS`] chunks of
+/// `iters / CHUNKS` iterations (the last one shorter if need be); every measurement loop of
+/// this module uses it, so that each counts its chunks, the last included, the same way.
+struct ChunkClock {
+    warmup: u64,
+    iters: u64,
+    chunk: u64,
+    t0: Instant,
+}
+
+impl ChunkClock {
+    fn new(warmup: u64, iters: u64) -> Self {
+        ChunkClock {
+            warmup,
+            iters,
+            chunk: iters.div_ceil(CHUNKS),
+            t0: Instant::now(),
+        }
+    }
+
+    /// Before iteration `k`: true when timing starts with it (the first timed iteration).
+    fn start(&mut self, k: u64) -> bool {
+        let first = k == self.warmup;
+        if first {
+            self.t0 = Instant::now();
+        }
+        first
+    }
+
+    /// After iteration `k`: the iterations of the chunk it ended and their host time in ns,
+    /// when it ended one.
+    fn end(&mut self, k: u64) -> Option<(u64, f64)> {
+        let done = (k + 1).checked_sub(self.warmup).filter(|&d| d > 0)?;
+        if !done.is_multiple_of(self.chunk) && done != self.iters {
+            return None;
+        }
+        let ns = self.t0.elapsed().as_nanos() as f64;
+        self.t0 = Instant::now();
+        Some(((done - 1) % self.chunk + 1, ns))
+    }
+}
+
 /// One batch: the smallest mean round trip in ns over its chunks (meaningful on rank 0).
 async fn batch(world: &Comm, ping: Ping, buf: &mut [u8]) -> mpsim::Result<f64> {
     let (me, peer) = (world.rank(), 1 - world.rank());
     let n = buf.len() as u64;
     let (warmup, iters) = iterations(n);
-    let chunk = iters.div_ceil(CHUNKS);
     world
         .sendrecv::<u8, u8>(&[], peer, SYNC_TAG, &mut [], peer, SYNC_TAG)
         .await?;
     let mut best = f64::INFINITY;
-    let mut t0 = Instant::now();
+    let mut clock = ChunkClock::new(warmup, iters);
     for k in 0..warmup + iters {
-        if k >= warmup && (k - warmup) % chunk == 0 {
-            if k > warmup {
-                best = best.min(t0.elapsed().as_nanos() as f64 / chunk as f64);
-            }
-            t0 = Instant::now();
-        }
+        clock.start(k);
         if me == 0 {
             match ping {
                 Ping::Zero => world.send::<u8>(&[], peer, TAG).await?,
@@ -95,9 +131,11 @@ async fn batch(world: &Comm, ping: Ping, buf: &mut [u8]) -> mpsim::Result<f64> {
                 world.send::<u8>(&[], peer, TAG).await?;
             }
         }
+        if let Some((n, ns)) = clock.end(k) {
+            best = best.min(ns / n as f64);
+        }
     }
-    let last = (iters - 1) % chunk + 1;
-    Ok(best.min(t0.elapsed().as_nanos() as f64 / last as f64))
+    Ok(best)
 }
 
 /// The whole plan on one rank; rank 0's result is the one that counts.
@@ -195,17 +233,10 @@ fn run_delayed_pingpong(ranks: u32) -> Result<f64, String> {
         world
             .sendrecv::<u8, u8>(&[], peer, SYNC_TAG, &mut [], peer, SYNC_TAG)
             .await?;
-        let chunk = ITERS.div_ceil(CHUNKS);
-        let warmup = ITERS / 10;
+        let mut clock = ChunkClock::new(ITERS / 10, ITERS);
         let mut best = f64::INFINITY;
-        let mut t0 = Instant::now();
-        for k in 0..warmup + ITERS {
-            if k >= warmup && (k - warmup).is_multiple_of(chunk) {
-                if k > warmup {
-                    best = best.min(t0.elapsed().as_nanos() as f64 / chunk as f64);
-                }
-                t0 = Instant::now();
-            }
+        for k in 0..ITERS / 10 + ITERS {
+            clock.start(k);
             if world.rank() == 0 {
                 world.send(&buf, peer, TAG).await?;
                 world.recv(&mut buf, peer, TAG).await?;
@@ -215,6 +246,9 @@ fn run_delayed_pingpong(ranks: u32) -> Result<f64, String> {
                     .compute(std::time::Duration::from_nanos(WAKE_DELAY_NS))
                     .await;
                 world.send(&buf, peer, TAG).await?;
+            }
+            if let Some((n, ns)) = clock.end(k) {
+                best = best.min(ns / n as f64);
             }
         }
         Ok((world.rank() == 0).then_some(best))
@@ -232,17 +266,12 @@ fn run_burst() -> Result<(f64, f64), String> {
         world
             .sendrecv::<u8, u8>(&[], peer, SYNC_TAG, &mut [], peer, SYNC_TAG)
             .await?;
-        let chunk = BURST_ROUNDS.div_ceil(CHUNKS);
-        let warmup = BURST_ROUNDS / 10;
+        let mut clock = ChunkClock::new(BURST_ROUNDS / 10, BURST_ROUNDS);
         let (mut best_round, mut best_sends) = (f64::INFINITY, f64::INFINITY);
-        let (mut t0, mut sends) = (Instant::now(), 0u128);
-        for k in 0..warmup + BURST_ROUNDS {
-            if k >= warmup && (k - warmup).is_multiple_of(chunk) {
-                if k > warmup {
-                    best_round = best_round.min(t0.elapsed().as_nanos() as f64 / chunk as f64);
-                    best_sends = best_sends.min(sends as f64 / chunk as f64);
-                }
-                (t0, sends) = (Instant::now(), 0);
+        let mut sends = 0u128;
+        for k in 0..BURST_ROUNDS / 10 + BURST_ROUNDS {
+            if clock.start(k) {
+                sends = 0;
             }
             let mut reqs: Vec<Request<'_>> = Vec::with_capacity(2 * BURST as usize);
             for b in inb.iter_mut() {
@@ -254,6 +283,11 @@ fn run_burst() -> Result<(f64, f64), String> {
             }
             sends += s0.elapsed().as_nanos();
             wait_all(&mut reqs).await?;
+            if let Some((n, ns)) = clock.end(k) {
+                best_round = best_round.min(ns / n as f64);
+                best_sends = best_sends.min(sends as f64 / n as f64);
+                sends = 0;
+            }
         }
         Ok((world.rank() == 0).then_some((best_round, best_sends)))
     })
@@ -290,4 +324,37 @@ fn stretch_cost() -> Result<f64, String> {
     // Each rank suspends once per iteration (in its receive), plus its first and last stretch.
     let stretches = outcome.report.ranks.len() as u64 * (STRETCH_ITERS + 1);
     Ok(compute as f64 / stretches as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CHUNKS, ChunkClock};
+
+    /// The chunks cover every timed iteration once, the last one included, and none of the
+    /// warm-up: the loops of this module once left their last chunk out, which with one chunk
+    /// measured nothing.
+    #[test]
+    fn chunk_clock_counts_every_timed_iteration_once() {
+        for (warmup, iters) in [(0, 1), (0, 7), (3, 5), (10, 1000), (100, 10_001)] {
+            let mut clock = ChunkClock::new(warmup, iters);
+            let mut chunks = Vec::new();
+            let mut started = Vec::new();
+            for k in 0..warmup + iters {
+                if clock.start(k) {
+                    started.push(k);
+                }
+                if let Some((n, _)) = clock.end(k) {
+                    chunks.push((k, n));
+                }
+            }
+            assert_eq!(
+                started,
+                [warmup],
+                "timing starts at the first timed iteration"
+            );
+            assert_eq!(chunks.iter().map(|c| c.1).sum::<u64>(), iters);
+            assert!(chunks.len() as u64 <= CHUNKS && !chunks.is_empty());
+            assert_eq!(chunks.last().map(|c| c.0), Some(warmup + iters - 1));
+        }
+    }
 }
