@@ -29,6 +29,7 @@ use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
 use crate::fifo::{Channels, LastSend};
 use crate::model::{LastDelay, Model};
 use crate::stats::Stats;
+use crate::waits::TopWaits;
 
 /// What a waiting rank waits for.
 #[derive(Clone, Copy, Debug)]
@@ -128,6 +129,8 @@ pub(crate) struct Kernel {
     outbox: Option<Box<Outbox<Payload>>>,
     /// What a blocked rank takes to resume after its completion (X2; 0 unless oversubscribed).
     wake_ns: u64,
+    /// The longest blocking waits so far, for the report.
+    pub top_waits: TopWaits,
 }
 
 impl Kernel {
@@ -174,6 +177,7 @@ impl Kernel {
             trace: None,
             messages_sent: 0,
             outbox: None,
+            top_waits: TopWaits::default(),
         }
     }
 
@@ -373,7 +377,9 @@ impl Kernel {
             return None;
         }
         let from = r.clock;
-        r.clock = r.clock.saturating_add(std::mem::take(&mut r.overhead_ns));
+        let owed = std::mem::take(&mut r.overhead_ns);
+        r.stats.overhead_ns += owed;
+        r.clock = r.clock.saturating_add(owed);
         let at = r.clock;
         self.record_span(rank, "overhead", from, at);
         Some(at)

@@ -25,6 +25,7 @@ mod report;
 mod run;
 mod stats;
 pub mod units;
+mod waits;
 
 pub use model::{ComputeMode, CpuModel, DelayTable, Model, ModelError};
 pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
@@ -33,3 +34,4 @@ pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 pub use mpsim_proto::trace::Trace;
 pub use report::{PROTOCOLS, RankReport, Report, Traffic};
 pub use run::{Options, Outcome, Progress, simulate, simulate_observed};
+pub use waits::{TOP_WAITS, WaitReport};

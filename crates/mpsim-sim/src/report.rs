@@ -1,10 +1,11 @@
 //! What a simulated run tells the user (`spec/timing.md` §6): predicted time, per-rank clocks,
-//! compute / blocked time, and traffic by protocol. Rendering is deterministic: the same run
-//! prints the same bytes.
+//! compute / communication / blocked time, traffic by protocol, and the longest waits.
+//! Rendering is deterministic: the same run prints the same bytes.
 
 use std::fmt::{self, Write as _};
 
 use crate::model::ComputeMode;
+use crate::waits::WaitReport;
 
 /// Messages and bytes by protocol: eager (standard, small), buffered, rendezvous (ssend and
 /// large standard), ready.
@@ -32,6 +33,12 @@ pub struct RankReport {
     pub blocked_ns: u64,
     /// Time charged to polls that found nothing, ns.
     pub poll_ns: u64,
+    /// Per-request CPU overhead of nonblocking calls (EXTENSIONS.md X1), ns.
+    pub overhead_ns: u64,
+    /// Time in communication calls: blocked, polling and request overhead
+    /// (`blocked_ns + poll_ns + overhead_ns`), ns. The rest of the clock is compute:
+    /// `clock_ns = compute_ns + comm_ns` for a rank that finished.
+    pub comm_ns: u64,
     /// What it sent.
     pub sent: Traffic,
     /// What it received.
@@ -45,6 +52,9 @@ pub struct Report {
     pub ranks: Vec<RankReport>,
     /// Events processed.
     pub events: u64,
+    /// The longest blocking waits of the run, longest first (at most
+    /// [`TOP_WAITS`](crate::TOP_WAITS); of equally long ones, those that ended first).
+    pub top_waits: Vec<WaitReport>,
     /// Why the run stopped early, if it did.
     pub stopped: Option<String>,
     /// Messages nobody received, and similar remarks (S14).
@@ -125,16 +135,17 @@ impl fmt::Display for Report {
         }
         writeln!(
             out,
-            "rank        clock_ns    compute_ns    blocked_ns   sent_msgs   recv_msgs"
+            "rank        clock_ns    compute_ns       comm_ns    blocked_ns   sent_msgs   recv_msgs"
         )
         .ok();
         let line = |out: &mut String, r: &RankReport| {
             writeln!(
                 out,
-                "{:<6} {:>13} {:>13} {:>13} {:>11} {:>11}",
+                "{:<6} {:>13} {:>13} {:>13} {:>13} {:>11} {:>11}",
                 r.rank,
                 r.clock_ns,
                 r.compute_ns,
+                r.comm_ns,
                 r.blocked_ns,
                 r.sent.messages.iter().sum::<u64>(),
                 r.received.messages.iter().sum::<u64>()
@@ -150,6 +161,36 @@ impl fmt::Display for Report {
                 line(&mut out, r);
             }
             writeln!(out, "... {} more ranks", self.ranks.len() - LIST_RANKS / 2).ok();
+        }
+        if !self.top_waits.is_empty() {
+            let row = |out: &mut String, cells: [&dyn fmt::Display; 6]| {
+                let [a, b, c, d, e, g] = cells;
+                writeln!(out, "{a:<9} {b:>13} {c:>6}  {d:<8} {e:>13}  {g}").ok();
+            };
+            row(
+                &mut out,
+                [
+                    &"top waits",
+                    &"waited_ns",
+                    &"rank",
+                    &"call",
+                    &"since_ns",
+                    &"waiting for",
+                ],
+            );
+            for w in &self.top_waits {
+                row(
+                    &mut out,
+                    [
+                        &"",
+                        &w.waited_ns,
+                        &w.rank,
+                        &w.call,
+                        &w.since_ns,
+                        &w.waiting_for.as_deref().unwrap_or("-"),
+                    ],
+                );
+            }
         }
         for w in &self.warnings {
             writeln!(out, "warning: {w}").ok();

@@ -18,6 +18,7 @@ use crate::kernel::Kernel;
 use crate::model::{ComputeMode, Model};
 use crate::rank::SimRank;
 use crate::report::Report;
+use crate::waits;
 
 /// The trace's process name: viewers show it above the rank tracks.
 const PROCESS_NAME: &str = "mpsim sim";
@@ -152,22 +153,27 @@ where
         enter_event(&mut k, key.time, observe);
         // A resume: its rank is the event's creator.
         let rank = key.creator();
-        // The rank's state is looked up once; what goes to the trace waits until it is let go.
+        // The rank's state is looked up once; what goes to the trace and the top waits waits
+        // until it is let go.
+        let floor = k.top_waits.floor();
         let r = &mut k.ranks[rank as usize];
         r.resume_scheduled = false;
         if r.done {
             continue;
         }
         let clock = r.clock.max(key.time);
-        let waited = r.wait.take().map(|w| (w.call, w.since));
-        if let Some((_, since)) = waited {
-            r.stats.blocked_ns += clock - since;
+        let waited = r.wait.take();
+        if let Some(w) = waited {
+            r.stats.blocked_ns += clock - w.since;
         }
         // Measured compute of its last run comes before the rank's next action.
         let debt = std::mem::take(&mut r.debt_ns);
         r.clock = clock + debt;
-        if let Some((call, since)) = waited {
-            k.record_span(rank, call, since, clock);
+        if let Some(w) = waited {
+            k.record_span(rank, w.call, w.since, clock);
+            if clock - w.since > floor {
+                waits::offer(&mut k, rank, w.call, w.since, clock, w.req);
+            }
         }
         if debt > 0 {
             k.record_span(rank, "compute", clock, clock + debt);
@@ -195,7 +201,9 @@ where
                 futures[rank as usize] = None;
                 let r = &mut k.ranks[rank as usize];
                 r.done = true;
-                r.clock += std::mem::take(&mut r.debt_ns) + std::mem::take(&mut r.overhead_ns);
+                let owed = std::mem::take(&mut r.overhead_ns);
+                r.stats.overhead_ns += owed;
+                r.clock += std::mem::take(&mut r.debt_ns) + owed;
                 let t = r.clock;
                 let result = result.and_then(|()| pending_at_exit(&k, rank, t));
                 if let Err(mut e) = result {
@@ -307,6 +315,7 @@ fn finish(k: &mut Kernel) -> (Outcome, Option<u64>) {
         report: Report {
             ranks: Vec::new(),
             events: k.events,
+            top_waits: std::mem::take(&mut k.top_waits).into_list(),
             stopped: error.as_ref().map(ToString::to_string),
             warnings,
             compute: k.model().compute,

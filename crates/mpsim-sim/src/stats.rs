@@ -19,6 +19,8 @@ pub(crate) struct Stats {
     pub blocked_ns: u64,
     /// Time charged to polls that found nothing, ns.
     pub poll_ns: u64,
+    /// Per-request CPU overhead put on the clock (X1), ns.
+    pub overhead_ns: u64,
     sent: Narrow,
     received: Narrow,
     /// Sent and received traffic, once a 32-bit count would have overflowed.
@@ -106,6 +108,11 @@ impl Stats {
             compute_ns: self.compute_ns,
             blocked_ns: self.blocked_ns,
             poll_ns: self.poll_ns,
+            overhead_ns: self.overhead_ns,
+            comm_ns: self
+                .blocked_ns
+                .saturating_add(self.poll_ns)
+                .saturating_add(self.overhead_ns),
             sent,
             received,
         }

@@ -48,7 +48,7 @@ pub use persistent::{PersistentRequest, start_all};
 pub mod sim {
     pub use mpsim_sim::{
         ComputeMode, CpuModel, DelayTable, Model, ModelError, ModelFile, ModelFileError, Outcome,
-        PROTOCOLS, RankReport, Report, Trace, Traffic,
+        PROTOCOLS, RankReport, Report, TOP_WAITS, Trace, Traffic, WaitReport,
     };
 }
 

@@ -176,3 +176,102 @@ fn trace_on_threads_has_the_sims_tracks_and_arrows() {
     assert_eq!(sim_process, Some(Value::from("mpsim sim")));
     assert_eq!(process, Some(Value::from("mpsim threads")));
 }
+
+/// Every way a simulated rank's clock moves: modeled compute, blocking calls that wait,
+/// nonblocking requests with their CPU overhead (X1), a `test` loop that polls, and a send
+/// that finishes at once.
+async fn busy_program(world: Comm) -> mpsim::Result<()> {
+    let (me, n) = (world.rank(), world.size());
+    let (left, right) = ((me + n - 1) % n, (me + 1) % n);
+    world
+        .compute(Duration::from_nanos(300 * u64::from(me)))
+        .await;
+    let mut got = [0u32; 4];
+    let mut recv = world.irecv(&mut got, left, 1)?;
+    let send = world.isend(&[me; 4], right, 1)?;
+    while recv.test().await?.is_none() {}
+    send.wait().await?;
+    if me == 0 {
+        world.compute(Duration::from_micros(5)).await;
+        world.ssend(&[1u8], 1, 2).await?;
+    } else if me == 1 {
+        world.recv(&mut [0u8], 0, 2).await?;
+    }
+    Ok(())
+}
+
+/// A model with every kind of charge: the worked examples' delays plus X1 overheads.
+fn busy_model() -> Model {
+    Model {
+        cpu: mpsim::sim::CpuModel {
+            send_overhead_ns: 50,
+            recv_overhead_ns: 30,
+            ..mpsim::sim::CpuModel::default()
+        },
+        ..Model::worked_examples()
+    }
+}
+
+/// The report's communication time is the time in communication calls (blocked, polling,
+/// request overhead), and with compute it makes up a finished rank's whole clock.
+#[test]
+fn sim_report_comm_time_and_compute_make_up_the_clock() {
+    let o = Launcher::new(4).model(busy_model()).simulate(busy_program);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    for r in &o.report.ranks {
+        assert_eq!(
+            r.comm_ns,
+            r.blocked_ns + r.poll_ns + r.overhead_ns,
+            "rank {}",
+            r.rank
+        );
+        assert_eq!(
+            r.clock_ns,
+            r.compute_ns + r.comm_ns,
+            "rank {}: {r:?}",
+            r.rank
+        );
+        // One irecv and one isend each.
+        assert_eq!(r.overhead_ns, 80, "rank {}", r.rank);
+    }
+    assert!(
+        o.report.ranks.iter().any(|r| r.poll_ns > 0),
+        "a test loop polled"
+    );
+    assert!(
+        o.report.ranks[1].blocked_ns >= 5_000,
+        "rank 1 waits for rank 0's compute"
+    );
+}
+
+/// The top waits are the longest blocking waits, longest first, each naming the rank, the
+/// call, when it started, and what it waited for; the text and JSON reports both show them.
+#[test]
+fn sim_report_top_waits_name_the_longest_waits() {
+    let o = Launcher::new(4).model(busy_model()).simulate(busy_program);
+    let waits = &o.report.top_waits;
+    assert!(!waits.is_empty() && waits.len() <= mpsim::sim::TOP_WAITS);
+    assert!(waits.windows(2).all(|w| w[0].waited_ns >= w[1].waited_ns));
+    // The longest: rank 1's receive from rank 0, which computes 5 us before it sends.
+    let top = &waits[0];
+    assert_eq!((top.rank, top.call), (1, "recv"), "{waits:?}");
+    assert!(top.waited_ns >= 5_000, "{top:?}");
+    assert_eq!(
+        top.waiting_for.as_deref(),
+        Some("recv (peer 0, tag 2, context 0)")
+    );
+    // No rank blocked longer in all than its longest wait says.
+    for w in waits {
+        assert!(w.waited_ns <= o.report.ranks[w.rank as usize].blocked_ns);
+    }
+    let text = o.report.to_string();
+    assert!(text.contains("top waits"), "{text}");
+    assert!(text.contains("recv (peer 0, tag 2, context 0)"), "{text}");
+    let v: Value = serde_json::from_str(&o.report.to_json()).expect("valid JSON");
+    assert_eq!(v["top_waits"][0]["rank"], 1);
+    assert_eq!(v["top_waits"][0]["waited_ns"].as_u64(), Some(top.waited_ns));
+    assert_eq!(
+        v["ranks"][1]["comm_ns"].as_u64(),
+        Some(o.report.ranks[1].comm_ns)
+    );
+}
