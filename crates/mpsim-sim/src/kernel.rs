@@ -115,6 +115,10 @@ pub(crate) struct Kernel {
     /// The first error, with the key of the event at which it happened.
     pub stop: Option<(Error, u64)>,
     pub events: u64,
+    /// Ranks whose program has finished (counted, not looked up: progress reports read it
+    /// every 65,536 events, and a scan of millions of ranks each time made a 10,000,000-rank
+    /// ring take minutes).
+    pub finished: u32,
     /// The run is over: programs still suspended are being dropped, and what their requests'
     /// destructors do (cancel, free) no longer takes part in the simulation.
     pub closed: bool,
@@ -173,6 +177,7 @@ impl Kernel {
             channels: Channels::default(),
             stop: None,
             events: 0,
+            finished: 0,
             closed: false,
             trace: None,
             messages_sent: 0,

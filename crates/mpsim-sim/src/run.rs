@@ -199,6 +199,7 @@ where
         match polled {
             Poll::Ready(result) => {
                 futures[rank as usize] = None;
+                k.finished += 1;
                 let r = &mut k.ranks[rank as usize];
                 r.done = true;
                 let owed = std::mem::take(&mut r.overhead_ns);
@@ -268,7 +269,7 @@ fn progress(k: &Kernel) -> Progress {
     Progress {
         virtual_ns: k.now,
         events: k.events,
-        finished: k.ranks.iter().filter(|r| r.done).count() as u32,
+        finished: k.finished,
     }
 }
 
@@ -288,7 +289,7 @@ fn pending_at_exit(k: &Kernel, rank: u32, t: u64) -> Result<(), Error> {
 /// Builds the report but for its per-rank part (see the caller), and returns the time the run
 /// stopped at on an error; declares a deadlock if ranks are unfinished and nothing can move.
 fn finish(k: &mut Kernel) -> (Outcome, Option<u64>) {
-    if k.stop.is_none() && k.ranks.iter().any(|r| !r.done) {
+    if k.stop.is_none() && k.finished < k.ranks.len() as u32 {
         let report = deadlock_report(k);
         let t = k.now;
         k.fail(Error::Deadlock { report }, t);

@@ -5,12 +5,14 @@
 //! [`TOP_WAITS`] longest are kept, sorted, and the run loop compares each ended wait with the
 //! shortest kept ([`TopWaits::floor`]) before anything else: one comparison per wait. What a
 //! kept wait waited for is read from the rank's endpoint when it ends (its request is still
-//! there then), only for the few that enter.
+//! there then), only for those that enter, and put in words at the end of the run (waits
+//! that grow all along, as in a ring's first round, enter one after the other).
 //!
 //! Order: longer first; of equally long waits, the one that ended first (the run ends waits in
 //! event order, which is deterministic, so the list is too).
 
 use mpsim_proto::deadlock;
+use mpsim_proto::matching::{ContextId, Source, Tag};
 use mpsim_proto::p2p::ReqId;
 
 use crate::kernel::Kernel;
@@ -34,11 +36,22 @@ pub struct WaitReport {
     pub waiting_for: Option<String>,
 }
 
+/// A kept wait: its report but for what it waited for, which is in words only at the end.
+#[derive(Debug)]
+struct Kept {
+    rank: u32,
+    call: &'static str,
+    since_ns: u64,
+    waited_ns: u64,
+    /// The request's call, peer, tag and context.
+    request: Option<(&'static str, Source, Tag, ContextId)>,
+}
+
 /// The longest waits so far (see the module doc).
 #[derive(Debug, Default)]
 pub(crate) struct TopWaits {
     /// Longest first; at most [`TOP_WAITS`].
-    list: Vec<WaitReport>,
+    list: Vec<Kept>,
     /// A wait must be longer than this to enter: 0 until the list is full, then the shortest
     /// kept (a field, read on every wait's end, rather than looked up in the list).
     floor: u64,
@@ -54,6 +67,17 @@ impl TopWaits {
     /// The kept waits, longest first.
     pub fn into_list(self) -> Vec<WaitReport> {
         self.list
+            .into_iter()
+            .map(|w| WaitReport {
+                rank: w.rank,
+                call: w.call,
+                since_ns: w.since_ns,
+                waited_ns: w.waited_ns,
+                waiting_for: w.request.map(|(call, peer, tag, context)| {
+                    deadlock::waiting_for(call, peer, tag, context).0
+                }),
+            })
+            .collect()
     }
 }
 
@@ -77,18 +101,16 @@ pub(crate) fn offer(
     if at >= TOP_WAITS {
         return;
     }
-    let waiting_for = req
-        .and_then(|q| k.ranks[rank as usize].endpoint.describe(q))
-        .map(|(call, peer, tag, context)| deadlock::waiting_for(call, peer, tag, context).0);
+    let request = req.and_then(|q| k.ranks[rank as usize].endpoint.describe(q));
     let list = &mut k.top_waits.list;
     list.insert(
         at,
-        WaitReport {
+        Kept {
             rank,
             call,
             since_ns: since,
             waited_ns,
-            waiting_for,
+            request,
         },
     );
     list.truncate(TOP_WAITS);
