@@ -64,8 +64,6 @@ pub struct Outcome {
     pub trace: Option<Trace>,
 }
 
-type RankFuture<'a> = Pin<Box<dyn Future<Output = Result<(), Error>> + 'a>>;
-
 /// Simulates `program` on `options.ranks` ranks.
 ///
 /// `program` is called once per rank with that rank's runtime; the futures are polled only in
@@ -112,7 +110,9 @@ where
     if options.trace {
         kernel.borrow_mut().trace = Some(Vec::new());
     }
-    let mut futures: Vec<Option<RankFuture<'a>>> = (0..n).map(|_| None).collect();
+    // Boxed one by one (a future must not move once polled), of the program's own type: the
+    // run loop calls its `poll` directly, and a slot is one thin pointer.
+    let mut futures: Vec<Option<Pin<Box<Fut>>>> = (0..n).map(|_| None).collect();
     let order: Vec<u32> = options
         .spawn_order
         .clone()
