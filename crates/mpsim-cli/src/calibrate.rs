@@ -108,8 +108,8 @@ const WAKE_DELAY_NS: u64 = 20_000;
 /// A batch's timed iterations are split into this many chunks, timed separately; the fastest
 /// chunk's mean counts. One: a batch's mean over all its timed iterations, jitter included, as
 /// a program's loop sees it (the examples `scripts/validate` compares with time whole loops,
-/// and it keeps the minimum over runs on both sides); the minimum over repetitions still drops
-/// whole disturbed batches. With 5 (until 2026-11-24) the fastest fifth of a batch described a
+/// and it reduces both sides alike); the minimum over repetitions still drops whole disturbed
+/// batches. With 5 (until 2026-11-24) the fastest fifth of a batch described a
 /// machine quieter than a whole loop ever sees, the more so the more batches were taken: with
 /// 6 rounds of `scripts/validate` instead of 3, the 2-rank predictions fell 13-32% below the
 /// measured times.

@@ -153,8 +153,8 @@ where
         enter_event(&mut k, key.time, observe);
         // A resume: its rank is the event's creator.
         let rank = key.creator();
-        // The rank's state is looked up once; what goes to the trace and the top waits waits
-        // until it is let go.
+        // The rank's state is looked up once; the trace and the top waits are told of its wait
+        // once it is let go.
         let floor = k.top_waits.floor();
         let r = &mut k.ranks[rank as usize];
         r.resume_scheduled = false;

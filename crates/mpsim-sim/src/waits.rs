@@ -82,8 +82,8 @@ impl TopWaits {
 }
 
 /// Offers the wait of `rank` in `call` from `since` to `end`, for request `req` (completed but
-/// not yet taken by the program), to the kernel's list; out of line, as few enter
-/// ([`TopWaits::floor`], which the caller checked).
+/// not yet taken by the program), to the kernel's list; out of line, as few waits get past
+/// [`TopWaits::floor`] (which the caller checked) once the list is full.
 #[cold]
 #[inline(never)]
 pub(crate) fn offer(
