@@ -196,6 +196,24 @@ pub enum Error {
         /// Blocked ranks, their calls, and the wait-for cycle.
         report: String,
     },
+    /// MPI_ERR_ARG: a run asked for something it cannot be started with (no ranks, say).
+    #[error("invalid argument: {what}")]
+    InvalidArgument {
+        /// What was wrong.
+        what: String,
+    },
+    /// MPI_ERR_NO_MEM: memory for the run could not be had.
+    #[error("out of memory: {what}")]
+    NoMemory {
+        /// What needed it.
+        what: String,
+    },
+    /// MPI_ERR_IO: an output of the run (a trace file, say) could not be written.
+    #[error("I/O error: {what}")]
+    Io {
+        /// What could not be written, and why.
+        what: String,
+    },
     /// A feature or backend this build cannot provide.
     #[error("not supported: {what}")]
     Unsupported {
@@ -246,7 +264,12 @@ impl Error {
             Error::PendingAtExit { time_ns, .. } => {
                 time_ns.get_or_insert(t);
             }
-            Error::Deadlock { .. } | Error::Unsupported { .. } | Error::Aborted { .. } => {}
+            Error::Deadlock { .. }
+            | Error::Unsupported { .. }
+            | Error::Aborted { .. }
+            | Error::InvalidArgument { .. }
+            | Error::NoMemory { .. }
+            | Error::Io { .. } => {}
         }
     }
 }

@@ -137,8 +137,33 @@ pub(crate) struct Kernel {
     pub top_waits: TopWaits,
 }
 
+/// Room for `n` items in a new vector, or an out-of-memory error naming `what` they are and
+/// the size asked for: the per-rank arrays of millions of ranks are the allocations that fail
+/// first, and a failed allocation would otherwise abort the process without a word.
+pub(crate) fn vec_for<T>(n: u32, what: &str) -> Result<Vec<T>, Error> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n as usize).map_err(|_| {
+        let bytes = u128::from(n) * std::mem::size_of::<T>() as u128;
+        Error::NoMemory {
+            what: format!(
+                "{what} for {n} ranks ({} bytes each, {:.1} GiB) cannot be allocated; a \
+                 simulated rank takes about 1 KB in all",
+                std::mem::size_of::<T>(),
+                bytes as f64 / f64::from(1u32 << 30),
+            ),
+        }
+    })?;
+    Ok(v)
+}
+
 impl Kernel {
-    pub fn new(model: Model, ranks: u32, strict_ready: bool) -> Self {
+    /// Bytes of kernel state per rank before it sends or receives anything.
+    pub fn rank_bytes() -> usize {
+        std::mem::size_of::<RankState>()
+    }
+
+    pub fn new(model: Model, ranks: u32, strict_ready: bool) -> Result<Self, Error> {
+        let mut states = vec_for(ranks, "the simulator's rank table")?;
         let config = Arc::new(Config {
             eager_threshold: model.eager_threshold,
             system_buffer: model.system_buffer,
@@ -146,34 +171,33 @@ impl Kernel {
             bsend_overhead: model.bsend_overhead,
         });
         let wake_ns = model.cpu.wake_ns(ranks);
-        Kernel {
+        states.extend((0..ranks).map(|r| RankState {
+            clock: 0,
+            endpoint: {
+                let mut ep = Endpoint::new(r, Arc::clone(&config));
+                // `send` wakes a waiting rank on any completion: a flag says as much as an event
+                // per completion, without queueing one.
+                ep.flag_completions();
+                ep
+            },
+            wait: None,
+            resume_scheduled: false,
+            done: false,
+            debt_ns: 0,
+            overhead_ns: 0,
+            awake_at: 0,
+            arrivals: 0,
+            made: 0,
+            last_send: LastSend::default(),
+            stats: Stats::default(),
+        }));
+        Ok(Kernel {
             wake_ns,
             last_delay: [LastDelay::new(&model.bsend), LastDelay::new(&model.ssend)],
             model,
             now: 0,
             queue: Queue::default(),
-            ranks: (0..ranks)
-                .map(|r| RankState {
-                    clock: 0,
-                    endpoint: {
-                        let mut ep = Endpoint::new(r, Arc::clone(&config));
-                        // `send` wakes a waiting rank on any completion: a flag says as much as
-                        // an event per completion, without queueing one.
-                        ep.flag_completions();
-                        ep
-                    },
-                    wait: None,
-                    resume_scheduled: false,
-                    done: false,
-                    debt_ns: 0,
-                    overhead_ns: 0,
-                    awake_at: 0,
-                    arrivals: 0,
-                    made: 0,
-                    last_send: LastSend::default(),
-                    stats: Stats::default(),
-                })
-                .collect(),
+            ranks: states,
             channels: Channels::default(),
             stop: None,
             events: 0,
@@ -183,7 +207,7 @@ impl Kernel {
             messages_sent: 0,
             outbox: None,
             top_waits: TopWaits::default(),
-        }
+        })
     }
 
     /// The machine model.

@@ -14,7 +14,7 @@ use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::Trace;
 
 use crate::event::DELIVERY;
-use crate::kernel::Kernel;
+use crate::kernel::{Kernel, vec_for};
 use crate::model::{ComputeMode, Model};
 use crate::rank::SimRank;
 use crate::report::Report;
@@ -64,6 +64,10 @@ pub struct Outcome {
     pub trace: Option<Trace>,
 }
 
+/// The ranks' programs, by rank: boxed one by one (a future must not move once polled), of the
+/// program's own type (the run loop calls its `poll` directly, and a slot is one thin pointer).
+type Slots<Fut> = Vec<Option<Pin<Box<Fut>>>>;
+
 /// Simulates `program` on `options.ranks` ranks.
 ///
 /// `program` is called once per rank with that rank's runtime; the futures are polled only in
@@ -102,17 +106,24 @@ where
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     let n = options.ranks;
-    let kernel = Rc::new(RefCell::new(Kernel::new(
-        options.model.clone(),
-        n,
-        options.strict,
-    )));
+    let started: Result<(Kernel, Slots<Fut>), Error> = if n == 0 {
+        Err(Error::InvalidArgument {
+            what: "a simulated run needs at least 1 rank".into(),
+        })
+    } else {
+        memory_check(n, std::mem::size_of::<Fut>())
+            .and_then(|()| Kernel::new(options.model.clone(), n, options.strict))
+            .and_then(|k| Ok((k, vec_for(n, "the ranks' program slots")?)))
+    };
+    let (kernel, mut futures) = match started {
+        Ok(started) => started,
+        Err(e) => return refused(e, options.model.compute),
+    };
+    futures.resize_with(n as usize, || None);
+    let kernel = Rc::new(RefCell::new(kernel));
     if options.trace {
         kernel.borrow_mut().trace = Some(Vec::new());
     }
-    // Boxed one by one (a future must not move once polled), of the program's own type: the
-    // run loop calls its `poll` directly, and a slot is one thin pointer.
-    let mut futures: Vec<Option<Pin<Box<Fut>>>> = (0..n).map(|_| None).collect();
     let order: Vec<u32> = options
         .spawn_order
         .clone()
@@ -254,6 +265,60 @@ where
     outcome
 }
 
+/// Refuses a run of `n` ranks whose programs' futures take `future_bytes` each when even the
+/// memory every rank surely needs (its kernel state, its future, its runtime handle and slot)
+/// exceeds what the host says it has available (`MemAvailable`, Linux; no check elsewhere):
+/// such a run would otherwise be killed, or take the host down, part way. A lower bound (the
+/// endpoints' queues grow with use), so it never refuses a run that fits.
+fn memory_check(n: u32, future_bytes: usize) -> Result<(), Error> {
+    let Some(available) = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| mem_available(&m))
+    else {
+        return Ok(());
+    };
+    // Two heap blocks per rank (its future, its runtime handle), 16 bytes of allocator header
+    // each, plus the handle itself and the slot pointing at the future.
+    let per_rank = (Kernel::rank_bytes() + future_bytes + 2 * 16 + 32 + 8) as u64;
+    let needed = u64::from(n) * per_rank;
+    if needed <= available {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    Err(Error::NoMemory {
+        what: format!(
+            "{n} ranks need at least {:.1} GiB ({per_rank} bytes per rank before any message); \
+             this host has {:.1} GiB available",
+            gib(needed),
+            gib(available)
+        ),
+    })
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// The outcome of a run that could not start: its error, and a report of no ranks that says
+/// why.
+fn refused(error: Error, compute: ComputeMode) -> Outcome {
+    Outcome {
+        report: Report {
+            ranks: Vec::new(),
+            events: 0,
+            top_waits: Vec::new(),
+            stopped: Some(error.to_string()),
+            warnings: Vec::new(),
+            compute,
+        },
+        error: Some(error),
+        trace: None,
+    }
+}
+
 /// Global time moves to an event at `time`, which is counted; the observer sees every
 /// [`OBSERVE_EVERY`]th (for deliveries and resumes alike).
 #[inline(always)]
@@ -352,4 +417,32 @@ fn is_permutation(order: &[u32], n: u32) -> bool {
         && order
             .iter()
             .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{mem_available, memory_check};
+    use crate::kernel::vec_for;
+    use mpsim_proto::error::Error;
+
+    #[test]
+    fn mem_available_reads_meminfo() {
+        let text = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   22469180 kB\n";
+        assert_eq!(mem_available(text), Some(22_469_180 * 1024));
+        assert_eq!(mem_available("MemTotal: 5 kB\n"), None);
+        assert_eq!(mem_available("MemAvailable: lots\n"), None);
+    }
+
+    /// A per-rank array that cannot be had is an out-of-memory error naming it, not an abort
+    /// (here the size overflows, which fails without asking the allocator).
+    #[test]
+    fn unallocatable_rank_arrays_are_out_of_memory_errors() {
+        match vec_for::<[u8; 1 << 33]>(u32::MAX, "a table") {
+            Err(Error::NoMemory { what }) => {
+                assert!(what.starts_with("a table for 4294967295 ranks"), "{what}")
+            }
+            other => panic!("expected NoMemory, got {:?}", other.map(|v| v.len())),
+        }
+        assert!(memory_check(1, 64).is_ok(), "one rank fits anywhere");
+    }
 }

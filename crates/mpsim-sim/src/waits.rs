@@ -125,7 +125,7 @@ mod tests {
     use crate::model::Model;
 
     fn offered(waits: &[(u32, u64, u64)]) -> Vec<(u32, u64)> {
-        let mut k = Kernel::new(Model::default_machine(), 64, false);
+        let mut k = Kernel::new(Model::default_machine(), 64, false).expect("64 ranks fit");
         for &(rank, since, end) in waits {
             if end - since > k.top_waits.floor() {
                 offer(&mut k, rank, "recv", since, end, None);

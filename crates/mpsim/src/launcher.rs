@@ -26,8 +26,8 @@ pub enum Backend {
 /// The flags of every mpsim program (flatten into your own `clap` parser to add yours).
 #[derive(Clone, Debug, Args)]
 pub struct LaunchArgs {
-    /// Number of ranks.
-    #[arg(long, short = 'n', default_value_t = 4)]
+    /// Number of ranks (at least 1).
+    #[arg(long, short = 'n', default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub ranks: u32,
     /// Where to run the program.
     #[arg(long, value_enum, default_value_t = Backend::Sim)]
@@ -269,6 +269,11 @@ impl Launcher {
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
     {
+        if self.args.ranks == 0 {
+            return Err(Error::InvalidArgument {
+                what: "a run needs at least 1 rank".into(),
+            });
+        }
         let config = Config {
             eager_threshold: self.args.eager_threshold,
             system_buffer: None,
@@ -288,9 +293,12 @@ impl Launcher {
             }
             Backend::Sim => {
                 let outcome = self.simulate_with_progress_bar(program);
+                // A run that could not start (its error says why) has nothing to report.
+                let started = !outcome.report.ranks.is_empty();
                 match self.args.report {
-                    ReportFormat::Text => print!("{}", outcome.report),
-                    ReportFormat::Json => println!("{}", outcome.report.to_json()),
+                    ReportFormat::Text if started => print!("{}", outcome.report),
+                    ReportFormat::Json if started => println!("{}", outcome.report.to_json()),
+                    _ => {}
                 }
                 self.write_trace(outcome.trace.as_ref())?;
                 outcome.error.map_or(Ok(()), Err)
@@ -310,7 +318,7 @@ impl Launcher {
         let (Some(path), Some(trace)) = (&self.args.trace, trace) else {
             return Ok(());
         };
-        std::fs::write(path, trace.to_chrome_json()).map_err(|e| Error::Unsupported {
+        std::fs::write(path, trace.to_chrome_json()).map_err(|e| Error::Io {
             what: format!("cannot write the trace to {}: {e}", path.display()),
         })
     }
