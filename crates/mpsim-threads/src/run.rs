@@ -100,8 +100,9 @@ where
     });
     let watchdog = std::thread::current();
     let traces = std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..n)
-            .map(|rank| {
+        let mut threads = Vec::with_capacity(n as usize);
+        for rank in 0..n {
+            let spawned = {
                 let shared = Arc::clone(&shared);
                 let program = &program;
                 let watchdog = watchdog.clone();
@@ -143,9 +144,26 @@ where
                         watchdog.unpark();
                         rt.take_trace()
                     })
-                    .expect("spawning a rank thread")
-            })
-            .collect();
+            };
+            match spawned {
+                Ok(thread) => threads.push(thread),
+                Err(e) => {
+                    // The host will not give another thread (too many ranks for its limits or
+                    // memory): the ranks started are told to stop, the others count as
+                    // finished, and the run ends with the reason.
+                    shared.fail(Error::NoMemory {
+                        what: format!(
+                            "cannot start the thread of rank {rank} of {n} (the threads \
+                             backend runs a thread per rank): {e}"
+                        ),
+                    });
+                    for m in &shared.mailboxes[rank as usize..] {
+                        m.set_activity(Activity::Finished);
+                    }
+                    break;
+                }
+            }
+        }
         watch(&shared);
         threads
             .into_iter()
