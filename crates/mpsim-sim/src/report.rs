@@ -162,36 +162,7 @@ impl fmt::Display for Report {
             }
             writeln!(out, "... {} more ranks", self.ranks.len() - LIST_RANKS / 2).ok();
         }
-        if !self.top_waits.is_empty() {
-            let row = |out: &mut String, cells: [&dyn fmt::Display; 6]| {
-                let [a, b, c, d, e, g] = cells;
-                writeln!(out, "{a:<9} {b:>13} {c:>6}  {d:<8} {e:>13}  {g}").ok();
-            };
-            row(
-                &mut out,
-                [
-                    &"top waits",
-                    &"waited_ns",
-                    &"rank",
-                    &"call",
-                    &"since_ns",
-                    &"waiting for",
-                ],
-            );
-            for w in &self.top_waits {
-                row(
-                    &mut out,
-                    [
-                        &"",
-                        &w.waited_ns,
-                        &w.rank,
-                        &w.call,
-                        &w.since_ns,
-                        &w.waiting_for.as_deref().unwrap_or("-"),
-                    ],
-                );
-            }
-        }
+        write_top_waits(&mut out, &self.top_waits);
         for w in &self.warnings {
             writeln!(out, "warning: {w}").ok();
         }
@@ -199,6 +170,43 @@ impl fmt::Display for Report {
     }
 }
 
-fn seconds(ns: u64) -> String {
+/// The "top waits" table of a report (nothing when there are none): the simulator's, and the
+/// measured report of a real run.
+pub fn write_top_waits(out: &mut String, waits: &[WaitReport]) {
+    if waits.is_empty() {
+        return;
+    }
+    let row = |out: &mut String, cells: [&dyn fmt::Display; 6]| {
+        let [a, b, c, d, e, g] = cells;
+        writeln!(out, "{a:<9} {b:>13} {c:>6}  {d:<8} {e:>13}  {g}").ok();
+    };
+    row(
+        out,
+        [
+            &"top waits",
+            &"waited_ns",
+            &"rank",
+            &"call",
+            &"since_ns",
+            &"waiting for",
+        ],
+    );
+    for w in waits {
+        row(
+            out,
+            [
+                &"",
+                &w.waited_ns,
+                &w.rank,
+                &w.call,
+                &w.since_ns,
+                &w.waiting_for.as_deref().unwrap_or("-"),
+            ],
+        );
+    }
+}
+
+/// `ns` as seconds with nine decimals (`1.500000000 s`).
+pub fn seconds(ns: u64) -> String {
     format!("{}.{:09} s", ns / 1_000_000_000, ns % 1_000_000_000)
 }

@@ -39,6 +39,9 @@ pub struct Outcome {
     /// What each rank did, when [`Options::trace`] asked for it (also after an error: it shows
     /// what led there).
     pub trace: Option<Trace>,
+    /// When each rank's program ended, host ns since the run's start, by rank (0 for a rank
+    /// whose thread never started).
+    pub finish_ns: Vec<u64>,
 }
 
 impl Outcome {
@@ -99,7 +102,7 @@ where
         start: Instant::now(),
     });
     let watchdog = std::thread::current();
-    let traces = std::thread::scope(|scope| {
+    let ranks = std::thread::scope(|scope| {
         let mut threads = Vec::with_capacity(n as usize);
         for rank in 0..n {
             let spawned = {
@@ -140,9 +143,10 @@ where
                         if let Err(e) = result {
                             shared.fail(e);
                         }
+                        let finished = shared.start.elapsed().as_nanos() as u64;
                         mailbox.set_activity(Activity::Finished);
                         watchdog.unpark();
-                        rt.take_trace()
+                        (rt.take_trace(), finished)
                     })
             };
             match spawned {
@@ -171,11 +175,15 @@ where
                 t.join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
-            .collect::<Option<Vec<_>>>()
+            .collect::<Vec<_>>()
     });
+    let mut finish_ns: Vec<u64> = ranks.iter().map(|r| r.1).collect();
+    finish_ns.resize(n as usize, 0);
+    let traces: Option<Vec<_>> = ranks.into_iter().map(|r| r.0).collect();
     Outcome {
         error: lock(&shared.first_error).take(),
         trace: traces.map(trace::merge),
+        finish_ns,
     }
 }
 

@@ -10,6 +10,7 @@ use mpsim_proto::p2p::Config;
 use mpsim_sim::{ComputeMode, Model, ModelFile, ModelFileError, Outcome};
 
 use crate::comm::Comm;
+use crate::measured::MeasuredReport;
 
 /// Where a program runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -47,9 +48,11 @@ pub struct LaunchArgs {
     /// one sim uses.
     #[arg(long, value_name = "PATH")]
     pub model: Option<PathBuf>,
-    /// Under sim: the end-of-run report's format on standard output.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    pub report: ReportFormat,
+    /// The end-of-run report on standard output: under sim the prediction [default: text],
+    /// under threads what each rank measured in host time (only when asked for: the run then
+    /// records a trace to make it from).
+    #[arg(long, value_enum)]
+    pub report: Option<ReportFormat>,
     /// Write a trace of every rank's compute, blocking waits and messages as Chrome trace-event
     /// JSON (open it in Perfetto or chrome://tracing; draw it with `mpsim plot`): in virtual
     /// time under sim, in host time since the run's start under threads.
@@ -57,7 +60,7 @@ pub struct LaunchArgs {
     pub trace: Option<PathBuf>,
 }
 
-/// The format of the simulator's end-of-run report (`--report`).
+/// The format of the end-of-run report (`--report`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     /// A table for people.
@@ -138,7 +141,7 @@ impl Launcher {
                 strict: false,
                 compute: None,
                 model: None,
-                report: ReportFormat::Text,
+                report: None,
                 trace: None,
             },
             model: Model::default(),
@@ -262,8 +265,53 @@ impl Launcher {
         self
     }
 
+    /// Runs `program` for real on the threads backend (whatever [`Launcher::backend`] says) and
+    /// returns what each rank measured, with the run's first error if any: the real run's
+    /// counterpart of [`Launcher::simulate`] (`--report` under `threads` prints it).
+    pub fn measure<F, Fut>(&self, program: F) -> (MeasuredReport, Option<Error>)
+    where
+        F: Fn(Comm) -> Fut + Sync,
+        Fut: Future<Output = Result<()>>,
+    {
+        let outcome = self.run_threads(program, true);
+        let trace = outcome
+            .trace
+            .unwrap_or_else(|| mpsim_sim::Trace::new("mpsim threads", 0, Vec::new()));
+        let report = MeasuredReport::new("threads", &trace, &outcome.finish_ns);
+        (report, outcome.error)
+    }
+
+    /// `program` on the threads backend, with a trace when `trace` or `--trace` asks for one.
+    fn run_threads<F, Fut>(&self, program: F, trace: bool) -> mpsim_threads::Outcome
+    where
+        F: Fn(Comm) -> Fut + Sync,
+        Fut: Future<Output = Result<()>>,
+    {
+        let config = Config {
+            eager_threshold: self.args.eager_threshold,
+            system_buffer: None,
+            strict_ready: self.args.strict,
+            ..Config::default()
+        };
+        let options = mpsim_threads::Options {
+            ranks: self.args.ranks,
+            config,
+            trace: trace || self.args.trace.is_some(),
+        };
+        if self.args.ranks == 0 {
+            return mpsim_threads::Outcome {
+                error: Some(Error::InvalidArgument {
+                    what: "a run needs at least 1 rank".into(),
+                }),
+                trace: None,
+                finish_ns: Vec::new(),
+            };
+        }
+        mpsim_threads::run(&options, |rt| program(Comm::world(rt)))
+    }
+
     /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is
-    /// printed to standard output at the end.
+    /// printed to standard output at the end, under `threads` when `--report` asks for it.
     pub fn run<F, Fut>(&self, program: F) -> Result<()>
     where
         F: Fn(Comm) -> Fut + Sync,
@@ -274,20 +322,16 @@ impl Launcher {
                 what: "a run needs at least 1 rank".into(),
             });
         }
-        let config = Config {
-            eager_threshold: self.args.eager_threshold,
-            system_buffer: None,
-            strict_ready: self.args.strict,
-            ..Config::default()
-        };
         match self.args.backend {
             Backend::Threads => {
-                let options = mpsim_threads::Options {
-                    ranks: self.args.ranks,
-                    config,
-                    trace: self.args.trace.is_some(),
-                };
-                let outcome = mpsim_threads::run(&options, |rt| program(Comm::world(rt)));
+                let outcome = self.run_threads(program, self.args.report.is_some());
+                if let (Some(format), Some(trace)) = (self.args.report, &outcome.trace) {
+                    let report = MeasuredReport::new("threads", trace, &outcome.finish_ns);
+                    match format {
+                        ReportFormat::Text => print!("{report}"),
+                        ReportFormat::Json => println!("{}", report.to_json()),
+                    }
+                }
                 self.write_trace(outcome.trace.as_ref())?;
                 outcome.into_result()
             }
@@ -295,7 +339,7 @@ impl Launcher {
                 let outcome = self.simulate_with_progress_bar(program);
                 // A run that could not start (its error says why) has nothing to report.
                 let started = !outcome.report.ranks.is_empty();
-                match self.args.report {
+                match self.args.report.unwrap_or(ReportFormat::Text) {
                     ReportFormat::Text if started => print!("{}", outcome.report),
                     ReportFormat::Json if started => println!("{}", outcome.report.to_json()),
                     _ => {}

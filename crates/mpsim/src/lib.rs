@@ -33,12 +33,14 @@
 mod blocking;
 mod comm;
 mod launcher;
+mod measured;
 mod message;
 mod persistent;
 mod request;
 
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{Backend, Compute, LaunchArgs, Launcher, ReportFormat, run};
+pub use measured::{MeasuredRank, MeasuredReport};
 pub use message::Message;
 pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};

@@ -1,6 +1,7 @@
 //! The simulator's outputs for people and scripts: the Chrome trace (`--trace`) and the JSON
 //! report (`--report json`), loaded back and checked against the run's own report; and the
-//! same trace recorded on threads.
+//! same trace and the measured report (`--report` under threads, `Launcher::measure`) of a
+//! real run.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -274,4 +275,68 @@ fn sim_report_top_waits_name_the_longest_waits() {
         v["ranks"][1]["comm_ns"].as_u64(),
         Some(o.report.ranks[1].comm_ns)
     );
+}
+
+/// Messages and bytes per rank are those the simulator counts for the same program; compute
+/// is at least what the program asked for; blocked time fits in the rank's run; the top waits
+/// are sorted; the JSON says the same.
+#[test]
+fn threads_report_counts_what_each_rank_did() {
+    let (report, error) = Launcher::new(3).measure(program);
+    assert!(error.is_none(), "{error:?}");
+    let sim = Launcher::new(3).simulate(program);
+    assert_eq!(report.backend, "threads");
+    assert_eq!(report.ranks.len(), 3);
+    for (m, s) in report.ranks.iter().zip(&sim.report.ranks) {
+        assert_eq!(m.rank, s.rank);
+        assert_eq!(
+            m.sent_msgs,
+            s.sent.messages.iter().sum::<u64>(),
+            "rank {}",
+            m.rank
+        );
+        assert_eq!(
+            m.recv_msgs,
+            s.received.messages.iter().sum::<u64>(),
+            "rank {}",
+            m.rank
+        );
+        assert_eq!(
+            m.sent_bytes,
+            s.sent.bytes.iter().sum::<u64>(),
+            "rank {}",
+            m.rank
+        );
+        assert!(m.blocked_ns + m.compute_ns <= m.end_ns, "{m:?}");
+        assert!(m.end_ns > 0, "{m:?}");
+    }
+    assert!(report.ranks[0].compute_ns >= 700, "{:?}", report.ranks[0]);
+    assert_eq!(report.ranks[1].compute_ns, 0);
+    let waits = &report.top_waits;
+    assert!(waits.len() <= mpsim::sim::TOP_WAITS);
+    assert!(waits.windows(2).all(|w| w[0].waited_ns >= w[1].waited_ns));
+    assert!(
+        waits
+            .iter()
+            .all(|w| w.waiting_for.is_none() && w.waited_ns > 0)
+    );
+    let text = report.to_string();
+    assert!(
+        text.starts_with("mpsim threads report (measured, host time)"),
+        "{text}"
+    );
+    let v: Value = serde_json::from_str(&report.to_json()).expect("valid JSON");
+    assert_eq!(v["run_ns"].as_u64(), Some(report.run_ns()));
+    assert_eq!(
+        v["ranks"][2]["sent_msgs"].as_u64(),
+        Some(report.ranks[2].sent_msgs)
+    );
+}
+
+/// A run that could not start measures nothing and says why.
+#[test]
+fn threads_report_of_no_ranks_is_an_error() {
+    let (report, error) = Launcher::new(0).measure(program);
+    assert!(matches!(error, Some(mpsim::Error::InvalidArgument { .. })));
+    assert!(report.ranks.is_empty());
 }
