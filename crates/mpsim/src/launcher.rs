@@ -268,6 +268,20 @@ impl Launcher {
     /// Runs `program` for real on the threads backend (whatever [`Launcher::backend`] says) and
     /// returns what each rank measured, with the run's first error if any: the real run's
     /// counterpart of [`Launcher::simulate`] (`--report` under `threads` prints it).
+    ///
+    /// ```
+    /// use mpsim::Launcher;
+    ///
+    /// let (report, error) = Launcher::new(2).measure(|world| async move {
+    ///     let peer = 1 - world.rank();
+    ///     let mut got = [0u8];
+    ///     world.sendrecv(&[1u8], peer, 0, &mut got, peer, 0).await?;
+    ///     Ok(())
+    /// });
+    /// assert!(error.is_none());
+    /// assert_eq!(report.ranks[0].sent_msgs, 1);
+    /// assert!(report.run_ns() > 0);
+    /// ```
     pub fn measure<F, Fut>(&self, program: F) -> (MeasuredReport, Option<Error>)
     where
         F: Fn(Comm) -> Fut + Sync,
