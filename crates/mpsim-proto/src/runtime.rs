@@ -368,8 +368,6 @@ mod tests {
     use crate::p2p::Packet;
     use crate::p2p::{ReqId, Status};
 
-    /// A packet and the 8-byte sequence number of a lane slot share one cache line: a small
-    /// message crosses cores in one line (`mpsim-threads` lane).
     /// A wait's poll survives its packing: pending, failed, and statuses with extreme fields.
     #[test]
     fn wait_poll_round_trips() {
@@ -411,6 +409,8 @@ mod tests {
         }
     }
 
+    /// A packet and the 8-byte sequence number of a lane slot share one cache line: a small
+    /// message crosses cores in one line (`mpsim-threads` lane).
     #[test]
     fn packet_fits_a_cache_line_beside_a_sequence_number() {
         assert!(

@@ -157,11 +157,6 @@ pub(crate) fn vec_for<T>(n: u32, what: &str) -> Result<Vec<T>, Error> {
 }
 
 impl Kernel {
-    /// Bytes of kernel state per rank before it sends or receives anything.
-    pub fn rank_bytes() -> usize {
-        std::mem::size_of::<RankState>()
-    }
-
     pub fn new(model: Model, ranks: u32, strict_ready: bool) -> Result<Self, Error> {
         let mut states = vec_for(ranks, "the simulator's rank table")?;
         let config = Arc::new(Config {

@@ -14,7 +14,7 @@ use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::Trace;
 
 use crate::event::DELIVERY;
-use crate::kernel::{Kernel, vec_for};
+use crate::kernel::{Kernel, RankState, vec_for};
 use crate::model::{ComputeMode, Model};
 use crate::rank::SimRank;
 use crate::report::Report;
@@ -279,7 +279,7 @@ fn memory_check(n: u32, future_bytes: usize) -> Result<(), Error> {
     };
     // Two heap blocks per rank (its future, its runtime handle), 16 bytes of allocator header
     // each, plus the handle itself and the slot pointing at the future.
-    let per_rank = (Kernel::rank_bytes() + future_bytes + 2 * 16 + 32 + 8) as u64;
+    let per_rank = (std::mem::size_of::<RankState>() + future_bytes + 2 * 16 + 32 + 8) as u64;
     let needed = u64::from(n) * per_rank;
     if needed <= available {
         return Ok(());

@@ -287,15 +287,23 @@ impl Launcher {
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
     {
+        if let Some(e) = self.no_ranks() {
+            return (MeasuredReport::new("threads", None, &[]), Some(e));
+        }
         let outcome = self.run_threads(program, true);
-        let trace = outcome
-            .trace
-            .unwrap_or_else(|| mpsim_sim::Trace::new("mpsim threads", 0, Vec::new()));
-        let report = MeasuredReport::new("threads", &trace, &outcome.finish_ns);
+        let report = MeasuredReport::new("threads", outcome.trace.as_ref(), &outcome.finish_ns);
         (report, outcome.error)
     }
 
-    /// `program` on the threads backend, with a trace when `trace` or `--trace` asks for one.
+    /// The error of a launcher with no ranks, which no backend can run.
+    fn no_ranks(&self) -> Option<Error> {
+        (self.args.ranks == 0).then(|| Error::InvalidArgument {
+            what: "a run needs at least 1 rank".into(),
+        })
+    }
+
+    /// `program` on the threads backend (at least 1 rank), with a trace when `trace` or
+    /// `--trace` asks for one.
     fn run_threads<F, Fut>(&self, program: F, trace: bool) -> mpsim_threads::Outcome
     where
         F: Fn(Comm) -> Fut + Sync,
@@ -312,15 +320,6 @@ impl Launcher {
             config,
             trace: trace || self.args.trace.is_some(),
         };
-        if self.args.ranks == 0 {
-            return mpsim_threads::Outcome {
-                error: Some(Error::InvalidArgument {
-                    what: "a run needs at least 1 rank".into(),
-                }),
-                trace: None,
-                finish_ns: Vec::new(),
-            };
-        }
         mpsim_threads::run(&options, |rt| program(Comm::world(rt)))
     }
 
@@ -331,16 +330,15 @@ impl Launcher {
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
     {
-        if self.args.ranks == 0 {
-            return Err(Error::InvalidArgument {
-                what: "a run needs at least 1 rank".into(),
-            });
+        if let Some(e) = self.no_ranks() {
+            return Err(e);
         }
         match self.args.backend {
             Backend::Threads => {
                 let outcome = self.run_threads(program, self.args.report.is_some());
-                if let (Some(format), Some(trace)) = (self.args.report, &outcome.trace) {
-                    let report = MeasuredReport::new("threads", trace, &outcome.finish_ns);
+                if let Some(format) = self.args.report {
+                    let report =
+                        MeasuredReport::new("threads", outcome.trace.as_ref(), &outcome.finish_ns);
                     match format {
                         ReportFormat::Text => print!("{report}"),
                         ReportFormat::Json => println!("{}", report.to_json()),

@@ -46,9 +46,11 @@ pub struct MeasuredReport {
 }
 
 impl MeasuredReport {
-    /// The report of a run of `backend` from its `trace` and the time each rank ended.
-    pub fn new(backend: &'static str, trace: &Trace, finish_ns: &[u64]) -> Self {
-        let n = trace.ranks().max(finish_ns.len() as u32);
+    /// The report of a run of `backend` from its `trace` (`None`: a run that recorded
+    /// nothing, such as one that could not start) and the time each rank ended.
+    pub fn new(backend: &'static str, trace: Option<&Trace>, finish_ns: &[u64]) -> Self {
+        let events = trace.map_or(&[][..], Trace::events);
+        let n = trace.map_or(0, Trace::ranks).max(finish_ns.len() as u32);
         let mut ranks: Vec<MeasuredRank> = (0..n)
             .map(|rank| MeasuredRank {
                 rank,
@@ -57,7 +59,7 @@ impl MeasuredReport {
             })
             .collect();
         let mut waits = Vec::new();
-        for e in trace.events() {
+        for e in events {
             match *e {
                 TraceEvent::Span {
                     rank,
