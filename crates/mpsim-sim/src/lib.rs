@@ -1,5 +1,6 @@
 //! mpsim's simulator backend: a deterministic discrete-event simulation of a message-passing
-//! program on a machine model. It owns virtual time; it never reads the host clock.
+//! program on a machine model. It owns virtual time; results never depend on the host clock
+//! (read only to measure compute in `measured` mode and to pace a watch on host memory).
 //!
 //! Every rank is a logical process with a virtual clock (`u64` ns) running the program's own
 //! future. Communication runs the same protocol core as the real backends (`mpsim-proto`), and
@@ -17,6 +18,7 @@
 
 mod event;
 mod fifo;
+mod host_memory;
 mod kernel;
 mod model;
 mod model_file;

@@ -14,6 +14,7 @@ use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::Trace;
 
 use crate::event::DELIVERY;
+use crate::host_memory::{self, CHECK_EVERY, Watch};
 use crate::kernel::{Kernel, RankState, vec_for};
 use crate::model::{ComputeMode, Model};
 use crate::rank::SimRank;
@@ -37,6 +38,10 @@ pub struct Options {
     pub spawn_order: Option<Vec<u32>>,
     /// Record a trace of every span and message ([`Outcome::trace`]).
     pub trace: bool,
+    /// Stop the run with `Error::NoMemory` when the host has less than this many bytes of
+    /// memory left available (Linux's `MemAvailable`), rather than be killed by the system
+    /// when it runs out; `None`: 1% of the host's memory, at least 128 MiB.
+    pub memory_floor: Option<u64>,
 }
 
 impl Options {
@@ -48,6 +53,7 @@ impl Options {
             strict: false,
             spawn_order: None,
             trace: false,
+            memory_floor: None,
         }
     }
 }
@@ -93,6 +99,8 @@ pub struct Progress {
 
 /// Events between two calls of the progress observer.
 const OBSERVE_EVERY: u64 = 1 << 16;
+// The observer is called from inside the memory watch's rarer branch (`enter_event`).
+const _: () = assert!(OBSERVE_EVERY.is_multiple_of(CHECK_EVERY));
 
 /// Like [`simulate`], calling `observe` every 65,536 events and once at the end. The observer
 /// sees the run; it cannot change it (a progress bar reads the wall clock, the run never does).
@@ -111,7 +119,7 @@ where
             what: "a simulated run needs at least 1 rank".into(),
         })
     } else {
-        memory_check(n, std::mem::size_of::<Fut>())
+        host_memory::check_fits(n, least_bytes_per_rank(std::mem::size_of::<Fut>()))
             .and_then(|()| Kernel::new(options.model.clone(), n, options.strict))
             .and_then(|k| Ok((k, vec_for(n, "the ranks' program slots")?)))
     };
@@ -139,6 +147,7 @@ where
     kernel.borrow_mut().schedule_start();
 
     let mut cx = Context::from_waker(Waker::noop());
+    let mut watch = Watch::new(options.memory_floor);
     loop {
         // One borrow per event, from the pop to the program's poll (a borrow is a check and
         // two writes of the flag), or per delivery and the resume it makes next.
@@ -147,7 +156,7 @@ where
             break;
         };
         if key.class() == DELIVERY {
-            enter_event(&mut k, key.time, observe);
+            enter_event(&mut k, key.time, observe, &mut watch);
             let (to, sent_at, packet) = k.queue.take_delivery();
             k.deliver(key.creator(), to, sent_at, packet);
             if k.stop.is_some() {
@@ -161,7 +170,7 @@ where
                 None => continue,
             }
         }
-        enter_event(&mut k, key.time, observe);
+        enter_event(&mut k, key.time, observe, &mut watch);
         // A resume: its rank is the event's creator.
         let rank = key.creator();
         // The rank's state is looked up once; the trace and the top waits are told of its wait
@@ -265,41 +274,12 @@ where
     outcome
 }
 
-/// Refuses a run of `n` ranks whose programs' futures take `future_bytes` each when even the
-/// memory every rank surely needs (its kernel state, its future, its runtime handle and slot)
-/// exceeds what the host says it has available (`MemAvailable`, Linux; no check elsewhere):
-/// such a run would otherwise be killed, or take the host down, part way. A lower bound (the
-/// endpoints' queues grow with use), so it never refuses a run that fits.
-fn memory_check(n: u32, future_bytes: usize) -> Result<(), Error> {
-    let Some(available) = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| mem_available(&m))
-    else {
-        return Ok(());
-    };
-    // Two heap blocks per rank (its future, its runtime handle), 16 bytes of allocator header
-    // each, plus the handle itself and the slot pointing at the future.
-    let per_rank = (std::mem::size_of::<RankState>() + future_bytes + 2 * 16 + 32 + 8) as u64;
-    let needed = u64::from(n) * per_rank;
-    if needed <= available {
-        return Ok(());
-    }
-    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
-    Err(Error::NoMemory {
-        what: format!(
-            "{n} ranks need at least {:.1} GiB ({per_rank} bytes per rank before any message); \
-             this host has {:.1} GiB available",
-            gib(needed),
-            gib(available)
-        ),
-    })
-}
-
-/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
-fn mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
+/// The memory every rank surely needs when its program's future takes `future_bytes`: its
+/// kernel state, its future and its runtime handle (two heap blocks, 16 bytes of allocator
+/// header each), the handle itself and the slot pointing at the future. A lower bound (the
+/// endpoints' queues grow with use), so a run refused for it could never have fitted.
+fn least_bytes_per_rank(future_bytes: usize) -> u64 {
+    (std::mem::size_of::<RankState>() + future_bytes + 2 * 16 + 32 + 8) as u64
 }
 
 /// The outcome of a run that could not start: its error, and a report of no ranks that says
@@ -320,13 +300,19 @@ fn refused(error: Error, compute: ComputeMode) -> Outcome {
 }
 
 /// Global time moves to an event at `time`, which is counted; the observer sees every
-/// [`OBSERVE_EVERY`]th (for deliveries and resumes alike).
+/// [`OBSERVE_EVERY`]th (for deliveries and resumes alike), and the host's memory is watched
+/// every [`CHECK_EVERY`]th: the run stops once the host has next to none left.
 #[inline(always)]
-fn enter_event(k: &mut Kernel, time: u64, observe: &mut dyn FnMut(Progress)) {
+fn enter_event(k: &mut Kernel, time: u64, observe: &mut dyn FnMut(Progress), watch: &mut Watch) {
     k.now = time;
     k.events += 1;
-    if k.events.is_multiple_of(OBSERVE_EVERY) {
-        observe(progress(k));
+    if k.events.is_multiple_of(CHECK_EVERY) {
+        if k.events.is_multiple_of(OBSERVE_EVERY) {
+            observe(progress(k));
+        }
+        if let Some(e) = watch.tick(k.events, time, k.ranks.len() as u32) {
+            k.fail(e, time);
+        }
     }
 }
 
@@ -421,17 +407,8 @@ fn is_permutation(order: &[u32], n: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{mem_available, memory_check};
     use crate::kernel::vec_for;
     use mpsim_proto::error::Error;
-
-    #[test]
-    fn mem_available_reads_meminfo() {
-        let text = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   22469180 kB\n";
-        assert_eq!(mem_available(text), Some(22_469_180 * 1024));
-        assert_eq!(mem_available("MemTotal: 5 kB\n"), None);
-        assert_eq!(mem_available("MemAvailable: lots\n"), None);
-    }
 
     /// A per-rank array that cannot be had is an out-of-memory error naming it, not an abort
     /// (here the size overflows, which fails without asking the allocator).
@@ -443,6 +420,5 @@ mod tests {
             }
             other => panic!("expected NoMemory, got {:?}", other.map(|v| v.len())),
         }
-        assert!(memory_check(1, 64).is_ok(), "one rank fits anywhere");
     }
 }

@@ -255,6 +255,7 @@ impl Launcher {
             strict: self.args.strict,
             spawn_order: self.spawn_order.clone(),
             trace: self.args.trace.is_some(),
+            memory_floor: None,
         }
     }
 

@@ -91,10 +91,19 @@ where
     F: Fn(Rank) -> Fut,
     Fut: Future<Output = Result<(), Error>>,
 {
-    let program = move |rt: Rc<dyn RankRuntime>| program(Rank(rt));
     let options = Options {
         spawn_order: Some(order),
         ..Options::new(ranks, model)
     };
-    simulate(&options, &program)
+    run_with(&options, program)
+}
+
+/// Like [`run`] with any options.
+pub fn run_with<F, Fut>(options: &Options, program: F) -> Outcome
+where
+    F: Fn(Rank) -> Fut,
+    Fut: Future<Output = Result<(), Error>>,
+{
+    let program = move |rt: Rc<dyn RankRuntime>| program(Rank(rt));
+    simulate(options, &program)
 }

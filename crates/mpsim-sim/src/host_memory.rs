@@ -1,0 +1,253 @@
+//! The host's memory, watched so that a simulation too big for it ends with an error rather
+//! than a kill: a run whose ranks cannot fit is refused before it starts ([`check_fits`]), and a
+//! run that grows toward exhausting the host (its programs' own data, millions of messages in
+//! flight) is stopped while the host still has a margin left ([`Watch`]). Without this, Linux's
+//! out-of-memory killer ends the process with SIGKILL and not a word, after minutes of paging.
+//!
+//! Results never depend on it: a run that fits never sees it, and one that does not stops with
+//! `Error::NoMemory` (a report as of the stop, S16). It reads `/proc/meminfo` (Linux; elsewhere
+//! it does nothing), paced by the host clock, which it reads every [`CHECK_EVERY`] events.
+
+use std::time::{Duration, Instant};
+
+use mpsim_proto::error::Error;
+
+/// Events between two looks at the host clock (a look is about 40 ns; an event 100 ns and up).
+pub(crate) const CHECK_EVERY: u64 = 64;
+
+/// Host time between two reads of `/proc/meminfo` (a read is about 30 us). Fast enough for the
+/// fastest growth a host can page in (a few GB/s) to use a fraction of the margin in between.
+const PERIOD: Duration = Duration::from_millis(10);
+
+/// The least memory a run leaves the host before it is stopped: 1% of the host's memory, and
+/// never less than 128 MiB.
+pub fn default_floor(total: u64) -> u64 {
+    (total / 100).max(128 << 20)
+}
+
+/// `MemAvailable` and `MemTotal` of a `/proc/meminfo` text, in bytes.
+pub(crate) fn parse_meminfo(meminfo: &str) -> (Option<u64>, Option<u64>) {
+    let field = |name: &str| {
+        let line = meminfo.lines().find(|l| l.starts_with(name))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    };
+    (field("MemAvailable:"), field("MemTotal:"))
+}
+
+/// The memory this process may still take and the most it may hold, bytes, where the host
+/// says (Linux): the machine's (`/proc/meminfo`), or less under a memory-limited control group
+/// (a container, a batch job), whose limit the system enforces with the same kill.
+fn host_memory() -> Option<(u64, u64)> {
+    let (Some(available), Some(total)) =
+        parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
+    else {
+        return None;
+    };
+    Some(match cgroup_room() {
+        Some((room, limit)) => (available.min(room), total.min(limit)),
+        None => (available, total),
+    })
+}
+
+/// Room left under this process's control-group memory limit and the limit, bytes, if it has
+/// one: `limit - (usage - inactive file cache)` (the cache the system reclaims before it kills,
+/// counted as free as `MemAvailable` counts it). cgroup v2 and v1 layouts.
+fn cgroup_room() -> Option<(u64, u64)> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    cgroups.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (dir, files) = if id == "0" && controllers.is_empty() {
+            (
+                format!("/sys/fs/cgroup{path}"),
+                ["memory.max", "memory.current", "inactive_file"],
+            )
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (
+                format!("/sys/fs/cgroup/memory{path}"),
+                [
+                    "memory.limit_in_bytes",
+                    "memory.usage_in_bytes",
+                    "total_inactive_file",
+                ],
+            )
+        } else {
+            return None;
+        };
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
+        let stat = read("memory.stat").unwrap_or_default();
+        cgroup_limit(&read(files[0])?, &read(files[1])?, &stat, files[2])
+    })
+}
+
+/// [`cgroup_room`] from the texts of a control group's limit, usage and `memory.stat` files
+/// (`inactive` names the stat of the reclaimable file cache). No limit (`max`, or v1's
+/// near-2^63 "unlimited") is `None`.
+pub(crate) fn cgroup_limit(
+    limit: &str,
+    usage: &str,
+    stat: &str,
+    inactive: &str,
+) -> Option<(u64, u64)> {
+    let limit: u64 = limit.trim().parse().ok().filter(|&l| l < 1 << 60)?;
+    let usage: u64 = usage.trim().parse().ok()?;
+    let cache = stat
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(inactive)?
+                .strip_prefix(' ')?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0u64);
+    Some((limit.saturating_sub(usage.saturating_sub(cache)), limit))
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Refuses a run of `n` ranks that need at least `per_rank` bytes each (a lower bound: kernel
+/// state, future, handles) when that exceeds what the host has available: such a run would
+/// otherwise be killed, or take the host down, part way. So it never refuses a run that fits.
+pub(crate) fn check_fits(n: u32, per_rank: u64) -> Result<(), Error> {
+    let Some((available, _)) = host_memory() else {
+        return Ok(());
+    };
+    let needed = u64::from(n) * per_rank;
+    if needed <= available {
+        return Ok(());
+    }
+    Err(Error::NoMemory {
+        what: format!(
+            "{n} ranks need at least {:.1} GiB ({per_rank} bytes per rank before any message); \
+             this host has {:.1} GiB available",
+            needed as f64 / GIB,
+            available as f64 / GIB
+        ),
+    })
+}
+
+/// Watches the host's available memory during a run: [`Watch::tick`] every
+/// [`CHECK_EVERY`] events; an error once less than the floor is left.
+pub(crate) struct Watch {
+    /// Bytes the run must leave the host; `None`: the default for the host's size.
+    floor: Option<u64>,
+    /// When `/proc/meminfo` was read last; `None` before the first read (made at once).
+    last: Option<Instant>,
+    /// No `/proc/meminfo` here: nothing to watch.
+    off: bool,
+}
+
+impl Watch {
+    /// A watch that stops the run when less than `floor` bytes are left available (`None`:
+    /// [`default_floor`]).
+    pub fn new(floor: Option<u64>) -> Self {
+        Watch {
+            floor,
+            last: None,
+            off: false,
+        }
+    }
+
+    /// Looks at the host clock and, once per period, at the host's memory: the error to stop
+    /// the run with when it is nearly exhausted. `events` and `now` (virtual ns) say where the
+    /// run has got to, for the message.
+    #[cold]
+    #[inline(never)]
+    pub fn tick(&mut self, events: u64, now: u64, ranks: u32) -> Option<Error> {
+        if self.off || self.last.is_some_and(|t| t.elapsed() < PERIOD) {
+            return None;
+        }
+        self.last = Some(Instant::now());
+        let Some((available, total)) = host_memory() else {
+            self.off = true;
+            return None;
+        };
+        let floor = self.floor.unwrap_or_else(|| default_floor(total));
+        (available < floor).then(|| Error::NoMemory {
+            what: format!(
+                "the host's memory is nearly exhausted ({:.2} GiB of {:.1} GiB left available, \
+                 {:.2} GiB kept free) after {events} events at virtual time {now} ns: the run \
+                 was stopped before the system kills it. {ranks} ranks and what their programs \
+                 hold do not fit this host; try fewer ranks or smaller data per rank",
+                available as f64 / GIB,
+                total as f64 / GIB,
+                floor as f64 / GIB
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Watch, cgroup_limit, check_fits, default_floor, parse_meminfo};
+    use mpsim_proto::error::Error;
+
+    #[test]
+    fn meminfo_is_read_in_bytes() {
+        let text = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   22469180 kB\n";
+        assert_eq!(
+            parse_meminfo(text),
+            (Some(22_469_180 * 1024), Some(24_000_000 * 1024))
+        );
+        assert_eq!(parse_meminfo("MemTotal: 5 kB\n"), (None, Some(5 * 1024)));
+        assert_eq!(parse_meminfo("MemAvailable: lots\n"), (None, None));
+    }
+
+    #[test]
+    fn a_control_group_limit_leaves_room_for_its_file_cache() {
+        let v2_stat = "anon 100\nfile 300\ninactive_file 200\nactive_file 100\n";
+        assert_eq!(
+            cgroup_limit("1000\n", "700\n", v2_stat, "inactive_file"),
+            Some((500, 1000))
+        );
+        assert_eq!(cgroup_limit("max\n", "700", v2_stat, "inactive_file"), None);
+        let v1_stat = "cache 5\ntotal_inactive_file 50\n";
+        assert_eq!(
+            cgroup_limit("9223372036854771712", "1", v1_stat, "total_inactive_file"),
+            None,
+            "v1's unlimited"
+        );
+        assert_eq!(
+            cgroup_limit("100", "400", v1_stat, "total_inactive_file"),
+            Some((0, 100)),
+            "over the limit: no room"
+        );
+        assert_eq!(
+            cgroup_limit("100", "40", "", "inactive_file"),
+            Some((60, 100))
+        );
+    }
+
+    #[test]
+    fn the_floor_is_a_hundredth_of_the_host_and_at_least_128_mib() {
+        assert_eq!(default_floor(24 << 30), (24 << 30) / 100);
+        assert_eq!(default_floor(1 << 30), 128 << 20);
+    }
+
+    #[test]
+    fn one_rank_fits_anywhere() {
+        assert!(check_fits(1, 1024).is_ok());
+    }
+
+    /// A floor above all the host has trips at the first look (where the host tells its
+    /// memory); a floor of nothing never does, and the watch reads the host once per period.
+    #[test]
+    fn the_watch_stops_a_run_below_its_floor_only() {
+        if std::fs::read_to_string("/proc/meminfo").is_err() {
+            return;
+        }
+        match Watch::new(Some(u64::MAX)).tick(640, 5_000, 3) {
+            Some(Error::NoMemory { what }) => assert!(
+                what.contains("after 640 events at virtual time 5000 ns")
+                    && what.contains("3 ranks"),
+                "{what}"
+            ),
+            other => panic!("expected NoMemory, got {other:?}"),
+        }
+        let mut relaxed = Watch::new(Some(0));
+        assert!(relaxed.tick(64, 0, 1).is_none());
+        assert!(relaxed.last.is_some(), "the first tick reads the host");
+    }
+}

@@ -1,0 +1,69 @@
+//! A run that is about to exhaust the host's memory stops with `Error::NoMemory` and a report
+//! as of the stop (S16), instead of being killed by the system without a word. The host cannot
+//! be filled in a test: a floor above all it has makes the watch trip at its first look.
+
+mod common;
+
+use common::{Rank, run_with};
+use mpsim_proto::error::Error;
+use mpsim_proto::matching::{Source, Tag};
+use mpsim_proto::p2p::SendMode;
+use mpsim_sim::{Model, Options};
+
+/// Rank 0 sends 1,000 messages to rank 1, which receives them: about 2,000 events, 10 us apart.
+async fn stream(r: Rank) -> Result<(), Error> {
+    for _ in 0..1000 {
+        if r.me() == 0 {
+            let s = r.isend(SendMode::Standard, 1, 0, 8)?;
+            r.wait(s).await?;
+            r.compute(10_000).await;
+        } else {
+            let q = r.irecv(Source::Rank(0), Tag::Value(0));
+            r.wait(q).await?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_run_short_of_host_memory_stops_with_a_clear_error() {
+    let options = Options {
+        memory_floor: Some(u64::MAX),
+        ..Options::new(2, Model::default())
+    };
+    let o = run_with(&options, stream);
+    if std::fs::read_to_string("/proc/meminfo").is_err() {
+        // No memory to watch on this host: the run goes to its end.
+        assert!(o.error.is_none());
+        return;
+    }
+    let Some(Error::NoMemory { what }) = &o.error else {
+        panic!("expected NoMemory, got {:?}", o.error);
+    };
+    assert!(
+        what.contains("nearly exhausted") && what.contains("after 64 events"),
+        "{what}"
+    );
+    assert_eq!(
+        o.report.stopped.as_deref(),
+        Some(o.error.as_ref().unwrap().to_string().as_str())
+    );
+    assert_eq!(
+        o.report.events, 64,
+        "stopped at the first look, not at the end"
+    );
+    // The clocks are those of the stop, well before the 10 ms the stream takes in all.
+    let latest = o.report.ranks.iter().map(|r| r.clock_ns).max().unwrap();
+    assert!(latest < 1_000_000, "{latest}");
+}
+
+#[test]
+fn a_run_with_room_to_spare_is_not_stopped() {
+    let options = Options {
+        memory_floor: Some(0),
+        ..Options::new(2, Model::default())
+    };
+    let o = run_with(&options, stream);
+    assert!(o.error.is_none(), "{:?}", o.error);
+    assert!(o.report.ranks.iter().all(|r| r.clock_ns >= 999 * 10_000));
+}
