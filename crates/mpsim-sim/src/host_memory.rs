@@ -6,7 +6,8 @@
 //!
 //! Results never depend on it: a run that fits never sees it, and one that does not stops with
 //! `Error::NoMemory` (a report as of the stop, S16). It reads `/proc/meminfo` (Linux; elsewhere
-//! it does nothing), paced by the host clock, which it reads every [`CHECK_EVERY`] events.
+//! it does nothing), paced by the host clock, which it reads every [`CHECK_EVERY`] events:
+//! once a second while there is room to spare, up to every 10 ms close to the limit.
 
 use std::time::{Duration, Instant};
 
@@ -15,9 +16,19 @@ use mpsim_proto::error::Error;
 /// Events between two looks at the host clock (a look is about 40 ns; an event 100 ns and up).
 pub(crate) const CHECK_EVERY: u64 = 64;
 
-/// Host time between two reads of `/proc/meminfo` (a read is about 30 us). Fast enough for the
-/// fastest growth a host can page in (a few GB/s) to use a fraction of the margin in between.
-const PERIOD: Duration = Duration::from_millis(10);
+/// The fastest a process takes memory from the host, bytes per second of host time: fresh
+/// pages are faulted in one by one, a few GB/s on any machine (0.3 GB/s on the reference one).
+const FASTEST_GROWTH: u64 = 8 << 30;
+
+/// Host time between two reads of the host's memory (a read is about 100 us: a handful of
+/// files): the time the fastest growth would take to use up what is left above the floor, but
+/// no less than 10 ms and no more than a second. A run with room to spare then reads it once
+/// a second; one close to the floor, every 10 ms.
+fn period(available: u64, floor: u64) -> Duration {
+    let headroom = available.saturating_sub(floor);
+    Duration::from_secs_f64(headroom as f64 / FASTEST_GROWTH as f64)
+        .clamp(Duration::from_millis(10), Duration::from_secs(1))
+}
 
 /// The least memory a run leaves the host before it is stopped: 1% of the host's memory, and
 /// never less than 128 MiB.
@@ -133,8 +144,10 @@ pub(crate) fn check_fits(n: u32, per_rank: u64) -> Result<(), Error> {
 pub(crate) struct Watch {
     /// Bytes the run must leave the host; `None`: the default for the host's size.
     floor: Option<u64>,
-    /// When `/proc/meminfo` was read last; `None` before the first read (made at once).
+    /// When the host's memory was read last; `None` before the first read (made at once).
     last: Option<Instant>,
+    /// Host time until the next read ([`period`]).
+    wait: Duration,
     /// No `/proc/meminfo` here: nothing to watch.
     off: bool,
 }
@@ -146,6 +159,7 @@ impl Watch {
         Watch {
             floor,
             last: None,
+            wait: Duration::ZERO,
             off: false,
         }
     }
@@ -156,7 +170,7 @@ impl Watch {
     #[cold]
     #[inline(never)]
     pub fn tick(&mut self, events: u64, now: u64, ranks: u32) -> Option<Error> {
-        if self.off || self.last.is_some_and(|t| t.elapsed() < PERIOD) {
+        if self.off || self.last.is_some_and(|t| t.elapsed() < self.wait) {
             return None;
         }
         self.last = Some(Instant::now());
@@ -165,6 +179,7 @@ impl Watch {
             return None;
         };
         let floor = self.floor.unwrap_or_else(|| default_floor(total));
+        self.wait = period(available, floor);
         (available < floor).then(|| Error::NoMemory {
             what: format!(
                 "the host's memory is nearly exhausted ({:.2} GiB of {:.1} GiB left available, \
@@ -181,7 +196,9 @@ impl Watch {
 
 #[cfg(test)]
 mod tests {
-    use super::{Watch, cgroup_limit, check_fits, default_floor, parse_meminfo};
+    use std::time::Duration;
+
+    use super::{Watch, cgroup_limit, check_fits, default_floor, parse_meminfo, period};
     use mpsim_proto::error::Error;
 
     #[test]
@@ -224,6 +241,16 @@ mod tests {
     fn the_floor_is_a_hundredth_of_the_host_and_at_least_128_mib() {
         assert_eq!(default_floor(24 << 30), (24 << 30) / 100);
         assert_eq!(default_floor(1 << 30), 128 << 20);
+    }
+
+    /// The host is read again before the fastest growth could use up the room above the floor.
+    #[test]
+    fn the_watch_looks_more_often_close_to_the_floor() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(period(20 * GIB, GIB), Duration::from_secs(1));
+        assert_eq!(period(2 * GIB, GIB), Duration::from_millis(125));
+        assert_eq!(period(GIB, GIB), Duration::from_millis(10));
+        assert_eq!(period(0, GIB), Duration::from_millis(10));
     }
 
     #[test]
