@@ -5,9 +5,10 @@
 //! out-of-memory killer ends the process with SIGKILL and not a word, after minutes of paging.
 //!
 //! Results never depend on it: a run that fits never sees it, and one that does not stops with
-//! `Error::NoMemory` (a report as of the stop, S16). It reads `/proc/meminfo` (Linux; elsewhere
-//! it does nothing), paced by the host clock, which it reads every [`CHECK_EVERY`] events:
-//! once a second while there is room to spare, up to every 10 ms close to the limit.
+//! `Error::NoMemory` (a report as of the stop, S16). It reads `/proc/meminfo` and the memory
+//! files of the process's own control group (Linux; elsewhere it does nothing), paced by the
+//! host clock, which it reads every [`CHECK_EVERY`] events: once a second while there is room
+//! to spare, up to every 10 ms close to the limit.
 
 use std::time::{Duration, Instant};
 
@@ -32,7 +33,7 @@ fn period(available: u64, floor: u64) -> Duration {
 
 /// The least memory a run leaves the host before it is stopped: 1% of the host's memory, and
 /// never less than 128 MiB.
-pub fn default_floor(total: u64) -> u64 {
+pub(crate) fn default_floor(total: u64) -> u64 {
     (total / 100).max(128 << 20)
 }
 

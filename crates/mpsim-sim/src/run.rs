@@ -103,7 +103,8 @@ const OBSERVE_EVERY: u64 = 1 << 16;
 const _: () = assert!(OBSERVE_EVERY.is_multiple_of(CHECK_EVERY));
 
 /// Like [`simulate`], calling `observe` every 65,536 events and once at the end. The observer
-/// sees the run; it cannot change it (a progress bar reads the wall clock, the run never does).
+/// sees the run; it cannot change it (a progress bar reads the wall clock; the run reads it
+/// only to pace its watch on the host's memory, `host_memory`).
 pub fn simulate_observed<'a, F, Fut>(
     options: &Options,
     program: &'a F,

@@ -77,8 +77,7 @@ where
     F: Fn(Rank) -> Fut,
     Fut: Future<Output = Result<(), Error>>,
 {
-    let program = move |rt: Rc<dyn RankRuntime>| program(Rank(rt));
-    simulate(&Options::new(ranks, model), &program)
+    run_with(&Options::new(ranks, model), program)
 }
 
 pub fn clocks(o: &Outcome) -> Vec<u64> {
