@@ -140,9 +140,18 @@ pub(crate) fn check_fits(n: u32, per_rank: u64) -> Result<(), Error> {
     })
 }
 
-/// Watches the host's available memory during a run: [`Watch::tick`] every
-/// [`CHECK_EVERY`] events; an error once less than the floor is left.
-pub(crate) struct Watch {
+/// Watches the host's available memory during a run (the simulator's run loop, and the
+/// launcher during a threads run): [`MemoryWatch::poll`] as often as one likes; it reads the
+/// host only once per period and says when less than the floor is left.
+///
+/// ```
+/// use mpsim_sim::MemoryWatch;
+///
+/// let mut relaxed = MemoryWatch::new(Some(0));
+/// assert!(relaxed.poll().is_none(), "nothing is ever below a floor of 0 bytes");
+/// ```
+#[derive(Debug)]
+pub struct MemoryWatch {
     /// Bytes the run must leave the host; `None`: the default for the host's size.
     floor: Option<u64>,
     /// When the host's memory was read last; `None` before the first read (made at once).
@@ -153,11 +162,35 @@ pub(crate) struct Watch {
     off: bool,
 }
 
-impl Watch {
-    /// A watch that stops the run when less than `floor` bytes are left available (`None`:
-    /// [`default_floor`]).
+/// What [`MemoryWatch::poll`] found when the host was short of memory, bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shortage {
+    /// Left available (`MemAvailable`, or the room under the process's cgroup limit).
+    pub available: u64,
+    /// The host's memory, or the cgroup's limit.
+    pub total: u64,
+    /// The floor the run was to leave free.
+    pub floor: u64,
+}
+
+impl std::fmt::Display for Shortage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the host's memory is nearly exhausted ({:.2} GiB of {:.1} GiB left available, \
+             {:.2} GiB kept free)",
+            self.available as f64 / GIB,
+            self.total as f64 / GIB,
+            self.floor as f64 / GIB
+        )
+    }
+}
+
+impl MemoryWatch {
+    /// A watch that reports a shortage when less than `floor` bytes are left available
+    /// (`None`: 1% of the host's memory, at least 128 MiB).
     pub fn new(floor: Option<u64>) -> Self {
-        Watch {
+        MemoryWatch {
             floor,
             last: None,
             wait: Duration::ZERO,
@@ -165,12 +198,11 @@ impl Watch {
         }
     }
 
-    /// Looks at the host clock and, once per period, at the host's memory: the error to stop
-    /// the run with when it is nearly exhausted. `events` and `now` (virtual ns) say where the
-    /// run has got to, for the message.
+    /// Looks at the host clock and, once per period (at once on the first call), at the
+    /// host's memory: `Some` when less than the floor is left.
     #[cold]
     #[inline(never)]
-    pub fn tick(&mut self, events: u64, now: u64, ranks: u32) -> Option<Error> {
+    pub fn poll(&mut self) -> Option<Shortage> {
         if self.off || self.last.is_some_and(|t| t.elapsed() < self.wait) {
             return None;
         }
@@ -181,15 +213,23 @@ impl Watch {
         };
         let floor = self.floor.unwrap_or_else(|| default_floor(total));
         self.wait = period(available, floor);
-        (available < floor).then(|| Error::NoMemory {
+        (available < floor).then_some(Shortage {
+            available,
+            total,
+            floor,
+        })
+    }
+
+    /// [`MemoryWatch::poll`] in the simulator's run loop, every [`CHECK_EVERY`] events: the
+    /// error to stop the run with, saying where it got to (`events`, virtual time `now`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn tick(&mut self, events: u64, now: u64, ranks: u32) -> Option<Error> {
+        self.poll().map(|shortage| Error::NoMemory {
             what: format!(
-                "the host's memory is nearly exhausted ({:.2} GiB of {:.1} GiB left available, \
-                 {:.2} GiB kept free) after {events} events at virtual time {now} ns: the run \
-                 was stopped before the system kills it. {ranks} ranks and what their programs \
-                 hold do not fit this host; try fewer ranks or smaller data per rank",
-                available as f64 / GIB,
-                total as f64 / GIB,
-                floor as f64 / GIB
+                "{shortage} after {events} events at virtual time {now} ns: the run was \
+                 stopped before the system kills it. {ranks} ranks and what their programs \
+                 hold do not fit this host; try fewer ranks or smaller data per rank"
             ),
         })
     }
@@ -199,7 +239,7 @@ impl Watch {
 mod tests {
     use std::time::Duration;
 
-    use super::{Watch, cgroup_limit, check_fits, default_floor, parse_meminfo, period};
+    use super::{MemoryWatch, cgroup_limit, check_fits, default_floor, parse_meminfo, period};
     use mpsim_proto::error::Error;
 
     #[test]
@@ -266,7 +306,7 @@ mod tests {
         if std::fs::read_to_string("/proc/meminfo").is_err() {
             return;
         }
-        match Watch::new(Some(u64::MAX)).tick(640, 5_000, 3) {
+        match MemoryWatch::new(Some(u64::MAX)).tick(640, 5_000, 3) {
             Some(Error::NoMemory { what }) => assert!(
                 what.contains("after 640 events at virtual time 5000 ns")
                     && what.contains("3 ranks"),
@@ -274,7 +314,7 @@ mod tests {
             ),
             other => panic!("expected NoMemory, got {other:?}"),
         }
-        let mut relaxed = Watch::new(Some(0));
+        let mut relaxed = MemoryWatch::new(Some(0));
         assert!(relaxed.tick(64, 0, 1).is_none());
         assert!(relaxed.last.is_some(), "the first tick reads the host");
     }

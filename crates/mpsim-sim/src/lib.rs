@@ -13,6 +13,8 @@
 //!   files (`model.toml` plus CSV delay tables), [`Model::load`], [`Model::write_to`].
 //! - [`simulate`], [`Options`], [`Outcome`]: running a program.
 //! - [`Report`]: what a run predicts.
+//! - [`MemoryWatch`]: the host's memory, watched so that a run too big for it ends with an
+//!   error, not a kill.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -29,6 +31,7 @@ mod stats;
 pub mod units;
 mod waits;
 
+pub use host_memory::{MemoryWatch, Shortage};
 pub use model::{ComputeMode, CpuModel, DelayTable, Model, ModelError};
 pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 /// The trace type every backend fills (`mpsim_proto::trace`); the simulator's is in virtual

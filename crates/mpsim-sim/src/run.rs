@@ -14,7 +14,7 @@ use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::Trace;
 
 use crate::event::DELIVERY;
-use crate::host_memory::{self, CHECK_EVERY, Watch};
+use crate::host_memory::{self, CHECK_EVERY, MemoryWatch};
 use crate::kernel::{Kernel, RankState, vec_for};
 use crate::model::{ComputeMode, Model};
 use crate::rank::SimRank;
@@ -148,7 +148,7 @@ where
     kernel.borrow_mut().schedule_start();
 
     let mut cx = Context::from_waker(Waker::noop());
-    let mut watch = Watch::new(options.memory_floor);
+    let mut watch = MemoryWatch::new(options.memory_floor);
     loop {
         // One borrow per event, from the pop to the program's poll (a borrow is a check and
         // two writes of the flag), or per delivery and the resume it makes next.
@@ -304,7 +304,12 @@ fn refused(error: Error, compute: ComputeMode) -> Outcome {
 /// [`OBSERVE_EVERY`]th (for deliveries and resumes alike), and the host's memory is watched
 /// every [`CHECK_EVERY`]th: the run stops once the host has next to none left.
 #[inline(always)]
-fn enter_event(k: &mut Kernel, time: u64, observe: &mut dyn FnMut(Progress), watch: &mut Watch) {
+fn enter_event(
+    k: &mut Kernel,
+    time: u64,
+    observe: &mut dyn FnMut(Progress),
+    watch: &mut MemoryWatch,
+) {
     k.now = time;
     k.events += 1;
     if k.events.is_multiple_of(CHECK_EVERY) {

@@ -24,4 +24,4 @@ mod rank;
 mod run;
 mod trace;
 
-pub use run::{Options, Outcome, run};
+pub use run::{Options, Outcome, run, run_watched};

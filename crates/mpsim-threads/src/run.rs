@@ -93,6 +93,21 @@ where
     F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>>,
 {
+    run_watched(options, program, &mut || None)
+}
+
+/// [`run`], with `check` called on the launching thread every 1 to 50 ms while the ranks run:
+/// an error it returns ends the run as a rank's would (every rank stops at its next call).
+/// The launcher watches the host's memory with it.
+pub fn run_watched<F, Fut>(
+    options: &Options,
+    program: F,
+    check: &mut dyn FnMut() -> Option<Error>,
+) -> Outcome
+where
+    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    Fut: Future<Output = Result<(), Error>>,
+{
     let n = options.ranks;
     let shared = Arc::new(Shared {
         mailboxes: (0..n).map(|_| Mailbox::new()).collect(),
@@ -168,7 +183,7 @@ where
                 }
             }
         }
-        watch(&shared);
+        watch(&shared, check);
         threads
             .into_iter()
             .map(|t| {
@@ -188,8 +203,9 @@ where
 }
 
 /// The launching thread: returns when every rank finished; declares a deadlock when every
-/// unfinished rank is parked, no mailbox holds a packet, and no packet moved between two looks.
-fn watch(shared: &Shared) {
+/// unfinished rank is parked, no mailbox holds a packet, and no packet moved between two looks;
+/// ends the run with the error `check` returns, if it does.
+fn watch(shared: &Shared, check: &mut dyn FnMut() -> Option<Error>) {
     let mut interval = Duration::from_millis(1);
     let mut last: Option<u64> = None;
     loop {
@@ -214,6 +230,11 @@ fn watch(shared: &Shared) {
         }
         if all_finished {
             return;
+        }
+        if !shared.abort.load(Ordering::Acquire)
+            && let Some(e) = check()
+        {
+            shared.fail(e);
         }
         if !stuck || shared.abort.load(Ordering::Acquire) {
             last = None;
@@ -243,4 +264,43 @@ fn deadlock_report(shared: &Shared) -> String {
         }
     }
     deadlock::report(&lines, &edge)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+    use std::rc::Rc;
+
+    use mpsim_proto::error::Error;
+    use mpsim_proto::p2p::Config;
+    use mpsim_proto::runtime::RankRuntime;
+
+    use super::{Options, run_watched};
+
+    /// An error from the launcher's check (the host's memory running out) ends a run whose
+    /// ranks wait for something that never comes, before the deadlock watch would.
+    #[test]
+    fn a_failed_check_ends_the_run_with_its_error() {
+        let options = Options {
+            ranks: 2,
+            config: Config::default(),
+            trace: false,
+        };
+        let wait_forever = |rt: Rc<dyn RankRuntime>| async move {
+            poll_fn(|cx| rt.poll_arrival(0, "probe", cx)).await
+        };
+        let mut looks = 0;
+        let mut check = || {
+            looks += 1;
+            Some(Error::NoMemory {
+                what: "the host's memory is nearly exhausted".into(),
+            })
+        };
+        let outcome = run_watched(&options, wait_forever, &mut check);
+        match outcome.error {
+            Some(Error::NoMemory { what }) => assert!(what.contains("nearly exhausted"), "{what}"),
+            other => panic!("expected NoMemory, got {other:?}"),
+        }
+        assert_eq!(looks, 1, "a failed run is not checked again");
+    }
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, ValueEnum};
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::Config;
-use mpsim_sim::{ComputeMode, Model, ModelFile, ModelFileError, Outcome};
+use mpsim_sim::{ComputeMode, MemoryWatch, Model, ModelFile, ModelFileError, Outcome};
 
 use crate::comm::Comm;
 use crate::measured::MeasuredReport;
@@ -321,7 +321,26 @@ impl Launcher {
             config,
             trace: trace || self.args.trace.is_some(),
         };
-        mpsim_threads::run(&options, |rt| program(Comm::world(rt)))
+        // As the simulator does: a run that is about to exhaust the host's memory stops with
+        // an error rather than be killed without a word. Its ranks are real threads, which
+        // stop at their next call: one that only computes may still be killed, so the reason
+        // is said at once too.
+        let mut memory = MemoryWatch::new(None);
+        let ranks = self.args.ranks;
+        let mut check = || {
+            let shortage = memory.poll()?;
+            eprintln!(
+                "mpsim: {shortage}: stopping the run (each rank stops at its next mpsim call; \
+                 one that only computes may still be killed by the system)"
+            );
+            Some(Error::NoMemory {
+                what: format!(
+                    "{shortage}: the run was stopped before the system kills it; {ranks} ranks \
+                     and what their programs hold do not fit this host"
+                ),
+            })
+        };
+        mpsim_threads::run_watched(&options, |rt| program(Comm::world(rt)), &mut check)
     }
 
     /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is
