@@ -10,7 +10,8 @@
 //! sender computes (`spec/p2p.md` §1, P28).
 //!
 //! Waiting: a rank spins briefly, then parks. The launching thread watches for deadlock: every
-//! unfinished rank parked, every mailbox empty, no packet sent between two looks.
+//! unfinished rank parked, every mailbox empty, no packet sent between two looks; and runs the
+//! driver's check between looks (`run_watched`: the launcher's watch on the host's memory).
 //!
 //! Tracing (`Options::trace`, `--trace`): each rank records its waits, computes and messages in
 //! host time into its own buffer; the buffers become one `mpsim_proto::trace::Trace` at the
