@@ -3,9 +3,9 @@
 //! threads.
 //!
 //! Transport: each rank owns its `Endpoint` outright (no lock on it). Peers push packets into
-//! their [`lane`](lane::Lane) to the rank (one single-producer FIFO per ordered pair, registered
-//! in the rank's [`mailbox`](mailbox::Mailbox)) and unpark its thread if it is parked; the rank takes them in
-//! whenever it calls the library. Payloads are the sender's copy, taken by the receiver when a
+//! their lane to the rank (`lane::Lane`: one single-producer FIFO per ordered pair, registered
+//! in the rank's `mailbox::Mailbox`) and unpark its thread if it is parked; the rank takes them
+//! in whenever it calls the library. Payloads are the sender's copy, taken by the receiver when a
 //! receive matches (receiver-read rendezvous), so a matched transfer completes even while the
 //! sender computes (`spec/p2p.md` §1, P28).
 //!
