@@ -186,6 +186,20 @@ impl std::fmt::Display for Shortage {
     }
 }
 
+impl Shortage {
+    /// The error that stops a run of `ranks` ranks for this shortage; `at` says where the run
+    /// had got to, if anything (" after N events ...").
+    pub fn error(&self, ranks: u32, at: &str) -> Error {
+        Error::NoMemory {
+            what: format!(
+                "{self}{at}: the run was stopped before the system kills it. {ranks} ranks and \
+                 what their programs hold do not fit this host; try fewer ranks or smaller data \
+                 per rank"
+            ),
+        }
+    }
+}
+
 impl MemoryWatch {
     /// A watch that reports a shortage when less than `floor` bytes are left available
     /// (`None`: 1% of the host's memory, at least 128 MiB).
@@ -225,13 +239,11 @@ impl MemoryWatch {
     #[cold]
     #[inline(never)]
     pub(crate) fn tick(&mut self, events: u64, now: u64, ranks: u32) -> Option<Error> {
-        self.poll().map(|shortage| Error::NoMemory {
-            what: format!(
-                "{shortage} after {events} events at virtual time {now} ns: the run was \
-                 stopped before the system kills it. {ranks} ranks and what their programs \
-                 hold do not fit this host; try fewer ranks or smaller data per rank"
-            ),
-        })
+        let shortage = self.poll()?;
+        Some(shortage.error(
+            ranks,
+            &format!(" after {events} events at virtual time {now} ns"),
+        ))
     }
 }
 

@@ -12,6 +12,11 @@ use mpsim_sim::{ComputeMode, MemoryWatch, Model, ModelFile, ModelFileError, Outc
 use crate::comm::Comm;
 use crate::measured::MeasuredReport;
 
+/// What each rank of a threads run measured, from the trace it recorded.
+fn measured_report(outcome: &mpsim_threads::Outcome) -> MeasuredReport {
+    MeasuredReport::new("threads", outcome.trace.as_ref(), &outcome.finish_ns)
+}
+
 /// Where a program runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -292,8 +297,7 @@ impl Launcher {
             return (MeasuredReport::new("threads", None, &[]), Some(e));
         }
         let outcome = self.run_threads(program, true);
-        let report = MeasuredReport::new("threads", outcome.trace.as_ref(), &outcome.finish_ns);
-        (report, outcome.error)
+        (measured_report(&outcome), outcome.error)
     }
 
     /// The error of a launcher with no ranks, which no backend can run.
@@ -333,12 +337,7 @@ impl Launcher {
                 "mpsim: {shortage}: stopping the run (each rank stops at its next mpsim call; \
                  one that only computes may still be killed by the system)"
             );
-            Some(Error::NoMemory {
-                what: format!(
-                    "{shortage}: the run was stopped before the system kills it; {ranks} ranks \
-                     and what their programs hold do not fit this host"
-                ),
-            })
+            Some(shortage.error(ranks, ""))
         };
         mpsim_threads::run_watched(&options, |rt| program(Comm::world(rt)), &mut check)
     }
@@ -357,8 +356,7 @@ impl Launcher {
             Backend::Threads => {
                 let outcome = self.run_threads(program, self.args.report.is_some());
                 if let Some(format) = self.args.report {
-                    let report =
-                        MeasuredReport::new("threads", outcome.trace.as_ref(), &outcome.finish_ns);
+                    let report = measured_report(&outcome);
                     match format {
                         ReportFormat::Text => print!("{report}"),
                         ReportFormat::Json => println!("{}", report.to_json()),
