@@ -220,6 +220,13 @@ pub enum Error {
         /// What was asked for.
         what: String,
     },
+    /// A broken invariant of mpsim itself (a bug to report), stopping the run rather than
+    /// giving a wrong result.
+    #[error("internal error: {what} (this is a bug in mpsim)")]
+    Internal {
+        /// What went wrong.
+        what: String,
+    },
     /// The run was ended because another rank failed.
     #[error("rank {rank}: aborted because {cause}")]
     Aborted {
@@ -266,6 +273,7 @@ impl Error {
             }
             Error::Deadlock { .. }
             | Error::Unsupported { .. }
+            | Error::Internal { .. }
             | Error::Aborted { .. }
             | Error::InvalidArgument { .. }
             | Error::NoMemory { .. }

@@ -280,7 +280,7 @@ impl Queue {
     /// The key of the earliest event, removed from the queue. A resume's body is its creator
     /// (`Body::Resume { rank: key.creator }`); a delivery's is taken next, with
     /// [`Queue::take_delivery`].
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<Key> {
         if let Some(key) = self.front.take() {
             // A delivery's body stays in `delivery` for `take_delivery`.
@@ -290,6 +290,17 @@ impl Queue {
             return Some(self.pop_while_starting());
         }
         self.pop_heap()
+    }
+
+    /// The time of the earliest event, if any.
+    pub fn peek_time(&self) -> Option<u64> {
+        if let Some(key) = self.front {
+            return Some(key.time);
+        }
+        match (self.heap_min(), self.start_key()) {
+            (Some(h), Some(s)) => Some(h.min(s).time),
+            (h, s) => h.or(s).map(|k| k.time),
+        }
     }
 
     /// `pop` when the earliest event is a resume in the front slot, else `None` (and nothing

@@ -48,6 +48,8 @@ impl Default for LastSend {
 #[derive(Debug, Default)]
 pub(crate) struct Channels {
     others: FxHashMap<(u32, u32), u64>,
+    /// Channels in `others` after the last [`Channels::prune`].
+    pruned_len: usize,
 }
 
 impl Channels {
@@ -107,6 +109,18 @@ impl Channels {
 
     /// Whether any channel is in the map: when none is, a delivery has nothing to forget
     /// (`delivered`), and the kernel need not look up the sender's slot.
+    /// Forgets channels whose last message arrived by `now`, the earliest time any rank of
+    /// this map can send again: a later message arrives after `now` anyway, so they no longer
+    /// bear on any arrival. For a parallel run's partitions, whose receivers are in other
+    /// partitions and cannot call [`Channels::delivered`]; a sweep of the map once it has
+    /// doubled since the last one.
+    pub fn prune(&mut self, now: u64) {
+        if self.others.len() > 2 * self.pruned_len.max(32) {
+            self.others.retain(|_, last| *last > now);
+            self.pruned_len = self.others.len();
+        }
+    }
+
     #[inline]
     pub fn any_in_map(&self) -> bool {
         !self.others.is_empty()

@@ -135,6 +135,20 @@ pub(crate) struct Kernel {
     wake_ns: u64,
     /// The longest blocking waits so far, for the report.
     pub top_waits: TopWaits,
+    /// The first rank of this kernel's partition: `ranks[i]` is rank `base + i` (0 but in a
+    /// parallel run, `parallel.rs`).
+    base: u32,
+    /// Ranks in the whole run (`ranks` holds this partition's).
+    pub total: u32,
+    /// The end of the lookahead window being run (`partition.rs`): a packet to another
+    /// partition must arrive at or after it.
+    pub window_end: u64,
+    /// Events for ranks of other partitions made in this window, in the order made.
+    pub remote: Vec<(Key, Body)>,
+    /// The key of the event being run (errors and trace records are placed by it).
+    pub current: Key,
+    /// The key of the event of the first error (`stop`).
+    pub stop_key: Key,
 }
 
 /// Room for `n` items in a new vector, or an out-of-memory error naming `what` they are and
@@ -157,16 +171,29 @@ pub(crate) fn vec_for<T>(n: u32, what: &str) -> Result<Vec<T>, Error> {
 }
 
 impl Kernel {
+    /// A kernel for all `ranks` ranks of a run.
+    #[cfg(test)]
     pub fn new(model: Model, ranks: u32, strict_ready: bool) -> Result<Self, Error> {
-        let mut states = vec_for(ranks, "the simulator's rank table")?;
+        Self::partition(model, 0..ranks, ranks, strict_ready)
+    }
+
+    /// A kernel for the ranks `part` of a run of `total` ranks.
+    pub fn partition(
+        model: Model,
+        part: std::ops::Range<u32>,
+        total: u32,
+        strict_ready: bool,
+    ) -> Result<Self, Error> {
+        let mut states = vec_for(part.len() as u32, "the simulator's rank table")?;
         let config = Arc::new(Config {
             eager_threshold: model.eager_threshold,
             system_buffer: model.system_buffer,
             strict_ready,
             bsend_overhead: model.bsend_overhead,
         });
-        let wake_ns = model.cpu.wake_ns(ranks);
-        states.extend((0..ranks).map(|r| RankState {
+        let wake_ns = model.cpu.wake_ns(total);
+        let base = part.start;
+        states.extend(part.map(|r| RankState {
             clock: 0,
             endpoint: {
                 let mut ep = Endpoint::new(r, Arc::clone(&config));
@@ -202,7 +229,30 @@ impl Kernel {
             messages_sent: 0,
             outbox: None,
             top_waits: TopWaits::default(),
+            base,
+            total,
+            window_end: 0,
+            remote: Vec::new(),
+            current: Key::new(0, RESUME, 0, 0),
+            stop_key: Key::new(0, RESUME, 0, 0),
         })
+    }
+
+    /// Where rank `rank`'s state is in `ranks`.
+    #[inline(always)]
+    pub fn at(&self, rank: u32) -> usize {
+        rank.wrapping_sub(self.base) as usize
+    }
+
+    /// Whether rank `rank` is in this kernel's partition.
+    #[inline(always)]
+    pub fn is_local(&self, rank: u32) -> bool {
+        self.at(rank) < self.ranks.len()
+    }
+
+    /// The first rank of this kernel's partition.
+    pub fn base(&self) -> u32 {
+        self.base
     }
 
     /// The machine model.
@@ -213,7 +263,8 @@ impl Kernel {
 
     /// Schedules `rank` to resume its program at `time` (once).
     pub fn schedule_resume(&mut self, rank: u32, time: u64) {
-        let r = &mut self.ranks[rank as usize];
+        let i = self.at(rank);
+        let r = &mut self.ranks[i];
         resume(&mut self.queue, r, rank, time);
     }
 
@@ -225,7 +276,8 @@ impl Kernel {
             r.resume_scheduled = true;
             r.made = 1;
         }
-        self.queue.push_start(0..self.ranks.len() as u32);
+        self.queue
+            .push_start(self.base..self.base + self.ranks.len() as u32);
     }
 
     /// Sends what `rank`'s endpoint produced at time `t` (`outputs`, which the caller took
@@ -257,7 +309,8 @@ impl Kernel {
     /// back.
     #[inline]
     pub fn lend_outbox(&mut self, rank: u32) -> &mut Endpoint<Payload> {
-        let ep = &mut self.ranks[rank as usize].endpoint;
+        let i = self.at(rank);
+        let ep = &mut self.ranks[i].endpoint;
         ep.lend_outbox(&mut self.outbox);
         ep
     }
@@ -291,7 +344,8 @@ impl Kernel {
     /// comes here once per simulated message.
     #[inline(always)]
     fn wake(&mut self, rank: u32, t: u64) {
-        let r = &mut self.ranks[rank as usize];
+        let i = self.at(rank);
+        let r = &mut self.ranks[i];
         if r.wait.is_some() {
             let at = r.wake_at(t, self.wake_ns);
             resume(&mut self.queue, r, rank, at);
@@ -307,7 +361,8 @@ impl Kernel {
             // The run is over: nothing is sent any more (as `flush` drops queued packets).
             return;
         }
-        let r = &mut self.ranks[rank as usize];
+        let i = self.at(rank);
+        let r = &mut self.ranks[i];
         let n = r.next_event();
         let time = match &tx.packet {
             Packet::Message {
@@ -339,40 +394,69 @@ impl Kernel {
                 arrival
             }
             Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
-            // Behind the channel's messages (FIFO), at once otherwise.
-            Packet::CancelSend { .. } | Packet::CancelReply { .. } => self
-                .channels
-                .last(&r.last_send, rank, tx.to)
-                .map_or(t, |last| t.max(last)),
+            // A control message like an ack (S12), behind the channel's messages (FIFO).
+            Packet::CancelSend { .. } | Packet::CancelReply { .. } => {
+                let at = t.saturating_add(self.model.ack_latency_ns);
+                self.channels
+                    .last(&r.last_send, rank, tx.to)
+                    .map_or(at, |last| at.max(last))
+            }
         };
         let key = Key::new(time, DELIVERY, rank, n);
-        self.queue.push(
-            key,
-            Body::Deliver {
-                from: rank,
-                to: tx.to,
-                sent_at: t,
-                packet: tx.packet,
-            },
-        );
+        let body = Body::Deliver {
+            from: rank,
+            to: tx.to,
+            sent_at: t,
+            packet: tx.packet,
+        };
+        if self.is_local(tx.to) {
+            self.queue.push(key, body);
+        } else {
+            self.send_remote(key, body);
+        }
     }
 
-    /// Delivers a packet, sent at `sent_at`, at the current time.
+    /// Holds an event for a rank of another partition until the window ends. It cannot fall
+    /// inside the window: nothing arrives sooner than the lookahead after it is sent.
+    #[cold]
+    #[inline(never)]
+    fn send_remote(&mut self, key: Key, body: Body) {
+        if key.time < self.window_end {
+            let err = Error::Internal {
+                what: format!(
+                    "a packet from rank {} arrives at {} ns, inside the lookahead window that \
+                     ends at {} ns",
+                    key.creator(),
+                    key.time,
+                    self.window_end
+                ),
+            };
+            self.fail(err, self.now);
+        }
+        self.remote.push((key, body));
+    }
+
+    /// Delivers a packet, sent at `sent_at`, at the current time. Inlined into the run loop,
+    /// its one caller (half of a ring's events).
+    #[inline(always)]
     pub fn deliver(&mut self, from: u32, to: u32, sent_at: u64, packet: Packet<Payload>) {
         let t = self.now;
         let message = match &packet {
             Packet::Message {
                 payload, protocol, ..
             } => {
-                if self.channels.any_in_map() {
+                // A sender of another partition keeps its channels (`Channels::prune`).
+                if self.channels.any_in_map() && self.is_local(from) {
+                    let i = self.at(from);
                     self.channels
-                        .delivered(&self.ranks[from as usize].last_send, from, to, t);
+                        .delivered(&self.ranks[i].last_send, from, to, t);
                 }
                 Some((*protocol, payload.len()))
             }
             _ => None,
         };
-        let r = &mut self.ranks[to as usize];
+        let i = self.at(to);
+        let r = &mut self.ranks[i];
         if let Some((protocol, bytes)) = message {
             r.stats.received(protocol, bytes);
             // Read by blocking probes only, when the rank runs next.
@@ -396,7 +480,8 @@ impl Kernel {
     /// X1: puts `rank`'s pending per-request overhead on its clock (recorded as an `overhead`
     /// span); returns the new clock if there was any. The rank must then resume no earlier.
     pub fn settle_overhead(&mut self, rank: u32) -> Option<u64> {
-        let r = &mut self.ranks[rank as usize];
+        let i = self.at(rank);
+        let r = &mut self.ranks[i];
         if r.overhead_ns == 0 {
             return None;
         }
@@ -407,6 +492,12 @@ impl Kernel {
         let at = r.clock;
         self.record_span(rank, "overhead", from, at);
         Some(at)
+    }
+
+    /// Forgets channels that no longer bear on arrivals (`Channels::prune`), between the
+    /// windows of a parallel run.
+    pub fn prune_channels(&mut self) {
+        self.channels.prune(self.now);
     }
 
     /// Records a span of `rank`'s time, if it has a length.
@@ -430,12 +521,13 @@ impl Kernel {
     pub fn fail(&mut self, err: Error, t: u64) {
         if self.stop.is_none() {
             self.stop = Some((err, t));
+            self.stop_key = self.current;
         }
     }
 
     /// The context of the first incomplete request of a waiting rank, for reports.
     pub fn describe_wait(&self, rank: u32) -> Option<(String, Option<u32>)> {
-        let r = &self.ranks[rank as usize];
+        let r = &self.ranks[self.at(rank)];
         let w = r.wait?;
         let Some((call, peer, tag, context)) = w.req.and_then(|q| r.endpoint.describe(q)) else {
             return Some((format!("{} since t={} ns", w.call, w.since), None));

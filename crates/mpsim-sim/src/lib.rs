@@ -24,6 +24,8 @@ mod host_memory;
 mod kernel;
 mod model;
 mod model_file;
+mod parallel;
+mod partition;
 mod rank;
 mod report;
 mod run;

@@ -32,6 +32,8 @@ fn flush_rare(k: &mut Kernel, rank: u32, t: u64, outputs: Option<Box<Outbox<Payl
 pub(crate) struct SimRank {
     pub kernel: Rc<RefCell<Kernel>>,
     pub rank: u32,
+    /// Where this rank's state is in its kernel's `ranks` (`Kernel::at`).
+    pub idx: usize,
 }
 
 impl SimRank {
@@ -46,7 +48,7 @@ impl SimRank {
         done: impl FnOnce(&RankState) -> bool,
     ) -> Poll<Result<(), Error>> {
         let mut k = self.kernel.borrow_mut();
-        let r = &mut k.ranks[self.rank as usize];
+        let r = &mut k.ranks[self.idx];
         if done(r) {
             return Poll::Ready(Ok(()));
         }
@@ -56,14 +58,14 @@ impl SimRank {
 
     /// A wait that is not satisfied: the rest of [`SimRank::poll_until`]. Inlined: every
     /// blocking receive that waits comes here once.
-    #[inline]
+    #[inline(always)]
     fn suspend(&self, k: &mut Kernel, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
         // X1: overhead the rank still owes is CPU work before it can block; it waits after.
         if let Some(at) = k.settle_overhead(self.rank) {
             k.schedule_resume(self.rank, at);
             return;
         }
-        let r = &mut k.ranks[self.rank as usize];
+        let r = &mut k.ranks[self.idx];
         let since = r.wait.map_or(r.clock, |w| w.since);
         r.wait = Some(Wait {
             since,
@@ -77,7 +79,7 @@ impl SimRank {
     #[inline]
     fn begin_call(&self) -> (RefMut<'_, Kernel>, u64) {
         let k = self.kernel.borrow_mut();
-        let r = &k.ranks[self.rank as usize];
+        let r = &k.ranks[self.idx];
         debug_assert!(
             k.closed || r.clock == k.now,
             "a rank runs only at the global time"
@@ -106,7 +108,7 @@ impl SimRank {
     fn advance(&self, d: u64, compute: bool) {
         let mut k = self.kernel.borrow_mut();
         k.settle_overhead(self.rank);
-        let r = &mut k.ranks[self.rank as usize];
+        let r = &mut k.ranks[self.idx];
         let from = r.clock;
         r.clock = r.clock.saturating_add(d);
         if compute {
@@ -131,7 +133,7 @@ impl RankRuntime for SimRank {
     }
 
     fn size(&self) -> u32 {
-        self.kernel.borrow().ranks.len() as u32
+        self.kernel.borrow().total
     }
 
     fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
@@ -167,7 +169,7 @@ impl RankRuntime for SimRank {
         error: &mut Option<Error>,
     ) -> WaitPoll {
         let (mut k, t) = self.begin_call();
-        let ep = &mut k.ranks[self.rank as usize].endpoint;
+        let ep = &mut k.ranks[self.idx].endpoint;
         ep.set_now(t);
         // Held here, not sent from the closure: the endpoint is borrowed from the kernel.
         let mut message = None;
@@ -198,7 +200,7 @@ impl RankRuntime for SimRank {
         _cx: &mut Context<'_>,
     ) -> Poll<Result<Completion<Payload>, Error>> {
         let mut k = self.kernel.borrow_mut();
-        let ep = &mut k.ranks[self.rank as usize].endpoint;
+        let ep = &mut k.ranks[self.idx].endpoint;
         if let Some(completion) = ep.take_if_done(req) {
             return Poll::Ready(Ok(completion));
         }
@@ -217,7 +219,7 @@ impl RankRuntime for SimRank {
         error: &mut Option<Error>,
     ) -> WaitPoll {
         let mut k = self.kernel.borrow_mut();
-        let r = &mut k.ranks[self.rank as usize];
+        let r = &mut k.ranks[self.idx];
         match r.endpoint.finish_if_done(req, buf) {
             Some(Ok(status)) => return WaitPoll::ready(status),
             // Stamped as `now_ns` reads the time (X1: the overhead owed is time spent).
@@ -237,12 +239,12 @@ impl RankRuntime for SimRank {
             Posting::Send => k.model().cpu.send_overhead_ns,
             Posting::Recv => k.model().cpu.recv_overhead_ns,
         };
-        let r = &mut k.ranks[self.rank as usize];
+        let r = &mut k.ranks[self.idx];
         r.overhead_ns = r.overhead_ns.saturating_add(o);
     }
 
     fn arrivals(&self) -> u64 {
-        self.kernel.borrow().ranks[self.rank as usize].arrivals
+        self.kernel.borrow().ranks[self.idx].arrivals
     }
 
     fn poll_arrival(
@@ -288,7 +290,7 @@ impl RankRuntime for SimRank {
     fn now_ns(&self) -> u64 {
         // X1: the overhead the rank owes is time it has spent.
         let k = self.kernel.borrow();
-        let r = &k.ranks[self.rank as usize];
+        let r = &k.ranks[self.idx];
         r.clock.saturating_add(r.overhead_ns)
     }
 

@@ -1,25 +1,25 @@
-//! The run loop (`spec/timing.md` §5): pop the earliest event, deliver it or resume its rank,
-//! repeat; nothing left and a rank unfinished is a deadlock. Fits on a screen by design.
+//! A simulated run (`spec/timing.md` §5): its options, its partitions' event loops
+//! (`partition.rs`) on one thread or several (`parallel.rs`), and the outcome made from what
+//! they hand back: nothing left and a rank unfinished is a deadlock.
 
-use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::runtime::RankRuntime;
-use mpsim_proto::trace::Trace;
+use mpsim_proto::trace::{Trace, TraceEvent};
 
-use crate::event::DELIVERY;
-use crate::host_memory::{self, CHECK_EVERY, MemoryWatch};
-use crate::kernel::{Kernel, RankState, vec_for};
+use crate::event::Key;
+use crate::host_memory::{self, CHECK_EVERY};
+use crate::kernel::RankState;
 use crate::model::{ComputeMode, Model};
-use crate::rank::SimRank;
+use crate::parallel;
+use crate::partition::{PartOutcome, Partition, progress};
 use crate::report::Report;
-use crate::waits;
+use crate::waits::TopWaits;
 
 /// The trace's process name: viewers show it above the rank tracks.
 const PROCESS_NAME: &str = "mpsim sim";
@@ -42,6 +42,11 @@ pub struct Options {
     /// memory left available (Linux's `MemAvailable`), rather than be killed by the system
     /// when it runs out; `None`: 1% of the host's memory, at least 128 MiB.
     pub memory_floor: Option<u64>,
+    /// Threads to run the simulation on (1: sequential). Each runs a contiguous block of
+    /// ranks, window by window of the model's lookahead (`spec/timing.md` §5); the report
+    /// and trace are the same, byte for byte, whatever the number. Used only when the
+    /// lookahead is positive, and never more than one per rank.
+    pub workers: u32,
 }
 
 impl Options {
@@ -54,6 +59,7 @@ impl Options {
             spawn_order: None,
             trace: false,
             memory_floor: None,
+            workers: 1,
         }
     }
 }
@@ -70,17 +76,14 @@ pub struct Outcome {
     pub trace: Option<Trace>,
 }
 
-/// The ranks' programs, by rank: boxed one by one (a future must not move once polled), of the
-/// program's own type (the run loop calls its `poll` directly, and a slot is one thin pointer).
-type Slots<Fut> = Vec<Option<Pin<Box<Fut>>>>;
-
 /// Simulates `program` on `options.ranks` ranks.
 ///
 /// `program` is called once per rank with that rank's runtime; the futures are polled only in
-/// virtual-time order, on this thread.
+/// virtual-time order, each on the thread of its partition (this thread unless
+/// [`Options::workers`] asks for more).
 pub fn simulate<'a, F, Fut>(options: &Options, program: &'a F) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut,
+    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     simulate_observed(options, program, &mut |_| {})
@@ -98,181 +101,48 @@ pub struct Progress {
 }
 
 /// Events between two calls of the progress observer.
-const OBSERVE_EVERY: u64 = 1 << 16;
+pub(crate) const OBSERVE_EVERY: u64 = 1 << 16;
 // The observer is called from inside the memory watch's rarer branch (`enter_event`).
 const _: () = assert!(OBSERVE_EVERY.is_multiple_of(CHECK_EVERY));
 
-/// Like [`simulate`], calling `observe` every 65,536 events and once at the end. The observer
-/// sees the run; it cannot change it (a progress bar reads the wall clock; the run reads it
-/// only to pace its watch on the host's memory, `host_memory`).
+/// Like [`simulate`], calling `observe` every 65,536 events or so and once at the end. The
+/// observer sees the run; it cannot change it (a progress bar reads the wall clock; the run
+/// reads it only to pace its watch on the host's memory, `host_memory`).
 pub fn simulate_observed<'a, F, Fut>(
     options: &Options,
     program: &'a F,
     observe: &mut dyn FnMut(Progress),
 ) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut,
+    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     let n = options.ranks;
-    let started: Result<(Kernel, Slots<Fut>), Error> = if n == 0 {
+    let checked = if n == 0 {
         Err(Error::InvalidArgument {
             what: "a simulated run needs at least 1 rank".into(),
         })
     } else {
         host_memory::check_fits(n, least_bytes_per_rank(std::mem::size_of::<Fut>()))
-            .and_then(|()| Kernel::new(options.model.clone(), n, options.strict))
-            .and_then(|k| Ok((k, vec_for(n, "the ranks' program slots")?)))
     };
-    let (kernel, mut futures) = match started {
-        Ok(started) => started,
+    if let Err(e) = checked {
+        return refused(e, options.model.compute);
+    }
+    let workers = parallel::workers(options);
+    if workers > 1 {
+        return parallel::simulate(options, program, workers, observe);
+    }
+    let mut part = match Partition::new(options, program, 0..n) {
+        Ok(part) => part,
         Err(e) => return refused(e, options.model.compute),
     };
-    futures.resize_with(n as usize, || None);
-    let kernel = Rc::new(RefCell::new(kernel));
-    if options.trace {
-        kernel.borrow_mut().trace = Some(Vec::new());
-    }
-    let order: Vec<u32> = options
-        .spawn_order
-        .clone()
-        .filter(|o| is_permutation(o, n))
-        .unwrap_or_else(|| (0..n).collect());
-    for rank in order {
-        let rt: Rc<dyn RankRuntime> = Rc::new(SimRank {
-            kernel: Rc::clone(&kernel),
-            rank,
-        });
-        futures[rank as usize] = Some(Box::pin(program(rt)));
-    }
-    kernel.borrow_mut().schedule_start();
-
-    let mut cx = Context::from_waker(Waker::noop());
-    let mut watch = MemoryWatch::new(options.memory_floor);
-    loop {
-        // One borrow per event, from the pop to the program's poll (a borrow is a check and
-        // two writes of the flag), or per delivery and the resume it makes next.
-        let mut k = kernel.borrow_mut();
-        let Some(mut key) = k.queue.pop() else {
-            break;
-        };
-        if key.class() == DELIVERY {
-            enter_event(&mut k, key.time, observe, &mut watch);
-            let (to, sent_at, packet) = k.queue.take_delivery();
-            k.deliver(key.creator(), to, sent_at, packet);
-            if k.stop.is_some() {
-                break;
-            }
-            // A delivery that completes a waiting rank's receive makes its resume the next
-            // event, in the queue's front: it is taken here, as `pop` would take it, without
-            // letting go of the kernel and starting over.
-            match k.queue.pop_front_resume() {
-                Some(next) => key = next,
-                None => continue,
-            }
-        }
-        enter_event(&mut k, key.time, observe, &mut watch);
-        // A resume: its rank is the event's creator.
-        let rank = key.creator();
-        // The rank's state is looked up once; the trace and the top waits are told of its wait
-        // once it is let go.
-        let floor = k.top_waits.floor();
-        let r = &mut k.ranks[rank as usize];
-        r.resume_scheduled = false;
-        if r.done {
-            continue;
-        }
-        let clock = r.clock.max(key.time);
-        let waited = r.wait.take();
-        if let Some(w) = waited {
-            r.stats.blocked_ns += clock - w.since;
-        }
-        // Measured compute of its last run comes before the rank's next action.
-        let debt = std::mem::take(&mut r.debt_ns);
-        r.clock = clock + debt;
-        if let Some(w) = waited {
-            k.record_span(rank, w.call, w.since, clock);
-            if clock - w.since > floor {
-                waits::offer(&mut k, rank, w.call, w.since, clock, w.req);
-            }
-        }
-        if debt > 0 {
-            k.record_span(rank, "compute", clock, clock + debt);
-            k.schedule_resume(rank, clock + debt);
-            continue;
-        }
-        let measured = k.model().compute == ComputeMode::Measured;
-        drop(k);
-        let fut = futures[rank as usize]
-            .as_mut()
-            .expect("an unfinished rank has its future");
-        let cpu = measured.then(cpu_time::ThreadTime::now);
-        let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
-            .unwrap_or_else(|panic| Poll::Ready(Err(Error::from_panic(rank, &*panic))));
-        let mut k = kernel.borrow_mut();
-        if let Some(cpu) = cpu {
-            let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
-            let ns = k.model().measured_stretch_ns(host_ns, n);
-            let r = &mut k.ranks[rank as usize];
-            r.debt_ns += ns;
-            r.stats.compute_ns += ns;
-        }
-        match polled {
-            Poll::Ready(result) => {
-                futures[rank as usize] = None;
-                k.finished += 1;
-                let r = &mut k.ranks[rank as usize];
-                r.done = true;
-                let owed = std::mem::take(&mut r.overhead_ns);
-                r.stats.overhead_ns += owed;
-                r.clock += std::mem::take(&mut r.debt_ns) + owed;
-                let t = r.clock;
-                let result = result.and_then(|()| pending_at_exit(&k, rank, t));
-                if let Err(mut e) = result {
-                    e.stamp_time(t);
-                    k.fail(e, t);
-                }
-                // Millions of finished ranks should hold no heap memory.
-                k.ranks[rank as usize].endpoint.shrink_to_fit();
-            }
-            Poll::Pending => {
-                let r = &k.ranks[rank as usize];
-                let t = r.clock;
-                if r.wait.is_none() && !r.resume_scheduled {
-                    k.fail(
-                        Error::Unsupported {
-                            what: format!(
-                                "rank {rank} awaited something the simulator does not \
-                                 drive (only mpsim calls may suspend a simulated rank)"
-                            ),
-                        },
-                        t,
-                    );
-                }
-            }
-        }
-        if k.stop.is_some() {
-            break;
-        }
-    }
-    observe(progress(&kernel.borrow()));
-    let (mut outcome, stop_time) = finish(&mut kernel.borrow_mut());
-    // Programs still suspended (a deadlock, a stop on error) are dropped now; their requests'
-    // destructors must not act on the simulation any more.
-    kernel.borrow_mut().closed = true;
-    drop(futures);
-    // The per-rank reports take the ranks' place in memory (an in-place collect: no second
-    // array of millions of entries at the end of a run).
-    let ranks = std::mem::take(&mut kernel.borrow_mut().ranks);
-    outcome.report.ranks = ranks
-        .into_iter()
-        .enumerate()
-        .map(|(rank, r)| {
-            let clock = stop_time.map_or(r.clock, |t| r.clock.min(t));
-            r.stats.report(rank as u32, clock)
-        })
-        .collect();
-    outcome
+    part.run::<false>(u64::MAX, observe);
+    let deadlock = {
+        let k = part.kernel.borrow();
+        observe(progress(&k));
+        k.stop.is_none() && k.finished < n
+    };
+    merge(options, vec![part.close(deadlock)])
 }
 
 /// The memory every rank surely needs when its program's future takes `future_bytes`: its
@@ -285,7 +155,7 @@ fn least_bytes_per_rank(future_bytes: usize) -> u64 {
 
 /// The outcome of a run that could not start: its error, and a report of no ranks that says
 /// why.
-fn refused(error: Error, compute: ComputeMode) -> Outcome {
+pub(crate) fn refused(error: Error, compute: ComputeMode) -> Outcome {
     Outcome {
         report: Report {
             ranks: Vec::new(),
@@ -300,115 +170,123 @@ fn refused(error: Error, compute: ComputeMode) -> Outcome {
     }
 }
 
-/// Global time moves to an event at `time`, which is counted; the observer sees every
-/// [`OBSERVE_EVERY`]th (for deliveries and resumes alike), and the host's memory is watched
-/// every [`CHECK_EVERY`]th: the run stops once the host has next to none left.
-#[inline(always)]
-fn enter_event(
-    k: &mut Kernel,
-    time: u64,
-    observe: &mut dyn FnMut(Progress),
-    watch: &mut MemoryWatch,
-) {
-    k.now = time;
-    k.events += 1;
-    if k.events.is_multiple_of(CHECK_EVERY) {
-        if k.events.is_multiple_of(OBSERVE_EVERY) {
-            observe(progress(k));
-        }
-        if let Some(e) = watch.tick(k.events, time, k.ranks.len() as u32) {
-            k.fail(e, time);
-        }
-    }
-}
-
-fn progress(k: &Kernel) -> Progress {
-    Progress {
-        virtual_ns: k.now,
-        events: k.events,
-        finished: k.finished,
-    }
-}
-
-fn pending_at_exit(k: &Kernel, rank: u32, t: u64) -> Result<(), Error> {
-    let requests = k.ranks[rank as usize].endpoint.pending_requests();
-    if requests.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::PendingAtExit {
-            rank,
-            time_ns: Some(t),
-            requests,
-        })
-    }
-}
-
-/// Builds the report but for its per-rank part (see the caller), and returns the time the run
-/// stopped at on an error; declares a deadlock if ranks are unfinished and nothing can move.
-fn finish(k: &mut Kernel) -> (Outcome, Option<u64>) {
-    if k.stop.is_none() && k.finished < k.ranks.len() as u32 {
-        let report = deadlock_report(k);
-        let t = k.now;
-        k.fail(Error::Deadlock { report }, t);
-    }
-    let stop_time = k.stop.as_ref().map(|(_, t)| *t);
+/// The outcome of a run from what its partitions (in rank order) handed back: the first error
+/// by event key (S16), or a deadlock if ranks are unfinished and nothing could move (S15), and
+/// the report, each clock capped at the stop.
+pub(crate) fn merge(options: &Options, parts: Vec<PartOutcome>) -> Outcome {
+    let n = options.ranks;
+    let events = parts.iter().map(|p| p.events).sum();
+    let finished: u32 = parts.iter().map(|p| p.finished).sum();
+    let now = parts.iter().map(|p| p.now).max().unwrap_or(0);
+    let mut stop: Option<(Error, u64, Key)> = None;
     let mut warnings = Vec::new();
-    for (rank, r) in k.ranks.iter().enumerate() {
-        for (from, e, bytes) in r.endpoint.unexpected_messages() {
-            warnings.push(format!(
-                "a message of {bytes} bytes from rank {from} to rank {rank} (tag {}, context {}) \
-                 was never received",
-                e.tag, e.context.0
-            ));
+    let mut blocked = Vec::new();
+    let mut top_waits = Vec::with_capacity(parts.len());
+    let mut traces = Vec::with_capacity(parts.len());
+    let mut states = Vec::with_capacity(parts.len());
+    for p in parts {
+        if let Some(s) = p.stop
+            && stop.as_ref().is_none_or(|first| s.2 < first.2)
+        {
+            stop = Some(s);
+        }
+        warnings.extend(p.warnings);
+        blocked.extend(p.blocked);
+        top_waits.push(p.top_waits);
+        traces.push((p.trace, p.runs));
+        states.push((p.base, p.states));
+    }
+    let mut stop = stop.map(|(e, t, _)| (e, t));
+    if stop.is_none() && finished < n {
+        stop = Some((
+            Error::Deadlock {
+                report: deadlock_report(n, &blocked),
+            },
+            now,
+        ));
+    }
+    let stop_time = stop.as_ref().map(|(_, t)| *t);
+    let error = stop.map(|(e, _)| e);
+    let trace = options
+        .trace
+        .then(|| Trace::new(PROCESS_NAME, n, merge_traces(traces)));
+    // The per-rank reports take the ranks' place in memory (an in-place collect: no second
+    // array of millions of entries at the end of a run).
+    let mut ranks = Vec::new();
+    for (base, part) in states {
+        let reports = part.into_iter().enumerate().map(|(i, r)| {
+            let clock = stop_time.map_or(r.clock, |t| r.clock.min(t));
+            r.stats.report(base + i as u32, clock)
+        });
+        if ranks.is_empty() {
+            ranks = reports.collect();
+        } else {
+            ranks.extend(reports);
         }
     }
-    let error = k.stop.take().map(|(e, _)| e);
-    let n = k.ranks.len() as u32;
-    let trace = k
-        .trace
-        .take()
-        .map(|events| Trace::new(PROCESS_NAME, n, events));
-    let outcome = Outcome {
+    Outcome {
         trace,
         report: Report {
-            ranks: Vec::new(),
-            events: k.events,
-            top_waits: std::mem::take(&mut k.top_waits).into_list(),
+            ranks,
+            events,
+            top_waits: TopWaits::merge(top_waits).into_list(),
             stopped: error.as_ref().map(ToString::to_string),
             warnings,
-            compute: k.model().compute,
+            compute: options.model.compute,
         },
         error,
-    };
-    (outcome, stop_time)
+    }
+}
+
+/// A partition's trace records, and how many each event made (`Partition::runs`).
+type PartTrace = (Option<Vec<TraceEvent>>, Option<Vec<(Key, u32)>>);
+
+/// The partitions' trace records in the order a sequential run makes them: by the key of the
+/// event that made them (`runs`, when there are several partitions), messages numbered in
+/// that order.
+fn merge_traces(parts: Vec<PartTrace>) -> Vec<TraceEvent> {
+    let mut parts: Vec<_> = parts
+        .into_iter()
+        .map(|(t, runs)| (t.unwrap_or_default().into_iter(), runs.unwrap_or_default()))
+        .collect();
+    if parts.len() == 1 {
+        return parts.pop().map(|(t, _)| t.collect()).unwrap_or_default();
+    }
+    let total = parts.iter().map(|(t, _)| t.len()).sum();
+    let mut out = Vec::with_capacity(total);
+    let mut next: Vec<usize> = vec![0; parts.len()];
+    let mut heap: BinaryHeap<Reverse<(Key, usize)>> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, runs))| runs.first().map(|r| Reverse((r.0, i))))
+        .collect();
+    while let Some(Reverse((_, i))) = heap.pop() {
+        let (records, runs) = &mut parts[i];
+        out.extend(records.by_ref().take(runs[next[i]].1 as usize));
+        next[i] += 1;
+        if let Some(r) = runs.get(next[i]) {
+            heap.push(Reverse((r.0, i)));
+        }
+    }
+    let mut id = 0;
+    for e in &mut out {
+        if let TraceEvent::Message { id: m, .. } = e {
+            id += 1;
+            *m = id;
+        }
+    }
+    out
 }
 
 /// Each blocked rank (S15) and the wait-for cycle that holds the lowest rank.
-fn deadlock_report(k: &Kernel) -> String {
-    let n = k.ranks.len();
-    let mut lines = Vec::new();
-    let mut edges: Vec<Option<u32>> = vec![None; n];
-    for (r, state) in k.ranks.iter().enumerate() {
-        if state.done {
-            continue;
-        }
-        match k.describe_wait(r as u32) {
-            Some((what, peer)) => {
-                edges[r] = peer;
-                lines.push(format!("rank {r} blocked in {what}"));
-            }
-            None => lines.push(format!("rank {r} suspended at t={} ns", state.clock)),
-        }
+fn deadlock_report(n: u32, blocked: &[(u32, String, Option<u32>)]) -> String {
+    let mut edges: Vec<Option<u32>> = vec![None; n as usize];
+    let mut lines = Vec::with_capacity(blocked.len());
+    for (rank, line, edge) in blocked {
+        edges[*rank as usize] = *edge;
+        lines.push(line.clone());
     }
     deadlock::report(&lines, &edges)
-}
-
-fn is_permutation(order: &[u32], n: u32) -> bool {
-    let mut seen = vec![false; n as usize];
-    order.len() == n as usize
-        && order
-            .iter()
-            .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true))
 }
 
 #[cfg(test)]

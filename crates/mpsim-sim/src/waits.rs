@@ -15,6 +15,7 @@ use mpsim_proto::deadlock;
 use mpsim_proto::matching::{ContextId, Source, Tag};
 use mpsim_proto::p2p::ReqId;
 
+use crate::event::Key;
 use crate::kernel::Kernel;
 
 /// How many waits the report lists.
@@ -45,6 +46,8 @@ struct Kept {
     waited_ns: u64,
     /// The request's call, peer, tag and context.
     request: Option<(&'static str, Source, Tag, ContextId)>,
+    /// The event that ended the wait (lists of partitions merge by it, `TopWaits::merge`).
+    ended: Key,
 }
 
 /// The longest waits so far (see the module doc).
@@ -65,6 +68,24 @@ impl TopWaits {
     }
 
     /// The kept waits, longest first.
+    /// The longest waits of `lists` (of a run's partitions): as one list would have kept them,
+    /// since each is sorted as [`offer`] sorts (longer first, then by the event that ended it).
+    pub fn merge(mut lists: Vec<TopWaits>) -> TopWaits {
+        if lists.len() == 1 {
+            // A sequential run's (whose waits do not know the keys of their events).
+            return lists.pop().unwrap_or_default();
+        }
+        let mut list: Vec<Kept> = lists.into_iter().flat_map(|l| l.list).collect();
+        list.sort_by(|a, b| b.waited_ns.cmp(&a.waited_ns).then(a.ended.cmp(&b.ended)));
+        list.truncate(TOP_WAITS);
+        let floor = if list.len() == TOP_WAITS {
+            list[TOP_WAITS - 1].waited_ns
+        } else {
+            0
+        };
+        TopWaits { list, floor }
+    }
+
     pub fn into_list(self) -> Vec<WaitReport> {
         self.list
             .into_iter()
@@ -101,7 +122,7 @@ pub(crate) fn offer(
     if at >= TOP_WAITS {
         return;
     }
-    let request = req.and_then(|q| k.ranks[rank as usize].endpoint.describe(q));
+    let request = req.and_then(|q| k.ranks[k.at(rank)].endpoint.describe(q));
     let list = &mut k.top_waits.list;
     list.insert(
         at,
@@ -111,6 +132,7 @@ pub(crate) fn offer(
             since_ns: since,
             waited_ns,
             request,
+            ended: k.current,
         },
     );
     list.truncate(TOP_WAITS);

@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::cell::RefCell;
+use std::sync::Mutex;
 
 use common::{Rank, run_in_order};
 use mpsim_proto::error::Error;
@@ -28,7 +28,7 @@ fn mix(x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-async fn program(r: Rank, log: &RefCell<Vec<String>>) -> Result<(), Error> {
+async fn program(r: Rank, log: &Mutex<Vec<String>>) -> Result<(), Error> {
     let me = r.me();
     for round in 0..ROUNDS {
         let expected = (0..RANKS)
@@ -47,7 +47,7 @@ async fn program(r: Rank, log: &RefCell<Vec<String>>) -> Result<(), Error> {
             .await;
         for q in recvs {
             let c = r.wait(q).await?;
-            log.borrow_mut().push(format!(
+            log.lock().unwrap().push(format!(
                 "rank {me} got {} bytes from {} tag {} at {}",
                 c.status.bytes,
                 c.status.source,
@@ -64,10 +64,10 @@ async fn program(r: Rank, log: &RefCell<Vec<String>>) -> Result<(), Error> {
 
 /// The report and the receive log of one run with the programs created in `order`.
 fn transcript(order: Vec<u32>) -> String {
-    let log = RefCell::new(Vec::new());
+    let log = Mutex::new(Vec::new());
     let out = run_in_order(RANKS, Model::worked_examples(), order, |r| program(r, &log));
     assert!(out.error.is_none(), "{:?}", out.error);
-    let mut lines = log.into_inner();
+    let mut lines = log.into_inner().unwrap();
     // Ranks interleave in virtual-time order; the log's order is itself part of the contract.
     lines.push(out.report.to_string());
     lines.join("\n")

@@ -4,6 +4,8 @@
 //! blocked only while it waits, each receive gets its own message, and a dropped receive waits
 //! for nothing. Model: `Model::worked_examples()` (every delay 1000 ns).
 
+mod common;
+
 use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::task::Poll;
@@ -14,12 +16,14 @@ use mpsim::{Comm, Launcher};
 
 fn sim<F, Fut>(ranks: u32, program: F) -> Outcome
 where
-    F: Fn(Comm) -> Fut,
+    F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = mpsim::Result<()>>,
 {
-    let o = Launcher::new(ranks)
-        .model(Model::worked_examples())
-        .simulate(program);
+    let o = common::simulate_all_ways(
+        Launcher::new(ranks).model(Model::worked_examples()),
+        ranks,
+        program,
+    );
     assert!(o.error.is_none(), "{:?}", o.error);
     o
 }

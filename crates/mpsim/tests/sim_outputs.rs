@@ -3,6 +3,8 @@
 //! same trace and the measured report (`--report` under threads, `Launcher::measure`) of a
 //! real run.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -36,10 +38,10 @@ async fn program(world: Comm) -> mpsim::Result<()> {
 }
 
 fn traced() -> Outcome {
-    Launcher::new(3)
+    let launcher = Launcher::new(3)
         .model(Model::worked_examples())
-        .trace("unused-by-simulate.json")
-        .simulate(program)
+        .trace("unused-by-simulate.json");
+    common::simulate_all_ways(launcher, 3, program)
 }
 
 fn events(json: &str) -> Vec<Value> {

@@ -5,6 +5,8 @@
 //! worked example and settled detail of `spec/timing.md` holds unchanged (their own tests run
 //! on that default).
 
+mod common;
+
 use std::future::Future;
 use std::time::Duration;
 
@@ -14,10 +16,10 @@ use mpsim::{Comm, Launcher, wait_all};
 /// Simulates `program` on `ranks` ranks of `model`.
 fn sim<F, Fut>(ranks: u32, model: Model, program: F) -> Outcome
 where
-    F: Fn(Comm) -> Fut,
+    F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = mpsim::Result<()>>,
 {
-    let o = Launcher::new(ranks).model(model).simulate(program);
+    let o = common::simulate_all_ways(Launcher::new(ranks).model(model), ranks, program);
     assert!(o.error.is_none(), "the run failed: {:?}", o.error);
     o
 }

@@ -3,6 +3,8 @@
 //! public API on `Model::worked_examples()` (every delay 1000 ns, ack 200 ns, `BSEND_OVERHEAD`
 //! 0, `poll_cost` 100 ns, 10⁹ flops/s) or on a model built here.
 
+mod common;
+
 use std::future::Future;
 use std::time::Duration;
 
@@ -15,10 +17,10 @@ use mpsim::{
 /// Simulates `program` on `ranks` ranks of `model`.
 fn sim<F, Fut>(ranks: u32, model: Model, program: F) -> Outcome
 where
-    F: Fn(Comm) -> Fut,
+    F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = mpsim::Result<()>>,
 {
-    Launcher::new(ranks).model(model).simulate(program)
+    common::simulate_all_ways(Launcher::new(ranks).model(model), ranks, program)
 }
 
 /// The final virtual clock of every rank.
@@ -606,11 +608,13 @@ fn timing_s11_truncation_completes_at_max_arrival_req_ts_and_acks_as_usual() {
     assert_eq!(clocks(&o), vec![4400, 4200]);
 }
 
-/// S12 (cancel): `cancel` is decided at the caller's `t` and takes 0 ns: a pending receive and
-/// an arrived, unmatched send are cancelled at once; a send already matched is not, and its
-/// wait returns at once.
+/// S12 (cancel), as amended by D1 (`crates/mpsim-sim/EXTENSIONS.md`): cancelling a receive is
+/// decided at the caller's `t` and takes 0 ns; cancelling a send asks its receiver, like an ack
+/// (`ACK_LATENCY` each way, behind the channel's messages): an arrived, unmatched send is
+/// cancelled there, and the send's wait returns with the answer, 2 x 200 ns later; a send
+/// already matched is not cancelled, and its wait returns at once.
 #[test]
-fn timing_s12_cancel_is_decided_at_the_callers_time_and_takes_no_time() {
+fn timing_s12_cancel_of_a_receive_is_local_and_of_a_send_asks_the_receiver() {
     let o = sim(2, Model::worked_examples(), |world: Comm| async move {
         if world.rank() == 0 {
             let mut buf = [0u8; 8];
@@ -625,21 +629,25 @@ fn timing_s12_cancel_is_decided_at_the_callers_time_and_takes_no_time() {
             let mut s = world.issend(&[1u8; 8], 1, 1)?; // arrival 1500, never received
             world.compute(ns(1500)).await;
             s.cancel()?;
-            assert_eq!(world.now_ns(), 2000);
+            assert_eq!(world.now_ns(), 2000, "the call takes no time");
             let status = s.wait().await?;
             assert!(status.cancelled, "an unmatched send is cancelled");
-            assert_eq!(world.now_ns(), 2000, "decided at the caller's t");
+            assert_eq!(
+                world.now_ns(),
+                2400,
+                "decided at the receiver at 2200, answer at 2400"
+            );
 
-            let mut m = world.issend(&[2u8; 8], 1, 2)?; // matched at 3000, ack 3200
+            let mut m = world.issend(&[2u8; 8], 1, 2)?; // matched at 3400, ack 3600
             world.compute(ns(2000)).await;
             m.cancel()?;
             let status = m.wait().await?;
             assert!(!status.cancelled, "a matched send completes normally");
-            assert_eq!(world.now_ns(), 4000);
+            assert_eq!(world.now_ns(), 4400);
         } else {
             let mut buf = [0u8; 8];
             world.recv(&mut buf, 0, 2).await?;
-            assert_eq!((buf, world.now_ns()), ([2; 8], 3000));
+            assert_eq!((buf, world.now_ns()), ([2; 8], 3400));
             world.compute(ns(3000)).await;
             assert!(
                 world.iprobe(0, 1).await?.is_none(),
@@ -653,7 +661,7 @@ fn timing_s12_cancel_is_decided_at_the_callers_time_and_takes_no_time() {
         "S12 cancel program must succeed: {:?}",
         o.error
     );
-    assert_eq!(clocks(&o), vec![4000, 6100]);
+    assert_eq!(clocks(&o), vec![4400, 6500]);
     assert!(o.report.warnings.is_empty(), "{:?}", o.report.warnings);
 }
 
@@ -835,9 +843,11 @@ fn timing_s15_deadlock_report_lists_blocked_ranks_and_the_cycle() {
     assert_eq!(clocks(&o), vec![0, 200, 100, 0]);
 }
 
-/// S16: rank 0's overflow at 2000 (a resume, class 1, creator 0) stops the run. Deliveries at
-/// 2000 come before it and count; rank 4's resume at 2000 (creator 4) comes after and does
-/// not; every clock is reported as `min(C[r], 2000)`.
+/// S16 as amended by D2 (`crates/mpsim-sim/EXTENSIONS.md`): rank 0's overflow at 2000 (a
+/// resume, class 1, creator 0) stops the run at the end of the lookahead window it falls in,
+/// [2000, 2200) (L = 200): rank 4's resume at 2000 (after it by key) and rank 5's at 2199
+/// still run and send; rank 1's at 2200 does not. Every clock is reported as
+/// `min(C[r], 2000)`.
 #[test]
 fn timing_s16_a_stopped_run_reports_clocks_capped_at_the_stop() {
     let o = sim(6, Model::worked_examples(), |world: Comm| async move {
@@ -847,7 +857,10 @@ fn timing_s16_a_stopped_run_reports_clocks_capped_at_the_stop() {
                 world.compute(ns(2000)).await;
                 world.bsend(&[0u8; 32], 1, 0).await?;
             }
-            1 => world.compute(ns(5000)).await,
+            1 => {
+                world.compute(ns(2200)).await;
+                world.send(&[0u8; 8], 2, 7).await?;
+            }
             2 => {
                 world.recv(&mut [0u8; 8], 3, 0).await?;
                 assert_eq!(world.now_ns(), 1500);
@@ -866,6 +879,8 @@ fn timing_s16_a_stopped_run_reports_clocks_capped_at_the_stop() {
             _ => {
                 world.compute(ns(1000)).await;
                 world.send(&[0u8; 8], 2, 8).await?;
+                world.compute(ns(1199)).await;
+                world.send(&[0u8; 8], 2, 8).await?;
             }
         }
         Ok(())
@@ -876,14 +891,24 @@ fn timing_s16_a_stopped_run_reports_clocks_capped_at_the_stop() {
         }
         other => panic!("expected the overflow at 2000, got {other:?}"),
     }
-    assert_eq!(clocks(&o), vec![2000, 2000, 1500, 2000, 2000, 1000]);
+    assert_eq!(clocks(&o), vec![2000, 2000, 1500, 2000, 2000, 2000]);
     let received: u64 = o.report.ranks[2].received.messages.iter().sum();
     assert_eq!(
         received, 2,
         "rank 3's at 1500 and rank 5's at 2000 (class 0)"
     );
-    let sent: u64 = o.report.ranks[4].sent.messages.iter().sum();
-    assert_eq!(sent, 0, "rank 4's resume at 2000 comes after the stop");
+    let sent = |r: usize| -> u64 { o.report.ranks[r].sent.messages.iter().sum() };
+    assert_eq!(
+        sent(4),
+        1,
+        "rank 4's resume at 2000 is in the stop's window"
+    );
+    assert_eq!(
+        sent(5),
+        2,
+        "rank 5's resume at 2199 is in the stop's window"
+    );
+    assert_eq!(sent(1), 0, "rank 1's resume at 2200 is in the next window");
 }
 
 /// S17 (E4-like): the 8-byte message's raw `recv_ts` is 1000, but it arrives behind the
@@ -1017,7 +1042,9 @@ fn timing_s12_blocking_mprobe_matches_at_the_arrival() {
 }
 
 /// S13: a receive posted after the rsend left (700 > send_ts 500), though before its arrival
-/// (1500), does not make it ready: `ReadyNotPosted` at 1500.
+/// (1500), does not make it ready: `ReadyNotPosted` at 1500. The run stops at the end of that
+/// lookahead window, [1500, 1700) (S16 as amended by D2): the receive has taken the message
+/// at 1500 by then.
 #[test]
 fn timing_s13_strict_rsend_receive_posted_after_the_send_is_not_ready() {
     let o = Launcher::new(2)
@@ -1044,7 +1071,7 @@ fn timing_s13_strict_rsend_receive_posted_after_the_send_is_not_ready() {
             clocks(&o)
         ),
     }
-    assert_eq!(clocks(&o), vec![1500, 700]);
+    assert_eq!(clocks(&o), vec![1500, 1500]);
 }
 
 /// S15: the user call of a rank blocked in `wait_all` is `wait_all`, and the request named is

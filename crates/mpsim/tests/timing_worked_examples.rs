@@ -4,6 +4,8 @@
 //! (`spec/p2p.md` P25, `timing.md` §5 and S15): every one ends with `Error::Deadlock`, names
 //! the blocked ranks and calls, and never hangs.
 
+mod common;
+
 use std::future::Future;
 use std::time::Duration;
 
@@ -13,10 +15,10 @@ use mpsim::{Backend, Comm, Error, Launcher, Source, Tag};
 /// Simulates `program` on `ranks` ranks of `model`.
 fn sim<F, Fut>(ranks: u32, model: Model, program: F) -> Outcome
 where
-    F: Fn(Comm) -> Fut,
+    F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = mpsim::Result<()>>,
 {
-    Launcher::new(ranks).model(model).simulate(program)
+    common::simulate_all_ways(Launcher::new(ranks).model(model), ranks, program)
 }
 
 /// The final virtual clock of every rank.

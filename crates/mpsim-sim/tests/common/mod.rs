@@ -74,7 +74,7 @@ pub async fn yield_once() {
 
 pub fn run<F, Fut>(ranks: u32, model: Model, program: F) -> Outcome
 where
-    F: Fn(Rank) -> Fut,
+    F: Fn(Rank) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>>,
 {
     run_with(&Options::new(ranks, model), program)
@@ -87,7 +87,7 @@ pub fn clocks(o: &Outcome) -> Vec<u64> {
 /// Like [`run`] with the ranks' programs created in `order`.
 pub fn run_in_order<F, Fut>(ranks: u32, model: Model, order: Vec<u32>, program: F) -> Outcome
 where
-    F: Fn(Rank) -> Fut,
+    F: Fn(Rank) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>>,
 {
     let options = Options {
@@ -100,7 +100,7 @@ where
 /// Like [`run`] with any options.
 pub fn run_with<F, Fut>(options: &Options, program: F) -> Outcome
 where
-    F: Fn(Rank) -> Fut,
+    F: Fn(Rank) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>>,
 {
     let program = move |rt: Rc<dyn RankRuntime>| program(Rank(rt));

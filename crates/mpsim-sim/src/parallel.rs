@@ -1,0 +1,265 @@
+//! Conservative parallel simulation (`spec/timing.md` §5, DESIGN.md "Simulation kernel"):
+//! the ranks are split into contiguous blocks, one per worker thread, each a [`Partition`]
+//! with its own event queue, and the run goes in windows `[T, T + L)`, where `T` is the
+//! earliest event of all and `L` the model's lookahead. Nothing a rank sends arrives sooner
+//! than `L` after it is sent, so within a window no partition can affect another: each runs
+//! its window's events alone, in key order, and the packets for other partitions are handed
+//! over at the window's end. Every partition therefore runs the same events in the same order
+//! as a sequential run, which is what makes the report the same byte for byte.
+//!
+//! A window costs two barriers, so this pays off only where many events share a window (wide
+//! exchanges of many ranks); a token ring, with one message in flight, runs slower than on one
+//! thread.
+
+use std::future::Future;
+use std::ops::Range;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+
+use mpsim_proto::error::Error;
+use mpsim_proto::runtime::RankRuntime;
+
+use crate::event::{Body, Key};
+use crate::partition::{PartOutcome, Partition};
+use crate::run::{OBSERVE_EVERY, Options, Outcome, Progress, merge, refused};
+
+/// The number of worker threads `options` get: as asked, at most one per rank, and one when
+/// the lookahead is 0 (a window would then hold nothing).
+pub(crate) fn workers(options: &Options) -> u32 {
+    if options.model.lookahead() == 0 {
+        1
+    } else {
+        options.workers.clamp(1, options.ranks.max(1))
+    }
+}
+
+/// What the workers share: the barrier of the windows, what each says at the start of a
+/// window, and the packets in transit between them.
+struct Shared {
+    barrier: Barrier,
+    /// Per worker: the time of its next event (`u64::MAX`: none).
+    next: Vec<AtomicU64>,
+    /// Per worker: events run and ranks finished so far (progress, deadlock).
+    events: Vec<AtomicU64>,
+    finished: Vec<AtomicU64>,
+    /// A partition has stopped on an error (the run ends with the window it fell in).
+    stopped: AtomicBool,
+    /// A partition could not be set up (the run does not start).
+    failed: AtomicBool,
+    /// Per worker: events for its ranks made by other partitions in the last window.
+    mail: Vec<Mutex<Vec<(Key, Body)>>>,
+}
+
+/// Runs `program` on `workers` threads (this one and `workers - 1` more).
+pub(crate) fn simulate<'a, F, Fut>(
+    options: &Options,
+    program: &'a F,
+    workers: u32,
+    observe: &mut dyn FnMut(Progress),
+) -> Outcome
+where
+    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    Fut: Future<Output = Result<(), Error>> + 'a,
+{
+    let parts = split(options.ranks, workers);
+    let shared = Shared {
+        barrier: Barrier::new(parts.len()),
+        next: parts.iter().map(|_| AtomicU64::new(u64::MAX)).collect(),
+        events: parts.iter().map(|_| AtomicU64::new(0)).collect(),
+        finished: parts.iter().map(|_| AtomicU64::new(0)).collect(),
+        stopped: AtomicBool::new(false),
+        failed: AtomicBool::new(false),
+        mail: parts.iter().map(|_| Mutex::new(Vec::new())).collect(),
+    };
+    let results: Vec<Result<PartOutcome, Error>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..parts.len())
+            .map(|w| {
+                let (parts, shared) = (&parts, &shared);
+                std::thread::Builder::new()
+                    .name(format!("mpsim-sim-{w}"))
+                    .spawn_scoped(s, move || {
+                        work(w, options, program, parts, shared, &mut |_| {})
+                    })
+            })
+            .collect();
+        let mut results = vec![work(0, options, program, &parts, &shared, observe)];
+        for h in handles {
+            results.push(match h {
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    Err(Error::Internal {
+                        what: "a simulation worker thread panicked".into(),
+                    })
+                }),
+                Err(e) => Err(Error::Io {
+                    what: format!("cannot start a simulation worker thread: {e}"),
+                }),
+            });
+        }
+        results
+    });
+    let mut outs = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Ok(out) => outs.push(out),
+            Err(e) => return refused(e, options.model.compute),
+        }
+    }
+    let out = merge(options, outs);
+    observe(Progress {
+        virtual_ns: out
+            .report
+            .ranks
+            .iter()
+            .map(|r| r.clock_ns)
+            .max()
+            .unwrap_or(0),
+        events: out.report.events,
+        finished: shared
+            .finished
+            .iter()
+            .map(|f| f.load(Ordering::Relaxed))
+            .sum::<u64>() as u32,
+    });
+    out
+}
+
+/// `n` ranks in `workers` contiguous blocks of sizes differing by at most one.
+fn split(n: u32, workers: u32) -> Vec<Range<u32>> {
+    let (size, extra) = (n / workers, n % workers);
+    let mut start = 0;
+    (0..workers)
+        .map(|w| {
+            let len = size + u32::from(w < extra);
+            let part = start..start + len;
+            start += len;
+            part
+        })
+        .collect()
+}
+
+/// The worker of block `w`: sets up its partition, then runs it window by window with the
+/// others.
+fn work<'a, F, Fut>(
+    w: usize,
+    options: &Options,
+    program: &'a F,
+    parts: &[Range<u32>],
+    shared: &Shared,
+    observe: &mut dyn FnMut(Progress),
+) -> Result<PartOutcome, Error>
+where
+    F: Fn(Rc<dyn RankRuntime>) -> Fut,
+    Fut: Future<Output = Result<(), Error>> + 'a,
+{
+    let part = Partition::new(options, program, parts[w].clone());
+    if part.is_err() {
+        shared.failed.store(true, Ordering::SeqCst);
+    }
+    shared.barrier.wait();
+    let mut part = part?;
+    if shared.failed.load(Ordering::SeqCst) {
+        // Another partition could not be set up: its error is the outcome.
+        return Ok(part.close(false));
+    }
+    if options.trace {
+        part.runs = Some(Vec::new());
+    }
+    let lookahead = options.model.lookahead();
+    let mut observed = 0;
+    let (stopped, finished) = loop {
+        {
+            shared.next[w].store(part.next_time().unwrap_or(u64::MAX), Ordering::SeqCst);
+            let k = part.kernel.borrow();
+            shared.events[w].store(k.events, Ordering::SeqCst);
+            shared.finished[w].store(u64::from(k.finished), Ordering::SeqCst);
+            if k.stop.is_some() {
+                shared.stopped.store(true, Ordering::SeqCst);
+            }
+        }
+        shared.barrier.wait();
+        // Between this barrier and the next, the shared figures do not change.
+        let start = shared.next.iter().map(|t| t.load(Ordering::SeqCst)).min();
+        let stopped = shared.stopped.load(Ordering::SeqCst);
+        let events: u64 = shared.events.iter().map(|e| e.load(Ordering::SeqCst)).sum();
+        let finished: u64 = shared
+            .finished
+            .iter()
+            .map(|f| f.load(Ordering::SeqCst))
+            .sum();
+        let start = start.unwrap_or(u64::MAX);
+        if stopped || start == u64::MAX {
+            break (stopped, finished);
+        }
+        if events >= observed + OBSERVE_EVERY {
+            observed = events;
+            observe(Progress {
+                virtual_ns: start,
+                events,
+                finished: finished as u32,
+            });
+        }
+        let end = start.saturating_add(lookahead);
+        part.kernel.borrow_mut().window_end = end;
+        part.run::<true>(end, &mut |_| {});
+        post(&part, parts, shared);
+        shared.barrier.wait();
+        let mail = std::mem::take(&mut *lock(&shared.mail[w]));
+        let mut k = part.kernel.borrow_mut();
+        for (key, body) in mail {
+            k.queue.push(key, body);
+        }
+        k.prune_channels();
+    };
+    let deadlock = !stopped && finished < u64::from(options.ranks);
+    Ok(part.close(deadlock))
+}
+
+/// Hands the events this partition made for others in its window to their workers.
+fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared) {
+    let remote = std::mem::take(&mut part.kernel.borrow_mut().remote);
+    if remote.is_empty() {
+        return;
+    }
+    let mut by_worker: Vec<Vec<(Key, Body)>> = parts.iter().map(|_| Vec::new()).collect();
+    for (key, body) in remote {
+        let Body::Deliver { to, .. } = &body else {
+            unreachable!("only deliveries go to other partitions");
+        };
+        let w = parts.partition_point(|p| p.end <= *to);
+        by_worker[w].push((key, body));
+    }
+    for (w, events) in by_worker.into_iter().enumerate() {
+        if !events.is_empty() {
+            lock(&shared.mail[w]).extend(events);
+        }
+    }
+}
+
+/// A mailbox, locked (a worker that panicked while holding it has ended the run anyway).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn split_covers_every_rank_once_in_order() {
+        for n in 1..40 {
+            for w in 1..=n.min(9) {
+                let parts = split(n, w);
+                assert_eq!(parts.len(), w as usize);
+                assert_eq!(parts[0].start, 0);
+                assert_eq!(parts[parts.len() - 1].end, n);
+                assert!(parts.windows(2).all(|p| p[0].end == p[1].start));
+                assert!(
+                    parts
+                        .iter()
+                        .all(|p| p.len() >= (n / w) as usize && !p.is_empty())
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,387 @@
+//! A partition of a run: some ranks, their programs, their kernel, and the loop that runs their
+//! events (`spec/timing.md` §5). A sequential run is one partition of every rank; a parallel
+//! run (`parallel.rs`) gives each worker thread one, run window by window.
+//!
+//! Events run in key order; the loop stops at a limit (a parallel window's end) or when the
+//! queue is empty. A run stopped by an error (S16) goes on to the end of the lookahead window
+//! the error fell in, so that where it stops does not depend on how the ranks were split.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::ops::Range;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use mpsim_proto::error::Error;
+use mpsim_proto::runtime::RankRuntime;
+use mpsim_proto::trace::TraceEvent;
+
+use crate::event::{DELIVERY, Key};
+use crate::host_memory::{CHECK_EVERY, MemoryWatch};
+use crate::kernel::{Kernel, RankState, vec_for};
+use crate::model::ComputeMode;
+use crate::rank::SimRank;
+use crate::run::{OBSERVE_EVERY, Options, Progress};
+use crate::waits::{self, TopWaits};
+
+/// The ranks' programs, by rank: boxed one by one (a future must not move once polled), of the
+/// program's own type (the run loop calls its `poll` directly, and a slot is one thin pointer).
+type Slots<Fut> = Vec<Option<Pin<Box<Fut>>>>;
+
+/// Some ranks of a run and their programs.
+pub(crate) struct Partition<Fut> {
+    pub kernel: Rc<RefCell<Kernel>>,
+    futures: Slots<Fut>,
+    watch: MemoryWatch,
+    /// The model's lookahead: the length of a window.
+    lookahead: u64,
+    /// With a trace in a parallel run: how many trace records each event made, by its key, so
+    /// that the partitions' traces merge into the sequential order.
+    pub runs: Option<Vec<(Key, u32)>>,
+    /// Trace records counted in `runs` so far.
+    traced: usize,
+}
+
+/// What a partition hands back when its run is over.
+pub(crate) struct PartOutcome {
+    pub base: u32,
+    pub states: Vec<RankState>,
+    pub events: u64,
+    pub finished: u32,
+    pub now: u64,
+    /// The first error: the error, its virtual time, the key of its event.
+    pub stop: Option<(Error, u64, Key)>,
+    /// Messages never received, in rank order.
+    pub warnings: Vec<String>,
+    /// For a deadlock: each unfinished rank, what it is blocked in, and its wait-for edge.
+    pub blocked: Vec<(u32, String, Option<u32>)>,
+    pub top_waits: TopWaits,
+    pub trace: Option<Vec<TraceEvent>>,
+    pub runs: Option<Vec<(Key, u32)>>,
+}
+
+impl<Fut> Partition<Fut>
+where
+    Fut: Future<Output = Result<(), Error>>,
+{
+    /// The ranks `part` of a run as `options` say, their programs made by `program`.
+    pub fn new<F>(options: &Options, program: &F, part: Range<u32>) -> Result<Self, Error>
+    where
+        F: Fn(Rc<dyn RankRuntime>) -> Fut,
+    {
+        let kernel = Kernel::partition(
+            options.model.clone(),
+            part.clone(),
+            options.ranks,
+            options.strict,
+        )?;
+        let mut futures: Slots<Fut> = vec_for(part.len() as u32, "the ranks' program slots")?;
+        futures.resize_with(part.len(), || None);
+        let kernel = Rc::new(RefCell::new(kernel));
+        if options.trace {
+            kernel.borrow_mut().trace = Some(Vec::new());
+        }
+        let order: Box<dyn Iterator<Item = u32>> = match options
+            .spawn_order
+            .as_ref()
+            .filter(|o| is_permutation(o, options.ranks))
+        {
+            Some(order) => Box::new(order.iter().copied().filter(|r| part.contains(r))),
+            None => Box::new(part.clone()),
+        };
+        for rank in order {
+            let idx = (rank - part.start) as usize;
+            let rt: Rc<dyn RankRuntime> = Rc::new(SimRank {
+                kernel: Rc::clone(&kernel),
+                rank,
+                idx,
+            });
+            futures[idx] = Some(Box::pin(program(rt)));
+        }
+        kernel.borrow_mut().schedule_start();
+        Ok(Partition {
+            kernel,
+            futures,
+            watch: MemoryWatch::new(options.memory_floor),
+            lookahead: options.model.lookahead(),
+            runs: None,
+            traced: 0,
+        })
+    }
+
+    /// The time of this partition's next event, if it has one.
+    pub fn next_time(&self) -> Option<u64> {
+        self.kernel.borrow().queue.peek_time()
+    }
+
+    /// Runs events in key order until none is left before `limit`, or, after an error, none
+    /// before the end of the window it fell in. `PARALLEL`: the partition is one of several
+    /// (the loop then notes what the merge of the partitions needs: event keys, trace runs);
+    /// a sequential run passes `u64::MAX`, and its loop does without.
+    pub fn run<const PARALLEL: bool>(&mut self, limit: u64, observe: &mut dyn FnMut(Progress)) {
+        let bounded = PARALLEL;
+        let n = self.kernel.borrow().total;
+        let mut cx = Context::from_waker(Waker::noop());
+        let kernel = Rc::clone(&self.kernel);
+        loop {
+            // One borrow per event, from the pop to the program's poll (a borrow is a check
+            // and two writes of the flag), or per delivery and the resume it makes next.
+            let mut k = kernel.borrow_mut();
+            if bounded || k.stop.is_some() {
+                let end = if k.stop.is_some() {
+                    limit.min(k.window_end)
+                } else {
+                    limit
+                };
+                if k.queue.peek_time().is_none_or(|t| t >= end) {
+                    break;
+                }
+            }
+            let Some(mut key) = k.queue.pop() else {
+                break;
+            };
+            if key.class() == DELIVERY {
+                self.enter_event::<PARALLEL>(&mut k, key, observe);
+                let (to, sent_at, packet) = k.queue.take_delivery();
+                k.deliver(key.creator(), to, sent_at, packet);
+                if PARALLEL {
+                    self.count_trace(&k, key);
+                }
+                if bounded || k.stop.is_some() {
+                    continue;
+                }
+                // A delivery that completes a waiting rank's receive makes its resume the
+                // next event, in the queue's front: it is taken here, as `pop` would take it,
+                // without letting go of the kernel and starting over.
+                match k.queue.pop_front_resume() {
+                    Some(next) => key = next,
+                    None => continue,
+                }
+            }
+            self.enter_event::<PARALLEL>(&mut k, key, observe);
+            // A resume: its rank is the event's creator.
+            let rank = key.creator();
+            let idx = k.at(rank);
+            // The rank's state is looked up once; the trace and the top waits are told of its
+            // wait once it is let go.
+            let floor = k.top_waits.floor();
+            let r = &mut k.ranks[idx];
+            r.resume_scheduled = false;
+            if r.done {
+                continue;
+            }
+            let clock = r.clock.max(key.time);
+            let waited = r.wait.take();
+            if let Some(w) = waited {
+                r.stats.blocked_ns += clock - w.since;
+            }
+            // Measured compute of its last run comes before the rank's next action.
+            let debt = std::mem::take(&mut r.debt_ns);
+            r.clock = clock + debt;
+            if let Some(w) = waited {
+                k.record_span(rank, w.call, w.since, clock);
+                if clock - w.since > floor {
+                    waits::offer(&mut k, rank, w.call, w.since, clock, w.req);
+                }
+            }
+            if debt > 0 {
+                k.record_span(rank, "compute", clock, clock + debt);
+                k.schedule_resume(rank, clock + debt);
+                if PARALLEL {
+                    self.count_trace(&k, key);
+                }
+                continue;
+            }
+            let measured = k.model().compute == ComputeMode::Measured;
+            drop(k);
+            let fut = self.futures[idx]
+                .as_mut()
+                .expect("an unfinished rank has its future");
+            let cpu = measured.then(cpu_time::ThreadTime::now);
+            let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
+                .unwrap_or_else(|panic| Poll::Ready(Err(Error::from_panic(rank, &*panic))));
+            let mut k = kernel.borrow_mut();
+            if let Some(cpu) = cpu {
+                let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                let ns = k.model().measured_stretch_ns(host_ns, n);
+                let r = &mut k.ranks[idx];
+                r.debt_ns += ns;
+                r.stats.compute_ns += ns;
+            }
+            match polled {
+                Poll::Ready(result) => {
+                    self.futures[idx] = None;
+                    k.finished += 1;
+                    let r = &mut k.ranks[idx];
+                    r.done = true;
+                    let owed = std::mem::take(&mut r.overhead_ns);
+                    r.stats.overhead_ns += owed;
+                    r.clock += std::mem::take(&mut r.debt_ns) + owed;
+                    let t = r.clock;
+                    let result = result.and_then(|()| pending_at_exit(&k, rank, t));
+                    if let Err(mut e) = result {
+                        e.stamp_time(t);
+                        k.fail(e, t);
+                    }
+                    // Millions of finished ranks should hold no heap memory.
+                    k.ranks[idx].endpoint.shrink_to_fit();
+                }
+                Poll::Pending => {
+                    let r = &k.ranks[idx];
+                    let t = r.clock;
+                    if r.wait.is_none() && !r.resume_scheduled {
+                        k.fail(
+                            Error::Unsupported {
+                                what: format!(
+                                    "rank {rank} awaited something the simulator does not \
+                                     drive (only mpsim calls may suspend a simulated rank)"
+                                ),
+                            },
+                            t,
+                        );
+                    }
+                }
+            }
+            if PARALLEL {
+                self.count_trace(&k, key);
+            }
+        }
+    }
+
+    /// Global time moves to the event `key`, which is counted; the observer sees every
+    /// [`OBSERVE_EVERY`]th (for deliveries and resumes alike), and the host's memory is
+    /// watched every [`CHECK_EVERY`]th: the run stops once the host has next to none left.
+    #[inline(always)]
+    fn enter_event<const PARALLEL: bool>(
+        &mut self,
+        k: &mut Kernel,
+        key: Key,
+        observe: &mut dyn FnMut(Progress),
+    ) {
+        let time = key.time;
+        k.now = time;
+        if PARALLEL {
+            // Only merges read it: one partition's events are in key order already.
+            k.current = key;
+        }
+        // The lookahead windows of a sequential run, where a stop ends (a parallel run's
+        // driver sets each window's end, which no event of the window reaches).
+        if time >= k.window_end {
+            k.window_end = time.saturating_add(self.lookahead);
+        }
+        k.events += 1;
+        if k.events.is_multiple_of(CHECK_EVERY) {
+            if k.events.is_multiple_of(OBSERVE_EVERY) {
+                observe(progress(k));
+            }
+            if let Some(e) = self.watch.tick(k.events, time, k.total) {
+                k.fail(e, time);
+            }
+        }
+    }
+
+    /// With a trace in a parallel run, notes the records the event `key` made.
+    #[inline(always)]
+    fn count_trace(&mut self, k: &Kernel, key: Key) {
+        if let (Some(runs), Some(trace)) = (self.runs.as_mut(), k.trace.as_ref()) {
+            let made = trace.len() - self.traced;
+            if made > 0 {
+                runs.push((key, made as u32));
+                self.traced = trace.len();
+            }
+        }
+    }
+
+    /// Ends the run of this partition: its programs still suspended are dropped (a deadlock, a
+    /// stop on error) and what is left is handed back; `deadlock`: the run as a whole is
+    /// deadlocked, so say what each unfinished rank is blocked in.
+    pub fn close(self, deadlock: bool) -> PartOutcome {
+        let Partition {
+            kernel,
+            futures,
+            runs,
+            ..
+        } = self;
+        let mut k = kernel.borrow_mut();
+        let base = k.base();
+        let mut blocked = Vec::new();
+        if deadlock {
+            for (i, state) in k.ranks.iter().enumerate() {
+                if state.done {
+                    continue;
+                }
+                let rank = base + i as u32;
+                blocked.push(match k.describe_wait(rank) {
+                    Some((what, peer)) => (rank, format!("rank {rank} blocked in {what}"), peer),
+                    None => (
+                        rank,
+                        format!("rank {rank} suspended at t={} ns", state.clock),
+                        None,
+                    ),
+                });
+            }
+        }
+        let mut warnings = Vec::new();
+        for (i, r) in k.ranks.iter().enumerate() {
+            for (from, e, bytes) in r.endpoint.unexpected_messages() {
+                warnings.push(format!(
+                    "a message of {bytes} bytes from rank {from} to rank {} (tag {}, context \
+                     {}) was never received",
+                    base + i as u32,
+                    e.tag,
+                    e.context.0
+                ));
+            }
+        }
+        // Programs still suspended are dropped now; their requests' destructors must not act
+        // on the simulation any more.
+        k.closed = true;
+        drop(k);
+        drop(futures);
+        let mut k = kernel.borrow_mut();
+        PartOutcome {
+            base,
+            states: std::mem::take(&mut k.ranks),
+            events: k.events,
+            finished: k.finished,
+            now: k.now,
+            stop: k.stop.take().map(|(e, t)| (e, t, k.stop_key)),
+            warnings,
+            blocked,
+            top_waits: std::mem::take(&mut k.top_waits),
+            trace: k.trace.take(),
+            runs,
+        }
+    }
+}
+
+pub(crate) fn progress(k: &Kernel) -> Progress {
+    Progress {
+        virtual_ns: k.now,
+        events: k.events,
+        finished: k.finished,
+    }
+}
+
+fn pending_at_exit(k: &Kernel, rank: u32, t: u64) -> Result<(), Error> {
+    let requests = k.ranks[k.at(rank)].endpoint.pending_requests();
+    if requests.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::PendingAtExit {
+            rank,
+            time_ns: Some(t),
+            requests,
+        })
+    }
+}
+
+fn is_permutation(order: &[u32], n: u32) -> bool {
+    let mut seen = vec![false; n as usize];
+    order.len() == n as usize
+        && order
+            .iter()
+            .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true))
+}
