@@ -14,8 +14,8 @@
 use std::future::Future;
 use std::ops::Range;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use mpsim_proto::error::Error;
 use mpsim_proto::runtime::RankRuntime;
@@ -34,10 +34,69 @@ pub(crate) fn workers(options: &Options) -> u32 {
     }
 }
 
+/// The workers' meeting point between windows: a sense-reversing barrier that spins (a
+/// window can hold a single event, and a futex wait and wake-up cost 100 times a simulated
+/// message), yielding the core after a while for workers that outnumber the cores. A worker
+/// that panics poisons it: the others then return instead of waiting for ever.
+struct WindowBarrier {
+    parties: usize,
+    waiting: AtomicUsize,
+    sense: AtomicBool,
+    poisoned: AtomicBool,
+}
+
+/// The others have gone (a worker panicked).
+struct Poisoned;
+
+impl WindowBarrier {
+    fn new(parties: usize) -> Self {
+        WindowBarrier {
+            parties,
+            waiting: AtomicUsize::new(0),
+            sense: AtomicBool::new(false),
+            poisoned: AtomicBool::new(false),
+        }
+    }
+
+    /// Waits for every worker; `local_sense` is the worker's own, flipped at each crossing.
+    fn wait(&self, local_sense: &mut bool) -> Result<(), Poisoned> {
+        *local_sense = !*local_sense;
+        if self.waiting.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
+            self.waiting.store(0, Ordering::Relaxed);
+            self.sense.store(*local_sense, Ordering::Release);
+            return Ok(());
+        }
+        let mut spins = 0u32;
+        while self.sense.load(Ordering::Acquire) != *local_sense {
+            if self.poisoned.load(Ordering::Relaxed) {
+                return Err(Poisoned);
+            }
+            spins = spins.saturating_add(1);
+            if spins < 2_000 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Poisons the barrier if its worker unwinds (a bug: programs' panics are caught).
+struct PoisonOnPanic<'a>(&'a WindowBarrier);
+
+impl Drop for PoisonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.poisoned.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 /// What the workers share: the barrier of the windows, what each says at the start of a
 /// window, and the packets in transit between them.
 struct Shared {
-    barrier: Barrier,
+    barrier: WindowBarrier,
     /// Per worker: the time of its next event (`u64::MAX`: none).
     next: Vec<AtomicU64>,
     /// Per worker: events run and ranks finished so far (progress, deadlock).
@@ -64,7 +123,7 @@ where
 {
     let parts = split(options.ranks, workers);
     let shared = Shared {
-        barrier: Barrier::new(parts.len()),
+        barrier: WindowBarrier::new(parts.len()),
         next: parts.iter().map(|_| AtomicU64::new(u64::MAX)).collect(),
         events: parts.iter().map(|_| AtomicU64::new(0)).collect(),
         finished: parts.iter().map(|_| AtomicU64::new(0)).collect(),
@@ -152,11 +211,16 @@ where
     F: Fn(Rc<dyn RankRuntime>) -> Fut,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
+    let _poison = PoisonOnPanic(&shared.barrier);
+    let mut sense = false;
+    let poisoned = |_| Error::Internal {
+        what: "another simulation worker thread panicked".into(),
+    };
     let part = Partition::new(options, program, parts[w].clone());
     if part.is_err() {
         shared.failed.store(true, Ordering::SeqCst);
     }
-    shared.barrier.wait();
+    shared.barrier.wait(&mut sense).map_err(poisoned)?;
     let mut part = part?;
     if shared.failed.load(Ordering::SeqCst) {
         // Another partition could not be set up: its error is the outcome.
@@ -177,7 +241,7 @@ where
                 shared.stopped.store(true, Ordering::SeqCst);
             }
         }
-        shared.barrier.wait();
+        shared.barrier.wait(&mut sense).map_err(poisoned)?;
         // Between this barrier and the next, the shared figures do not change.
         let start = shared.next.iter().map(|t| t.load(Ordering::SeqCst)).min();
         let stopped = shared.stopped.load(Ordering::SeqCst);
@@ -203,7 +267,7 @@ where
         part.kernel.borrow_mut().window_end = end;
         part.run::<true>(end, &mut |_| {});
         post(&part, parts, shared);
-        shared.barrier.wait();
+        shared.barrier.wait(&mut sense).map_err(poisoned)?;
         let mail = std::mem::take(&mut *lock(&shared.mail[w]));
         let mut k = part.kernel.borrow_mut();
         for (key, body) in mail {
