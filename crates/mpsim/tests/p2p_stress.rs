@@ -812,3 +812,76 @@ fn wildcard_3_ranks(backend: Backend) {
     );
     assert_eq!(tally.bytes.load(Ordering::Relaxed), total_bytes as u64);
 }
+
+// ---- the parallel simulator ----
+
+/// The text report (and error) of `program` simulated by `launcher` on `threads` threads, on a
+/// helper thread bounded by [`TIME_LIMIT`] like [`run_bounded`].
+fn simulated_report<F, Fut>(what: &str, launcher: Launcher, threads: u32, program: F) -> String
+where
+    F: Fn(Comm) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<()>>,
+{
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name(format!("{what}-sim-{threads}"))
+        .spawn(move || {
+            let o = launcher.sim_threads(threads).simulate(program);
+            let _ = tx.send(format!("{}\nerror: {:?}", o.report, o.error));
+        })
+        .expect("spawning the launcher thread");
+    match rx.recv_timeout(TIME_LIMIT) {
+        Ok(report) => report,
+        Err(RecvTimeoutError::Timeout) => panic!("{what}: no result after {TIME_LIMIT:?} (hang)"),
+        Err(RecvTimeoutError::Disconnected) => panic!("{what}: the launcher thread panicked"),
+    }
+}
+
+/// Determinism (spec/timing.md §5): 20,000 random messages of the stress plan (every send mode
+/// and call, wildcards, strict ready sends) give the same report sequentially and on 3 and 8
+/// threads (8: every message crosses partitions). Fewer than the 100,000 of the functional
+/// test: on this 2-core machine 8 threads take 5 times as long as one.
+#[test]
+fn sim_parallel_p2p_stress_same_report_on_1_3_and_8_threads() {
+    const RANKS: u32 = 8;
+    const TOTAL: usize = 20_000;
+    let reports: Vec<(u32, String)> = [1, 3, 8]
+        .into_iter()
+        .map(|threads| {
+            let tally = Arc::new(Tally::default());
+            let t = Arc::clone(&tally);
+            let launcher = launcher(RANKS, Backend::Sim).strict(true);
+            let start = Instant::now();
+            let report = simulated_report("stress", launcher, threads, move |world| {
+                stress_rank(world, STRESS_SEED, TOTAL, Arc::clone(&t))
+            });
+            println!("stress on {threads} thread(s): {:.2?}", start.elapsed());
+            assert_eq!(tally.messages.load(Ordering::Relaxed), TOTAL as u64);
+            (threads, report)
+        })
+        .collect();
+    assert!(reports[0].1.ends_with("error: None"), "{}", reports[0].1);
+    for (threads, report) in &reports[1..] {
+        assert_eq!(report, &reports[0].1, "{threads} threads");
+    }
+}
+
+/// The wildcard plan (every receive `(ANY_SOURCE, ANY_TAG)`): the same report sequentially
+/// and on one thread per rank.
+#[test]
+fn sim_parallel_wildcard_receives_same_report_on_1_and_3_threads() {
+    const RANKS: u32 = 3;
+    const PER_RANK: usize = 2_000;
+    let report = |threads| {
+        let t = Arc::new(Tally::default());
+        simulated_report(
+            "wildcard",
+            launcher(RANKS, Backend::Sim),
+            threads,
+            move |world| wildcard_rank(world, WILDCARD_SEED, PER_RANK, Arc::clone(&t)),
+        )
+    };
+    let sequential = report(1);
+    assert!(sequential.ends_with("error: None"), "{sequential}");
+    assert_eq!(report(3), sequential);
+}
