@@ -131,7 +131,7 @@ where
         failed: AtomicBool::new(false),
         mail: parts.iter().map(|_| Mutex::new(Vec::new())).collect(),
     };
-    let results: Vec<Result<PartOutcome, Error>> = std::thread::scope(|s| {
+    let mut results: Vec<Result<PartOutcome, Error>> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..parts.len())
             .map(|w| {
                 let (parts, shared) = (&parts, &shared);
@@ -142,7 +142,14 @@ where
                     })
             })
             .collect();
-        let mut results = vec![work(0, options, program, &parts, &shared, observe)];
+        let spawned = handles.iter().all(Result::is_ok);
+        let mut results = if spawned {
+            vec![work(0, options, program, &parts, &shared, observe)]
+        } else {
+            // The threads that did start wait at the first barrier: let them go.
+            shared.barrier.poisoned.store(true, Ordering::SeqCst);
+            Vec::new()
+        };
         for h in handles {
             results.push(match h {
                 Ok(h) => h.join().unwrap_or_else(|_| {
@@ -158,6 +165,14 @@ where
         results
     });
     let mut outs = Vec::with_capacity(results.len());
+    // The first error by worker, but a thread that could not start before the others' word
+    // that it is missing.
+    let failed = results
+        .iter()
+        .position(|r| matches!(r, Err(Error::Io { .. })));
+    if let Some(Err(e)) = failed.map(|i| results.swap_remove(i)) {
+        return refused(e, options.model.compute);
+    }
     for r in results {
         match r {
             Ok(out) => outs.push(out),

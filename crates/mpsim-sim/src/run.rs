@@ -268,6 +268,11 @@ fn merge_traces(parts: Vec<PartTrace>) -> Vec<TraceEvent> {
             heap.push(Reverse((r.0, i)));
         }
     }
+    // Records made outside events (programs dropped at the end), in rank order, as a
+    // sequential run drops them.
+    for (records, _) in parts {
+        out.extend(records);
+    }
     let mut id = 0;
     for e in &mut out {
         if let TraceEvent::Message { id: m, .. } = e {
