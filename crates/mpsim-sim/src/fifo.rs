@@ -107,8 +107,6 @@ impl Channels {
         }
     }
 
-    /// Whether any channel is in the map: when none is, a delivery has nothing to forget
-    /// (`delivered`), and the kernel need not look up the sender's slot.
     /// Forgets channels whose last message arrived by `now`, the earliest time any rank of
     /// this map can send again: a later message arrives after `now` anyway, so they no longer
     /// bear on any arrival. For a parallel run's partitions, whose receivers are in other
@@ -121,6 +119,8 @@ impl Channels {
         }
     }
 
+    /// Whether any channel is in the map: when none is, a delivery has nothing to forget
+    /// (`delivered`), and the kernel need not look up the sender's slot.
     #[inline]
     pub fn any_in_map(&self) -> bool {
         !self.others.is_empty()

@@ -3,12 +3,15 @@
 //!
 //! State per rank: its virtual clock, its protocol endpoint (the same `Endpoint` the real
 //! backends run), what it waits for, and counters. Invariants:
+//! - a kernel holds the ranks of one partition (all of them in a sequential run, a block per
+//!   thread in a parallel one, `parallel.rs`); packets for other partitions' ranks wait in
+//!   `remote` until the lookahead window ends;
 //! - a rank executes program code only when its clock equals the global time `now` (calls take
 //!   0 ns; `compute` and polls that find nothing schedule a resume and yield);
 //! - every packet a rank emits while it runs or while a packet is delivered to it is sent at
 //!   that instant: messages arrive at `t + D(mode, size)` made monotone per channel
-//!   (`fifo`), acks at `t + ACK_LATENCY` exactly (S9), cancel traffic behind the channel's last
-//!   message;
+//!   (`fifo`), acks at `t + ACK_LATENCY` exactly (S9), cancel traffic like acks, but behind
+//!   the channel's last message (D1 of `EXTENSIONS.md`);
 //! - a waiting rank is resumed at the time of any completion of its requests; its clock becomes
 //!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
 //! - extensions (`EXTENSIONS.md`, all off by default): per-request CPU overhead (X1) piles up
@@ -145,7 +148,8 @@ pub(crate) struct Kernel {
     pub window_end: u64,
     /// Events for ranks of other partitions made in this window, in the order made.
     pub remote: Vec<(Key, Body)>,
-    /// The key of the event being run (errors and trace records are placed by it).
+    /// The key of the event being run, kept in a parallel run only (its partitions' errors,
+    /// top waits and trace records are merged by it; a sequential run's come in key order).
     pub current: Key,
     /// The key of the event of the first error (`stop`).
     pub stop_key: Key,
