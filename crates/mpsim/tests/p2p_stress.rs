@@ -215,11 +215,17 @@ where
     F: Fn(Comm) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<()>>,
 {
+    bounded(what, move || launcher.run(program))
+}
+
+/// `run()` on a helper thread named after `what`, bounded by [`TIME_LIMIT`] (a hang fails the
+/// test rather than the whole test binary).
+fn bounded<T: Send + 'static>(what: &str, run: impl FnOnce() -> T + Send + 'static) -> T {
     let (tx, rx) = mpsc::channel();
     std::thread::Builder::new()
         .name(format!("{what}-launcher"))
         .spawn(move || {
-            let _ = tx.send(launcher.run(program));
+            let _ = tx.send(run());
         })
         .expect("spawning the launcher thread");
     match rx.recv_timeout(TIME_LIMIT) {
@@ -815,26 +821,17 @@ fn wildcard_3_ranks(backend: Backend) {
 
 // ---- the parallel simulator ----
 
-/// The text report (and error) of `program` simulated by `launcher` on `threads` threads, on a
-/// helper thread bounded by [`TIME_LIMIT`] like [`run_bounded`].
+/// The text report (and error) of `program` simulated by `launcher` on `threads` threads,
+/// bounded like [`run_bounded`].
 fn simulated_report<F, Fut>(what: &str, launcher: Launcher, threads: u32, program: F) -> String
 where
     F: Fn(Comm) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<()>>,
 {
-    let (tx, rx) = mpsc::channel();
-    std::thread::Builder::new()
-        .name(format!("{what}-sim-{threads}"))
-        .spawn(move || {
-            let o = launcher.sim_threads(threads).simulate(program);
-            let _ = tx.send(format!("{}\nerror: {:?}", o.report, o.error));
-        })
-        .expect("spawning the launcher thread");
-    match rx.recv_timeout(TIME_LIMIT) {
-        Ok(report) => report,
-        Err(RecvTimeoutError::Timeout) => panic!("{what}: no result after {TIME_LIMIT:?} (hang)"),
-        Err(RecvTimeoutError::Disconnected) => panic!("{what}: the launcher thread panicked"),
-    }
+    bounded(what, move || {
+        let o = launcher.sim_threads(threads).simulate(program);
+        format!("{}\nerror: {:?}", o.report, o.error)
+    })
 }
 
 /// Determinism (spec/timing.md §5): 20,000 random messages of the stress plan (every send mode
