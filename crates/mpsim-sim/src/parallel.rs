@@ -7,7 +7,7 @@
 //! over at the window's end. Every partition therefore runs the same events in the same order
 //! as a sequential run, which is what makes the report the same byte for byte.
 //!
-//! A window costs two barriers, so this pays off only where many events share a window (wide
+//! A window costs a barrier, so this pays off only where many events share a window (wide
 //! exchanges of many ranks); a token ring, with one message in flight, runs slower than on one
 //! thread.
 
@@ -93,20 +93,43 @@ impl Drop for PoisonOnPanic<'_> {
     }
 }
 
-/// What the workers share: the barrier of the windows, what each says at the start of a
-/// window, and the packets in transit between them.
-struct Shared {
-    barrier: WindowBarrier,
-    /// Per worker: the time of its next event (`u64::MAX`: none).
+/// What the workers say at the start of a window.
+struct Round {
+    /// Per worker: the time of its next event, or of the earliest event it handed to another
+    /// partition in the last window, whichever is earlier (`u64::MAX`: none).
     next: Vec<AtomicU64>,
     /// Per worker: events run and ranks finished so far (progress, deadlock).
     events: Vec<AtomicU64>,
     finished: Vec<AtomicU64>,
     /// A partition has stopped on an error (the run ends with the window it fell in).
     stopped: AtomicBool,
+}
+
+impl Round {
+    fn new(workers: usize) -> Self {
+        Round {
+            next: (0..workers).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            events: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            finished: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+            stopped: AtomicBool::new(false),
+        }
+    }
+}
+
+/// What the workers share: the barrier of the windows, what each says at the start of a
+/// window, and the packets in transit between them.
+///
+/// One barrier per window. Before it, each worker says what it has (in `rounds[i % 2]` for
+/// window `i`: a worker may write window `i + 1`'s while another still reads window `i`'s,
+/// never further, as the next barrier waits for it); after it, each takes its mail and reads
+/// the others' words. Mail posted by a worker already running the next window may come with
+/// it: it arrives after that window's end, so taking it early changes nothing.
+struct Shared {
+    barrier: WindowBarrier,
+    rounds: [Round; 2],
     /// A partition could not be set up (the run does not start).
     failed: AtomicBool,
-    /// Per worker: events for its ranks made by other partitions in the last window.
+    /// Per worker: events for its ranks made by other partitions.
     mail: Vec<Mutex<Vec<(Key, Body)>>>,
 }
 
@@ -124,10 +147,7 @@ where
     let parts = split(options.ranks, workers);
     let shared = Shared {
         barrier: WindowBarrier::new(parts.len()),
-        next: parts.iter().map(|_| AtomicU64::new(u64::MAX)).collect(),
-        events: parts.iter().map(|_| AtomicU64::new(0)).collect(),
-        finished: parts.iter().map(|_| AtomicU64::new(0)).collect(),
-        stopped: AtomicBool::new(false),
+        rounds: [Round::new(parts.len()), Round::new(parts.len())],
         failed: AtomicBool::new(false),
         mail: parts.iter().map(|_| Mutex::new(Vec::new())).collect(),
     };
@@ -179,6 +199,7 @@ where
             Err(e) => return refused(e, options.model.compute),
         }
     }
+    let finished = outs.iter().map(|o| o.finished).sum();
     let out = merge(options, outs);
     observe(Progress {
         virtual_ns: out
@@ -189,11 +210,7 @@ where
             .max()
             .unwrap_or(0),
         events: out.report.events,
-        finished: shared
-            .finished
-            .iter()
-            .map(|f| f.load(Ordering::Relaxed))
-            .sum::<u64>() as u32,
+        finished,
     });
     out
 }
@@ -246,60 +263,70 @@ where
     }
     let lookahead = options.model.lookahead();
     let mut observed = 0;
-    let (stopped, finished) = loop {
-        {
-            shared.next[w].store(part.next_time().unwrap_or(u64::MAX), Ordering::SeqCst);
-            let k = part.kernel.borrow();
-            shared.events[w].store(k.events, Ordering::SeqCst);
-            shared.finished[w].store(u64::from(k.finished), Ordering::SeqCst);
-            if k.stop.is_some() {
-                shared.stopped.store(true, Ordering::SeqCst);
+    let mut posted = u64::MAX;
+    let (stopped, finished) = (0usize..)
+        .find_map(|window| -> Option<Result<(bool, u64), Error>> {
+            let round = &shared.rounds[window % 2];
+            {
+                let next = part.next_time().unwrap_or(u64::MAX).min(posted);
+                round.next[w].store(next, Ordering::SeqCst);
+                let k = part.kernel.borrow();
+                round.events[w].store(k.events, Ordering::SeqCst);
+                round.finished[w].store(u64::from(k.finished), Ordering::SeqCst);
+                if k.stop.is_some() {
+                    round.stopped.store(true, Ordering::SeqCst);
+                }
             }
-        }
-        shared.barrier.wait(&mut sense).map_err(poisoned)?;
-        // Between this barrier and the next, the shared figures do not change.
-        let start = shared.next.iter().map(|t| t.load(Ordering::SeqCst)).min();
-        let stopped = shared.stopped.load(Ordering::SeqCst);
-        let events: u64 = shared.events.iter().map(|e| e.load(Ordering::SeqCst)).sum();
-        let finished: u64 = shared
-            .finished
-            .iter()
-            .map(|f| f.load(Ordering::SeqCst))
-            .sum();
-        let start = start.unwrap_or(u64::MAX);
-        if stopped || start == u64::MAX {
-            break (stopped, finished);
-        }
-        if events >= observed + OBSERVE_EVERY {
-            observed = events;
-            observe(Progress {
-                virtual_ns: start,
-                events,
-                finished: finished as u32,
-            });
-        }
-        let end = start.saturating_add(lookahead);
-        part.kernel.borrow_mut().window_end = end;
-        part.run::<true>(end, &mut |_| {});
-        post(&part, parts, shared);
-        shared.barrier.wait(&mut sense).map_err(poisoned)?;
-        let mail = std::mem::take(&mut *lock(&shared.mail[w]));
-        let mut k = part.kernel.borrow_mut();
-        for (key, body) in mail {
-            k.queue.push(key, body);
-        }
-        k.prune_channels();
-    };
+            if let Err(e) = shared.barrier.wait(&mut sense) {
+                return Some(Err(poisoned(e)));
+            }
+            let mail = std::mem::take(&mut *lock(&shared.mail[w]));
+            {
+                let mut k = part.kernel.borrow_mut();
+                for (key, body) in mail {
+                    k.queue.push(key, body);
+                }
+                k.prune_channels();
+            }
+            let start = round.next.iter().map(|t| t.load(Ordering::SeqCst)).min();
+            let start = start.unwrap_or(u64::MAX);
+            let stopped = round.stopped.load(Ordering::SeqCst);
+            let events: u64 = round.events.iter().map(|e| e.load(Ordering::SeqCst)).sum();
+            let finished: u64 = round
+                .finished
+                .iter()
+                .map(|f| f.load(Ordering::SeqCst))
+                .sum();
+            if stopped || start == u64::MAX {
+                return Some(Ok((stopped, finished)));
+            }
+            if events >= observed + OBSERVE_EVERY {
+                observed = events;
+                observe(Progress {
+                    virtual_ns: start,
+                    events,
+                    finished: finished as u32,
+                });
+            }
+            let end = start.saturating_add(lookahead);
+            part.kernel.borrow_mut().window_end = end;
+            part.run::<true>(end, &mut |_| {});
+            posted = post(&part, parts, shared);
+            None
+        })
+        .expect("the windows end")?;
     let deadlock = !stopped && finished < u64::from(options.ranks);
     Ok(part.close(deadlock))
 }
 
-/// Hands the events this partition made for others in its window to their workers.
-fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared) {
+/// Hands the events this partition made for others in its window to their workers; returns
+/// the earliest one's time (`u64::MAX`: none).
+fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared) -> u64 {
     let remote = std::mem::take(&mut part.kernel.borrow_mut().remote);
-    if remote.is_empty() {
-        return;
-    }
+    let earliest = remote.iter().map(|(key, _)| key.time).min();
+    let Some(earliest) = earliest else {
+        return u64::MAX;
+    };
     let mut by_worker: Vec<Vec<(Key, Body)>> = parts.iter().map(|_| Vec::new()).collect();
     for (key, body) in remote {
         let Body::Deliver { to, .. } = &body else {
@@ -313,6 +340,7 @@ fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared) {
             lock(&shared.mail[w]).extend(events);
         }
     }
+    earliest
 }
 
 /// A mailbox, locked (a worker that panicked while holding it has ended the run anyway).
