@@ -125,13 +125,16 @@ where
         let n = self.kernel.borrow().total;
         let mut cx = Context::from_waker(Waker::noop());
         let kernel = Rc::clone(&self.kernel);
+        // The end of the window being run: set by the driver of a parallel run (no event of
+        // the window reaches it), followed event by event in a sequential one (`enter_event`).
+        let mut window_end = kernel.borrow().window_end;
         loop {
             // One borrow per event, from the pop to the program's poll (a borrow is a check
             // and two writes of the flag), or per delivery and the resume it makes next.
             let mut k = kernel.borrow_mut();
             if bounded || k.stop.is_some() {
                 let end = if k.stop.is_some() {
-                    limit.min(k.window_end)
+                    limit.min(window_end)
                 } else {
                     limit
                 };
@@ -143,7 +146,7 @@ where
                 break;
             };
             if key.class() == DELIVERY {
-                self.enter_event::<PARALLEL>(&mut k, key, observe);
+                self.enter_event::<PARALLEL>(&mut k, key, &mut window_end, observe);
                 let (to, sent_at, packet) = k.queue.take_delivery();
                 k.deliver(key.creator(), to, sent_at, packet);
                 if PARALLEL {
@@ -160,7 +163,7 @@ where
                     None => continue,
                 }
             }
-            self.enter_event::<PARALLEL>(&mut k, key, observe);
+            self.enter_event::<PARALLEL>(&mut k, key, &mut window_end, observe);
             // A resume: its rank is the event's creator.
             let rank = key.creator();
             let idx = k.at(rank);
@@ -258,6 +261,7 @@ where
         &mut self,
         k: &mut Kernel,
         key: Key,
+        window_end: &mut u64,
         observe: &mut dyn FnMut(Progress),
     ) {
         let time = key.time;
@@ -268,8 +272,8 @@ where
         }
         // The lookahead windows of a sequential run, where a stop ends (a parallel run's
         // driver sets each window's end, which no event of the window reaches).
-        if time >= k.window_end {
-            k.window_end = time.saturating_add(self.lookahead);
+        if time >= *window_end {
+            *window_end = time.saturating_add(self.lookahead);
         }
         k.events += 1;
         if k.events.is_multiple_of(CHECK_EVERY) {
