@@ -350,7 +350,26 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use super::{split, workers};
+    use crate::model::Model;
+    use crate::run::Options;
+
+    #[test]
+    fn workers_are_as_asked_but_one_per_rank_at_most_and_one_without_lookahead() {
+        let with = |ranks, asked, ack| {
+            let mut model = Model::worked_examples();
+            model.ack_latency_ns = ack;
+            let options = Options {
+                workers: asked,
+                ..Options::new(ranks, model)
+            };
+            workers(&options)
+        };
+        assert_eq!(with(16, 4, 200), 4);
+        assert_eq!(with(3, 8, 200), 3);
+        assert_eq!(with(16, 0, 200), 1);
+        assert_eq!(with(16, 4, 0), 1, "a window of 0 ns holds nothing");
+    }
 
     #[test]
     fn split_covers_every_rank_once_in_order() {
