@@ -7,11 +7,13 @@
 //! the kernel times each packet with the machine [`Model`] (`spec/timing.md`): messages arrive
 //! after the delay of their send mode and size, made monotone per channel; acks after a
 //! constant. Events are processed in the order of the key `(time, class, creator, n)`, so the
-//! same program and model give the same report, byte for byte, whatever the host does.
+//! same program and model give the same report, byte for byte, whatever the host does, and
+//! whether it runs on one thread or on several ([`Options::workers`]: blocks of ranks run in
+//! parallel, window by window of the model's lookahead).
 //!
 //! - [`Model`], [`DelayTable`]: the machine model; [`ModelFile`], [`ModelFileError`]: models as
 //!   files (`model.toml` plus CSV delay tables), [`Model::load`], [`Model::write_to`].
-//! - [`simulate`], [`Options`], [`Outcome`]: running a program.
+//! - [`simulate`], [`Options`], [`Outcome`]: running a program, sequentially or in parallel.
 //! - [`Report`]: what a run predicts.
 //! - [`MemoryWatch`]: the host's memory, watched so that a run too big for it ends with an
 //!   error, not a kill.
