@@ -67,3 +67,27 @@ fn a_run_with_room_to_spare_is_not_stopped() {
     assert!(o.error.is_none(), "{:?}", o.error);
     assert!(o.report.ranks.iter().all(|r| r.clock_ns >= 999 * 10_000));
 }
+
+/// On two threads, each partition watches the host too: the run stops with the same kind of
+/// error, early, and does not hang (the other partition ends its window and stops).
+#[test]
+fn a_parallel_run_short_of_host_memory_stops_too() {
+    let options = Options {
+        memory_floor: Some(u64::MAX),
+        workers: 2,
+        ..Options::new(2, Model::default())
+    };
+    let o = run_with(&options, stream);
+    if std::fs::read_to_string("/proc/meminfo").is_err() {
+        assert!(o.error.is_none());
+        return;
+    }
+    assert!(
+        matches!(o.error, Some(Error::NoMemory { .. })),
+        "{:?}",
+        o.error
+    );
+    assert!(o.report.events <= 2 * 64, "{}", o.report.events);
+    let latest = o.report.ranks.iter().map(|r| r.clock_ns).max().unwrap();
+    assert!(latest < 1_000_000, "{latest}");
+}
