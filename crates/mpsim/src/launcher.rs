@@ -380,6 +380,14 @@ impl Launcher {
                 outcome.into_result()
             }
             Backend::Sim => {
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                if self.args.sim_threads as usize > cores {
+                    eprintln!(
+                        "mpsim: --sim-threads {} on {cores} cores: threads beyond the cores \
+                         give the same results more slowly",
+                        self.args.sim_threads
+                    );
+                }
                 let outcome = self.simulate_with_progress_bar(program);
                 // A run that could not start (its error says why) has nothing to report.
                 let started = !outcome.report.ranks.is_empty();
