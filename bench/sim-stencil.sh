@@ -8,7 +8,10 @@
 # mpsim is run again and again for as long as the SMPI run took (3 runs at least) and its rate
 # is the aggregate, all messages over all the time (this machine's speed flips every few
 # seconds, PEERS.md). Message counts: halo.c counts its sends, mpsim's report its traffic table.
-# Usage: bench/sim-stencil.sh [RANKS=1024] [ITERS=100] [N=8]   (SMPI_TIMEOUT=900 seconds)
+# SIM_THREADS=K simulates on K threads (--sim-threads; the same report, faster on many ranks);
+# SMPI always runs on one.
+# Usage: bench/sim-stencil.sh [RANKS=1024] [ITERS=100] [N=8]   (SMPI_TIMEOUT=900 seconds,
+#        SIM_THREADS=1)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ranks=${1:-1024}; iters=${2:-100}; n=${3:-8}
@@ -33,7 +36,7 @@ grid=$(awk '$1 == "ranks" { print $4 }' "$tmp/smpi.out")
 
 # mpsim side
 cmd=(target/release/examples/stencil2d --backend sim --ranks "$ranks" --iterations "$iters"
-  --n "$n" --compute modeled)
+  --n "$n" --compute modeled --sim-threads "${SIM_THREADS:-1}")
 runs=0; total=0; fastest=0; slowest=0
 while [ "$runs" -lt 3 ] || awk -v t="$total" -v s="$smpi_s" 'BEGIN { exit !(t < s) }'; do
   t0=$(date +%s.%N)
@@ -49,7 +52,7 @@ done
 
 s=$(awk -v m="$smpi_msgs" -v t="$smpi_s" 'BEGIN { printf "%.0f", m / t }')
 m=$(awk -v m="$mpsim_msgs" -v n="$runs" -v t="$total" 'BEGIN { printf "%.0f", n * m / t }')
-echo "stencil ${ranks} ranks (${grid}) x ${iters} iterations of ${n} doubles:"
+echo "stencil ${ranks} ranks (${grid}) x ${iters} iterations of ${n} doubles (mpsim on ${SIM_THREADS:-1} thread(s)):"
 echo "  smpi  ${s} msgs/s (${smpi_msgs} msgs in ${smpi_s} s)"
 echo "  mpsim ${m} msgs/s (${mpsim_msgs} msgs; ${runs} runs in ${total%.*} s; single runs ${slowest}-${fastest})"
 awk -v s="$s" -v m="$m" 'BEGIN { printf "  mpsim / smpi = %.1fx\n", m / s }'
