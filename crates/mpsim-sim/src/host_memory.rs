@@ -5,7 +5,7 @@
 //! out-of-memory killer ends the process with SIGKILL and not a word, after minutes of paging.
 //!
 //! Results never depend on it: a run that fits never sees it, and one that does not stops with
-//! `Error::NoMemory` (a report as of the stop, S16). It reads `/proc/meminfo` and the memory
+//! `Error::NoMemory` (a report as of the stop, S16/D2). It reads `/proc/meminfo` and the memory
 //! files of the process's own control group (Linux; elsewhere it does nothing), paced by the
 //! host clock, which it reads every [`CHECK_EVERY`] events: once a second while there is room
 //! to spare, up to every 10 ms close to the limit.

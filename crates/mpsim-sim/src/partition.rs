@@ -3,8 +3,9 @@
 //! run (`parallel.rs`) gives each worker thread one, run window by window.
 //!
 //! Events run in key order; the loop stops at a limit (a parallel window's end) or when the
-//! queue is empty. A run stopped by an error (S16) goes on to the end of the lookahead window
-//! the error fell in, so that where it stops does not depend on how the ranks were split.
+//! queue is empty. A run stopped by an error (S16 as amended by D2, `EXTENSIONS.md`) goes on
+//! to the end of the lookahead window the error fell in, so that where it stops does not
+//! depend on how the ranks were split.
 
 use std::cell::RefCell;
 use std::future::Future;

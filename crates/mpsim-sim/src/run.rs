@@ -65,7 +65,8 @@ impl Options {
 }
 
 /// The result of a simulated run: the report (also for a run stopped by an error, as of the
-/// stop, S16) and the error that stopped it.
+/// end of the lookahead window the error fell in, S16 as amended by D2 of `EXTENSIONS.md`)
+/// and the error that stopped it.
 #[derive(Debug)]
 pub struct Outcome {
     /// The report.

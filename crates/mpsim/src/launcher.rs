@@ -229,7 +229,8 @@ impl Launcher {
     }
 
     /// Simulates `program` and returns the report with the run's first error, if any (the
-    /// report then describes the run as of the error, `timing.md` S16).
+    /// report then describes the run as of the error's lookahead window, `timing.md` S16 as
+    /// amended by D2 of `crates/mpsim-sim/EXTENSIONS.md`).
     pub fn simulate<F, Fut>(&self, program: F) -> Outcome
     where
         F: Fn(Comm) -> Fut + Sync,
