@@ -133,10 +133,12 @@ struct Shared {
     mail: Vec<Mutex<Vec<(Key, Body)>>>,
 }
 
-/// Runs `program` on `workers` threads (this one and `workers - 1` more).
+/// Runs `program` on `workers` threads (this one and `workers - 1` more), the ranks'
+/// programs made in `order` (`Partition::new`).
 pub(crate) fn simulate<'a, F, Fut>(
     options: &Options,
     program: &'a F,
+    order: Option<&[u32]>,
     workers: u32,
     observe: &mut dyn FnMut(Progress),
 ) -> Outcome
@@ -158,13 +160,13 @@ where
                 std::thread::Builder::new()
                     .name(format!("mpsim-sim-{w}"))
                     .spawn_scoped(s, move || {
-                        work(w, options, program, parts, shared, &mut |_| {})
+                        work(w, options, program, order, parts, shared, &mut |_| {})
                     })
             })
             .collect();
         let spawned = handles.iter().all(Result::is_ok);
         let mut results = if spawned {
-            vec![work(0, options, program, &parts, &shared, observe)]
+            vec![work(0, options, program, order, &parts, &shared, observe)]
         } else {
             // The threads that did start wait at the first barrier: let them go.
             shared.barrier.poisoned.store(true, Ordering::SeqCst);
@@ -235,6 +237,7 @@ fn work<'a, F, Fut>(
     w: usize,
     options: &Options,
     program: &'a F,
+    order: Option<&[u32]>,
     parts: &[Range<u32>],
     shared: &Shared,
     observe: &mut dyn FnMut(Progress),
@@ -248,7 +251,7 @@ where
     let poisoned = |_| Error::Internal {
         what: "another simulation worker thread panicked".into(),
     };
-    let part = Partition::new(options, program, parts[w].clone());
+    let part = Partition::new(options, program, parts[w].clone(), order);
     if part.is_err() {
         shared.failed.store(true, Ordering::SeqCst);
     }
@@ -264,57 +267,54 @@ where
     let lookahead = options.model.lookahead();
     let mut observed = 0;
     let mut posted = u64::MAX;
-    let (stopped, finished) = (0usize..)
-        .find_map(|window| -> Option<Result<(bool, u64), Error>> {
-            let round = &shared.rounds[window % 2];
-            {
-                let next = part.next_time().unwrap_or(u64::MAX).min(posted);
-                round.next[w].store(next, Ordering::SeqCst);
-                let k = part.kernel.borrow();
-                round.events[w].store(k.events, Ordering::SeqCst);
-                round.finished[w].store(u64::from(k.finished), Ordering::SeqCst);
-                if k.stop.is_some() {
-                    round.stopped.store(true, Ordering::SeqCst);
-                }
+    let mut window = 0usize;
+    let (stopped, finished) = loop {
+        let round = &shared.rounds[window % 2];
+        window += 1;
+        {
+            let next = part.next_time().unwrap_or(u64::MAX).min(posted);
+            round.next[w].store(next, Ordering::SeqCst);
+            let k = part.kernel.borrow();
+            round.events[w].store(k.events, Ordering::SeqCst);
+            round.finished[w].store(u64::from(k.finished), Ordering::SeqCst);
+            if k.stop.is_some() {
+                round.stopped.store(true, Ordering::SeqCst);
             }
-            if let Err(e) = shared.barrier.wait(&mut sense) {
-                return Some(Err(poisoned(e)));
+        }
+        shared.barrier.wait(&mut sense).map_err(poisoned)?;
+        let mail = std::mem::take(&mut *lock(&shared.mail[w]));
+        {
+            let mut k = part.kernel.borrow_mut();
+            for (key, body) in mail {
+                k.queue.push(key, body);
             }
-            let mail = std::mem::take(&mut *lock(&shared.mail[w]));
-            {
-                let mut k = part.kernel.borrow_mut();
-                for (key, body) in mail {
-                    k.queue.push(key, body);
-                }
-                k.prune_channels();
-            }
-            let start = round.next.iter().map(|t| t.load(Ordering::SeqCst)).min();
-            let start = start.unwrap_or(u64::MAX);
-            let stopped = round.stopped.load(Ordering::SeqCst);
-            let events: u64 = round.events.iter().map(|e| e.load(Ordering::SeqCst)).sum();
-            let finished: u64 = round
-                .finished
-                .iter()
-                .map(|f| f.load(Ordering::SeqCst))
-                .sum();
-            if stopped || start == u64::MAX {
-                return Some(Ok((stopped, finished)));
-            }
-            if events >= observed + OBSERVE_EVERY {
-                observed = events;
-                observe(Progress {
-                    virtual_ns: start,
-                    events,
-                    finished: finished as u32,
-                });
-            }
-            let end = start.saturating_add(lookahead);
-            part.kernel.borrow_mut().window_end = end;
-            part.run::<true>(end, &mut |_| {});
-            posted = post(&part, parts, shared);
-            None
-        })
-        .expect("the windows end")?;
+            k.prune_channels();
+        }
+        let start = round.next.iter().map(|t| t.load(Ordering::SeqCst)).min();
+        let start = start.unwrap_or(u64::MAX);
+        let stopped = round.stopped.load(Ordering::SeqCst);
+        let events: u64 = round.events.iter().map(|e| e.load(Ordering::SeqCst)).sum();
+        let finished: u64 = round
+            .finished
+            .iter()
+            .map(|f| f.load(Ordering::SeqCst))
+            .sum();
+        if stopped || start == u64::MAX {
+            break (stopped, finished);
+        }
+        if events >= observed + OBSERVE_EVERY {
+            observed = events;
+            observe(Progress {
+                virtual_ns: start,
+                events,
+                finished: finished as u32,
+            });
+        }
+        let end = start.saturating_add(lookahead);
+        part.kernel.borrow_mut().window_end = end;
+        part.run::<true>(end, &mut |_| {});
+        posted = post(&part, parts, shared);
+    };
     let deadlock = !stopped && finished < u64::from(options.ranks);
     Ok(part.close(deadlock))
 }

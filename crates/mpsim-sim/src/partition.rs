@@ -67,8 +67,14 @@ impl<Fut> Partition<Fut>
 where
     Fut: Future<Output = Result<(), Error>>,
 {
-    /// The ranks `part` of a run as `options` say, their programs made by `program`.
-    pub fn new<F>(options: &Options, program: &F, part: Range<u32>) -> Result<Self, Error>
+    /// The ranks `part` of a run as `options` say, their programs made by `program` in the
+    /// order `order` gives them (a permutation of all the run's ranks; `None`: ascending).
+    pub fn new<F>(
+        options: &Options,
+        program: &F,
+        part: Range<u32>,
+        order: Option<&[u32]>,
+    ) -> Result<Self, Error>
     where
         F: Fn(Rc<dyn RankRuntime>) -> Fut,
     {
@@ -84,11 +90,7 @@ where
         if options.trace {
             kernel.borrow_mut().trace = Some(Vec::new());
         }
-        let order: Box<dyn Iterator<Item = u32>> = match options
-            .spawn_order
-            .as_ref()
-            .filter(|o| is_permutation(o, options.ranks))
-        {
+        let order: Box<dyn Iterator<Item = u32>> = match order {
             Some(order) => Box::new(order.iter().copied().filter(|r| part.contains(r))),
             None => Box::new(part.clone()),
         };
@@ -122,7 +124,6 @@ where
     /// (the loop then notes what the merge of the partitions needs: event keys, trace runs);
     /// a sequential run passes `u64::MAX`, and its loop does without.
     pub fn run<const PARALLEL: bool>(&mut self, limit: u64, observe: &mut dyn FnMut(Progress)) {
-        let bounded = PARALLEL;
         let n = self.kernel.borrow().total;
         let mut cx = Context::from_waker(Waker::noop());
         let kernel = Rc::clone(&self.kernel);
@@ -133,7 +134,7 @@ where
             // One borrow per event, from the pop to the program's poll (a borrow is a check
             // and two writes of the flag), or per delivery and the resume it makes next.
             let mut k = kernel.borrow_mut();
-            if bounded || k.stop.is_some() {
+            if PARALLEL || k.stop.is_some() {
                 let end = if k.stop.is_some() {
                     limit.min(window_end)
                 } else {
@@ -153,7 +154,7 @@ where
                 if PARALLEL {
                     self.count_trace(&k, key);
                 }
-                if bounded || k.stop.is_some() {
+                if PARALLEL || k.stop.is_some() {
                     continue;
                 }
                 // A delivery that completes a waiting rank's receive makes its resume the
@@ -381,12 +382,4 @@ fn pending_at_exit(k: &Kernel, rank: u32, t: u64) -> Result<(), Error> {
             requests,
         })
     }
-}
-
-fn is_permutation(order: &[u32], n: u32) -> bool {
-    let mut seen = vec![false; n as usize];
-    order.len() == n as usize
-        && order
-            .iter()
-            .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true))
 }

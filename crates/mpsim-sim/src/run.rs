@@ -129,11 +129,16 @@ where
     if let Err(e) = checked {
         return refused(e, options.model.compute);
     }
+    // Checked once here: every partition takes its ranks from it.
+    let order = options
+        .spawn_order
+        .as_deref()
+        .filter(|o| is_permutation(o, n));
     let workers = parallel::workers(options);
     if workers > 1 {
-        return parallel::simulate(options, program, workers, observe);
+        return parallel::simulate(options, program, order, workers, observe);
     }
-    let mut part = match Partition::new(options, program, 0..n) {
+    let mut part = match Partition::new(options, program, 0..n, order) {
         Ok(part) => part,
         Err(e) => return refused(e, options.model.compute),
     };
@@ -282,6 +287,14 @@ fn merge_traces(parts: Vec<PartTrace>) -> Vec<TraceEvent> {
         }
     }
     out
+}
+
+fn is_permutation(order: &[u32], n: u32) -> bool {
+    let mut seen = vec![false; n as usize];
+    order.len() == n as usize
+        && order
+            .iter()
+            .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true))
 }
 
 /// Each blocked rank (S15) and the wait-for cycle that holds the lowest rank.

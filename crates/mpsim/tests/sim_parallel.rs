@@ -6,11 +6,25 @@
 
 mod common;
 
+use std::future::Future;
 use std::time::Duration;
 
 use common::simulate_all_ways;
-use mpsim::sim::Model;
+use mpsim::sim::{Model, Outcome};
 use mpsim::{Comm, Error, Launcher, Source, Tag, wait_all};
+
+/// `program` on `ranks` ranks of the worked examples' model, every way (`simulate_all_ways`).
+fn sim<F, Fut>(ranks: u32, program: F) -> Outcome
+where
+    F: Fn(Comm) -> Fut + Sync,
+    Fut: Future<Output = mpsim::Result<()>>,
+{
+    simulate_all_ways(
+        Launcher::new(ranks).model(Model::worked_examples()),
+        ranks,
+        program,
+    )
+}
 
 /// A 2D halo exchange of 48 ranks on a 6 x 8 torus, with compute between rounds that differs
 /// per rank, so that windows hold a varying share of the ranks; traced.
@@ -57,33 +71,29 @@ fn sim_parallel_halo_exchange_with_trace() {
 /// Probes, wildcards and a send's cancel (D1) between ranks of different partitions.
 #[test]
 fn sim_parallel_probe_wildcards_and_cancel_across_partitions() {
-    let o = simulate_all_ways(
-        Launcher::new(4).model(Model::worked_examples()),
-        4,
-        |world: Comm| async move {
-            match world.rank() {
-                0 => {
-                    let mut from = Vec::new();
-                    for _ in 0..2 {
-                        let st = world.probe(Source::Any, Tag::Any).await?;
-                        let mut b = [0u8; 4];
-                        world.recv(&mut b, st.source, st.tag).await?;
-                        from.push(st.source);
-                    }
-                    from.sort();
-                    assert_eq!(from, [1, 2]);
+    let o = sim(4, |world: Comm| async move {
+        match world.rank() {
+            0 => {
+                let mut from = Vec::new();
+                for _ in 0..2 {
+                    let st = world.probe(Source::Any, Tag::Any).await?;
+                    let mut b = [0u8; 4];
+                    world.recv(&mut b, st.source, st.tag).await?;
+                    from.push(st.source);
                 }
-                1 | 2 => world.send(&[world.rank() as u8; 4], 0, 5).await?,
-                _ => {
-                    let mut s = world.issend(&[7u8; 8], 0, 9)?;
-                    world.compute(Duration::from_nanos(3000)).await;
-                    s.cancel()?;
-                    assert!(s.wait().await?.cancelled);
-                }
+                from.sort();
+                assert_eq!(from, [1, 2]);
             }
-            Ok(())
-        },
-    );
+            1 | 2 => world.send(&[world.rank() as u8; 4], 0, 5).await?,
+            _ => {
+                let mut s = world.issend(&[7u8; 8], 0, 9)?;
+                world.compute(Duration::from_nanos(3000)).await;
+                s.cancel()?;
+                assert!(s.wait().await?.cancelled);
+            }
+        }
+        Ok(())
+    });
     assert!(o.error.is_none(), "{:?}", o.error);
 }
 
@@ -91,23 +101,19 @@ fn sim_parallel_probe_wildcards_and_cancel_across_partitions() {
 /// (the first by event key) and the same report as of the end of its window (D2).
 #[test]
 fn sim_parallel_panic_in_one_partition() {
-    let o = simulate_all_ways(
-        Launcher::new(6).model(Model::worked_examples()),
-        6,
-        |world: Comm| async move {
-            let me = world.rank();
-            if me == 4 {
-                world.compute(Duration::from_nanos(2500)).await;
-                panic!("rank 4 gives up");
-            }
-            let peer = me ^ 1;
-            for i in 0..20u32 {
-                let mut got = [0u32];
-                world.sendrecv(&[i], peer, 0, &mut got, peer, 0).await?;
-            }
-            Ok(())
-        },
-    );
+    let o = sim(6, |world: Comm| async move {
+        let me = world.rank();
+        if me == 4 {
+            world.compute(Duration::from_nanos(2500)).await;
+            panic!("rank 4 gives up");
+        }
+        let peer = me ^ 1;
+        for i in 0..20u32 {
+            let mut got = [0u32];
+            world.sendrecv(&[i], peer, 0, &mut got, peer, 0).await?;
+        }
+        Ok(())
+    });
     match &o.error {
         Some(Error::Aborted { rank: 4, cause }) => assert!(cause.contains("gives up"), "{cause}"),
         other => panic!("expected rank 4's panic, got {other:?}"),
@@ -117,20 +123,16 @@ fn sim_parallel_panic_in_one_partition() {
 /// A truncation in one partition, found at the receiver (another partition): the same error.
 #[test]
 fn sim_parallel_truncation_across_partitions() {
-    let o = simulate_all_ways(
-        Launcher::new(4).model(Model::worked_examples()),
-        4,
-        |world: Comm| async move {
-            match world.rank() {
-                0 => world.send(&[1u8; 64], 3, 0).await?,
-                3 => {
-                    world.recv(&mut [0u8; 8], 0, 0).await?;
-                }
-                _ => world.compute(Duration::from_nanos(10_000)).await,
+    let o = sim(4, |world: Comm| async move {
+        match world.rank() {
+            0 => world.send(&[1u8; 64], 3, 0).await?,
+            3 => {
+                world.recv(&mut [0u8; 8], 0, 0).await?;
             }
-            Ok(())
-        },
-    );
+            _ => world.compute(Duration::from_nanos(10_000)).await,
+        }
+        Ok(())
+    });
     assert!(
         matches!(o.error, Some(Error::Truncate { .. })),
         "{:?}",
