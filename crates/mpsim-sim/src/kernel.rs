@@ -5,7 +5,7 @@
 //! backends run), what it waits for, and counters. Invariants:
 //! - a kernel holds the ranks of one partition (all of them in a sequential run, a block per
 //!   thread in a parallel one, `parallel.rs`); packets for other partitions' ranks wait in
-//!   `remote` until the lookahead window ends;
+//!   `remote` until the partition's round ends;
 //! - a rank executes program code only when its clock equals the global time `now` (calls take
 //!   0 ns; `compute` and polls that find nothing schedule a resume and yield);
 //! - every packet a rank emits while it runs or while a packet is delivered to it is sent at
@@ -117,6 +117,10 @@ pub(crate) struct Kernel {
     channels: Channels,
     /// The first error, with the key of the event at which it happened.
     pub stop: Option<(Error, u64)>,
+    /// Where a run stopped by an error ends (S16 as amended by D2): the time of the error's
+    /// event plus the lookahead; no event at or after it runs. `u64::MAX` while no error is
+    /// known (a parallel run's driver lowers it to the first error of any partition).
+    pub stop_end: u64,
     pub events: u64,
     /// Ranks whose program has finished (counted, not looked up: progress reports read it
     /// every 65,536 events, and a scan of millions of ranks each time made a 10,000,000-rank
@@ -143,10 +147,16 @@ pub(crate) struct Kernel {
     base: u32,
     /// Ranks in the whole run (`ranks` holds this partition's).
     pub total: u32,
-    /// The end of the lookahead window being run (`partition.rs`): a packet to another
-    /// partition must arrive at or after it.
-    pub window_end: u64,
-    /// Events for ranks of other partitions made in this window, in the order made.
+    /// The model's lookahead `L`: nothing sent at `t` arrives before `t + L`.
+    lookahead: u64,
+    /// In a parallel run, where this partition's round must end (`parallel.rs`): set by the
+    /// driver from the other partitions' next events, lowered to `a + L` by the first packet
+    /// this partition sends another to arrive at `a`. `u64::MAX` in a sequential run.
+    pub horizon: u64,
+    /// In a parallel run, the earliest a packet sent in this round can arrive (the time of
+    /// the round's first event plus `L`): a check of the lookahead the rounds rely on.
+    pub remote_floor: u64,
+    /// Events for ranks of other partitions made in this round, in the order made.
     pub remote: Vec<(Key, Body)>,
     /// The key of the event being run, kept in a parallel run only (its partitions' errors,
     /// top waits and trace records are merged by it; a sequential run's come in key order).
@@ -196,6 +206,7 @@ impl Kernel {
             bsend_overhead: model.bsend_overhead,
         });
         let wake_ns = model.cpu.wake_ns(total);
+        let lookahead = model.lookahead();
         let base = part.start;
         states.extend(part.map(|r| RankState {
             clock: 0,
@@ -226,6 +237,7 @@ impl Kernel {
             ranks: states,
             channels: Channels::default(),
             stop: None,
+            stop_end: u64::MAX,
             events: 0,
             finished: 0,
             closed: false,
@@ -235,7 +247,9 @@ impl Kernel {
             top_waits: TopWaits::default(),
             base,
             total,
-            window_end: 0,
+            lookahead,
+            horizon: u64::MAX,
+            remote_floor: 0,
             remote: Vec::new(),
             current: Key::new(0, RESUME, 0, 0),
             stop_key: Key::new(0, RESUME, 0, 0),
@@ -420,19 +434,21 @@ impl Kernel {
         }
     }
 
-    /// Holds an event for a rank of another partition until the window ends. It cannot fall
-    /// inside the window: nothing arrives sooner than the lookahead after it is sent.
+    /// Holds an event for a rank of another partition until the round ends, and ends the
+    /// round at its arrival at the latest (`parallel.rs`). It cannot arrive sooner than `L`
+    /// after the round's first event.
     #[cold]
     #[inline(never)]
     fn send_remote(&mut self, key: Key, body: Body) {
-        if key.time < self.window_end {
+        self.horizon = self.horizon.min(key.time);
+        if key.time < self.remote_floor {
             let err = Error::Internal {
                 what: format!(
-                    "a packet from rank {} arrives at {} ns, inside the lookahead window that \
-                     ends at {} ns",
+                    "a packet from rank {} arrives at {} ns, sooner than the lookahead after \
+                     the round's first event allows ({} ns)",
                     key.creator(),
                     key.time,
-                    self.window_end
+                    self.remote_floor
                 ),
             };
             self.fail(err, self.now);
@@ -500,7 +516,7 @@ impl Kernel {
     }
 
     /// Forgets channels that no longer bear on arrivals (`Channels::prune`), between the
-    /// windows of a parallel run.
+    /// rounds of a parallel run.
     pub fn prune_channels(&mut self) {
         self.channels.prune(self.now);
     }
@@ -522,11 +538,13 @@ impl Kernel {
         }
     }
 
-    /// Records the first error; the run stops after the current event.
+    /// Records the first error; the run stops before the first event at or after `L` past
+    /// the current event (D2).
     pub fn fail(&mut self, err: Error, t: u64) {
         if self.stop.is_none() {
             self.stop = Some((err, t));
             self.stop_key = self.current;
+            self.stop_end = self.stop_end.min(self.now.saturating_add(self.lookahead));
         }
     }
 

@@ -9,7 +9,7 @@
 //! constant. Events are processed in the order of the key `(time, class, creator, n)`, so the
 //! same program and model give the same report, byte for byte, whatever the host does, and
 //! whether it runs on one thread or on several ([`Options::workers`]: blocks of ranks run in
-//! parallel, window by window of the model's lookahead).
+//! parallel, in rounds as long as the model's lookahead allows).
 //!
 //! - [`Model`], [`DelayTable`]: the machine model; [`ModelFile`], [`ModelFileError`]: models as
 //!   files (`model.toml` plus CSV delay tables), [`Model::load`], [`Model::write_to`].

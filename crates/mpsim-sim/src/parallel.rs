@@ -1,16 +1,18 @@
 //! Conservative parallel simulation (`spec/timing.md` §5, DESIGN.md "Simulation kernel"):
 //! the ranks are split into contiguous blocks, one per worker thread, each a [`Partition`]
-//! with its own event queue, and the run goes in windows `[T, T + L)`, where `T` is the
-//! earliest event of all and `L` the model's lookahead. Nothing a rank sends arrives sooner
-//! than `L` after it is sent, so within a window no partition can affect another: each runs
-//! its window's events alone, in key order, and the packets for other partitions are handed
-//! over at the window's end. Every partition therefore runs the same events in the same order
-//! as a sequential run, which is what makes the report the same byte for byte.
+//! with its own event queue, and the run goes in rounds separated by a barrier. Nothing a rank
+//! sends arrives sooner than the lookahead `L` after it is sent, so a partition may run, alone
+//! and in key order, every event before its *horizon*: `L` past the earliest next event of any
+//! other partition (packets in transit to it counted), and no further than `L` past the
+//! arrival of the first packet it sends another partition in the round (the receiver may
+//! answer at once). Packets for other partitions are handed over at the round's end. Every
+//! partition therefore runs the same events in the same order as a sequential run, which is
+//! what makes the report the same byte for byte.
 //!
-//! A window costs a barrier, so this pays off only where many events share a window (wide
-//! exchanges of many ranks); a token ring, with one message in flight, runs slower than on one
-//! thread.
-
+//! A round costs a barrier. Where many ranks exchange at once (a halo exchange), a round holds
+//! about one lookahead of every partition's events; where one message is in flight (a token
+//! ring), the token crosses a whole partition in a round.
+//!
 use std::future::Future;
 use std::ops::Range;
 use std::rc::Rc;
@@ -25,7 +27,7 @@ use crate::partition::{PartOutcome, Partition};
 use crate::run::{OBSERVE_EVERY, Options, Outcome, Progress, merge, refused};
 
 /// The number of worker threads `options` get: as asked, at most one per rank, and one when
-/// the lookahead is 0 (a window would then hold nothing).
+/// the lookahead is 0 (a round would then hold nothing).
 pub(crate) fn workers(options: &Options) -> u32 {
     if options.model.lookahead() == 0 {
         1
@@ -34,11 +36,11 @@ pub(crate) fn workers(options: &Options) -> u32 {
     }
 }
 
-/// The workers' meeting point between windows: a sense-reversing barrier that spins (a
-/// window can hold a single event, and a futex wait and wake-up cost 100 times a simulated
+/// The workers' meeting point between rounds: a sense-reversing barrier that spins (a
+/// round can hold a single event, and a futex wait and wake-up cost 100 times a simulated
 /// message), yielding the core after a while for workers that outnumber the cores. A worker
 /// that panics poisons it: the others then return instead of waiting for ever.
-struct WindowBarrier {
+struct RoundBarrier {
     parties: usize,
     waiting: AtomicUsize,
     sense: AtomicBool,
@@ -48,9 +50,9 @@ struct WindowBarrier {
 /// The others have gone (a worker panicked).
 struct Poisoned;
 
-impl WindowBarrier {
+impl RoundBarrier {
     fn new(parties: usize) -> Self {
-        WindowBarrier {
+        RoundBarrier {
             parties,
             waiting: AtomicUsize::new(0),
             sense: AtomicBool::new(false),
@@ -83,7 +85,7 @@ impl WindowBarrier {
 }
 
 /// Poisons the barrier if its worker unwinds (a bug: programs' panics are caught).
-struct PoisonOnPanic<'a>(&'a WindowBarrier);
+struct PoisonOnPanic<'a>(&'a RoundBarrier);
 
 impl Drop for PoisonOnPanic<'_> {
     fn drop(&mut self) {
@@ -93,39 +95,56 @@ impl Drop for PoisonOnPanic<'_> {
     }
 }
 
-/// What the workers say at the start of a window.
+/// What the workers say at the start of a round.
 struct Round {
-    /// Per worker: the time of its next event, or of the earliest event it handed to another
-    /// partition in the last window, whichever is earlier (`u64::MAX`: none).
+    /// Per worker: the time of its next event (`u64::MAX`: none), mail not counted.
     next: Vec<AtomicU64>,
+    /// Per worker `u` and worker `v`, at `u * workers + v`: the earliest arrival of the
+    /// packets `u` handed to `v` in its last round (`u64::MAX`: none).
+    sent: Vec<AtomicU64>,
     /// Per worker: events run and ranks finished so far (progress, deadlock).
     events: Vec<AtomicU64>,
     finished: Vec<AtomicU64>,
-    /// A partition has stopped on an error (the run ends with the window it fell in).
-    stopped: AtomicBool,
+    /// Per worker: where its first error ends the run (`Kernel::stop_end`; `u64::MAX`: none).
+    stop_end: Vec<AtomicU64>,
 }
 
 impl Round {
     fn new(workers: usize) -> Self {
+        let none = |n: usize| (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
         Round {
-            next: (0..workers).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            next: none(workers),
+            sent: none(workers * workers),
             events: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             finished: (0..workers).map(|_| AtomicU64::new(0)).collect(),
-            stopped: AtomicBool::new(false),
+            stop_end: none(workers),
         }
+    }
+
+    /// Per worker: the time of its next event, the mail it takes after the barrier counted.
+    fn next_with_mail(&self) -> Vec<u64> {
+        let n = self.next.len();
+        (0..n)
+            .map(|v| {
+                (0..n)
+                    .map(|u| self.sent[u * n + v].load(Ordering::SeqCst))
+                    .fold(self.next[v].load(Ordering::SeqCst), u64::min)
+            })
+            .collect()
     }
 }
 
-/// What the workers share: the barrier of the windows, what each says at the start of a
-/// window, and the packets in transit between them.
+/// What the workers share: the barrier of the rounds, what each says at the start of a
+/// round, and the packets in transit between them.
 ///
-/// One barrier per window. Before it, each worker says what it has (in `rounds[i % 2]` for
-/// window `i`: a worker may write window `i + 1`'s while another still reads window `i`'s,
+/// One barrier per round. Before it, each worker says what it has (in `rounds[i % 2]` for
+/// round `i`: a worker may write round `i + 1`'s while another still reads round `i`'s,
 /// never further, as the next barrier waits for it); after it, each takes its mail and reads
-/// the others' words. Mail posted by a worker already running the next window may come with
-/// it: it arrives after that window's end, so taking it early changes nothing.
+/// the others' words. Mail posted by a worker already running the next round may come with
+/// it: it arrives after this worker's horizon for that round, so taking it early changes
+/// nothing.
 struct Shared {
-    barrier: WindowBarrier,
+    barrier: RoundBarrier,
     rounds: [Round; 2],
     /// A partition could not be set up (the run does not start).
     failed: AtomicBool,
@@ -148,7 +167,7 @@ where
 {
     let parts = split(options.ranks, workers);
     let shared = Shared {
-        barrier: WindowBarrier::new(parts.len()),
+        barrier: RoundBarrier::new(parts.len()),
         rounds: [Round::new(parts.len()), Round::new(parts.len())],
         failed: AtomicBool::new(false),
         mail: parts.iter().map(|_| Mutex::new(Vec::new())).collect(),
@@ -231,7 +250,7 @@ fn split(n: u32, workers: u32) -> Vec<Range<u32>> {
         .collect()
 }
 
-/// The worker of block `w`: sets up its partition, then runs it window by window with the
+/// The worker of block `w`: sets up its partition, then runs it round by round with the
 /// others.
 fn work<'a, F, Fut>(
     w: usize,
@@ -265,21 +284,24 @@ where
         part.runs = Some(Vec::new());
     }
     let lookahead = options.model.lookahead();
+    let workers = parts.len();
     let mut observed = 0;
-    let mut posted = u64::MAX;
-    let mut window = 0usize;
+    // The earliest arrival of the packets handed to each worker in the last round.
+    let mut sent = vec![u64::MAX; workers];
+    let mut rounds = 0usize;
     let (stopped, finished) = loop {
-        let round = &shared.rounds[window % 2];
-        window += 1;
+        let round = &shared.rounds[rounds % 2];
+        rounds += 1;
         {
-            let next = part.next_time().unwrap_or(u64::MAX).min(posted);
+            let next = part.next_time().unwrap_or(u64::MAX);
             round.next[w].store(next, Ordering::SeqCst);
+            for (v, t) in sent.iter().enumerate() {
+                round.sent[w * workers + v].store(*t, Ordering::SeqCst);
+            }
             let k = part.kernel.borrow();
             round.events[w].store(k.events, Ordering::SeqCst);
             round.finished[w].store(u64::from(k.finished), Ordering::SeqCst);
-            if k.stop.is_some() {
-                round.stopped.store(true, Ordering::SeqCst);
-            }
+            round.stop_end[w].store(k.stop_end, Ordering::SeqCst);
         }
         shared.barrier.wait(&mut sense).map_err(poisoned)?;
         let mail = std::mem::take(&mut *lock(&shared.mail[w]));
@@ -290,17 +312,23 @@ where
             }
             k.prune_channels();
         }
-        let start = round.next.iter().map(|t| t.load(Ordering::SeqCst)).min();
-        let start = start.unwrap_or(u64::MAX);
-        let stopped = round.stopped.load(Ordering::SeqCst);
+        let next = round.next_with_mail();
+        let start = next.iter().copied().min().unwrap_or(u64::MAX);
+        let stop_end = round
+            .stop_end
+            .iter()
+            .map(|t| t.load(Ordering::SeqCst))
+            .min();
+        let stop_end = stop_end.unwrap_or(u64::MAX);
         let events: u64 = round.events.iter().map(|e| e.load(Ordering::SeqCst)).sum();
         let finished: u64 = round
             .finished
             .iter()
             .map(|f| f.load(Ordering::SeqCst))
             .sum();
-        if stopped || start == u64::MAX {
-            break (stopped, finished);
+        // Nothing is left to run anywhere, or nothing before the end of a stopped run.
+        if start == u64::MAX || start >= stop_end {
+            break (stop_end != u64::MAX, finished);
         }
         if events >= observed + OBSERVE_EVERY {
             observed = events;
@@ -310,29 +338,35 @@ where
                 finished: finished as u32,
             });
         }
-        let end = start.saturating_add(lookahead);
-        part.kernel.borrow_mut().window_end = end;
-        part.run::<true>(end, &mut |_| {});
-        posted = post(&part, parts, shared);
+        let others = (0..workers).filter(|&v| v != w).map(|v| next[v]).min();
+        {
+            let mut k = part.kernel.borrow_mut();
+            k.horizon = others.unwrap_or(u64::MAX).saturating_add(lookahead);
+            k.stop_end = stop_end;
+            k.remote_floor = next[w].saturating_add(lookahead);
+        }
+        part.run::<true>(&mut |_| {});
+        post(&part, parts, shared, &mut sent);
     };
     let deadlock = !stopped && finished < u64::from(options.ranks);
     Ok(part.close(deadlock))
 }
 
-/// Hands the events this partition made for others in its window to their workers; returns
-/// the earliest one's time (`u64::MAX`: none).
-fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared) -> u64 {
+/// Hands the events this partition made for others in its round to their workers, and notes
+/// in `sent` the earliest arrival handed to each (`u64::MAX`: none).
+fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared, sent: &mut [u64]) {
+    sent.fill(u64::MAX);
     let remote = std::mem::take(&mut part.kernel.borrow_mut().remote);
-    let earliest = remote.iter().map(|(key, _)| key.time).min();
-    let Some(earliest) = earliest else {
-        return u64::MAX;
-    };
+    if remote.is_empty() {
+        return;
+    }
     let mut by_worker: Vec<Vec<(Key, Body)>> = parts.iter().map(|_| Vec::new()).collect();
     for (key, body) in remote {
         let Body::Deliver { to, .. } = &body else {
             unreachable!("only deliveries go to other partitions");
         };
         let w = parts.partition_point(|p| p.end <= *to);
+        sent[w] = sent[w].min(key.time);
         by_worker[w].push((key, body));
     }
     for (w, events) in by_worker.into_iter().enumerate() {
@@ -340,7 +374,6 @@ fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared) -> u6
             lock(&shared.mail[w]).extend(events);
         }
     }
-    earliest
 }
 
 /// A mailbox, locked (a worker that panicked while holding it has ended the run anyway).
@@ -368,7 +401,7 @@ mod tests {
         assert_eq!(with(16, 4, 200), 4);
         assert_eq!(with(3, 8, 200), 3);
         assert_eq!(with(16, 0, 200), 1);
-        assert_eq!(with(16, 4, 0), 1, "a window of 0 ns holds nothing");
+        assert_eq!(with(16, 4, 0), 1, "a round of 0 ns holds nothing");
     }
 
     #[test]

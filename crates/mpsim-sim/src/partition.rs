@@ -1,11 +1,11 @@
 //! A partition of a run: some ranks, their programs, their kernel, and the loop that runs their
 //! events (`spec/timing.md` §5). A sequential run is one partition of every rank; a parallel
-//! run (`parallel.rs`) gives each worker thread one, run window by window.
+//! run (`parallel.rs`) gives each worker thread one, run round by round.
 //!
-//! Events run in key order; the loop stops at a limit (a parallel window's end) or when the
-//! queue is empty. A run stopped by an error (S16 as amended by D2, `EXTENSIONS.md`) goes on
-//! to the end of the lookahead window the error fell in, so that where it stops does not
-//! depend on how the ranks were split.
+//! Events run in key order; the loop stops at the kernel's horizon (the end of a parallel
+//! round) or when the queue is empty. A run stopped by an error (S16 as amended by D2,
+//! `EXTENSIONS.md`) goes on with the events less than one lookahead after the error's, so that
+//! where it stops does not depend on how the ranks were split.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -36,8 +36,6 @@ pub(crate) struct Partition<Fut> {
     pub kernel: Rc<RefCell<Kernel>>,
     futures: Slots<Fut>,
     watch: MemoryWatch,
-    /// The model's lookahead: the length of a window.
-    lookahead: u64,
     /// With a trace in a parallel run: how many trace records each event made, by its key, so
     /// that the partitions' traces merge into the sequential order.
     pub runs: Option<Vec<(Key, u32)>>,
@@ -108,7 +106,6 @@ where
             kernel,
             futures,
             watch: MemoryWatch::new(options.memory_floor),
-            lookahead: options.model.lookahead(),
             runs: None,
             traced: 0,
         })
@@ -119,27 +116,20 @@ where
         self.kernel.borrow().queue.peek_time()
     }
 
-    /// Runs events in key order until none is left before `limit`, or, after an error, none
-    /// before the end of the window it fell in. `PARALLEL`: the partition is one of several
-    /// (the loop then notes what the merge of the partitions needs: event keys, trace runs);
-    /// a sequential run passes `u64::MAX`, and its loop does without.
-    pub fn run<const PARALLEL: bool>(&mut self, limit: u64, observe: &mut dyn FnMut(Progress)) {
+    /// Runs events in key order until none is left before the kernel's horizon (`u64::MAX`
+    /// but in a parallel run) and, after an error, before its `stop_end`. `PARALLEL`: the
+    /// partition is one of several (the loop then notes what the merge of the partitions
+    /// needs: event keys, trace runs, and the horizon may come down as it runs).
+    pub fn run<const PARALLEL: bool>(&mut self, observe: &mut dyn FnMut(Progress)) {
         let n = self.kernel.borrow().total;
         let mut cx = Context::from_waker(Waker::noop());
         let kernel = Rc::clone(&self.kernel);
-        // The end of the window being run: set by the driver of a parallel run (no event of
-        // the window reaches it), followed event by event in a sequential one (`enter_event`).
-        let mut window_end = kernel.borrow().window_end;
         loop {
             // One borrow per event, from the pop to the program's poll (a borrow is a check
             // and two writes of the flag), or per delivery and the resume it makes next.
             let mut k = kernel.borrow_mut();
             if PARALLEL || k.stop.is_some() {
-                let end = if k.stop.is_some() {
-                    limit.min(window_end)
-                } else {
-                    limit
-                };
+                let end = k.horizon.min(k.stop_end);
                 if k.queue.peek_time().is_none_or(|t| t >= end) {
                     break;
                 }
@@ -148,7 +138,7 @@ where
                 break;
             };
             if key.class() == DELIVERY {
-                self.enter_event::<PARALLEL>(&mut k, key, &mut window_end, observe);
+                self.enter_event::<PARALLEL>(&mut k, key, observe);
                 let (to, sent_at, packet) = k.queue.take_delivery();
                 k.deliver(key.creator(), to, sent_at, packet);
                 if PARALLEL {
@@ -165,7 +155,7 @@ where
                     None => continue,
                 }
             }
-            self.enter_event::<PARALLEL>(&mut k, key, &mut window_end, observe);
+            self.enter_event::<PARALLEL>(&mut k, key, observe);
             // A resume: its rank is the event's creator.
             let rank = key.creator();
             let idx = k.at(rank);
@@ -263,7 +253,6 @@ where
         &mut self,
         k: &mut Kernel,
         key: Key,
-        window_end: &mut u64,
         observe: &mut dyn FnMut(Progress),
     ) {
         let time = key.time;
@@ -271,11 +260,6 @@ where
         if PARALLEL {
             // Only merges read it: one partition's events are in key order already.
             k.current = key;
-        }
-        // The lookahead windows of a sequential run, where a stop ends (a parallel run's
-        // driver sets each window's end, which no event of the window reaches).
-        if time >= *window_end {
-            *window_end = time.saturating_add(self.lookahead);
         }
         k.events += 1;
         if k.events.is_multiple_of(CHECK_EVERY) {

@@ -43,7 +43,7 @@ pub struct Options {
     /// when it runs out; `None`: 1% of the host's memory, at least 128 MiB.
     pub memory_floor: Option<u64>,
     /// Threads to run the simulation on (1: sequential). Each runs a contiguous block of
-    /// ranks, window by window of the model's lookahead (`spec/timing.md` §5); the report
+    /// ranks, as far ahead as the model's lookahead allows (`spec/timing.md` §5); the report
     /// and trace are the same, byte for byte, whatever the number. Used only when the
     /// lookahead is positive, and never more than one per rank.
     pub workers: u32,
@@ -64,8 +64,8 @@ impl Options {
     }
 }
 
-/// The result of a simulated run: the report (also for a run stopped by an error, as of the
-/// end of the lookahead window the error fell in, S16 as amended by D2 of `EXTENSIONS.md`)
+/// The result of a simulated run: the report (also for a run stopped by an error, as of one
+/// lookahead after the error's event, S16 as amended by D2 of `EXTENSIONS.md`)
 /// and the error that stopped it.
 #[derive(Debug)]
 pub struct Outcome {
@@ -142,7 +142,7 @@ where
         Ok(part) => part,
         Err(e) => return refused(e, options.model.compute),
     };
-    part.run::<false>(u64::MAX, observe);
+    part.run::<false>(observe);
     let deadlock = {
         let k = part.kernel.borrow();
         observe(progress(&k));

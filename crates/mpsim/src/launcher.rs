@@ -63,9 +63,9 @@ pub struct LaunchArgs {
     /// time under sim, in host time since the run's start under threads.
     #[arg(long, value_name = "PATH")]
     pub trace: Option<PathBuf>,
-    /// Under `sim`: threads to simulate on, each running a block of ranks window by window;
-    /// the report and trace are the same whatever the number. Pays off for wide exchanges of
-    /// many ranks; a token ring runs slower on several.
+    /// Under `sim`: threads to simulate on, each running a block of ranks; the report and
+    /// trace are the same whatever the number. Pays off for wide exchanges of many ranks; a
+    /// token ring runs no faster.
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub sim_threads: u32,
 }
@@ -229,7 +229,7 @@ impl Launcher {
     }
 
     /// Simulates `program` and returns the report with the run's first error, if any (the
-    /// report then describes the run as of the error's lookahead window, `timing.md` S16 as
+    /// report then describes the run as of one lookahead after the error, `timing.md` S16 as
     /// amended by D2 of `crates/mpsim-sim/EXTENSIONS.md`).
     pub fn simulate<F, Fut>(&self, program: F) -> Outcome
     where

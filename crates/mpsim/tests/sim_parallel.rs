@@ -27,7 +27,7 @@ where
 }
 
 /// A 2D halo exchange of 48 ranks on a 6 x 8 torus, with compute between rounds that differs
-/// per rank, so that windows hold a varying share of the ranks; traced.
+/// per rank, so that rounds hold a varying share of the ranks; traced.
 #[test]
 fn sim_parallel_halo_exchange_with_trace() {
     let launcher = Launcher::new(48)
@@ -98,7 +98,7 @@ fn sim_parallel_probe_wildcards_and_cancel_across_partitions() {
 }
 
 /// A panic on one rank while ranks of the other partition keep exchanging: the same error
-/// (the first by event key) and the same report as of the end of its window (D2).
+/// (the first by event key) and the same report as of one lookahead after it (D2).
 #[test]
 fn sim_parallel_panic_in_one_partition() {
     let o = sim(6, |world: Comm| async move {

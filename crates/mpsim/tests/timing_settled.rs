@@ -844,10 +844,9 @@ fn timing_s15_deadlock_report_lists_blocked_ranks_and_the_cycle() {
 }
 
 /// S16 as amended by D2 (`crates/mpsim-sim/EXTENSIONS.md`): rank 0's overflow at 2000 (a
-/// resume, class 1, creator 0) stops the run at the end of the lookahead window it falls in,
-/// [2000, 2200) (L = 200): rank 4's resume at 2000 (after it by key) and rank 5's at 2199
-/// still run and send; rank 1's at 2200 does not. Every clock is reported as
-/// `min(C[r], 2000)`.
+/// resume, class 1, creator 0) stops the run one lookahead after it, at 2200 (L = 200): rank
+/// 4's resume at 2000 (after it by key) and rank 5's at 2199 still run and send; rank 1's at
+/// 2200 does not. Every clock is reported as `min(C[r], 2000)`.
 #[test]
 fn timing_s16_a_stopped_run_reports_clocks_capped_at_the_stop() {
     let o = sim(6, Model::worked_examples(), |world: Comm| async move {
@@ -901,14 +900,52 @@ fn timing_s16_a_stopped_run_reports_clocks_capped_at_the_stop() {
     assert_eq!(
         sent(4),
         1,
-        "rank 4's resume at 2000 is in the stop's window"
+        "rank 4's resume at 2000 is before the stop's end"
     );
     assert_eq!(
         sent(5),
         2,
-        "rank 5's resume at 2199 is in the stop's window"
+        "rank 5's resume at 2199 is before the stop's end"
     );
-    assert_eq!(sent(1), 0, "rank 1's resume at 2200 is in the next window");
+    assert_eq!(sent(1), 0, "rank 1's resume at 2200 is not");
+}
+
+/// S16 as amended by D2: the stop ends one lookahead after the error's event, not at the end
+/// of a window counted from an earlier event. Rank 1's resume at 1000 comes first; rank 0's
+/// overflow at 1100 stops the run at 1100 + L = 1300 (L = 200): rank 1's resume at 1299
+/// still runs and sends, rank 2's at 1300 does not.
+#[test]
+fn timing_s16_a_stop_ends_one_lookahead_after_the_errors_event() {
+    let o = sim(4, Model::worked_examples(), |world: Comm| async move {
+        match world.rank() {
+            0 => {
+                world.buffer_attach(16)?;
+                world.compute(ns(1100)).await;
+                world.bsend(&[0u8; 32], 3, 0).await?;
+            }
+            1 => {
+                world.compute(ns(1000)).await;
+                world.compute(ns(299)).await;
+                world.send(&[0u8; 8], 3, 1).await?;
+            }
+            2 => {
+                world.compute(ns(1300)).await;
+                world.send(&[0u8; 8], 3, 2).await?;
+            }
+            _ => world.recv(&mut [0u8; 8], 0, 9).await.map(drop)?,
+        }
+        Ok(())
+    });
+    match &o.error {
+        Some(Error::BufferOverflow { site, .. }) => {
+            assert_eq!((site.rank, site.time_ns), (0, Some(1100)));
+        }
+        other => panic!("expected the overflow at 1100, got {other:?}"),
+    }
+    let sent = |r: usize| -> u64 { o.report.ranks[r].sent.messages.iter().sum() };
+    assert_eq!(sent(1), 1, "rank 1's resume at 1299 is before 1300");
+    assert_eq!(sent(2), 0, "rank 2's resume at 1300 is not");
+    assert_eq!(clocks(&o), vec![1100, 1100, 1100, 0]);
 }
 
 /// S17 (E4-like): the 8-byte message's raw `recv_ts` is 1000, but it arrives behind the
@@ -1042,9 +1079,8 @@ fn timing_s12_blocking_mprobe_matches_at_the_arrival() {
 }
 
 /// S13: a receive posted after the rsend left (700 > send_ts 500), though before its arrival
-/// (1500), does not make it ready: `ReadyNotPosted` at 1500. The run stops at the end of that
-/// lookahead window, [1500, 1700) (S16 as amended by D2): the receive has taken the message
-/// at 1500 by then.
+/// (1500), does not make it ready: `ReadyNotPosted` at 1500. The run stops one lookahead
+/// later, at 1700 (S16 as amended by D2): the receive has taken the message at 1500 by then.
 #[test]
 fn timing_s13_strict_rsend_receive_posted_after_the_send_is_not_ready() {
     let o = Launcher::new(2)
