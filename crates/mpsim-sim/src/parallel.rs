@@ -99,9 +99,9 @@ impl Drop for PoisonOnPanic<'_> {
 struct Round {
     /// Per worker: the time of its next event (`u64::MAX`: none), mail not counted.
     next: Vec<AtomicU64>,
-    /// Per worker `u` and worker `v`, at `u * workers + v`: the earliest arrival of the
-    /// packets `u` handed to `v` in its last round (`u64::MAX`: none).
-    sent: Vec<AtomicU64>,
+    /// Per worker: the earliest arrival of the mail the others handed it for this round
+    /// (`u64::MAX`: none).
+    mail: Vec<AtomicU64>,
     /// Per worker: events run and ranks finished so far (progress, deadlock).
     events: Vec<AtomicU64>,
     finished: Vec<AtomicU64>,
@@ -111,41 +111,36 @@ struct Round {
 
 impl Round {
     fn new(workers: usize) -> Self {
-        let none = |n: usize| (0..n).map(|_| AtomicU64::new(u64::MAX)).collect();
+        let none = || (0..workers).map(|_| AtomicU64::new(u64::MAX)).collect();
         Round {
-            next: none(workers),
-            sent: none(workers * workers),
+            next: none(),
+            mail: none(),
             events: (0..workers).map(|_| AtomicU64::new(0)).collect(),
             finished: (0..workers).map(|_| AtomicU64::new(0)).collect(),
-            stop_end: none(workers),
+            stop_end: none(),
         }
     }
 
-    /// Per worker: the time of its next event, the mail it takes after the barrier counted.
-    fn next_with_mail(&self) -> Vec<u64> {
-        let n = self.next.len();
-        (0..n)
-            .map(|v| {
-                (0..n)
-                    .map(|u| self.sent[u * n + v].load(Ordering::SeqCst))
-                    .fold(self.next[v].load(Ordering::SeqCst), u64::min)
-            })
-            .collect()
+    /// Worker `v`'s next event, its mail counted.
+    fn next_with_mail(&self, v: usize) -> u64 {
+        let own = self.next[v].load(Ordering::SeqCst);
+        own.min(self.mail[v].load(Ordering::SeqCst))
     }
 }
 
 /// What the workers share: the barrier of the rounds, what each says at the start of a
 /// round, and the packets in transit between them.
 ///
-/// One barrier per round. Before it, each worker says what it has (in `rounds[i % 2]` for
-/// round `i`: a worker may write round `i + 1`'s while another still reads round `i`'s,
-/// never further, as the next barrier waits for it); after it, each takes its mail and reads
-/// the others' words. Mail posted by a worker already running the next round may come with
-/// it: it arrives after this worker's horizon for that round, so taking it early changes
-/// nothing.
+/// One barrier per round. Round `i`'s words are in `rounds[i % 3]`: each worker writes its
+/// own before the barrier that starts the round (and the others' mail words after theirs of
+/// round `i - 1`), and all read them after it. A worker clears its mail word of round `i + 2`
+/// during round `i`: round `i - 1`, which used the same slot, has been read by all (they have
+/// passed the barrier of round `i`), and no one writes it before it has passed the barrier of
+/// round `i + 1`. Mail posted by a worker already running the next round may be taken with
+/// this round's: it arrives after this worker's horizon, so taking it early changes nothing.
 struct Shared {
     barrier: RoundBarrier,
-    rounds: [Round; 2],
+    rounds: [Round; 3],
     /// A partition could not be set up (the run does not start).
     failed: AtomicBool,
     /// Per worker: events for its ranks made by other partitions.
@@ -168,7 +163,7 @@ where
     let parts = split(options.ranks, workers);
     let shared = Shared {
         barrier: RoundBarrier::new(parts.len()),
-        rounds: [Round::new(parts.len()), Round::new(parts.len())],
+        rounds: [(); 3].map(|()| Round::new(parts.len())),
         failed: AtomicBool::new(false),
         mail: parts.iter().map(|_| Mutex::new(Vec::new())).collect(),
     };
@@ -284,26 +279,20 @@ where
         part.runs = Some(Vec::new());
     }
     let lookahead = options.model.lookahead();
-    let workers = parts.len();
     let mut observed = 0;
-    // The earliest arrival of the packets handed to each worker in the last round.
-    let mut sent = vec![u64::MAX; workers];
-    let mut rounds = 0usize;
+    let mut i = 0usize;
     let (stopped, finished) = loop {
-        let round = &shared.rounds[rounds % 2];
-        rounds += 1;
+        let round = &shared.rounds[i % 3];
         {
             let next = part.next_time().unwrap_or(u64::MAX);
             round.next[w].store(next, Ordering::SeqCst);
-            for (v, t) in sent.iter().enumerate() {
-                round.sent[w * workers + v].store(*t, Ordering::SeqCst);
-            }
             let k = part.kernel.borrow();
             round.events[w].store(k.events, Ordering::SeqCst);
             round.finished[w].store(u64::from(k.finished), Ordering::SeqCst);
             round.stop_end[w].store(k.stop_end, Ordering::SeqCst);
         }
         shared.barrier.wait(&mut sense).map_err(poisoned)?;
+        shared.rounds[(i + 2) % 3].mail[w].store(u64::MAX, Ordering::SeqCst);
         let mail = std::mem::take(&mut *lock(&shared.mail[w]));
         {
             let mut k = part.kernel.borrow_mut();
@@ -312,14 +301,20 @@ where
             }
             k.prune_channels();
         }
-        let next = round.next_with_mail();
-        let start = next.iter().copied().min().unwrap_or(u64::MAX);
-        let stop_end = round
-            .stop_end
-            .iter()
-            .map(|t| t.load(Ordering::SeqCst))
-            .min();
-        let stop_end = stop_end.unwrap_or(u64::MAX);
+        // The earliest next event of all, and of all but this worker.
+        let (mut start, mut others) = (u64::MAX, u64::MAX);
+        let mut own = u64::MAX;
+        for v in 0..parts.len() {
+            let t = round.next_with_mail(v);
+            start = start.min(t);
+            if v == w {
+                own = t;
+            } else {
+                others = others.min(t);
+            }
+        }
+        let stop_end = round.stop_end.iter().map(|t| t.load(Ordering::SeqCst));
+        let stop_end = stop_end.min().unwrap_or(u64::MAX);
         let events: u64 = round.events.iter().map(|e| e.load(Ordering::SeqCst)).sum();
         let finished: u64 = round
             .finished
@@ -338,41 +333,41 @@ where
                 finished: finished as u32,
             });
         }
-        let others = (0..workers).filter(|&v| v != w).map(|v| next[v]).min();
         {
             let mut k = part.kernel.borrow_mut();
-            k.horizon = others.unwrap_or(u64::MAX).saturating_add(lookahead);
+            k.horizon = others.saturating_add(lookahead);
             k.stop_end = stop_end;
-            k.remote_floor = next[w].saturating_add(lookahead);
+            k.remote_floor = own.saturating_add(lookahead);
         }
         part.run::<true>(&mut |_| {});
-        post(&part, parts, shared, &mut sent);
+        i += 1;
+        post(&part, parts, shared, &shared.rounds[i % 3]);
     };
     let deadlock = !stopped && finished < u64::from(options.ranks);
     Ok(part.close(deadlock))
 }
 
-/// Hands the events this partition made for others in its round to their workers, and notes
-/// in `sent` the earliest arrival handed to each (`u64::MAX`: none).
-fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared, sent: &mut [u64]) {
-    sent.fill(u64::MAX);
-    let remote = std::mem::take(&mut part.kernel.borrow_mut().remote);
+/// Hands the events this partition made for others in its round to their workers, and says
+/// in `next` (the next round's words) the earliest arrival handed to each.
+fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared, next: &Round) {
+    let mut remote = std::mem::take(&mut part.kernel.borrow_mut().remote);
     if remote.is_empty() {
         return;
     }
-    let mut by_worker: Vec<Vec<(Key, Body)>> = parts.iter().map(|_| Vec::new()).collect();
-    for (key, body) in remote {
-        let Body::Deliver { to, .. } = &body else {
+    let worker = |body: &Body| {
+        let Body::Deliver { to, .. } = body else {
             unreachable!("only deliveries go to other partitions");
         };
-        let w = parts.partition_point(|p| p.end <= *to);
-        sent[w] = sent[w].min(key.time);
-        by_worker[w].push((key, body));
-    }
-    for (w, events) in by_worker.into_iter().enumerate() {
-        if !events.is_empty() {
-            lock(&shared.mail[w]).extend(events);
-        }
+        parts.partition_point(|p| p.end <= *to)
+    };
+    // By worker, each one's in the order made (a stable sort); handed over from the last.
+    remote.sort_by_key(|(_, body)| worker(body));
+    while let Some((_, body)) = remote.last() {
+        let v = worker(body);
+        let batch = remote.split_off(remote.partition_point(|(_, b)| worker(b) < v));
+        let earliest = batch.iter().map(|(key, _)| key.time).min();
+        next.mail[v].fetch_min(earliest.unwrap_or(u64::MAX), Ordering::SeqCst);
+        lock(&shared.mail[v]).extend(batch);
     }
 }
 
