@@ -3,11 +3,13 @@
 //! with its own event queue, and the run goes in rounds separated by a barrier. Nothing a rank
 //! sends arrives sooner than the lookahead `L` after it is sent, so a partition may run, alone
 //! and in key order, every event before its *horizon*: `L` past the earliest next event of any
-//! other partition (packets in transit to it counted), and no further than `L` past the
-//! arrival of the first packet it sends another partition in the round (the receiver may
-//! answer at once). Packets for other partitions are handed over at the round's end. Every
-//! partition therefore runs the same events in the same order as a sequential run, which is
-//! what makes the report the same byte for byte.
+//! other partition (packets in transit to it counted), and no further than the arrival of the
+//! first packet it sends another partition in the round. (`L` past that arrival would be safe,
+//! as the receiver may answer at once; stopping at it keeps the partitions in step: one that
+//! got more than `L` ahead of another would wait for it each round, and the two would take
+//! turns instead of running side by side.) Packets for other partitions are handed over at the
+//! round's end. Every partition therefore runs the same events in the same order as a
+//! sequential run, which is what makes the report the same byte for byte.
 //!
 //! A round costs a barrier. Where many ranks exchange at once (a halo exchange), a round holds
 //! about one lookahead of every partition's events; where one message is in flight (a token
@@ -132,8 +134,8 @@ impl Round {
 /// round, and the packets in transit between them.
 ///
 /// One barrier per round. Round `i`'s words are in `rounds[i % 3]`: each worker writes its
-/// own before the barrier that starts the round (and the others' mail words after theirs of
-/// round `i - 1`), and all read them after it. A worker clears its mail word of round `i + 2`
+/// own before the barrier that starts the round (a mail word is written by the senders, once
+/// they have run round `i - 1`), and all read them after it. A worker clears its mail word of round `i + 2`
 /// during round `i`: round `i - 1`, which used the same slot, has been read by all (they have
 /// passed the barrier of round `i`), and no one writes it before it has passed the barrier of
 /// round `i + 1`. Mail posted by a worker already running the next round may be taken with
