@@ -139,3 +139,198 @@ fn sim_parallel_truncation_across_partitions() {
         o.error
     );
 }
+
+/// A well-mixed 64-bit hash (splitmix64): the random choices of
+/// `sim_parallel_random_errors_stop_the_same_way_on_any_number_of_threads`, the same in every
+/// rank and every run.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Random exchanges (a shift of the ranks per step, messages of 1 to 64 bytes) after compute
+/// of random length, ending in an error at a random rank and step (a panic, a truncated
+/// receive, a buffered send that overflows its buffer) or in none. The partitions run ahead
+/// of one another by different amounts, and the run must stop at the same place (D2), with
+/// the same report, error and trace, on 1, 2, 3, 5 and 16 threads.
+#[test]
+fn sim_parallel_random_errors_stop_the_same_way_on_any_number_of_threads() {
+    const RANKS: u32 = 16;
+    const STEPS: u64 = 10;
+    for seed in 0..32u64 {
+        let fault = seed % 4;
+        let pick = |a: u64, b: u64| mix(mix(seed ^ (a << 32)) ^ b);
+        let bad_rank = (pick(1, 1) % u64::from(RANKS)) as u32;
+        let bad_step = pick(2, 2) % STEPS;
+        let program = |world: Comm| async move {
+            let (me, n) = (world.rank(), world.size());
+            let faulty = |kind| fault == kind && me == bad_rank;
+            if faulty(3) {
+                world.buffer_attach(64)?;
+            }
+            for step in 0..STEPS {
+                let work = pick(u64::from(me), step) % 700;
+                world.compute(Duration::from_nanos(work)).await;
+                let here = step == bad_step;
+                if here && faulty(1) {
+                    panic!("injected fault at step {step}");
+                }
+                if here && faulty(3) {
+                    world.bsend(&[0u8; 128], (me + 1) % n, 99).await?;
+                }
+                let shift = 1 + (pick(99, step) % u64::from(n - 1)) as u32;
+                let (to, from) = ((me + shift) % n, (me + n - shift) % n);
+                let len = 1 + (pick(u64::from(me), 1000 + step) % 64) as usize;
+                let mut buf = [0u8; 64];
+                let room = if here && faulty(2) { 0 } else { 64 };
+                let mut reqs = vec![
+                    world.irecv(&mut buf[..room], from, 5)?,
+                    world.isend(&vec![me as u8; len], to, 5)?,
+                ];
+                wait_all(&mut reqs).await?;
+            }
+            Ok(())
+        };
+        let launcher = Launcher::new(RANKS)
+            .model(Model::worked_examples())
+            .trace("unused-by-simulate.json");
+        let sequential = launcher.clone().sim_threads(1).simulate(program);
+        let expected = match fault {
+            0 => sequential.error.is_none(),
+            1 => matches!(sequential.error, Some(Error::Aborted { rank, .. }) if rank == bad_rank),
+            2 => matches!(sequential.error, Some(Error::Truncate { .. })),
+            _ => matches!(sequential.error, Some(Error::BufferOverflow { .. })),
+        };
+        assert!(expected, "seed {seed}: {:?}", sequential.error);
+        for threads in [2, 3, 5, 16] {
+            let parallel = launcher.clone().sim_threads(threads).simulate(program);
+            let same = |what: &str, a: String, b: String| {
+                assert!(
+                    a == b,
+                    "seed {seed}: the {what} on {threads} threads differs"
+                );
+            };
+            same(
+                "report",
+                format!("{:?}", parallel.report),
+                format!("{:?}", sequential.report),
+            );
+            same(
+                "error",
+                format!("{:?}", parallel.error),
+                format!("{:?}", sequential.error),
+            );
+            same(
+                "trace",
+                format!("{:?}", parallel.trace),
+                format!("{:?}", sequential.trace),
+            );
+        }
+    }
+}
+
+/// A token's random walk over ranks 3 to 15, each holder passing it on after a little
+/// compute, while ranks 0 to 2 (in the first partition on any number of threads) only
+/// compute, step after step; a random holder fails (a panic, a truncated receive, a buffered
+/// send that overflows) or none does. The other partitions are idle but for the token, so a
+/// partition's round is bounded by the token's arrival in another alone: running past it would
+/// run the computing ranks past where the stop (D2) must leave them. The same report, error
+/// and trace on 1, 2, 3, 5 and 16 threads.
+#[test]
+fn sim_parallel_random_walk_with_errors_stops_the_same_way_on_any_number_of_threads() {
+    const RANKS: u32 = 16;
+    const HOPS: u64 = 40;
+    for seed in 0..32u64 {
+        let fault = seed % 4;
+        let pick = |a: u64, b: u64| mix(mix(seed ^ (a << 32)) ^ b);
+        // The walk: hop h's holder; no rank holds it twice in a row.
+        let walk: Vec<u32> = (0..=HOPS)
+            .scan(RANKS, |last, h| {
+                let mut r = 3 + (pick(7, h) % u64::from(RANKS - 3)) as u32;
+                if r == *last {
+                    r = 3 + (r - 3 + 1) % (RANKS - 3);
+                }
+                *last = r;
+                Some(r)
+            })
+            .collect();
+        let bad_hop = 1 + pick(2, 2) % HOPS;
+        let walk = &walk;
+        let program = |world: Comm| async move {
+            let me = world.rank();
+            if me < 3 {
+                for step in 0..120 {
+                    let work = 50 + pick(u64::from(me), step) % 250;
+                    world.compute(Duration::from_nanos(work)).await;
+                }
+                return Ok(());
+            }
+            let faulty = |kind, h| fault == kind && h == bad_hop;
+            if fault == 3 && walk.get(bad_hop as usize) == Some(&me) {
+                world.buffer_attach(64)?;
+            }
+            for h in 0..=HOPS {
+                if walk[h as usize] != me {
+                    continue;
+                }
+                let mut token = [0u8; 8];
+                if h > 0 {
+                    let room = if faulty(2, h) { 0 } else { 8 };
+                    world
+                        .recv(&mut token[..room], walk[h as usize - 1], 1)
+                        .await?;
+                }
+                world
+                    .compute(Duration::from_nanos(pick(u64::from(me), h) % 150))
+                    .await;
+                if faulty(1, h) {
+                    panic!("injected fault at hop {h}");
+                }
+                if faulty(3, h) {
+                    world.bsend(&[0u8; 128], walk[h as usize - 1], 99).await?;
+                }
+                if h < HOPS {
+                    world.send(&token, walk[h as usize + 1], 1).await?;
+                }
+            }
+            Ok(())
+        };
+        let launcher = Launcher::new(RANKS)
+            .model(Model::worked_examples())
+            .trace("unused-by-simulate.json");
+        let sequential = launcher.clone().sim_threads(1).simulate(program);
+        let expected = match fault {
+            0 => sequential.error.is_none(),
+            1 => matches!(sequential.error, Some(Error::Aborted { .. })),
+            2 => matches!(sequential.error, Some(Error::Truncate { .. })),
+            _ => matches!(sequential.error, Some(Error::BufferOverflow { .. })),
+        };
+        assert!(expected, "seed {seed}: {:?}", sequential.error);
+        for threads in [2, 3, 5, 16] {
+            let parallel = launcher.clone().sim_threads(threads).simulate(program);
+            let same = |what: &str, a: String, b: String| {
+                assert!(
+                    a == b,
+                    "seed {seed}: the {what} on {threads} threads differs"
+                );
+            };
+            same(
+                "report",
+                format!("{:?}", parallel.report),
+                format!("{:?}", sequential.report),
+            );
+            same(
+                "error",
+                format!("{:?}", parallel.error),
+                format!("{:?}", sequential.error),
+            );
+            same(
+                "trace",
+                format!("{:?}", parallel.trace),
+                format!("{:?}", sequential.trace),
+            );
+        }
+    }
+}
