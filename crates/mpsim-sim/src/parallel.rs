@@ -21,6 +21,8 @@ use std::rc::Rc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+use crossbeam_utils::CachePadded;
+
 use mpsim_proto::error::Error;
 use mpsim_proto::runtime::RankRuntime;
 
@@ -41,11 +43,13 @@ pub(crate) fn workers(options: &Options) -> u32 {
 /// The workers' meeting point between rounds: a sense-reversing barrier that spins (a
 /// round can hold a single event, and a futex wait and wake-up cost 100 times a simulated
 /// message), yielding the core after a while for workers that outnumber the cores. A worker
-/// that panics poisons it: the others then return instead of waiting for ever.
+/// that panics poisons it: the others then return instead of waiting for ever. The count of
+/// arrivals and the flag the waiters spin on are on cache lines of their own, so that
+/// arrivals do not take the line from under the spinners.
 struct RoundBarrier {
     parties: usize,
-    waiting: AtomicUsize,
-    sense: AtomicBool,
+    waiting: CachePadded<AtomicUsize>,
+    sense: CachePadded<AtomicBool>,
     poisoned: AtomicBool,
 }
 
@@ -56,8 +60,8 @@ impl RoundBarrier {
     fn new(parties: usize) -> Self {
         RoundBarrier {
             parties,
-            waiting: AtomicUsize::new(0),
-            sense: AtomicBool::new(false),
+            waiting: CachePadded::new(AtomicUsize::new(0)),
+            sense: CachePadded::new(AtomicBool::new(false)),
             poisoned: AtomicBool::new(false),
         }
     }
@@ -97,36 +101,34 @@ impl Drop for PoisonOnPanic<'_> {
     }
 }
 
-/// What the workers say at the start of a round.
-struct Round {
-    /// Per worker: the time of its next event (`u64::MAX`: none), mail not counted.
-    next: Vec<AtomicU64>,
-    /// Per worker: the earliest arrival of the mail the others handed it for this round
-    /// (`u64::MAX`: none).
-    mail: Vec<AtomicU64>,
-    /// Per worker: events run and ranks finished so far (progress, deadlock).
-    events: Vec<AtomicU64>,
-    finished: Vec<AtomicU64>,
-    /// Per worker: where its first error ends the run (`Kernel::stop_end`; `u64::MAX`: none).
-    stop_end: Vec<AtomicU64>,
+/// What a worker says at the start of a round, on cache lines of its own (a word written
+/// by one worker must not take another's words away from it).
+struct Words {
+    /// The time of its next event (`u64::MAX`: none), mail not counted.
+    next: AtomicU64,
+    /// The earliest arrival of the mail the others handed it for this round (`u64::MAX`:
+    /// none), written by them.
+    mail: AtomicU64,
+    /// Events run and ranks finished so far (progress, deadlock).
+    events: AtomicU64,
+    finished: AtomicU64,
+    /// Where its first error ends the run (`Kernel::stop_end`; `u64::MAX`: none).
+    stop_end: AtomicU64,
 }
+
+/// What the workers say at the start of a round, by worker.
+struct Round(Vec<CachePadded<Words>>);
 
 impl Round {
     fn new(workers: usize) -> Self {
-        let none = || (0..workers).map(|_| AtomicU64::new(u64::MAX)).collect();
-        Round {
-            next: none(),
-            mail: none(),
-            events: (0..workers).map(|_| AtomicU64::new(0)).collect(),
-            finished: (0..workers).map(|_| AtomicU64::new(0)).collect(),
-            stop_end: none(),
-        }
-    }
-
-    /// Worker `v`'s next event, its mail counted.
-    fn next_with_mail(&self, v: usize) -> u64 {
-        let own = self.next[v].load(Ordering::SeqCst);
-        own.min(self.mail[v].load(Ordering::SeqCst))
+        let words = || Words {
+            next: AtomicU64::new(u64::MAX),
+            mail: AtomicU64::new(u64::MAX),
+            events: AtomicU64::new(0),
+            finished: AtomicU64::new(0),
+            stop_end: AtomicU64::new(u64::MAX),
+        };
+        Round((0..workers).map(|_| CachePadded::new(words())).collect())
     }
 }
 
@@ -282,47 +284,54 @@ where
     }
     let lookahead = options.model.lookahead();
     let mut observed = 0;
+    // The mailbox's storage, swapped with it each time there is mail.
+    let mut inbox = Vec::new();
+    // The words are ordered by the barrier (written before a worker arrives, read after it
+    // leaves): relaxed accesses suffice.
+    let relaxed = Ordering::Relaxed;
     let mut i = 0usize;
     let (stopped, finished) = loop {
-        let round = &shared.rounds[i % 3];
+        let round = &shared.rounds[i % 3].0;
         {
-            let next = part.next_time().unwrap_or(u64::MAX);
-            round.next[w].store(next, Ordering::SeqCst);
             let k = part.kernel.borrow();
-            round.events[w].store(k.events, Ordering::SeqCst);
-            round.finished[w].store(u64::from(k.finished), Ordering::SeqCst);
-            round.stop_end[w].store(k.stop_end, Ordering::SeqCst);
+            let mine = &round[w];
+            mine.next
+                .store(k.queue.peek_time().unwrap_or(u64::MAX), relaxed);
+            mine.events.store(k.events, relaxed);
+            mine.finished.store(u64::from(k.finished), relaxed);
+            mine.stop_end.store(k.stop_end, relaxed);
         }
         shared.barrier.wait(&mut sense).map_err(poisoned)?;
-        shared.rounds[(i + 2) % 3].mail[w].store(u64::MAX, Ordering::SeqCst);
-        let mail = std::mem::take(&mut *lock(&shared.mail[w]));
-        {
-            let mut k = part.kernel.borrow_mut();
-            for (key, body) in mail {
-                k.queue.push(key, body);
-            }
-            k.prune_channels();
-        }
-        // The earliest next event of all, and of all but this worker.
-        let (mut start, mut others) = (u64::MAX, u64::MAX);
-        let mut own = u64::MAX;
-        for v in 0..parts.len() {
-            let t = round.next_with_mail(v);
+        shared.rounds[(i + 2) % 3].0[w]
+            .mail
+            .store(u64::MAX, relaxed);
+        // The earliest next event of all, and of all but this worker, mail counted; where a
+        // stopped run ends; progress.
+        let (mut start, mut others, mut own) = (u64::MAX, u64::MAX, u64::MAX);
+        let (mut stop_end, mut events, mut finished) = (u64::MAX, 0, 0);
+        for (v, words) in round.iter().enumerate() {
+            let t = words.next.load(relaxed).min(words.mail.load(relaxed));
             start = start.min(t);
             if v == w {
                 own = t;
             } else {
                 others = others.min(t);
             }
+            stop_end = stop_end.min(words.stop_end.load(relaxed));
+            events += words.events.load(relaxed);
+            finished += words.finished.load(relaxed);
         }
-        let stop_end = round.stop_end.iter().map(|t| t.load(Ordering::SeqCst));
-        let stop_end = stop_end.min().unwrap_or(u64::MAX);
-        let events: u64 = round.events.iter().map(|e| e.load(Ordering::SeqCst)).sum();
-        let finished: u64 = round
-            .finished
-            .iter()
-            .map(|f| f.load(Ordering::SeqCst))
-            .sum();
+        // Mail comes with a word; mail without one (posted early for the next round) waits.
+        {
+            let mut k = part.kernel.borrow_mut();
+            if round[w].mail.load(relaxed) != u64::MAX {
+                std::mem::swap(&mut *lock(&shared.mail[w]), &mut inbox);
+                for (key, body) in inbox.drain(..) {
+                    k.queue.push(key, body);
+                }
+            }
+            k.prune_channels();
+        }
         // Nothing is left to run anywhere, or nothing before the end of a stopped run.
         if start == u64::MAX || start >= stop_end {
             break (stop_end != u64::MAX, finished);
@@ -352,8 +361,8 @@ where
 /// Hands the events this partition made for others in its round to their workers, and says
 /// in `next` (the next round's words) the earliest arrival handed to each.
 fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared, next: &Round) {
-    let mut remote = std::mem::take(&mut part.kernel.borrow_mut().remote);
-    if remote.is_empty() {
+    let mut k = part.kernel.borrow_mut();
+    if k.remote.is_empty() {
         return;
     }
     let worker = |body: &Body| {
@@ -363,13 +372,16 @@ fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared, next:
         parts.partition_point(|p| p.end <= *to)
     };
     // By worker, each one's in the order made (a stable sort); handed over from the last.
+    let remote = &mut k.remote;
     remote.sort_by_key(|(_, body)| worker(body));
     while let Some((_, body)) = remote.last() {
         let v = worker(body);
-        let batch = remote.split_off(remote.partition_point(|(_, b)| worker(b) < v));
-        let earliest = batch.iter().map(|(key, _)| key.time).min();
-        next.mail[v].fetch_min(earliest.unwrap_or(u64::MAX), Ordering::SeqCst);
-        lock(&shared.mail[v]).extend(batch);
+        let from = remote.partition_point(|(_, b)| worker(b) < v);
+        let earliest = remote[from..].iter().map(|(key, _)| key.time).min();
+        next.0[v]
+            .mail
+            .fetch_min(earliest.unwrap_or(u64::MAX), Ordering::Relaxed);
+        lock(&shared.mail[v]).extend(remote.drain(from..));
     }
 }
 

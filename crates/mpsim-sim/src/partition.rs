@@ -111,11 +111,6 @@ where
         })
     }
 
-    /// The time of this partition's next event, if it has one.
-    pub fn next_time(&self) -> Option<u64> {
-        self.kernel.borrow().queue.peek_time()
-    }
-
     /// Runs events in key order until none is left before the kernel's horizon (`u64::MAX`
     /// but in a parallel run) and, after an error, before its `stop_end`. `PARALLEL`: the
     /// partition is one of several (the loop then notes what the merge of the partitions
