@@ -150,8 +150,8 @@ pub(crate) struct Kernel {
     /// The model's lookahead `L`: nothing sent at `t` arrives before `t + L`.
     lookahead: u64,
     /// In a parallel run, where this partition's round must end (`parallel.rs`): set by the
-    /// driver from the other partitions' next events, lowered to `a + L` by the first packet
-    /// this partition sends another to arrive at `a`. `u64::MAX` in a sequential run.
+    /// driver from the other partitions' next events, lowered to `a` by the first packet this
+    /// partition sends another to arrive at `a`. `u64::MAX` in a sequential run.
     pub horizon: u64,
     /// In a parallel run, the earliest a packet sent in this round can arrive (the time of
     /// the round's first event plus `L`): a check of the lookahead the rounds rely on.
