@@ -140,6 +140,44 @@ fn sim_parallel_truncation_across_partitions() {
     );
 }
 
+/// `program` on `ranks` ranks of the worked examples' model, traced, on 1 thread and on 2, 3,
+/// 5 and 16: the same report, error and trace (`seed` names the case); the sequential outcome.
+fn faults_same_on_any_threads<F, Fut>(seed: u64, ranks: u32, program: F) -> Outcome
+where
+    F: Fn(Comm) -> Fut + Sync,
+    Fut: Future<Output = mpsim::Result<()>>,
+{
+    let launcher = Launcher::new(ranks)
+        .model(Model::worked_examples())
+        .trace("unused-by-simulate.json");
+    let sequential = launcher.clone().sim_threads(1).simulate(&program);
+    for threads in [2, 3, 5, 16] {
+        let parallel = launcher.clone().sim_threads(threads).simulate(&program);
+        let same = |what: &str, a: String, b: String| {
+            assert!(
+                a == b,
+                "seed {seed}: the {what} on {threads} threads differs"
+            );
+        };
+        same(
+            "report",
+            format!("{:?}", parallel.report),
+            format!("{:?}", sequential.report),
+        );
+        same(
+            "error",
+            format!("{:?}", parallel.error),
+            format!("{:?}", sequential.error),
+        );
+        same(
+            "trace",
+            format!("{:?}", parallel.trace),
+            format!("{:?}", sequential.trace),
+        );
+    }
+    sequential
+}
+
 /// A well-mixed 64-bit hash (splitmix64): the random choices of
 /// `sim_parallel_random_errors_stop_the_same_way_on_any_number_of_threads`, the same in every
 /// rank and every run.
@@ -193,10 +231,7 @@ fn sim_parallel_random_errors_stop_the_same_way_on_any_number_of_threads() {
             }
             Ok(())
         };
-        let launcher = Launcher::new(RANKS)
-            .model(Model::worked_examples())
-            .trace("unused-by-simulate.json");
-        let sequential = launcher.clone().sim_threads(1).simulate(program);
+        let sequential = faults_same_on_any_threads(seed, RANKS, program);
         let expected = match fault {
             0 => sequential.error.is_none(),
             1 => matches!(sequential.error, Some(Error::Aborted { rank, .. }) if rank == bad_rank),
@@ -204,36 +239,12 @@ fn sim_parallel_random_errors_stop_the_same_way_on_any_number_of_threads() {
             _ => matches!(sequential.error, Some(Error::BufferOverflow { .. })),
         };
         assert!(expected, "seed {seed}: {:?}", sequential.error);
-        for threads in [2, 3, 5, 16] {
-            let parallel = launcher.clone().sim_threads(threads).simulate(program);
-            let same = |what: &str, a: String, b: String| {
-                assert!(
-                    a == b,
-                    "seed {seed}: the {what} on {threads} threads differs"
-                );
-            };
-            same(
-                "report",
-                format!("{:?}", parallel.report),
-                format!("{:?}", sequential.report),
-            );
-            same(
-                "error",
-                format!("{:?}", parallel.error),
-                format!("{:?}", sequential.error),
-            );
-            same(
-                "trace",
-                format!("{:?}", parallel.trace),
-                format!("{:?}", sequential.trace),
-            );
-        }
     }
 }
 
 /// A token's random walk over ranks 3 to 15, each holder passing it on after a little
-/// compute, while ranks 0 to 2 (in the first partition on any number of threads) only
-/// compute, step after step; a random holder fails (a panic, a truncated receive, a buffered
+/// compute, while ranks 0 to 2 (in the first partition on 2, 3 and 5 threads) only compute,
+/// step after step; a random holder fails (a panic, a truncated receive, a buffered
 /// send that overflows) or none does. The other partitions are idle but for the token, so a
 /// partition's round is bounded by the token's arrival in another alone: running past it would
 /// run the computing ranks past where the stop (D2) must leave them. The same report, error
@@ -297,10 +308,7 @@ fn sim_parallel_random_walk_with_errors_stops_the_same_way_on_any_number_of_thre
             }
             Ok(())
         };
-        let launcher = Launcher::new(RANKS)
-            .model(Model::worked_examples())
-            .trace("unused-by-simulate.json");
-        let sequential = launcher.clone().sim_threads(1).simulate(program);
+        let sequential = faults_same_on_any_threads(seed, RANKS, program);
         let expected = match fault {
             0 => sequential.error.is_none(),
             1 => matches!(sequential.error, Some(Error::Aborted { .. })),
@@ -308,29 +316,5 @@ fn sim_parallel_random_walk_with_errors_stops_the_same_way_on_any_number_of_thre
             _ => matches!(sequential.error, Some(Error::BufferOverflow { .. })),
         };
         assert!(expected, "seed {seed}: {:?}", sequential.error);
-        for threads in [2, 3, 5, 16] {
-            let parallel = launcher.clone().sim_threads(threads).simulate(program);
-            let same = |what: &str, a: String, b: String| {
-                assert!(
-                    a == b,
-                    "seed {seed}: the {what} on {threads} threads differs"
-                );
-            };
-            same(
-                "report",
-                format!("{:?}", parallel.report),
-                format!("{:?}", sequential.report),
-            );
-            same(
-                "error",
-                format!("{:?}", parallel.error),
-                format!("{:?}", sequential.error),
-            );
-            same(
-                "trace",
-                format!("{:?}", parallel.trace),
-                format!("{:?}", sequential.trace),
-            );
-        }
     }
 }
