@@ -137,11 +137,12 @@ impl Round {
 ///
 /// One barrier per round. Round `i`'s words are in `rounds[i % 3]`: each worker writes its
 /// own before the barrier that starts the round (a mail word is written by the senders, once
-/// they have run round `i - 1`), and all read them after it. A worker clears its mail word of round `i + 2`
-/// during round `i`: round `i - 1`, which used the same slot, has been read by all (they have
-/// passed the barrier of round `i`), and no one writes it before it has passed the barrier of
-/// round `i + 1`. Mail posted by a worker already running the next round may be taken with
-/// this round's: it arrives after this worker's horizon, so taking it early changes nothing.
+/// they have run round `i - 1`), and all read them after it. A worker clears its mail word
+/// of round `i + 2` during round `i`: round `i - 1`, which used the same slot, has been read
+/// by all (they have passed the barrier of round `i`), and no one writes it before it has
+/// passed the barrier of round `i + 1`. Mail posted by a worker already running the next
+/// round may be taken with this round's: it arrives after this worker's horizon, so taking
+/// it early changes nothing.
 struct Shared {
     barrier: RoundBarrier,
     rounds: [Round; 3],
