@@ -284,7 +284,8 @@ where
         part.runs = Some(Vec::new());
     }
     let lookahead = options.model.lookahead();
-    let mut observed = 0;
+    // What the observer was last told: events, and virtual time (never going back).
+    let (mut observed, mut reached) = (0, 0);
     // The mailbox's storage, swapped with it each time there is mail.
     let mut inbox = Vec::new();
     // The words are ordered by the barrier (written before a worker arrives, read after it
@@ -339,19 +340,35 @@ where
         }
         if events >= observed + OBSERVE_EVERY {
             observed = events;
+            reached = reached.max(start);
             observe(Progress {
-                virtual_ns: start,
+                virtual_ns: reached,
                 events,
                 finished: finished as u32,
             });
         }
+        // A round may be long (a partition a token crosses alone): the observer also hears
+        // of this one's progress while it runs, the others' counts as of the round's start.
+        let (own_events, own_finished) = {
+            let mine = &round[w];
+            (mine.events.load(relaxed), mine.finished.load(relaxed))
+        };
+        let mut during = |p: Progress| {
+            reached = reached.max(p.virtual_ns);
+            observed = events - own_events + p.events;
+            observe(Progress {
+                virtual_ns: reached,
+                events: observed,
+                finished: (finished - own_finished) as u32 + p.finished,
+            });
+        };
         {
             let mut k = part.kernel.borrow_mut();
             k.horizon = others.saturating_add(lookahead);
             k.stop_end = stop_end;
             k.remote_floor = own.saturating_add(lookahead);
         }
-        part.run::<true>(&mut |_| {});
+        part.run::<true>(&mut during);
         i += 1;
         post(&part, parts, shared, &shared.rounds[i % 3]);
     };
