@@ -178,9 +178,8 @@ where
     sequential
 }
 
-/// A well-mixed 64-bit hash (splitmix64): the random choices of
-/// `sim_parallel_random_errors_stop_the_same_way_on_any_number_of_threads`, the same in every
-/// rank and every run.
+/// A well-mixed 64-bit hash (splitmix64): the random choices of the random-fault tests below,
+/// the same in every rank and every run.
 fn mix(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
