@@ -67,7 +67,6 @@ impl TopWaits {
         self.floor
     }
 
-    /// The kept waits, longest first.
     /// The longest waits of `lists` (of a run's partitions): as one list would have kept them,
     /// since each is sorted as [`offer`] sorts (longer first, then by the event that ended it).
     pub fn merge(mut lists: Vec<TopWaits>) -> TopWaits {
@@ -86,6 +85,7 @@ impl TopWaits {
         TopWaits { list, floor }
     }
 
+    /// The kept waits, longest first.
     pub fn into_list(self) -> Vec<WaitReport> {
         self.list
             .into_iter()

@@ -69,7 +69,7 @@ fn a_run_with_room_to_spare_is_not_stopped() {
 }
 
 /// On two threads, each partition watches the host too: the run stops with the same kind of
-/// error, early, and does not hang (the other partition ends its window and stops).
+/// error, early, and does not hang (the other partition ends its round and stops).
 #[test]
 fn a_parallel_run_short_of_host_memory_stops_too() {
     let options = Options {
