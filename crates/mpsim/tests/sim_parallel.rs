@@ -9,7 +9,7 @@ mod common;
 use std::future::Future;
 use std::time::Duration;
 
-use common::simulate_all_ways;
+use common::{simulate_all_ways, simulate_on_threads};
 use mpsim::sim::{Model, Outcome};
 use mpsim::{Comm, Error, Launcher, Source, Tag, wait_all};
 
@@ -141,8 +141,10 @@ fn sim_parallel_truncation_across_partitions() {
 }
 
 /// `program` on `ranks` ranks of the worked examples' model, traced, on 1 thread and on 2, 3,
-/// 5 and 16: the same report, error and trace (`seed` names the case); the sequential outcome.
-fn faults_same_on_any_threads<F, Fut>(seed: u64, ranks: u32, program: F) -> Outcome
+/// 5 and 16: the same report, error and trace (`seed` names the case); checks that it ended
+/// as fault `fault` makes it end (0: no error, 1: rank `panicked` panics, 2: a truncated
+/// receive, 3: a buffered send's overflow).
+fn faults_same_on_any_threads<F, Fut>(seed: u64, fault: u64, panicked: u32, ranks: u32, program: F)
 where
     F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = mpsim::Result<()>>,
@@ -150,32 +152,15 @@ where
     let launcher = Launcher::new(ranks)
         .model(Model::worked_examples())
         .trace("unused-by-simulate.json");
-    let sequential = launcher.clone().sim_threads(1).simulate(&program);
-    for threads in [2, 3, 5, 16] {
-        let parallel = launcher.clone().sim_threads(threads).simulate(&program);
-        let same = |what: &str, a: String, b: String| {
-            assert!(
-                a == b,
-                "seed {seed}: the {what} on {threads} threads differs"
-            );
-        };
-        same(
-            "report",
-            format!("{:?}", parallel.report),
-            format!("{:?}", sequential.report),
-        );
-        same(
-            "error",
-            format!("{:?}", parallel.error),
-            format!("{:?}", sequential.error),
-        );
-        same(
-            "trace",
-            format!("{:?}", parallel.trace),
-            format!("{:?}", sequential.trace),
-        );
-    }
-    sequential
+    let case = format!("seed {seed}: ");
+    let sequential = simulate_on_threads(launcher, &[2, 3, 5, 16], &case, program);
+    let expected = match fault {
+        0 => sequential.error.is_none(),
+        1 => matches!(sequential.error, Some(Error::Aborted { rank, .. }) if rank == panicked),
+        2 => matches!(sequential.error, Some(Error::Truncate { .. })),
+        _ => matches!(sequential.error, Some(Error::BufferOverflow { .. })),
+    };
+    assert!(expected, "{case}{:?}", sequential.error);
 }
 
 /// A well-mixed 64-bit hash (splitmix64): the random choices of the random-fault tests below,
@@ -230,14 +215,7 @@ fn sim_parallel_random_errors_stop_the_same_way_on_any_number_of_threads() {
             }
             Ok(())
         };
-        let sequential = faults_same_on_any_threads(seed, RANKS, program);
-        let expected = match fault {
-            0 => sequential.error.is_none(),
-            1 => matches!(sequential.error, Some(Error::Aborted { rank, .. }) if rank == bad_rank),
-            2 => matches!(sequential.error, Some(Error::Truncate { .. })),
-            _ => matches!(sequential.error, Some(Error::BufferOverflow { .. })),
-        };
-        assert!(expected, "seed {seed}: {:?}", sequential.error);
+        faults_same_on_any_threads(seed, fault, bad_rank, RANKS, program);
     }
 }
 
@@ -307,13 +285,7 @@ fn sim_parallel_random_walk_with_errors_stops_the_same_way_on_any_number_of_thre
             }
             Ok(())
         };
-        let sequential = faults_same_on_any_threads(seed, RANKS, program);
-        let expected = match fault {
-            0 => sequential.error.is_none(),
-            1 => matches!(sequential.error, Some(Error::Aborted { .. })),
-            2 => matches!(sequential.error, Some(Error::Truncate { .. })),
-            _ => matches!(sequential.error, Some(Error::BufferOverflow { .. })),
-        };
-        assert!(expected, "seed {seed}: {:?}", sequential.error);
+        let panicked = walk[bad_hop as usize];
+        faults_same_on_any_threads(seed, fault, panicked, RANKS, program);
     }
 }

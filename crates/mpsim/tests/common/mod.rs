@@ -1,6 +1,7 @@
 //! Shared by the simulator's timing tests: every simulated run is made sequentially and on
 //! several threads, and must come out the same (`spec/timing.md` §5: "the parallel simulator
 //! must print the same report, byte for byte").
+#![allow(dead_code)]
 
 use std::future::Future;
 
@@ -14,25 +15,42 @@ where
     F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = mpsim::Result<()>>,
 {
-    let sequential = launcher.clone().sim_threads(1).simulate(&program);
     let mut threads = vec![2, ranks];
     threads.dedup();
-    for n in threads.into_iter().filter(|&n| n > 1 && n <= ranks) {
+    threads.retain(|&n| n > 1 && n <= ranks);
+    simulate_on_threads(launcher, &threads, "", program)
+}
+
+/// Simulates `program` with `launcher` on one thread, then on each of `threads`; checks that
+/// the outcomes (report, error, trace) are the same (`case` begins each failure's message)
+/// and returns the sequential one.
+pub fn simulate_on_threads<F, Fut>(
+    launcher: Launcher,
+    threads: &[u32],
+    case: &str,
+    program: F,
+) -> Outcome
+where
+    F: Fn(Comm) -> Fut + Sync,
+    Fut: Future<Output = mpsim::Result<()>>,
+{
+    let sequential = launcher.clone().sim_threads(1).simulate(&program);
+    for &n in threads {
         let parallel = launcher.clone().sim_threads(n).simulate(&program);
         assert_eq!(
             format!("{:?}", parallel.report),
             format!("{:?}", sequential.report),
-            "the report on {n} threads differs from the sequential one"
+            "{case}the report on {n} threads differs from the sequential one"
         );
         assert_eq!(
             format!("{:?}", parallel.error),
             format!("{:?}", sequential.error),
-            "the error on {n} threads differs from the sequential one"
+            "{case}the error on {n} threads differs from the sequential one"
         );
         assert_eq!(
             format!("{:?}", parallel.trace),
             format!("{:?}", sequential.trace),
-            "the trace on {n} threads differs from the sequential one"
+            "{case}the trace on {n} threads differs from the sequential one"
         );
     }
     sequential
