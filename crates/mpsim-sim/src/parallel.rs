@@ -220,20 +220,7 @@ where
             Err(e) => return refused(e, options.model.compute),
         }
     }
-    let finished = outs.iter().map(|o| o.finished).sum();
-    let out = merge(options, outs);
-    observe(Progress {
-        virtual_ns: out
-            .report
-            .ranks
-            .iter()
-            .map(|r| r.clock_ns)
-            .max()
-            .unwrap_or(0),
-        events: out.report.events,
-        finished,
-    });
-    out
+    merge(options, outs, observe)
 }
 
 /// `n` ranks in `workers` contiguous blocks of sizes differing by at most one.

@@ -342,7 +342,7 @@ where
     }
 }
 
-pub(crate) fn progress(k: &Kernel) -> Progress {
+fn progress(k: &Kernel) -> Progress {
     Progress {
         virtual_ns: k.now,
         events: k.events,

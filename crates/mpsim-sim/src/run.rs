@@ -17,7 +17,7 @@ use crate::host_memory::{self, CHECK_EVERY};
 use crate::kernel::RankState;
 use crate::model::{ComputeMode, Model};
 use crate::parallel;
-use crate::partition::{PartOutcome, Partition, progress};
+use crate::partition::{PartOutcome, Partition};
 use crate::report::Report;
 use crate::waits::TopWaits;
 
@@ -145,10 +145,9 @@ where
     part.run::<false>(observe);
     let deadlock = {
         let k = part.kernel.borrow();
-        observe(progress(&k));
         k.stop.is_none() && k.finished < n
     };
-    merge(options, vec![part.close(deadlock)])
+    merge(options, vec![part.close(deadlock)], observe)
 }
 
 /// The memory every rank surely needs when its program's future takes `future_bytes`: its
@@ -178,12 +177,21 @@ pub(crate) fn refused(error: Error, compute: ComputeMode) -> Outcome {
 
 /// The outcome of a run from what its partitions (in rank order) handed back: the first error
 /// by event key (S16), or a deadlock if ranks are unfinished and nothing could move (S15), and
-/// the report, each clock capped at the stop.
-pub(crate) fn merge(options: &Options, parts: Vec<PartOutcome>) -> Outcome {
+/// the report, each clock capped at the stop. `observe` hears where the run ended.
+pub(crate) fn merge(
+    options: &Options,
+    parts: Vec<PartOutcome>,
+    observe: &mut dyn FnMut(Progress),
+) -> Outcome {
     let n = options.ranks;
     let events = parts.iter().map(|p| p.events).sum();
     let finished: u32 = parts.iter().map(|p| p.finished).sum();
     let now = parts.iter().map(|p| p.now).max().unwrap_or(0);
+    observe(Progress {
+        virtual_ns: now,
+        events,
+        finished,
+    });
     let mut stop: Option<(Error, u64, Key)> = None;
     let mut warnings = Vec::new();
     let mut blocked = Vec::new();
