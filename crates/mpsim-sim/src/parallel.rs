@@ -295,20 +295,24 @@ where
             .mail
             .store(u64::MAX, relaxed);
         // The earliest next event of all, and of all but this worker, mail counted; where a
-        // stopped run ends; progress.
+        // stopped run ends; progress of all, and of all but this worker.
         let (mut start, mut others, mut own) = (u64::MAX, u64::MAX, u64::MAX);
-        let (mut stop_end, mut events, mut finished) = (u64::MAX, 0, 0);
+        let mut stop_end = u64::MAX;
+        let (mut events, mut others_events, mut finished, mut others_finished) = (0, 0, 0, 0);
         for (v, words) in round.iter().enumerate() {
             let t = words.next.load(relaxed).min(words.mail.load(relaxed));
+            let (e, f) = (words.events.load(relaxed), words.finished.load(relaxed));
             start = start.min(t);
+            events += e;
+            finished += f;
             if v == w {
                 own = t;
             } else {
                 others = others.min(t);
+                others_events += e;
+                others_finished += f;
             }
             stop_end = stop_end.min(words.stop_end.load(relaxed));
-            events += words.events.load(relaxed);
-            finished += words.finished.load(relaxed);
         }
         // Mail comes with a word; mail without one (posted early for the next round) waits.
         {
@@ -336,17 +340,13 @@ where
         }
         // A round may be long (a partition a token crosses alone): the observer also hears
         // of this one's progress while it runs, the others' counts as of the round's start.
-        let (own_events, own_finished) = {
-            let mine = &round[w];
-            (mine.events.load(relaxed), mine.finished.load(relaxed))
-        };
         let mut during = |p: Progress| {
             reached = reached.max(p.virtual_ns);
-            observed = events - own_events + p.events;
+            observed = others_events + p.events;
             observe(Progress {
                 virtual_ns: reached,
                 events: observed,
-                finished: (finished - own_finished) as u32 + p.finished,
+                finished: others_finished as u32 + p.finished,
             });
         };
         {
