@@ -43,10 +43,9 @@
 //!   `o_s + o_r = (round - rtt_std(8) / 2) / BURST`; `send_overhead` (`o_s`) is the time rank
 //!   0's sends took alone per request (at most that sum), `recv_overhead` (`o_r`) the rest.
 //! - X2, oversubscription: `cores` is this host's available parallelism; `wake_latency` comes
-//!   from the 8-byte ping-pong of ranks 0 and 1 in a run of `cores + 1` ranks (the others
-//!   blocked), rank 1 computing [`WAKE_DELAY_NS`] before each answer: the waiting rank then
-//!   parks, and so does rank 1 while rank 0 wakes, so a round trip is
-//!   `rtt_std(8) + WAKE_DELAY_NS + 2 wake_latency`.
+//!   from an 8-byte token passed around a ring of `cores + 1` ranks by blocking standard
+//!   sends: every hop wakes a waiting rank, so the simulator times a hop as
+//!   `rtt_std(8) / 2 + wake_latency`.
 //! - X2, concurrent compute: `concurrent_slowdown` is how much slower a memory-bound sweep
 //!   runs per thread when every core runs one at once than alone ([`contention`]).
 //! - X3, measured compute: the mean measured compute per stretch of a simulated 2-rank
@@ -101,10 +100,6 @@ const MAX_ITERS: u64 = 5_000;
 const MIN_ITERS: u64 = 10;
 /// Messages each way per round of the burst exchange (X1).
 const BURST: u64 = 16;
-/// X2: what the answering rank of the oversubscribed ping-pong computes before each answer,
-/// ns: long enough that the other rank stops yielding and parks (the threads backend yields a
-/// few times, about a microsecond, then parks), as ranks waiting for a neighbour do.
-const WAKE_DELAY_NS: u64 = 20_000;
 /// A batch's timed iterations are split into this many chunks, timed separately; the fastest
 /// chunk's mean counts. One: a batch's mean over all its timed iterations, jitter included, as
 /// a program's loop sees it (the examples `scripts/validate` compares with time whole loops,
@@ -226,9 +221,8 @@ struct Cpu {
     burst_sends: f64,
     /// The symmetric 8-byte standard ping-pong of a 2-rank run.
     rtt_small: f64,
-    /// The same between ranks 0 and 1 of a `cores + 1`-rank run, rank 1 computing
-    /// [`WAKE_DELAY_NS`] before each answer (so that both ranks park every round trip).
-    rtt_small_oversubscribed: f64,
+    /// One hop of an 8-byte token around a ring of `cores + 1` ranks.
+    hop_oversubscribed: f64,
     /// Measured compute per stretch of a simulated rank that computes nothing.
     stretch: f64,
     /// A memory-bound sweep alone, ns ([`contention`]).
@@ -247,7 +241,7 @@ impl Cpu {
             burst_round: f64::INFINITY,
             burst_sends: f64::INFINITY,
             rtt_small: f64::INFINITY,
-            rtt_small_oversubscribed: f64::INFINITY,
+            hop_oversubscribed: f64::INFINITY,
             stretch: f64::INFINITY,
             sweep_alone: f64::INFINITY,
             sweep_together: f64::INFINITY,
@@ -263,10 +257,10 @@ impl Cpu {
         (send, o - send)
     }
 
-    /// The wake-up latency of a blocked rank when ranks outnumber cores, ns (X2): both ranks
-    /// of the delayed ping-pong block and wake once per round trip.
+    /// The wake-up latency of a blocked rank when ranks outnumber cores, ns (X2): what a hop
+    /// of the oversubscribed ring takes beyond a one-way trip.
     fn wake_latency(&self) -> u64 {
-        nonneg_ns((self.rtt_small_oversubscribed - WAKE_DELAY_NS as f64 - self.rtt_small) / 2.0)
+        nonneg_ns(self.hop_oversubscribed - self.rtt_small / 2.0)
     }
 
     /// The model's processor part.
@@ -382,8 +376,8 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
              (extensions X1-X3): send_overhead {} ns and recv_overhead {} ns per nonblocking \
              request, from a burst exchange of {BURST} 8-byte isends and irecvs and wait_all \
              per round vs the blocking 8-byte ping-pong; cores = this host's; wake_latency {} \
-             ns = half the extra round trip of that ping-pong with {} ranks (ranks > cores) \
-             when one rank computes {WAKE_DELAY_NS} ns before it answers; \
+             ns = a hop of an 8-byte token around a ring of {} ranks (ranks > cores) - half \
+             that ping-pong; \
              measure_overhead {} ns = measured compute per stretch of a simulated ping-pong \
              that computes nothing; concurrent_slowdown {} = a 256x256 Jacobi sweep per \
              thread with every core sweeping at once / alone - 1.",
@@ -627,8 +621,8 @@ mod tests {
             burst_round: 1988.0,
             burst_sends: 16.0 * 40.0,
             rtt_small: 1000.0,
-            // (27000 - 20000 - 1000) / 2 = 3000.
-            rtt_small_oversubscribed: 27000.0,
+            // 3500 - 1000 / 2 = 3000.
+            hop_oversubscribed: 3500.0,
             stretch: 712.4,
             sweep_alone: 1000.0,
             sweep_together: 1090.0,
@@ -671,7 +665,7 @@ mod tests {
             burst_round: 100.0,
             burst_sends: 9000.0,
             rtt_small: 1000.0,
-            rtt_small_oversubscribed: 900.0,
+            hop_oversubscribed: 400.0,
             stretch: f64::INFINITY,
             sweep_alone: 1000.0,
             sweep_together: 900.0,

@@ -9,7 +9,8 @@
 //! receive matches (receiver-read rendezvous), so a matched transfer completes even while the
 //! sender computes (`spec/p2p.md` §1, P28).
 //!
-//! Waiting: a rank spins briefly, then parks. The launching thread watches for deadlock: every
+//! Waiting: a rank spins briefly (every rank has a core), or yields its core for up to a
+//! millisecond (at most two ranks per core), then parks (`rank::WaitPolicy`). The launching thread watches for deadlock: every
 //! unfinished rank parked, every mailbox empty, no packet sent between two looks; and runs the
 //! driver's check between looks (`run_watched`: the launcher's watch on the host's memory).
 //!

@@ -25,9 +25,54 @@ use crate::trace::RankTrace;
 /// Spins on the mailbox before parking when every rank has a core of its own (a few
 /// microseconds: a ping-pong answer comes sooner than a park/unpark round trip).
 const SPINS_DEDICATED: u32 = 20_000;
-/// When ranks outnumber cores, spinning steals the core the awaited rank needs: yield a few
-/// times, then park.
-const YIELDS_OVERSUBSCRIBED: u32 = 4;
+/// With at most two ranks per core, a waiting rank yields its core for this long before it
+/// parks ([`WaitPolicy::Yield`]).
+const YIELD_BUDGET: Duration = Duration::from_millis(1);
+/// With more than two ranks per core, a waiting rank yields a few times, then parks.
+const YIELDS_CROWDED: u32 = 4;
+
+/// How a rank waits for a packet, chosen once per run from the ranks per core. Measured on the
+/// reference 2-core machine (2026-11-24), `examples/ring --backend threads`, microseconds per
+/// hop over 5 runs, when waiting ranks park after 4 yields or yield for a while first:
+///
+/// | ranks | park after 4 yields | yield first |
+/// |-------|---------------------|-------------|
+/// | 3     | 1.7-16.5            | 0.80-1.11   |
+/// | 4     | 1.2-4.2             | 0.95-1.24   |
+/// | 5, 8  | 1.4-3.6             | 1.2-3.1     |
+/// | 16    | 2.4-3.1             | 2.1-3.7     |
+/// | 64    | 4.8-5.3             | 9.0-14.0    |
+///
+/// A parked thread is woken by the sender (a futex wake): when the core it lands on was idle
+/// (a virtual machine's halted vCPU), that takes microseconds, and which core it lands on is
+/// the OS's choice, so the time per hop jumped between about 1 and 7 us from run to run with 3
+/// ranks. A thread that yields instead stays runnable: it gets the core as soon as the rank
+/// holding it waits too, so with at most two ranks per core a message is seen within about one
+/// context switch. With more ranks per core, the awaited rank waits its turn behind every
+/// other yielding rank of its core, and parking is better. (Open MPI, oversubscribed, also
+/// yields rather than blocks: `mpi_yield_when_idle`.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WaitPolicy {
+    /// Every rank has a core: spin, then park.
+    Spin,
+    /// At most two ranks per core: yield for up to [`YIELD_BUDGET`], then park.
+    Yield,
+    /// More than two ranks per core: yield [`YIELDS_CROWDED`] times, then park.
+    Park,
+}
+
+impl WaitPolicy {
+    /// The policy for `ranks` ranks on `cores` cores.
+    pub fn for_run(ranks: usize, cores: usize) -> Self {
+        if ranks <= cores {
+            WaitPolicy::Spin
+        } else if ranks <= 2 * cores {
+            WaitPolicy::Yield
+        } else {
+            WaitPolicy::Park
+        }
+    }
+}
 
 pub(crate) struct ThreadRank {
     rank: u32,
@@ -453,22 +498,34 @@ fn drive<const TRACED: bool, F: Future>(rank: &ThreadRank, mut fut: Pin<&mut F>)
     }
 }
 
-/// Waits until a packet is in a lane or the run aborts: spins while cores are dedicated,
-/// yields a few times when they are not, then parks. Out of line: it is the cold side of
-/// `block_on`, and keeping it apart lets profiles separate waiting from work.
+/// Waits until a packet is in a lane or the run aborts: spins, or yields, as the run's
+/// [`WaitPolicy`] says, then parks. Out of line: it is the cold side of `block_on`, and
+/// keeping it apart lets profiles separate waiting from work.
 #[inline(never)]
 fn wait_for_mail(rank: &ThreadRank) {
     let mailbox = rank.mailbox();
     let mut spins = 0;
+    let mut yielding_since = None;
     while !rank.has_mail() && !rank.shared.abort.load(Ordering::Acquire) {
-        if rank.shared.dedicated_cores && spins < SPINS_DEDICATED {
+        let go_on = match rank.shared.wait_policy {
+            WaitPolicy::Spin if spins < SPINS_DEDICATED => {
+                std::hint::spin_loop();
+                true
+            }
+            WaitPolicy::Yield
+                if yielding_since.get_or_insert_with(Instant::now).elapsed() < YIELD_BUDGET =>
+            {
+                std::thread::yield_now();
+                true
+            }
+            WaitPolicy::Park if spins < YIELDS_CROWDED => {
+                std::thread::yield_now();
+                true
+            }
+            _ => false,
+        };
+        if go_on {
             spins += 1;
-            std::hint::spin_loop();
-            continue;
-        }
-        if !rank.shared.dedicated_cores && spins < YIELDS_OVERSUBSCRIBED {
-            spins += 1;
-            std::thread::yield_now();
             continue;
         }
         rank.publish_wait();
@@ -479,5 +536,21 @@ fn wait_for_mail(rank: &ThreadRank) {
         }
         std::thread::park_timeout(Duration::from_millis(100));
         mailbox.set_activity(Activity::Running);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WaitPolicy;
+
+    #[test]
+    fn ranks_wait_by_spinning_then_yielding_then_parking_as_cores_get_crowded() {
+        assert_eq!(WaitPolicy::for_run(1, 2), WaitPolicy::Spin);
+        assert_eq!(WaitPolicy::for_run(2, 2), WaitPolicy::Spin);
+        assert_eq!(WaitPolicy::for_run(3, 2), WaitPolicy::Yield);
+        assert_eq!(WaitPolicy::for_run(4, 2), WaitPolicy::Yield);
+        assert_eq!(WaitPolicy::for_run(5, 2), WaitPolicy::Park);
+        assert_eq!(WaitPolicy::for_run(2, 1), WaitPolicy::Yield);
+        assert_eq!(WaitPolicy::for_run(64, 2), WaitPolicy::Park);
     }
 }

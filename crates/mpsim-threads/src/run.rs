@@ -15,7 +15,7 @@ use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::Trace;
 
 use crate::mailbox::{Activity, Mailbox, lock};
-use crate::rank::{ThreadRank, block_on};
+use crate::rank::{ThreadRank, WaitPolicy, block_on};
 use crate::trace;
 
 /// How to run.
@@ -54,8 +54,8 @@ impl Outcome {
 pub(crate) struct Shared {
     pub mailboxes: Vec<Mailbox>,
     pub abort: AtomicBool,
-    /// Every rank can have a core to itself (waits may spin).
-    pub dedicated_cores: bool,
+    /// How ranks wait for packets, from the ranks per core.
+    pub wait_policy: WaitPolicy,
     first_error: Mutex<Option<Error>>,
     pub start: Instant,
 }
@@ -112,7 +112,10 @@ where
     let shared = Arc::new(Shared {
         mailboxes: (0..n).map(|_| Mailbox::new()).collect(),
         abort: AtomicBool::new(false),
-        dedicated_cores: std::thread::available_parallelism().map_or(1, |c| c.get()) >= n as usize,
+        wait_policy: WaitPolicy::for_run(
+            n as usize,
+            std::thread::available_parallelism().map_or(1, |c| c.get()),
+        ),
         first_error: Mutex::new(None),
         start: Instant::now(),
     });

@@ -5,7 +5,7 @@
 //! is the one `peers/calibrate.c` follows for `--backend mpi`; a change there belongs here too.
 //! The threads backend measures more than the MPI side (see the parent module, "The fit"):
 //! symmetric standard-send ping-pongs per size, a burst exchange for the per-message CPU
-//! overhead (X1), the same ping-pong with more ranks than cores for the wake-up latency (X2),
+//! overhead (X1), a token ring of more ranks than cores for the wake-up latency (X2),
 //! and the cost of a measured-compute stretch in the simulator (X3).
 
 use std::sync::Mutex;
@@ -14,7 +14,7 @@ use std::time::Instant;
 use mpsim::sim::{ComputeMode, Model};
 use mpsim::{BSEND_OVERHEAD, Backend, Comm, Launcher, Request, wait_all};
 
-use super::{BURST, CHUNKS, Cpu, Measured, Measurement, Ping, Plan, WAKE_DELAY_NS, iterations};
+use super::{BURST, CHUNKS, Cpu, Measured, Measurement, Ping, Plan, iterations};
 
 /// Tag of the ping-pong messages.
 const TAG: i32 = 1;
@@ -167,9 +167,7 @@ fn measure_cpu(plan: &Plan) -> Result<Cpu, String> {
         cpu.burst_round = cpu.burst_round.min(round);
         cpu.burst_sends = cpu.burst_sends.min(sends);
         cpu.rtt_small = cpu.rtt_small.min(run_pingpong(2)?);
-        cpu.rtt_small_oversubscribed = cpu
-            .rtt_small_oversubscribed
-            .min(run_delayed_pingpong(cpu.cores + 1)?);
+        cpu.hop_oversubscribed = cpu.hop_oversubscribed.min(run_ring(cpu.cores + 1)?);
         cpu.stretch = cpu.stretch.min(stretch_cost()?);
         let (alone, together) = super::contention::measure(cpu.cores);
         cpu.sweep_alone = cpu.sweep_alone.min(alone);
@@ -222,37 +220,46 @@ fn run_pingpong(ranks: u32) -> Result<f64, String> {
     })
 }
 
-/// Delayed ping-pongs of `SMALL`-byte standard sends between ranks 0 and 1 of a `ranks`-rank
-/// run (the others blocked), rank 1 computing `WAKE_DELAY_NS` before each answer: the best
-/// mean round trip, ns.
-fn run_delayed_pingpong(ranks: u32) -> Result<f64, String> {
-    const ITERS: u64 = 500;
-    on_rank0(ranks, async |world: &Comm| {
-        let peer = 1 - world.rank();
-        let mut buf = [0u8; SMALL];
-        world
-            .sendrecv::<u8, u8>(&[], peer, SYNC_TAG, &mut [], peer, SYNC_TAG)
-            .await?;
-        let mut clock = ChunkClock::new(ITERS / 10, ITERS);
-        let mut best = f64::INFINITY;
-        for k in 0..ITERS / 10 + ITERS {
-            clock.start(k);
-            if world.rank() == 0 {
-                world.send(&buf, peer, TAG).await?;
-                world.recv(&mut buf, peer, TAG).await?;
-            } else {
-                world.recv(&mut buf, peer, TAG).await?;
-                world
-                    .compute(std::time::Duration::from_nanos(WAKE_DELAY_NS))
-                    .await;
-                world.send(&buf, peer, TAG).await?;
+/// A token of `SMALL` bytes passed around a ring of all `ranks` ranks by blocking standard
+/// sends: the best mean time of one hop (a trip over the ranks), ns, on rank 0. With more
+/// ranks than cores every rank is waiting for the token most of the time, as the ranks of a
+/// program waiting for their neighbours are.
+fn run_ring(ranks: u32) -> Result<f64, String> {
+    const TRIPS: u64 = 2_000;
+    let best: Mutex<Option<f64>> = Mutex::new(None);
+    Launcher::new(ranks)
+        .backend(Backend::Threads)
+        .run(|world| {
+            let best = &best;
+            async move {
+                let (me, n) = (world.rank(), world.size());
+                let (left, right) = ((me + n - 1) % n, (me + 1) % n);
+                let mut token = [0u8; SMALL];
+                let mut clock = ChunkClock::new(TRIPS / 10, TRIPS);
+                let mut fastest = f64::INFINITY;
+                for k in 0..TRIPS / 10 + TRIPS {
+                    if me == 0 {
+                        clock.start(k);
+                        world.send(&token, right, TAG).await?;
+                        world.recv(&mut token, left, TAG).await?;
+                        if let Some((trips, ns)) = clock.end(k) {
+                            fastest = fastest.min(ns / (trips * u64::from(n)) as f64);
+                        }
+                    } else {
+                        world.recv(&mut token, left, TAG).await?;
+                        world.send(&token, right, TAG).await?;
+                    }
+                }
+                if me == 0 {
+                    *best.lock().unwrap_or_else(|e| e.into_inner()) = Some(fastest);
+                }
+                Ok(())
             }
-            if let Some((n, ns)) = clock.end(k) {
-                best = best.min(ns / n as f64);
-            }
-        }
-        Ok((world.rank() == 0).then_some(best))
-    })
+        })
+        .map_err(|e| format!("calibration run failed: {e}"))?;
+    best.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .ok_or_else(|| "calibration run produced no measurements".into())
 }
 
 /// The burst exchange: each round, both ranks post `BURST` receives and `BURST` standard sends
