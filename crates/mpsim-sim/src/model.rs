@@ -245,15 +245,27 @@ impl CpuModel {
         }
     }
 
+    /// How many ranks take turns on the busiest core when `ranks` ranks share the cores (X2):
+    /// `ceil(ranks / cores)` when oversubscribed, else 1.
+    pub fn turns(&self, ranks: u32) -> u64 {
+        match self.cores {
+            Some(c) if ranks > c && c > 0 => u64::from(ranks.div_ceil(c)),
+            _ => 1,
+        }
+    }
+
+    /// X1's overhead of one request (`ns`) when `ranks` ranks share the cores (X2): CPU work
+    /// like measured compute, so `ns · ceil(ranks / cores)` when oversubscribed.
+    pub fn shared_overhead_ns(&self, ranks: u32, ns: u64) -> u64 {
+        ns.saturating_mul(self.turns(ranks))
+    }
+
     /// Time `ns` of one rank's measured compute takes when `ranks` ranks share the cores (X2):
     /// `ns · ceil(ranks / cores)` when oversubscribed (the ranks on the busiest core take
     /// turns, and the others wait for them at their next exchange), else `ns`; then, when two
     /// or more ranks can compute at once, `concurrent_slowdown` more (truncated to whole ns).
     pub fn shared_ns(&self, ranks: u32, ns: u64) -> u64 {
-        let ns = match self.cores {
-            Some(c) if ranks > c && c > 0 => ns.saturating_mul(u64::from(ranks.div_ceil(c))),
-            _ => ns,
-        };
+        let ns = ns.saturating_mul(self.turns(ranks));
         let concurrent = ranks >= 2 && self.cores.is_none_or(|c| c >= 2);
         if concurrent && self.concurrent_slowdown_ppm > 0 {
             let extra = u128::from(ns) * u128::from(self.concurrent_slowdown_ppm) / 1_000_000;

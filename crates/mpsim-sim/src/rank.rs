@@ -235,10 +235,12 @@ impl RankRuntime for SimRank {
 
     fn request_overhead(&self, posting: Posting) {
         let mut k = self.kernel.borrow_mut();
+        let cpu = &k.model().cpu;
         let o = match posting {
-            Posting::Send => k.model().cpu.send_overhead_ns,
-            Posting::Recv => k.model().cpu.recv_overhead_ns,
+            Posting::Send => cpu.send_overhead_ns,
+            Posting::Recv => cpu.recv_overhead_ns,
         };
+        let o = cpu.shared_overhead_ns(k.total, o);
         let r = &mut k.ranks[self.idx];
         r.overhead_ns = r.overhead_ns.saturating_add(o);
     }

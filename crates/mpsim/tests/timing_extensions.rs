@@ -171,6 +171,39 @@ fn timing_x2_oversubscribed_blocked_ranks_wake_late() {
     assert_eq!(clocks(&o), vec![0, 5000, 0]);
 }
 
+/// X1 with X2: request overhead is CPU work, shared like measured compute: on an
+/// oversubscribed run each request costs `ceil(ranks / cores)` times its overhead (5 ranks on
+/// 2 cores: 3 times).
+#[test]
+fn timing_x2_oversubscribed_request_overhead_is_shared_like_compute() {
+    let burst = |world: Comm| async move {
+        match world.rank() {
+            0 => {
+                let mut reqs = [world.isend(&[1u8; 8], 1, 0)?, world.isend(&[2u8; 8], 1, 1)?];
+                wait_all(&mut reqs).await?;
+            }
+            1 => {
+                let (mut a, mut b) = ([0u8; 8], [0u8; 8]);
+                let mut reqs = [world.irecv(&mut a, 0, 0)?, world.irecv(&mut b, 0, 1)?];
+                wait_all(&mut reqs).await?;
+            }
+            _ => {}
+        }
+        Ok(())
+    };
+    let model = |cores| {
+        with_cpu(CpuModel {
+            cores: Some(cores),
+            ..x1_model().cpu
+        })
+    };
+    // Sends leave at 150 and 300 (50 ns x 3 each); the receives are posted by 180 (30 x 3 x 2),
+    // before the messages arrive at 1150 and 1300.
+    assert_eq!(clocks(&sim(5, model(2), burst)), vec![300, 1300, 0, 0, 0]);
+    // 5 ranks on 5 cores: the overheads of X1 alone (100, then arrivals at 1050 and 1100).
+    assert_eq!(clocks(&sim(5, model(5), burst)), vec![100, 1100, 0, 0, 0]);
+}
+
 /// X2: every message that reaches a blocked rank wakes it; a completion during a wake-up
 /// under way resumes the rank when that wake-up ends, a later one takes a wake-up of its own.
 #[test]
