@@ -18,7 +18,8 @@ use mpsim_proto::p2p::Packet;
 use mpsim_proto::runtime::Payload;
 
 /// The class of an event, ordered as in its key. An enum rather than a number so that an
-/// `Option<Key>` (the queue's front) is no larger than a key and tells `None` by the class.
+/// `Option<Key>` (what the queue hands out) is no larger than a key and tells `None` by the
+/// class.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
 pub(crate) enum Class {
@@ -153,6 +154,48 @@ impl Ord for Entry {
     }
 }
 
+/// The queue's front key, kept word by word (`who` 0 when empty) rather than as an
+/// `Option<Key>`: a key is built in its three words just before it goes to the front, and the
+/// compiler copied an `Option<Key>` with a 16-byte load over two 8-byte stores, which cannot
+/// take its data from them and waits (a store-to-load interlock). The words lie in the reverse
+/// order of a key's, so that they are never copied together.
+#[derive(Default)]
+struct Front {
+    n: u64,
+    who: u64,
+    time: u64,
+}
+
+impl Front {
+    #[inline(always)]
+    fn get(&self) -> Option<Key> {
+        NonZeroU64::new(self.who).map(|who| Key {
+            time: self.time,
+            who,
+            n: self.n,
+        })
+    }
+
+    #[inline(always)]
+    fn set(&mut self, key: Key) {
+        self.time = key.time;
+        self.who = key.who.get();
+        self.n = key.n;
+    }
+
+    #[inline(always)]
+    fn clear(&mut self) {
+        self.who = 0;
+    }
+
+    #[inline(always)]
+    fn take(&mut self) -> Option<Key> {
+        let key = self.get();
+        self.clear();
+        key
+    }
+}
+
 /// A priority queue of events by key.
 ///
 /// A one-event `front` sits before the heap: an event earlier than everything queued waits
@@ -168,7 +211,7 @@ impl Ord for Entry {
 /// the compiler would copy whole through every `Option` and `match` on the way.
 #[derive(Default)]
 pub(crate) struct Queue {
-    front: Option<Key>,
+    front: Front,
     /// Destination, send time and packet of the front event when it is a delivery, else of the
     /// delivery just popped until it is taken; else `None`.
     delivery: Option<(u32, u64, Packet<Payload>)>,
@@ -183,7 +226,7 @@ impl Queue {
     /// Queues the first resume of each rank in `ranks`, `(0, RESUME, r, 0)`: the caller counts
     /// it as each rank's event 0. Only on an empty queue.
     pub fn push_start(&mut self, ranks: Range<u32>) {
-        debug_assert!(self.front.is_none() && self.heap.is_empty() && self.start.is_empty());
+        debug_assert!(self.front.get().is_none() && self.heap.is_empty() && self.start.is_empty());
         self.start = ranks;
     }
 
@@ -196,12 +239,12 @@ impl Queue {
     /// between the pop of a delivery and the take of its body.
     #[inline(always)]
     pub fn push(&mut self, key: Key, body: Body) {
-        match self.front {
+        match self.front.get() {
             None if self.heap_min().is_none_or(|m| key < m) && self.before_start(key) => {
                 self.set_front(key, body);
             }
             Some(front_key) if key < front_key => {
-                self.front = None;
+                self.front.clear();
                 let front_body = self.take_body(front_key);
                 self.push_heap(front_key.time, front_key.who, front_key.n, front_body);
                 self.set_front(key, body);
@@ -213,8 +256,8 @@ impl Queue {
     /// Puts an event in the (empty) front.
     #[inline(always)]
     fn set_front(&mut self, key: Key, body: Body) {
-        debug_assert!(self.front.is_none() && self.delivery.is_none());
-        self.front = Some(key);
+        debug_assert!(self.front.get().is_none() && self.delivery.is_none());
+        self.front.set(key);
         if let Body::Deliver {
             to,
             sent_at,
@@ -294,7 +337,7 @@ impl Queue {
 
     /// The time of the earliest event, if any.
     pub fn peek_time(&self) -> Option<u64> {
-        if let Some(key) = self.front {
+        if let Some(key) = self.front.get() {
             return Some(key.time);
         }
         match (self.heap_min(), self.start_key()) {
@@ -308,9 +351,9 @@ impl Queue {
     /// receiver lands there.
     #[inline]
     pub fn pop_front_resume(&mut self) -> Option<Key> {
-        match self.front {
+        match self.front.get() {
             Some(key) if key.class() == RESUME => {
-                self.front = None;
+                self.front.clear();
                 Some(key)
             }
             _ => None,
@@ -432,7 +475,8 @@ mod tests {
         }
     }
 
-    /// The front slot costs no more than a key: `None` is told by the class.
+    /// An `Option<Key>` (what `pop` hands out, what the front reads as) is no larger than a
+    /// key: `None` is told by the class.
     #[test]
     fn an_optional_key_is_a_key() {
         assert_eq!(size_of::<Option<Key>>(), size_of::<Key>());

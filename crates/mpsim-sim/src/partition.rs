@@ -134,8 +134,7 @@ where
             };
             if key.class() == DELIVERY {
                 self.enter_event::<PARALLEL>(&mut k, key, observe);
-                let (to, sent_at, packet) = k.queue.take_delivery();
-                k.deliver(key.creator(), to, sent_at, packet);
+                k.deliver_popped(key.creator());
                 if PARALLEL {
                     self.count_trace(&k, key);
                 }
