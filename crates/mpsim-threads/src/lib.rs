@@ -26,4 +26,5 @@ mod rank;
 mod run;
 mod trace;
 
+pub use rank::WaitPolicy;
 pub use run::{Options, Outcome, run, run_watched};

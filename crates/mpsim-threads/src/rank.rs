@@ -31,17 +31,23 @@ const YIELD_BUDGET: Duration = Duration::from_millis(1);
 /// With more than two ranks per core, a waiting rank yields a few times, then parks.
 const YIELDS_CROWDED: u32 = 4;
 
-/// How a rank waits for a packet, chosen once per run from the ranks per core. Measured on the
-/// reference 2-core machine (2026-11-24), `examples/ring --backend threads`, microseconds per
-/// hop over 5 runs, when waiting ranks park after 4 yields or yield for a while first:
+/// How a rank waits for a packet: chosen once per run from the ranks per core
+/// ([`WaitPolicy::for_run`]) unless the launcher's `--wait` names one. Microseconds per hop of
+/// a token ring on the reference 2-core machine, minimum / median of 5 runs
+/// (`bench/threads-wait.sh -r 5`, 2026-11-24; `auto` is this choice):
 ///
-/// | ranks | park after 4 yields | yield first |
-/// |-------|---------------------|-------------|
-/// | 3     | 1.7-16.5            | 0.80-1.11   |
-/// | 4     | 1.2-4.2             | 0.95-1.24   |
-/// | 5, 8  | 1.4-3.6             | 1.2-3.1     |
-/// | 16    | 2.4-3.1             | 2.1-3.7     |
-/// | 64    | 4.8-5.3             | 9.0-14.0    |
+/// | ranks | auto        | yield        | park        |
+/// |-------|-------------|--------------|-------------|
+/// | 2     | 0.29 / 0.31 | 0.40 / 0.44  | 1.21 / 6.50 |
+/// | 3     | 0.89 / 0.94 | 0.86 / 0.94  | 1.53 / 14.7 |
+/// | 4     | 0.96 / 1.05 | 0.93 / 1.04  | 2.92 / 4.33 |
+/// | 8     | 2.64 / 5.69 | 1.56 / 2.10  | 2.89 / 4.63 |
+/// | 16    | 2.65 / 4.50 | 3.41 / 4.13  | 2.46 / 3.83 |
+/// | 64    | 5.41 / 5.67 | 9.41 / 12.04 | 5.11 / 5.78 |
+///
+/// (`auto` and `park` are the same policy from 5 ranks on: their spread is the host's. Over 7
+/// more runs, 5 and 8 ranks took the same median time yielding or parking, 12 and 16 ranks
+/// 20-35% less parking.)
 ///
 /// A parked thread is woken by the sender (a futex wake): when the core it lands on was idle
 /// (a virtual machine's halted vCPU), that takes microseconds, and which core it lands on is
@@ -49,10 +55,10 @@ const YIELDS_CROWDED: u32 = 4;
 /// ranks. A thread that yields instead stays runnable: it gets the core as soon as the rank
 /// holding it waits too, so with at most two ranks per core a message is seen within about one
 /// context switch. With more ranks per core, the awaited rank waits its turn behind every
-/// other yielding rank of its core, and parking is better. (Open MPI, oversubscribed, also
-/// yields rather than blocks: `mpi_yield_when_idle`.)
+/// other yielding rank of its core, and parking does as well or better. (Open MPI,
+/// oversubscribed, also yields rather than blocks: `mpi_yield_when_idle`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WaitPolicy {
+pub enum WaitPolicy {
     /// Every rank has a core: spin, then park.
     Spin,
     /// At most two ranks per core: yield for up to [`YIELD_BUDGET`], then park.
@@ -62,7 +68,9 @@ pub(crate) enum WaitPolicy {
 }
 
 impl WaitPolicy {
-    /// The policy for `ranks` ranks on `cores` cores.
+    /// The policy for `ranks` ranks on `cores` cores (what [`Options::wait`] `None` picks).
+    ///
+    /// [`Options::wait`]: crate::Options::wait
     pub fn for_run(ranks: usize, cores: usize) -> Self {
         if ranks <= cores {
             WaitPolicy::Spin

@@ -28,6 +28,8 @@ pub struct Options {
     /// Record a trace in host time ([`Outcome::trace`]): each rank into its own buffer,
     /// merged when the run ends.
     pub trace: bool,
+    /// How waiting ranks wait; `None` picks by ranks per core ([`WaitPolicy::for_run`]).
+    pub wait: Option<WaitPolicy>,
 }
 
 /// How a run ended.
@@ -112,10 +114,12 @@ where
     let shared = Arc::new(Shared {
         mailboxes: (0..n).map(|_| Mailbox::new()).collect(),
         abort: AtomicBool::new(false),
-        wait_policy: WaitPolicy::for_run(
-            n as usize,
-            std::thread::available_parallelism().map_or(1, |c| c.get()),
-        ),
+        wait_policy: options.wait.unwrap_or_else(|| {
+            WaitPolicy::for_run(
+                n as usize,
+                std::thread::available_parallelism().map_or(1, |c| c.get()),
+            )
+        }),
         first_error: Mutex::new(None),
         start: Instant::now(),
     });
@@ -288,6 +292,7 @@ mod tests {
             ranks: 2,
             config: Config::default(),
             trace: false,
+            wait: None,
         };
         let wait_forever = |rt: Rc<dyn RankRuntime>| async move {
             poll_fn(|cx| rt.poll_arrival(0, "probe", cx)).await

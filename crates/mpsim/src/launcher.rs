@@ -69,6 +69,58 @@ pub struct LaunchArgs {
     /// message ends a round).
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub sim_threads: u32,
+    /// Under `threads`: how a rank waits for a message. `auto` spins when every rank has a
+    /// core, yields its core for up to 1 ms and then parks with at most two ranks per core,
+    /// and parks after a few yields with more.
+    #[arg(long, value_enum, default_value_t = Wait::Auto)]
+    pub wait: Wait,
+}
+
+/// How a rank of the threads backend waits for a message (`--wait`).
+///
+/// ```
+/// use mpsim::{Backend, Comm, Launcher, Wait};
+/// // Eight ranks passing a token, parked between messages whatever the host's cores.
+/// let ran = Launcher::new(8)
+///     .backend(Backend::Threads)
+///     .wait(Wait::Park)
+///     .run(|world: Comm| async move {
+///         let (me, n) = (world.rank(), world.size());
+///         let mut token = [0u8; 1];
+///         if me == 0 {
+///             world.send(&token, 1, 0).await?;
+///             world.recv(&mut token, n - 1, 0).await?;
+///         } else {
+///             world.recv(&mut token, me - 1, 0).await?;
+///             world.send(&token, (me + 1) % n, 0).await?;
+///         }
+///         Ok(())
+///     });
+/// assert!(ran.is_ok());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Wait {
+    /// By ranks per core: `spin` when every rank has a core, `yield` with at most two ranks
+    /// per core, `park` with more.
+    Auto,
+    /// Spin on the mailbox for a while, then park (for ranks that have a core each).
+    Spin,
+    /// Yield the core for up to 1 ms, then park.
+    Yield,
+    /// Yield a few times, then park.
+    Park,
+}
+
+impl Wait {
+    /// The threads backend's policy; `None` for `auto`.
+    fn policy(self) -> Option<mpsim_threads::WaitPolicy> {
+        match self {
+            Wait::Auto => None,
+            Wait::Spin => Some(mpsim_threads::WaitPolicy::Spin),
+            Wait::Yield => Some(mpsim_threads::WaitPolicy::Yield),
+            Wait::Park => Some(mpsim_threads::WaitPolicy::Park),
+        }
+    }
 }
 
 /// The format of the end-of-run report (`--report`).
@@ -155,6 +207,7 @@ impl Launcher {
                 report: None,
                 trace: None,
                 sim_threads: 1,
+                wait: Wait::Auto,
             },
             model: Model::default(),
             spawn_order: None,
@@ -220,6 +273,13 @@ impl Launcher {
     /// is the same whatever `n`.
     pub fn sim_threads(mut self, n: u32) -> Self {
         self.args.sim_threads = n.max(1);
+        self
+    }
+
+    /// How ranks of the threads backend wait for messages (`--wait`; `Wait::Auto` by
+    /// default).
+    pub fn wait(mut self, wait: Wait) -> Self {
+        self.args.wait = wait;
         self
     }
 
@@ -340,6 +400,7 @@ impl Launcher {
             ranks: self.args.ranks,
             config,
             trace: trace || self.args.trace.is_some(),
+            wait: self.args.wait.policy(),
         };
         // As the simulator does: a run that is about to exhaust the host's memory stops with
         // an error rather than be killed without a word. Its ranks are real threads, which

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use mpsim::{Backend, Comm, Error, Launcher, Source, Tag};
+use mpsim::{Backend, Comm, Error, Launcher, Source, Tag, Wait};
 
 fn threads(ranks: u32) -> Launcher {
     Launcher::new(ranks).backend(Backend::Threads)
@@ -64,4 +64,46 @@ fn p2p_p28_progress_while_the_sender_computes() {
             Ok(())
         })
         .expect("progress");
+}
+
+/// Every `--wait` policy, whatever the ranks per core: a ring's token comes back intact, and a
+/// receive nothing answers ends in `Deadlock` (waiting ranks park in the end, so the watchdog
+/// sees them), not in a hang.
+#[test]
+fn p2p_every_wait_policy_delivers_and_reports_deadlock() {
+    for wait in [Wait::Auto, Wait::Spin, Wait::Yield, Wait::Park] {
+        for ranks in [2, 3, 5] {
+            threads(ranks)
+                .wait(wait)
+                .run(|world: Comm| async move {
+                    let (me, n) = (world.rank(), world.size());
+                    let mut token = [0u32; 1];
+                    for trip in 0..50 {
+                        if me == 0 {
+                            world.send(&[trip * n], 1, 0).await?;
+                            world.recv(&mut token, n - 1, 0).await?;
+                            assert_eq!(token[0], trip * n + n - 1, "token damaged");
+                        } else {
+                            world.recv(&mut token, me - 1, 0).await?;
+                            world.send(&[token[0] + 1], (me + 1) % n, 0).await?;
+                        }
+                    }
+                    Ok(())
+                })
+                .unwrap_or_else(|e| panic!("{wait:?} on {ranks} ranks: {e}"));
+            let err = threads(ranks)
+                .wait(wait)
+                .run(|world: Comm| async move {
+                    if world.rank() == 0 {
+                        world.recv(&mut [0u8; 1], 1, 99).await?;
+                    }
+                    Ok(())
+                })
+                .expect_err("nothing answers rank 0");
+            assert!(
+                matches!(err, Error::Deadlock { .. }),
+                "{wait:?} on {ranks} ranks: {err}"
+            );
+        }
+    }
 }
