@@ -65,8 +65,8 @@ pub struct LaunchArgs {
     pub trace: Option<PathBuf>,
     /// Under `sim`: threads to simulate on, each running a block of ranks; the report and
     /// trace are the same whatever the number. Pays off for wide exchanges of many ranks; a
-    /// token ring runs no faster, and a ping-pong between two blocks about 3x slower (each
-    /// message ends a round).
+    /// token ring runs no faster, and a ping-pong between two blocks 3-11x slower (each
+    /// message ends a round, and a round costs a hand-over between cores).
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub sim_threads: u32,
     /// Under `threads`: how a rank waits for a message. `auto` spins when every rank has a
