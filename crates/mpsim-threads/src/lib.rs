@@ -10,9 +10,10 @@
 //! sender computes (`spec/p2p.md` §1, P28).
 //!
 //! Waiting: a rank spins briefly (every rank has a core), or yields its core for up to a
-//! millisecond (at most two ranks per core), then parks (`rank::WaitPolicy`). The launching thread watches for deadlock: every
-//! unfinished rank parked, every mailbox empty, no packet sent between two looks; and runs the
-//! driver's check between looks (`run_watched`: the launcher's watch on the host's memory).
+//! millisecond (at most two ranks per core), then parks ([`WaitPolicy`]). The launching thread
+//! watches for deadlock: every unfinished rank parked, every mailbox empty, no packet sent
+//! between two looks; and runs the driver's check between looks (`run_watched`: the launcher's
+//! watch on the host's memory).
 //!
 //! Tracing (`Options::trace`, `--trace`): each rank records its waits, computes and messages in
 //! host time into its own buffer; the buffers become one `mpsim_proto::trace::Trace` at the

@@ -59,11 +59,11 @@ const YIELDS_CROWDED: u32 = 4;
 /// oversubscribed, also yields rather than blocks: `mpi_yield_when_idle`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WaitPolicy {
-    /// Every rank has a core: spin, then park.
+    /// Spin on the mailbox 20,000 times, then park (picked when every rank has a core).
     Spin,
-    /// At most two ranks per core: yield for up to [`YIELD_BUDGET`], then park.
+    /// Yield the core for up to 1 ms, then park (picked with at most two ranks per core).
     Yield,
-    /// More than two ranks per core: yield [`YIELDS_CROWDED`] times, then park.
+    /// Yield 4 times, then park (picked with more than two ranks per core).
     Park,
 }
 

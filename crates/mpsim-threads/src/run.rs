@@ -56,7 +56,7 @@ impl Outcome {
 pub(crate) struct Shared {
     pub mailboxes: Vec<Mailbox>,
     pub abort: AtomicBool,
-    /// How ranks wait for packets, from the ranks per core.
+    /// How ranks wait for packets: `Options::wait`, or chosen by ranks per core.
     pub wait_policy: WaitPolicy,
     first_error: Mutex<Option<Error>>,
     pub start: Instant,
