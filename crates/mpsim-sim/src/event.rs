@@ -9,13 +9,14 @@
 //! resume has no body at all (its rank is its creator). The first resume of every rank, at
 //! time 0, is not queued one by one either: it is a range of ranks ([`Queue::push_start`]).
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::cmp::Ordering;
 use std::num::NonZeroU64;
 use std::ops::Range;
 
 use mpsim_proto::p2p::Packet;
 use mpsim_proto::runtime::Payload;
+
+use crate::quad_heap::QuadHeap;
 
 /// The class of an event, ordered as in its key. An enum rather than a number so that an
 /// `Option<Key>` (what the queue hands out) is no larger than a key and tells `None` by the
@@ -216,7 +217,7 @@ pub(crate) struct Queue {
     /// delivery just popped until it is taken; else `None`.
     delivery: Option<(u32, u64, Packet<Payload>)>,
     start: Range<u32>,
-    heap: BinaryHeap<Reverse<Entry>>,
+    heap: QuadHeap<Entry>,
     /// Deliveries in the heap: destination and packet (the sender is the key's creator).
     bodies: Vec<Option<(u32, u64, Packet<Payload>)>>,
     free: Vec<u32>,
@@ -277,7 +278,7 @@ impl Queue {
 
     #[inline]
     fn heap_min(&self) -> Option<Key> {
-        self.heap.peek().map(|Reverse(e)| e.key())
+        self.heap.peek().map(|e| e.key())
     }
 
     /// Queues an event in the heap. The key comes in its three words, not as a `Key`: a key
@@ -301,7 +302,7 @@ impl Queue {
                 self.store(to, sent_at, packet)
             }
         };
-        self.heap.push(Reverse(Entry::new(key, slot)));
+        self.heap.push(Entry::new(key, slot));
     }
 
     fn store(&mut self, to: u32, sent_at: u64, packet: Packet<Payload>) -> u32 {
@@ -403,7 +404,7 @@ impl Queue {
 
     #[inline]
     fn pop_heap(&mut self) -> Option<Key> {
-        let Reverse(entry) = self.heap.pop()?;
+        let entry = self.heap.pop()?;
         let key = entry.key();
         if key.class() == DELIVERY {
             // Invariant: a delivery's entry names a filled slot.

@@ -28,6 +28,7 @@ mod model;
 mod model_file;
 mod parallel;
 mod partition;
+mod quad_heap;
 mod rank;
 mod report;
 mod run;
