@@ -308,7 +308,7 @@ impl Comm {
         let mut error = None;
         let started =
             rt.start_blocking_send(mode, to, envelope, Payload::from_slice(bytes), &mut error);
-        Blocking::started(rt, started, error, call, None)
+        Blocking::started(rt, started, &mut error, call, None)
     }
 
     /// The result of a blocking receive that does not post: the error of an invalid one, or
@@ -336,6 +336,6 @@ impl Comm {
         let pattern = Pattern::new(self.p2p_context(), source, tag);
         let mut error = None;
         let started = rt.start_recv_into(pattern, buf, self.source_world(&pattern), &mut error);
-        Blocking::started(rt, started, error, "recv", Some(buf))
+        Blocking::started(rt, started, &mut error, "recv", Some(buf))
     }
 }
