@@ -9,7 +9,11 @@
 //! runs each, outputs identical): `stencil2d --ranks 262144 --iterations 4 --n 8 --compute
 //! modeled` 5.56-5.85 s with the binary heap, 4.92-4.97 s with this one; at 65,536 ranks,
 //! where pops took a fifth of the run, 2-5% less; a 1,024-rank ring, whose events mostly skip
-//! the heap (the queue's front), the same within 1%.
+//! the heap (the queue's front), the same within 1%. Tried and not kept: choosing the
+//! smallest child by a branch-free tournament and sinking the hole to a leaf first (Floyd):
+//! 8% faster at 1,024 ranks, where the heap is in cache and mispredicted branches cost most,
+//! but 8% slower at 262,144, where a branch lets the processor fetch the next level before the
+//! comparison is done; so was one 128-bit comparison for `(time, class, creator)`.
 
 /// A min-heap of `T` with four children per node: node `i`'s children are `4i + 1 ..= 4i + 4`.
 #[derive(Debug)]
