@@ -5,9 +5,10 @@
 //! rank that made the event; `n` counts the events that creator has made.
 //!
 //! Memory is per event in flight, and a simulation holds millions of ranks, so the queue keeps
-//! events small: the heap moves 24-byte entries, a delivery's packet waits in a slab, and a
-//! resume has no body at all (its rank is its creator). The first resume of every rank, at
-//! time 0, is not queued one by one either: it is a range of ranks ([`Queue::push_start`]).
+//! events small: its priority store (the "heap": `time_buckets`, entries grouped by time)
+//! moves 24-byte entries, a delivery's packet waits in a slab, and a resume has no body at all
+//! (its rank is its creator). The first resume of every rank, at time 0, is not queued one by
+//! one either: it is a range of ranks ([`Queue::push_start`]).
 
 use std::cmp::Ordering;
 use std::num::NonZeroU64;
@@ -16,7 +17,7 @@ use std::ops::Range;
 use mpsim_proto::p2p::Packet;
 use mpsim_proto::runtime::Payload;
 
-use crate::quad_heap::QuadHeap;
+use crate::time_buckets::{TimeBuckets, Timed};
 
 /// The class of an event, ordered as in its key. An enum rather than a number so that an
 /// `Option<Key>` (what the queue hands out) is no larger than a key and tells `None` by the
@@ -134,6 +135,13 @@ impl Entry {
     }
 }
 
+impl Timed for Entry {
+    #[inline(always)]
+    fn time(&self) -> u64 {
+        self.time
+    }
+}
+
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         self.rank() == other.rank()
@@ -217,7 +225,8 @@ pub(crate) struct Queue {
     /// delivery just popped until it is taken; else `None`.
     delivery: Option<(u32, u64, Packet<Payload>)>,
     start: Range<u32>,
-    heap: QuadHeap<Entry>,
+    /// Every other queued event, in key order (the queue's "heap", whatever its structure).
+    heap: TimeBuckets<Entry>,
     /// Deliveries in the heap: destination and packet (the sender is the key's creator).
     bodies: Vec<Option<(u32, u64, Packet<Payload>)>>,
     free: Vec<u32>,

@@ -33,6 +33,7 @@ mod rank;
 mod report;
 mod run;
 mod stats;
+mod time_buckets;
 pub mod units;
 mod waits;
 

@@ -1,4 +1,6 @@
-//! A 4-ary min-heap: the event queue's heap ([`crate::event::Queue`]).
+//! A 4-ary min-heap: the events made for the current time in the event queue's store
+//! ([`crate::time_buckets::TimeBuckets`]). It was the whole queue's heap before events were
+//! grouped by time; the figures below are from then.
 //!
 //! Why not `std`'s `BinaryHeap`: a simulation of many ranks holds hundreds of thousands of
 //! events in flight (a 65,536-rank halo exchange, about 260,000), a heap of several megabytes,
