@@ -4,9 +4,9 @@
 //! sends at the same virtual time with the same delay, so thousands of events share one
 //! arrival time, and a heap pays `log n` comparisons of whole keys per pop for an order that
 //! the time alone mostly decides. Here an entry later than the current time is appended to
-//! its time's bucket (a `Vec`; the buckets in a `BTreeMap` by time, few of them when ranks act
-//! in step). When the current time's entries run out, the next bucket is sorted once, in
-//! place, and popped from its end. An entry at or before the current time (an event made for
+//! its time's bucket (the buckets in a `BTreeMap` by time, few of them when ranks act in
+//! step). When the current time's entries run out, the next bucket is sorted once, in place,
+//! and popped from its end. An entry at or before the current time (an event made for
 //! "now", such as the wake-up of a receiver) goes to a small heap beside it. Pops take the
 //! smaller of the sorted batch's next and the heap's top, so the order is the entries' total
 //! order whatever the grouping.
