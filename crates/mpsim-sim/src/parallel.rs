@@ -1,6 +1,6 @@
 //! Conservative parallel simulation (`spec/timing.md` §5, DESIGN.md "Simulation kernel"):
 //! the ranks are split into contiguous blocks, one per worker thread, each a [`Partition`]
-//! with its own event queue, and the run goes in rounds separated by a barrier. Nothing a rank
+//! with its own event queue, and the run goes in rounds where the workers meet. Nothing a rank
 //! sends arrives sooner than the lookahead `L` after it is sent, so a partition may run, alone
 //! and in key order, every event before its *horizon*: `L` past the earliest next event of any
 //! other partition (packets in transit to it counted), and no further than the arrival of the
@@ -11,9 +11,10 @@
 //! round's end. Every partition therefore runs the same events in the same order as a
 //! sequential run, which is what makes the report the same byte for byte.
 //!
-//! A round costs a barrier. Where many ranks exchange at once (a halo exchange), a round holds
-//! about one lookahead of every partition's events; where one message is in flight (a token
-//! ring), the token crosses a whole partition in a round.
+//! A round costs a meeting (each worker reads the others' words once they have written them).
+//! Where many ranks exchange at once (a halo exchange), a round holds about one lookahead of
+//! every partition's events; where one message is in flight (a token ring), the token crosses
+//! a whole partition in a round.
 //!
 use std::future::Future;
 use std::ops::Range;
@@ -40,12 +41,13 @@ pub(crate) fn workers(options: &Options) -> u32 {
     }
 }
 
-/// The workers' meeting point between rounds: a sense-reversing barrier that spins (a
-/// round can hold a single event, and a futex wait and wake-up cost 100 times a simulated
-/// message), yielding the core after a while for workers that outnumber the cores. A worker
-/// that panics poisons it: the others then return instead of waiting for ever. The count of
-/// arrivals and the flag the waiters spin on are on cache lines of their own, so that
-/// arrivals do not take the line from under the spinners.
+/// The workers' meeting point before the first round (have all partitions been set up?): a
+/// sense-reversing barrier that spins, yielding the core after a while for workers that
+/// outnumber the cores. A worker that panics poisons it (its `poisoned` flag, which the
+/// rounds' waits watch too): the others then return instead of waiting for ever. The rounds
+/// themselves meet without it ([`Round::wait_for_others`]: a round can hold a single event,
+/// and a shared counter and flag cost more cache-line transfers than reading each other's
+/// words).
 struct RoundBarrier {
     parties: usize,
     waiting: CachePadded<AtomicUsize>,
@@ -114,6 +116,10 @@ struct Words {
     finished: AtomicU64,
     /// Where its first error ends the run (`Kernel::stop_end`; `u64::MAX`: none).
     stop_end: AtomicU64,
+    /// `i + 1` once the worker has written its words of round `i` (a release: what it wrote
+    /// before, its words and the mail it posted for this round, is seen by whoever reads it).
+    /// The others wait for it: the meeting point of the round.
+    arrived: AtomicU64,
 }
 
 /// What the workers say at the start of a round, by worker.
@@ -127,20 +133,48 @@ impl Round {
             events: AtomicU64::new(0),
             finished: AtomicU64::new(0),
             stop_end: AtomicU64::new(u64::MAX),
+            arrived: AtomicU64::new(0),
         };
         Round((0..workers).map(|_| CachePadded::new(words())).collect())
     }
+
+    /// Waits until every worker but `me` has arrived at round `i` (whose words these are),
+    /// spinning on their words, which it reads next anyway: no shared counter, so a round
+    /// costs each worker one cache line from each other worker. Yields the core after a while
+    /// (workers that outnumber the cores). Fails if a worker panicked (`poisoned`).
+    fn wait_for_others(&self, me: usize, i: usize, poisoned: &AtomicBool) -> Result<(), Poisoned> {
+        let round = i as u64 + 1;
+        for (v, words) in self.0.iter().enumerate() {
+            if v == me {
+                continue;
+            }
+            let mut spins = 0u32;
+            while words.arrived.load(Ordering::Acquire) < round {
+                if poisoned.load(Ordering::Relaxed) {
+                    return Err(Poisoned);
+                }
+                spins = spins.saturating_add(1);
+                if spins < 2_000 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
-/// What the workers share: the barrier of the rounds, what each says at the start of a
-/// round, and the packets in transit between them.
+/// What the workers share: the barrier before the first round, what each says at the start
+/// of a round, and the packets in transit between them.
 ///
-/// One barrier per round. Round `i`'s words are in `rounds[i % 3]`: each worker writes its
-/// own before the barrier that starts the round (a mail word is written by the senders, once
-/// they have run round `i - 1`), and all read them after it. A worker clears its mail word
-/// of round `i + 2` during round `i`: round `i - 1`, which used the same slot, has been read
-/// by all (they have passed the barrier of round `i`), and no one writes it before it has
-/// passed the barrier of round `i + 1`. Mail posted by a worker already running the next
+/// Round `i`'s words are in `rounds[i % 3]`: each worker writes its own and then says it
+/// has arrived (a mail word is written by the senders, once they have run round `i - 1` and
+/// before they arrive at round `i`), and each reads the others' once all have arrived
+/// ([`Round::wait_for_others`]; so no worker is more than one round ahead of another). A
+/// worker clears its mail word of round `i + 2` during round `i`: round `i - 1`, which used
+/// the same slot, has been read by all (they have arrived at round `i`, after reading it),
+/// and no one writes it before it has seen this worker arrive at round `i + 1`. Mail posted by a worker already running the next
 /// round may be taken with this round's: it arrives after this worker's horizon, so taking
 /// it early changes nothing.
 struct Shared {
@@ -275,8 +309,8 @@ where
     let (mut observed, mut reached) = (0, 0);
     // The mailbox's storage, swapped with it each time there is mail.
     let mut inbox = Vec::new();
-    // The words are ordered by the barrier (written before a worker arrives, read after it
-    // leaves): relaxed accesses suffice.
+    // The words are ordered by `arrived` (written before a worker's release store of it, read
+    // after the others' acquire loads of it): relaxed accesses suffice.
     let relaxed = Ordering::Relaxed;
     let mut i = 0usize;
     let (stopped, finished) = loop {
@@ -289,8 +323,11 @@ where
             mine.events.store(k.events, relaxed);
             mine.finished.store(u64::from(k.finished), relaxed);
             mine.stop_end.store(k.stop_end, relaxed);
+            mine.arrived.store(i as u64 + 1, Ordering::Release);
         }
-        shared.barrier.wait(&mut sense).map_err(poisoned)?;
+        shared.rounds[i % 3]
+            .wait_for_others(w, i, &shared.barrier.poisoned)
+            .map_err(poisoned)?;
         shared.rounds[(i + 2) % 3].0[w]
             .mail
             .store(u64::MAX, relaxed);
