@@ -76,20 +76,29 @@ impl RoundBarrier {
             self.sense.store(*local_sense, Ordering::Release);
             return Ok(());
         }
-        let mut spins = 0u32;
-        while self.sense.load(Ordering::Acquire) != *local_sense {
-            if self.poisoned.load(Ordering::Relaxed) {
-                return Err(Poisoned);
-            }
-            spins = spins.saturating_add(1);
-            if spins < 2_000 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-        Ok(())
+        spin_until(
+            || self.sense.load(Ordering::Acquire) == *local_sense,
+            &self.poisoned,
+        )
     }
+}
+
+/// Spins until `done` holds, yielding the core after a while (workers that outnumber the
+/// cores); fails if `poisoned` is set (a worker panicked) first.
+fn spin_until(done: impl Fn() -> bool, poisoned: &AtomicBool) -> Result<(), Poisoned> {
+    let mut spins = 0u32;
+    while !done() {
+        if poisoned.load(Ordering::Relaxed) {
+            return Err(Poisoned);
+        }
+        spins = spins.saturating_add(1);
+        if spins < 2_000 {
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    Ok(())
 }
 
 /// Poisons the barrier if its worker unwinds (a bug: programs' panics are caught).
@@ -140,26 +149,15 @@ impl Round {
 
     /// Waits until every worker but `me` has arrived at round `i` (whose words these are),
     /// spinning on their words, which it reads next anyway: no shared counter, so a round
-    /// costs each worker one cache line from each other worker. Yields the core after a while
-    /// (workers that outnumber the cores). Fails if a worker panicked (`poisoned`).
+    /// costs each worker one cache line from each other worker. Fails if a worker panicked
+    /// (`poisoned`).
     fn wait_for_others(&self, me: usize, i: usize, poisoned: &AtomicBool) -> Result<(), Poisoned> {
         let round = i as u64 + 1;
         for (v, words) in self.0.iter().enumerate() {
             if v == me {
                 continue;
             }
-            let mut spins = 0u32;
-            while words.arrived.load(Ordering::Acquire) < round {
-                if poisoned.load(Ordering::Relaxed) {
-                    return Err(Poisoned);
-                }
-                spins = spins.saturating_add(1);
-                if spins < 2_000 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
+            spin_until(|| words.arrived.load(Ordering::Acquire) >= round, poisoned)?;
         }
         Ok(())
     }
