@@ -21,6 +21,7 @@
 #![deny(unsafe_code)] // allowed in `lane` alone, with its safety argument
 #![warn(missing_docs)]
 
+mod host_limits;
 mod lane;
 mod mailbox;
 mod rank;

@@ -111,6 +111,13 @@ where
     Fut: Future<Output = Result<(), Error>>,
 {
     let n = options.ranks;
+    if let Err(e) = crate::host_limits::check_threads(n) {
+        return Outcome {
+            error: Some(e),
+            trace: options.trace.then(|| trace::merge(Vec::new())),
+            finish_ns: vec![0; n as usize],
+        };
+    }
     let shared = Arc::new(Shared {
         mailboxes: (0..n).map(|_| Mailbox::new()).collect(),
         abort: AtomicBool::new(false),
