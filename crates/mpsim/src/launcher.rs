@@ -1,6 +1,7 @@
 //! Launching a program: the flags every mpsim program understands, and the backend choice.
 
 use std::future::Future;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -429,6 +430,9 @@ impl Launcher {
         if let Some(e) = self.no_ranks() {
             return Err(e);
         }
+        // The trace's file is made now: a path it cannot be written to is an error before
+        // the run, not after hours of simulation.
+        let trace_file = self.create_trace_file()?;
         match self.args.backend {
             Backend::Threads => {
                 let outcome = self.run_threads(program, self.args.report.is_some());
@@ -439,7 +443,7 @@ impl Launcher {
                         ReportFormat::Json => println!("{}", report.to_json()),
                     }
                 }
-                self.write_trace(outcome.trace.as_ref())?;
+                write_trace(trace_file, outcome.trace.as_ref())?;
                 outcome.into_result()
             }
             Backend::Sim => {
@@ -459,7 +463,7 @@ impl Launcher {
                     ReportFormat::Json if started => println!("{}", outcome.report.to_json()),
                     _ => {}
                 }
-                self.write_trace(outcome.trace.as_ref())?;
+                write_trace(trace_file, outcome.trace.as_ref())?;
                 outcome.error.map_or(Ok(()), Err)
             }
             Backend::Mpi => Err(Error::Unsupported {
@@ -471,15 +475,40 @@ impl Launcher {
         }
     }
 
-    /// Writes `trace` to the `--trace` path, if both are there (a run that failed still writes
-    /// its trace: it shows what led to the error).
-    fn write_trace(&self, trace: Option<&mpsim_sim::Trace>) -> Result<()> {
-        let (Some(path), Some(trace)) = (&self.args.trace, trace) else {
-            return Ok(());
+    /// Creates (or empties) the `--trace` file, if one is asked for.
+    fn create_trace_file(&self) -> Result<Option<TraceFile>> {
+        let Some(path) = &self.args.trace else {
+            return Ok(None);
         };
-        std::fs::write(path, trace.to_chrome_json()).map_err(|e| Error::Io {
-            what: format!("cannot write the trace to {}: {e}", path.display()),
-        })
+        let file = std::fs::File::create(path).map_err(|e| trace_error(path, &e))?;
+        Ok(Some(TraceFile {
+            path: path.clone(),
+            file,
+        }))
+    }
+}
+
+/// The `--trace` file, made before the run.
+struct TraceFile {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+/// Writes `trace` to the `--trace` file, if both are there (a run that failed still writes its
+/// trace: it shows what led to the error).
+fn write_trace(file: Option<TraceFile>, trace: Option<&mpsim_sim::Trace>) -> Result<()> {
+    let (Some(TraceFile { path, mut file }), Some(trace)) = (file, trace) else {
+        return Ok(());
+    };
+    file.write_all(trace.to_chrome_json().as_bytes())
+        .and_then(|()| file.flush())
+        .map_err(|e| trace_error(&path, &e))
+}
+
+/// The error of a trace that cannot be written to `path`.
+fn trace_error(path: &std::path::Path, e: &std::io::Error) -> Error {
+    Error::Io {
+        what: format!("cannot write the trace to {}: {e}", path.display()),
     }
 }
 

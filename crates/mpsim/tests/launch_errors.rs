@@ -1,6 +1,8 @@
 //! Runs that cannot start or cannot write their outputs end with a typed error saying why,
 //! never a panic or an abort: no ranks, more ranks than memory, an unwritable trace path.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use clap::Parser;
 use mpsim::{Backend, Comm, Error, LaunchArgs, Launcher};
 
@@ -52,16 +54,64 @@ fn sim_of_more_ranks_than_memory_is_refused_up_front() {
     );
 }
 
-/// A trace that cannot be written is an I/O error naming the path; the run itself went
-/// through.
+/// A trace that cannot be written is an I/O error naming the path, found before the run: no
+/// rank's program starts (a long simulation does not end in an error it could have had at
+/// once).
 #[test]
-fn unwritable_trace_is_an_io_error() {
+fn unwritable_trace_is_an_io_error_before_the_run() {
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("no-such-directory-for-a-trace")
         .join("t.json");
-    let err = Launcher::new(2).trace(&path).run(hello).unwrap_err();
-    match err {
-        Error::Io { what } => assert!(what.contains("no-such-directory-for-a-trace"), "{what}"),
-        other => panic!("expected an I/O error, got {other}"),
+    for backend in [Backend::Sim, Backend::Threads] {
+        let started = AtomicBool::new(false);
+        let err = Launcher::new(2)
+            .backend(backend)
+            .trace(&path)
+            .run(|_world| {
+                started.store(true, Ordering::Relaxed);
+                async { Ok(()) }
+            })
+            .unwrap_err();
+        match err {
+            Error::Io { what } => {
+                assert!(what.contains("no-such-directory-for-a-trace"), "{what}")
+            }
+            other => panic!("expected an I/O error, got {other}"),
+        }
+        assert!(
+            !started.load(Ordering::Relaxed),
+            "{backend:?}: a rank started"
+        );
     }
+}
+
+/// More rank threads than the host's memory-mapping limit allows (`vm.max_map_count`; each
+/// thread maps a stack and a signal stack) is refused before any thread starts, with the
+/// number that fits; such a run used to abort the process from inside the Rust runtime.
+#[test]
+fn threads_beyond_the_mapping_limit_are_refused_up_front() {
+    let Some(limit) = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .filter(|&l| l <= 4_000_000)
+    else {
+        eprintln!("skipped: no vm.max_map_count, or one too large to exceed in a test");
+        return;
+    };
+    let started = AtomicBool::new(false);
+    let err = Launcher::new(limit / 4 + 1)
+        .backend(Backend::Threads)
+        .run(|_world| {
+            started.store(true, Ordering::Relaxed);
+            async { Ok(()) }
+        })
+        .unwrap_err();
+    match err {
+        Error::NoMemory { what } => {
+            assert!(what.contains("memory mappings"), "{what}");
+            assert!(what.contains("at most"), "{what}");
+        }
+        other => panic!("expected an out-of-memory error, got {other}"),
+    }
+    assert!(!started.load(Ordering::Relaxed), "a rank started");
 }
