@@ -21,6 +21,7 @@
 #![deny(unsafe_code)] // allowed in `lane` alone, with its safety argument
 #![warn(missing_docs)]
 
+mod binding;
 mod host_limits;
 mod lane;
 mod mailbox;
@@ -28,5 +29,6 @@ mod rank;
 mod run;
 mod trace;
 
+pub use binding::Binding;
 pub use rank::WaitPolicy;
 pub use run::{Options, Outcome, run, run_watched};

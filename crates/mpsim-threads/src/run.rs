@@ -14,6 +14,7 @@ use mpsim_proto::p2p::Config;
 use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::Trace;
 
+use crate::binding::{Binding, allowed_cores, bind_rank};
 use crate::mailbox::{Activity, Mailbox, lock};
 use crate::rank::{ThreadRank, WaitPolicy, block_on};
 use crate::trace;
@@ -30,6 +31,9 @@ pub struct Options {
     pub trace: bool,
     /// How waiting ranks wait; `None` picks by ranks per core ([`WaitPolicy::for_run`]).
     pub wait: Option<WaitPolicy>,
+    /// Whether rank threads are bound to cores; `None` picks by ranks per core
+    /// ([`Binding::for_run`]).
+    pub bind: Option<Binding>,
 }
 
 /// How a run ended.
@@ -118,15 +122,18 @@ where
             finish_ns: vec![0; n as usize],
         };
     }
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let bound_cores = allowed_cores(
+        options
+            .bind
+            .unwrap_or_else(|| Binding::for_run(n as usize, cores)),
+    );
     let shared = Arc::new(Shared {
         mailboxes: (0..n).map(|_| Mailbox::new()).collect(),
         abort: AtomicBool::new(false),
-        wait_policy: options.wait.unwrap_or_else(|| {
-            WaitPolicy::for_run(
-                n as usize,
-                std::thread::available_parallelism().map_or(1, |c| c.get()),
-            )
-        }),
+        wait_policy: options
+            .wait
+            .unwrap_or_else(|| WaitPolicy::for_run(n as usize, cores)),
         first_error: Mutex::new(None),
         start: Instant::now(),
     });
@@ -138,9 +145,11 @@ where
                 let shared = Arc::clone(&shared);
                 let program = &program;
                 let watchdog = watchdog.clone();
+                let bound_cores = &bound_cores;
                 std::thread::Builder::new()
                     .name(format!("rank-{rank}"))
                     .spawn_scoped(scope, move || {
+                        bind_rank(rank, n, bound_cores);
                         let mailbox = &shared.mailboxes[rank as usize];
                         mailbox.register_thread();
                         let rt = Rc::new(ThreadRank::new(
@@ -300,6 +309,7 @@ mod tests {
             config: Config::default(),
             trace: false,
             wait: None,
+            bind: None,
         };
         let wait_forever = |rt: Rc<dyn RankRuntime>| async move {
             poll_fn(|cx| rt.poll_arrival(0, "probe", cx)).await

@@ -75,6 +75,11 @@ pub struct LaunchArgs {
     /// and parks after a few yields with more.
     #[arg(long, value_enum, default_value_t = Wait::Auto)]
     pub wait: Wait,
+    /// Under `threads`: whether ranks are kept to cores of their own. `auto` does so when
+    /// every rank can have one (rank r of R runs on every R-th core the process may use, from
+    /// its r-th), so that no two spinning ranks share a core; `none` leaves placement to the OS.
+    #[arg(long, value_enum, default_value_t = Bind::Auto)]
+    pub bind: Bind,
 }
 
 /// How a rank of the threads backend waits for a message (`--wait`).
@@ -120,6 +125,44 @@ impl Wait {
             Wait::Spin => Some(mpsim_threads::WaitPolicy::Spin),
             Wait::Yield => Some(mpsim_threads::WaitPolicy::Yield),
             Wait::Park => Some(mpsim_threads::WaitPolicy::Park),
+        }
+    }
+}
+
+/// Whether the threads backend keeps ranks to cores of their own (`--bind`).
+///
+/// ```
+/// use mpsim::{Backend, Bind, Comm, Launcher};
+/// // Two ranks left wherever the OS puts them (for a machine shared with pinned jobs, say).
+/// let ran = Launcher::new(2)
+///     .backend(Backend::Threads)
+///     .bind(Bind::None)
+///     .run(|world: Comm| async move {
+///         let peer = 1 - world.rank();
+///         let mut got = [0u8; 1];
+///         world.sendrecv(&[1u8], peer, 0, &mut got, peer, 0).await?;
+///         Ok(())
+///     });
+/// assert!(ran.is_ok());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Bind {
+    /// `cores` when every rank can have a core of its own, else `none`.
+    Auto,
+    /// Rank r of R runs only on every R-th core the process may use, from its r-th: no two
+    /// ranks share a core.
+    Cores,
+    /// The OS places the ranks' threads.
+    None,
+}
+
+impl Bind {
+    /// The threads backend's binding; `None` for `auto`.
+    fn binding(self) -> Option<mpsim_threads::Binding> {
+        match self {
+            Bind::Auto => None,
+            Bind::Cores => Some(mpsim_threads::Binding::Cores),
+            Bind::None => Some(mpsim_threads::Binding::None),
         }
     }
 }
@@ -209,6 +252,7 @@ impl Launcher {
                 trace: None,
                 sim_threads: 1,
                 wait: Wait::Auto,
+                bind: Bind::Auto,
             },
             model: Model::default(),
             spawn_order: None,
@@ -281,6 +325,13 @@ impl Launcher {
     /// default).
     pub fn wait(mut self, wait: Wait) -> Self {
         self.args.wait = wait;
+        self
+    }
+
+    /// Whether ranks of the threads backend are kept to cores of their own (`--bind`;
+    /// `Bind::Auto` by default).
+    pub fn bind(mut self, bind: Bind) -> Self {
+        self.args.bind = bind;
         self
     }
 
@@ -402,6 +453,7 @@ impl Launcher {
             config,
             trace: trace || self.args.trace.is_some(),
             wait: self.args.wait.policy(),
+            bind: self.args.bind.binding(),
         };
         // As the simulator does: a run that is about to exhaust the host's memory stops with
         // an error rather than be killed without a word. Its ranks are real threads, which

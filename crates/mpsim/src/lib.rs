@@ -39,7 +39,7 @@ mod persistent;
 mod request;
 
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
-pub use launcher::{Backend, Compute, LaunchArgs, Launcher, ReportFormat, Wait, run};
+pub use launcher::{Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, Wait, run};
 pub use measured::{MeasuredRank, MeasuredReport};
 pub use message::Message;
 pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
