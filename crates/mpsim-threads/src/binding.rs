@@ -3,8 +3,9 @@
 //! With a core per rank, a waiting rank spins on its mailbox (`WaitPolicy::Spin`), which
 //! assumes its peer runs elsewhere meanwhile. The OS often starts a new thread on its parent's
 //! core, and two ranks left on one core spin in each other's place until the load balancer
-//! moves one, which on the 2-core reference machine took 4-40 ms: a quarter of 2-rank rings
-//! of 1,000 trips took 2-56 ms instead of 0.16 ms. So when there are at least as many cores as
+//! moves one, which on the 2-core reference machine took milliseconds: of 25 2-rank rings of
+//! 1,000 trips, 14 took 1-65 ms instead of about 0.6 ms, and none did with the ranks bound
+//! (`bench/threads-bind.sh`, 2026-11-24). So when there are at least as many cores as
 //! ranks, the cores the process may use are dealt out: rank `r` of `R` may run on the `r`-th,
 //! `r + R`-th, `r + 2R`-th ... of them, where the OS still places it. No two ranks share a
 //! core, and runs side by side on a large machine still spread over all of it (binding each
