@@ -484,7 +484,10 @@ impl Launcher {
         }
         // The trace's file is made now: a path it cannot be written to is an error before
         // the run, not after hours of simulation.
-        let trace_file = self.create_trace_file()?;
+        let trace_file = match self.args.backend {
+            Backend::Mpi => None,
+            Backend::Threads | Backend::Sim => self.create_trace_file()?,
+        };
         match self.args.backend {
             Backend::Threads => {
                 let outcome = self.run_threads(program, self.args.report.is_some());
