@@ -63,25 +63,13 @@ fn unwritable_trace_is_an_io_error_before_the_run() {
         .join("no-such-directory-for-a-trace")
         .join("t.json");
     for backend in [Backend::Sim, Backend::Threads] {
-        let started = AtomicBool::new(false);
-        let err = Launcher::new(2)
-            .backend(backend)
-            .trace(&path)
-            .run(|_world| {
-                started.store(true, Ordering::Relaxed);
-                async { Ok(()) }
-            })
-            .unwrap_err();
-        match err {
+        let launcher = Launcher::new(2).backend(backend).trace(&path);
+        match refused_before_any_rank_starts(launcher) {
             Error::Io { what } => {
                 assert!(what.contains("no-such-directory-for-a-trace"), "{what}")
             }
-            other => panic!("expected an I/O error, got {other}"),
+            other => panic!("{backend:?}: expected an I/O error, got {other}"),
         }
-        assert!(
-            !started.load(Ordering::Relaxed),
-            "{backend:?}: a rank started"
-        );
     }
 }
 
@@ -98,20 +86,26 @@ fn threads_beyond_the_mapping_limit_are_refused_up_front() {
         eprintln!("skipped: no vm.max_map_count, or one too large to exceed in a test");
         return;
     };
-    let started = AtomicBool::new(false);
-    let err = Launcher::new(limit / 4 + 1)
-        .backend(Backend::Threads)
-        .run(|_world| {
-            started.store(true, Ordering::Relaxed);
-            async { Ok(()) }
-        })
-        .unwrap_err();
-    match err {
+    let launcher = Launcher::new(limit / 4 + 1).backend(Backend::Threads);
+    match refused_before_any_rank_starts(launcher) {
         Error::NoMemory { what } => {
             assert!(what.contains("memory mappings"), "{what}");
             assert!(what.contains("at most"), "{what}");
         }
         other => panic!("expected an out-of-memory error, got {other}"),
     }
+}
+
+/// Runs `launcher` on a program that notes whether it started on any rank: the run's error,
+/// checked to have come before any rank started.
+fn refused_before_any_rank_starts(launcher: Launcher) -> Error {
+    let started = AtomicBool::new(false);
+    let err = launcher
+        .run(|_world| {
+            started.store(true, Ordering::Relaxed);
+            async { Ok(()) }
+        })
+        .expect_err("the run is refused");
     assert!(!started.load(Ordering::Relaxed), "a rank started");
+    err
 }
