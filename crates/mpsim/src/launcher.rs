@@ -149,8 +149,8 @@ impl Wait {
 pub enum Bind {
     /// `cores` when every rank can have a core of its own, else `none`.
     Auto,
-    /// Rank r of R runs only on every R-th core the process may use, from its r-th: no two
-    /// ranks share a core.
+    /// Rank r of R runs only on every R-th core the process may use, from its r-th, so that
+    /// no two ranks share a core (with fewer cores than ranks, each may run on any).
     Cores,
     /// The OS places the ranks' threads.
     None,
