@@ -1,22 +1,30 @@
-//! Keeping ranks that each have a core off each other's cores.
+//! Placing rank threads on cores, so that how long a run takes does not depend on where the
+//! OS happened to put its threads.
 //!
-//! With a core per rank, a waiting rank spins on its mailbox (`WaitPolicy::Spin`), which
-//! assumes its peer runs elsewhere meanwhile. The OS often starts a new thread on its parent's
-//! core, and two ranks left on one core spin in each other's place until the load balancer
-//! moves one, which on the 2-core reference machine took milliseconds: of 25 2-rank rings of
-//! 1,000 trips, 14 took 1-65 ms instead of about 0.6 ms, and none did with the ranks bound
-//! (`bench/threads-bind.sh`, 2026-11-24). So when there are at least as many cores as
-//! ranks, the cores the process may use are dealt out: rank `r` of `R` may run on the `r`-th,
-//! `r + R`-th, `r + 2R`-th ... of them, where the OS still places it. No two ranks share a
-//! core, and runs side by side on a large machine still spread over all of it (binding each
-//! rank to one fixed core, as Open MPI does for 2 processes by default, would pile every
-//! concurrent 2-rank run onto cores 0 and 1). With more ranks than cores nothing is bound: the
-//! OS balances them better than a fixed share would.
+//! - **A core per rank.** A waiting rank spins on its mailbox (`WaitPolicy::Spin`), which
+//!   assumes its peer runs elsewhere meanwhile. The OS often starts a new thread on its
+//!   parent's core, and two ranks left on one core spin in each other's place until the load
+//!   balancer moves one, which on the 2-core reference machine took milliseconds: of 25
+//!   2-rank rings of 1,000 trips, 14 took 1-65 ms instead of about 0.6 ms, and none did with
+//!   the ranks bound (`bench/threads-bind.sh`, 2026-11-24). So the cores the process may use
+//!   are dealt out: rank `r` of `R` may run on the `r`-th, `r + R`-th, `r + 2R`-th ... of
+//!   them, where the OS still places it. No two ranks share a core, and runs side by side on
+//!   a large machine still spread over all of it (binding each rank to one fixed core, as Open
+//!   MPI does for 2 processes by default, would pile every concurrent 2-rank run onto cores 0
+//!   and 1).
+//! - **Up to two ranks per core.** Waiting ranks yield their core (`WaitPolicy::Yield`), and
+//!   which ranks share a core decides how long a message takes to be seen: a 4-rank ring on 2
+//!   cores took 38-83 ms over 8 runs as the OS paired its ranks one way or another, and a
+//!   4-rank halo exchange 15-24 ms. Rank `r` is bound to core `r mod C` of the `C` it may use:
+//!   39-48 ms and 15-16 ms (3 ranks: 25 ms either way, the exchange 14-15 ms).
+//! - **More ranks per core** are left to the OS: they park while they wait, and bound to fixed
+//!   cores an 8-rank ring on 2 cores took 54-216 ms against 35-47 ms.
 
-/// Whether rank threads are kept to cores of their own.
+/// Whether rank threads are bound to cores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binding {
-    /// Rank `r` of `R` runs only on every `R`-th core the process may use, from its `r`-th.
+    /// Rank `r` of `R` runs only on every `R`-th core the process may use, from its `r`-th;
+    /// with fewer cores than ranks, on core `r mod C` of the `C` it may use.
     Cores,
     /// The OS places the threads.
     None,
@@ -24,11 +32,11 @@ pub enum Binding {
 
 impl Binding {
     /// The binding for `ranks` ranks on `cores` cores (what [`Options::bind`] `None` picks):
-    /// cores of their own when there are enough, otherwise none.
+    /// bound with up to two ranks per core, left to the OS with more.
     ///
     /// [`Options::bind`]: crate::Options::bind
     pub fn for_run(ranks: usize, cores: usize) -> Self {
-        if ranks <= cores {
+        if ranks <= 2 * cores {
             Binding::Cores
         } else {
             Binding::None
@@ -37,11 +45,11 @@ impl Binding {
 }
 
 /// The cores rank `rank` of `ranks` may run on, out of the process's `allowed` ones (in
-/// order): every `ranks`-th from the `rank`-th; all of them when there are fewer allowed
-/// cores than ranks.
+/// order): every `ranks`-th from the `rank`-th; with fewer allowed cores than ranks, the
+/// `rank mod C`-th alone.
 fn share(allowed: &[usize], rank: u32, ranks: u32) -> Vec<usize> {
     if allowed.len() < ranks as usize {
-        return allowed.to_vec();
+        return vec![allowed[rank as usize % allowed.len()]];
     }
     allowed
         .iter()
@@ -110,22 +118,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranks_are_bound_only_when_each_has_a_core() {
+    fn ranks_are_bound_with_up_to_two_per_core() {
         assert_eq!(Binding::for_run(1, 2), Binding::Cores);
         assert_eq!(Binding::for_run(2, 2), Binding::Cores);
-        assert_eq!(Binding::for_run(3, 2), Binding::None);
+        assert_eq!(Binding::for_run(4, 2), Binding::Cores);
+        assert_eq!(Binding::for_run(5, 2), Binding::None);
         assert_eq!(Binding::for_run(64, 2), Binding::None);
     }
 
     #[test]
-    fn cores_are_dealt_out_so_that_no_two_ranks_share_one() {
+    fn cores_are_dealt_out_to_ranks() {
         let allowed = [0, 1, 2, 3, 4, 5, 8, 9];
         assert_eq!(share(&allowed, 0, 2), [0, 2, 4, 8]);
         assert_eq!(share(&allowed, 1, 2), [1, 3, 5, 9]);
         assert_eq!(share(&allowed, 2, 3), [2, 5]);
         assert_eq!(share(&allowed[..2], 1, 2), [1]);
-        // Fewer cores than ranks (a binding asked for anyway): each may run anywhere.
-        assert_eq!(share(&allowed[..2], 2, 3), [0, 1]);
+        // Fewer cores than ranks: rank r on core r mod C.
+        assert_eq!(share(&allowed[..2], 2, 3), [0]);
+        assert_eq!(share(&allowed[..2], 3, 4), [1]);
     }
 
     #[test]

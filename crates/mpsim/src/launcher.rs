@@ -75,9 +75,11 @@ pub struct LaunchArgs {
     /// and parks after a few yields with more.
     #[arg(long, value_enum, default_value_t = Wait::Auto)]
     pub wait: Wait,
-    /// Under `threads`: whether ranks are kept to cores of their own. `auto` does so when
-    /// every rank can have one (rank r of R runs on every R-th core the process may use, from
-    /// its r-th), so that no two spinning ranks share a core; `none` leaves placement to the OS.
+    /// Under `threads`: whether rank threads are bound to cores. `auto` binds them with up to
+    /// two ranks per core: with a core per rank, rank r of R runs on every R-th core the
+    /// process may use, from its r-th (no two spinning ranks share a core); with more ranks,
+    /// on core r mod C (the same ranks share a core in every run). `none` leaves placement to
+    /// the OS.
     #[arg(long, value_enum, default_value_t = Bind::Auto)]
     pub bind: Bind,
 }
@@ -129,7 +131,7 @@ impl Wait {
     }
 }
 
-/// Whether the threads backend keeps ranks to cores of their own (`--bind`).
+/// Whether the threads backend binds rank threads to cores (`--bind`).
 ///
 /// ```
 /// use mpsim::{Backend, Bind, Comm, Launcher};
@@ -147,10 +149,11 @@ impl Wait {
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Bind {
-    /// `cores` when every rank can have a core of its own, else `none`.
+    /// `cores` with up to two ranks per core, else `none`.
     Auto,
     /// Rank r of R runs only on every R-th core the process may use, from its r-th, so that
-    /// no two ranks share a core (with fewer cores than ranks, each may run on any).
+    /// no two ranks share a core; with fewer cores than ranks, on core r mod C of the C it
+    /// may use.
     Cores,
     /// The OS places the ranks' threads.
     None,
@@ -328,8 +331,8 @@ impl Launcher {
         self
     }
 
-    /// Whether ranks of the threads backend are kept to cores of their own (`--bind`;
-    /// `Bind::Auto` by default).
+    /// Whether ranks of the threads backend are bound to cores (`--bind`; `Bind::Auto` by
+    /// default).
     pub fn bind(mut self, bind: Bind) -> Self {
         self.args.bind = bind;
         self
