@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Threads backend: short 2-rank token rings with ranks kept to cores of their own (--bind
-# auto, the default when every rank has a core) against left to the OS (--bind none), runs
-# interleaved. An unbound rank thread may start on its parent's core, and two spinning ranks
+# auto, the default) against left to the OS (--bind none), runs interleaved. An unbound rank thread may start on its parent's core, and two spinning ranks
 # on one core wait for the OS's load balancer (milliseconds); the script counts such runs.
 # Prints, per setting: the fastest, median and slowest run, and how many took over SLOW_MS.
 # Usage: bench/threads-bind.sh [RUNS=25] [ITERS=1000] [SLOW_MS=1]
