@@ -45,6 +45,11 @@ const YIELDS_CROWDED: u32 = 4;
 /// | 16    | 2.65 / 4.50 | 3.41 / 4.13  | 2.46 / 3.83 |
 /// | 64    | 5.41 / 5.67 | 9.41 / 12.04 | 5.11 / 5.78 |
 ///
+/// Since then ranks are bound to cores with up to two per core (`binding.rs`). Over 3 runs
+/// (`-r 3`, in the machine's faster state), auto / yield / park: 2 ranks 0.08 / 0.28 / 1.36
+/// us minimum, 3 ranks 0.85 / 0.85 / 2.09, 4 ranks 0.73 / 0.74 / 4.68, 8 ranks 2.04 / 1.84 /
+/// 2.12, 64 ranks 4.81 / 10.02 / 4.86: the same choice holds.
+///
 /// (`auto` and `park` are the same policy from 5 ranks on: their spread is the host's. Over 7
 /// more runs, 5 and 8 ranks took the same median time yielding or parking, 12 and 16 ranks
 /// 20-35% less parking.)
