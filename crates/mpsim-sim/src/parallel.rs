@@ -41,43 +41,37 @@ pub(crate) fn workers(options: &Options) -> u32 {
     }
 }
 
-/// The workers' meeting point before the first round (have all partitions been set up?): a
-/// sense-reversing barrier that spins, yielding the core after a while for workers that
-/// outnumber the cores. A worker that panics poisons it (its `poisoned` flag, which the
-/// rounds' waits watch too): the others then return instead of waiting for ever. The rounds
-/// themselves meet without it ([`Round::wait_for_others`]: a round can hold a single event,
-/// and a shared counter and flag cost more cache-line transfers than reading each other's
-/// words).
-struct RoundBarrier {
+/// The workers' meeting point before the first round (have all partitions been set up?),
+/// crossed once: each worker counts itself in and spins, yielding the core after a while for
+/// workers that outnumber the cores, until all have. A worker that panics poisons it (its
+/// `poisoned` flag, which the rounds' waits watch too): the others then return instead of
+/// waiting for ever. The rounds meet without it ([`Round::wait_for_others`]: a round can hold
+/// a single event, and a shared counter costs more cache-line transfers than reading each
+/// other's words).
+struct StartGate {
     parties: usize,
-    waiting: CachePadded<AtomicUsize>,
-    sense: CachePadded<AtomicBool>,
+    arrived: CachePadded<AtomicUsize>,
     poisoned: AtomicBool,
 }
 
 /// The others have gone (a worker panicked).
 struct Poisoned;
 
-impl RoundBarrier {
+impl StartGate {
     fn new(parties: usize) -> Self {
-        RoundBarrier {
+        StartGate {
             parties,
-            waiting: CachePadded::new(AtomicUsize::new(0)),
-            sense: CachePadded::new(AtomicBool::new(false)),
+            arrived: CachePadded::new(AtomicUsize::new(0)),
             poisoned: AtomicBool::new(false),
         }
     }
 
-    /// Waits for every worker; `local_sense` is the worker's own, flipped at each crossing.
-    fn wait(&self, local_sense: &mut bool) -> Result<(), Poisoned> {
-        *local_sense = !*local_sense;
-        if self.waiting.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
-            self.waiting.store(0, Ordering::Relaxed);
-            self.sense.store(*local_sense, Ordering::Release);
-            return Ok(());
-        }
+    /// Waits for every worker (a release of what this one wrote before, an acquire of what
+    /// the others did).
+    fn wait(&self) -> Result<(), Poisoned> {
+        self.arrived.fetch_add(1, Ordering::AcqRel);
         spin_until(
-            || self.sense.load(Ordering::Acquire) == *local_sense,
+            || self.arrived.load(Ordering::Acquire) == self.parties,
             &self.poisoned,
         )
     }
@@ -101,8 +95,8 @@ fn spin_until(done: impl Fn() -> bool, poisoned: &AtomicBool) -> Result<(), Pois
     Ok(())
 }
 
-/// Poisons the barrier if its worker unwinds (a bug: programs' panics are caught).
-struct PoisonOnPanic<'a>(&'a RoundBarrier);
+/// Poisons the start gate if its worker unwinds (a bug: programs' panics are caught).
+struct PoisonOnPanic<'a>(&'a StartGate);
 
 impl Drop for PoisonOnPanic<'_> {
     fn drop(&mut self) {
@@ -163,8 +157,8 @@ impl Round {
     }
 }
 
-/// What the workers share: the barrier before the first round, what each says at the start
-/// of a round, and the packets in transit between them.
+/// What the workers share: the gate before the first round, what each says at the start of
+/// a round, and the packets in transit between them.
 ///
 /// Round `i`'s words are in `rounds[i % 3]`: each worker writes its own and then says it
 /// has arrived (a mail word is written by the senders, once they have run round `i - 1` and
@@ -172,11 +166,11 @@ impl Round {
 /// ([`Round::wait_for_others`]; so no worker is more than one round ahead of another). A
 /// worker clears its mail word of round `i + 2` during round `i`: round `i - 1`, which used
 /// the same slot, has been read by all (they have arrived at round `i`, after reading it),
-/// and no one writes it before it has seen this worker arrive at round `i + 1`. Mail posted by a worker already running the next
-/// round may be taken with this round's: it arrives after this worker's horizon, so taking
-/// it early changes nothing.
+/// and no one writes it before it has seen this worker arrive at round `i + 1`. Mail posted
+/// by a worker already running the next round may be taken with this round's: it arrives
+/// after this worker's horizon, so taking it early changes nothing.
 struct Shared {
-    barrier: RoundBarrier,
+    start: StartGate,
     rounds: [Round; 3],
     /// A partition could not be set up (the run does not start).
     failed: AtomicBool,
@@ -199,7 +193,7 @@ where
 {
     let parts = split(options.ranks, workers);
     let shared = Shared {
-        barrier: RoundBarrier::new(parts.len()),
+        start: StartGate::new(parts.len()),
         rounds: [(); 3].map(|()| Round::new(parts.len())),
         failed: AtomicBool::new(false),
         mail: parts.iter().map(|_| Mutex::new(Vec::new())).collect(),
@@ -219,8 +213,8 @@ where
         let mut results = if spawned {
             vec![work(0, options, program, order, &parts, &shared, observe)]
         } else {
-            // The threads that did start wait at the first barrier: let them go.
-            shared.barrier.poisoned.store(true, Ordering::SeqCst);
+            // The threads that did start wait at the start gate: let them go.
+            shared.start.poisoned.store(true, Ordering::SeqCst);
             Vec::new()
         };
         for h in handles {
@@ -284,8 +278,7 @@ where
     F: Fn(Rc<dyn RankRuntime>) -> Fut,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
-    let _poison = PoisonOnPanic(&shared.barrier);
-    let mut sense = false;
+    let _poison = PoisonOnPanic(&shared.start);
     let poisoned = |_| Error::Internal {
         what: "another simulation worker thread panicked".into(),
     };
@@ -293,7 +286,7 @@ where
     if part.is_err() {
         shared.failed.store(true, Ordering::SeqCst);
     }
-    shared.barrier.wait(&mut sense).map_err(poisoned)?;
+    shared.start.wait().map_err(poisoned)?;
     let mut part = part?;
     if shared.failed.load(Ordering::SeqCst) {
         // Another partition could not be set up: its error is the outcome.
@@ -324,7 +317,7 @@ where
             mine.arrived.store(i as u64 + 1, Ordering::Release);
         }
         shared.rounds[i % 3]
-            .wait_for_others(w, i, &shared.barrier.poisoned)
+            .wait_for_others(w, i, &shared.start.poisoned)
             .map_err(poisoned)?;
         shared.rounds[(i + 2) % 3].0[w]
             .mail
