@@ -60,12 +60,23 @@ impl<T: Timed> TimeBuckets<T> {
         self.batch.is_empty() && self.now.is_empty()
     }
 
+    /// Whether the smallest entry is in `now` rather than at the end of `batch`.
+    #[inline(always)]
+    fn smallest_in_now(&self) -> bool {
+        match (self.batch.last(), self.now.peek()) {
+            (Some(b), Some(n)) => n < b,
+            (None, Some(_)) => true,
+            (_, None) => false,
+        }
+    }
+
     /// The smallest entry, if any.
     #[inline]
     pub fn peek(&self) -> Option<&T> {
-        match (self.batch.last(), self.now.peek()) {
-            (Some(b), Some(n)) => Some(if n < b { n } else { b }),
-            (b, n) => b.or(n),
+        if self.smallest_in_now() {
+            self.now.peek()
+        } else {
+            self.batch.last()
         }
     }
 
@@ -83,12 +94,7 @@ impl<T: Timed> TimeBuckets<T> {
 
     /// Removes and returns the smallest entry.
     pub fn pop(&mut self) -> Option<T> {
-        let from_now = match (self.batch.last(), self.now.peek()) {
-            (Some(b), Some(n)) => n < b,
-            (None, Some(_)) => true,
-            (_, None) => false,
-        };
-        let x = if from_now {
+        let x = if self.smallest_in_now() {
             self.now.pop()
         } else {
             self.batch.pop()
