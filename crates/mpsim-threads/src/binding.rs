@@ -20,6 +20,8 @@
 //! - **More ranks per core** are left to the OS: they park while they wait, and bound to fixed
 //!   cores an 8-rank ring on 2 cores took 54-216 ms against 35-47 ms.
 
+use crate::rank::WaitPolicy;
+
 /// Whether rank threads are bound to cores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binding {
@@ -32,14 +34,14 @@ pub enum Binding {
 
 impl Binding {
     /// The binding for `ranks` ranks on `cores` cores (what [`Options::bind`] `None` picks):
-    /// bound with up to two ranks per core, left to the OS with more.
+    /// bound while waiting ranks spin or yield ([`WaitPolicy::for_run`]: up to two ranks per
+    /// core), left to the OS when they park.
     ///
     /// [`Options::bind`]: crate::Options::bind
     pub fn for_run(ranks: usize, cores: usize) -> Self {
-        if ranks <= 2 * cores {
-            Binding::Cores
-        } else {
-            Binding::None
+        match WaitPolicy::for_run(ranks, cores) {
+            WaitPolicy::Spin | WaitPolicy::Yield => Binding::Cores,
+            WaitPolicy::Park => Binding::None,
         }
     }
 }
