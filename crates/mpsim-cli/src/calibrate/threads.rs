@@ -31,25 +31,10 @@ const STRETCH_ITERS: u64 = 20_000;
 
 /// Runs the plan on 2 ranks of the threads backend; returns rank 0's measurements.
 pub(super) fn measure(plan: &Plan) -> Result<Measurement, String> {
-    let result: Mutex<Option<Measured>> = Mutex::new(None);
-    Launcher::new(2)
-        .backend(Backend::Threads)
-        .run(|world| {
-            let result = &result;
-            async move {
-                let rank = world.rank();
-                let m = sweep(world, plan).await?;
-                if rank == 0 {
-                    *result.lock().unwrap_or_else(|e| e.into_inner()) = Some(m);
-                }
-                Ok(())
-            }
-        })
-        .map_err(|e| format!("calibration run failed: {e}"))?;
-    let mut measured = result
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .ok_or("calibration run produced no measurements")?;
+    let mut measured = rank0_result(2, async |world: &Comm| {
+        let m = sweep(world.clone(), plan).await?;
+        Ok((world.rank() == 0).then_some(m))
+    })?;
     measured.cpu = Some(measure_cpu(plan)?);
     Ok(Measurement {
         measured,
@@ -176,9 +161,8 @@ fn measure_cpu(plan: &Plan) -> Result<Cpu, String> {
     Ok(cpu)
 }
 
-/// Runs `f` on rank 0 of a `ranks`-rank threads run whose ranks 0 and 1 take part and the
-/// others wait, blocked, until rank 0 is done; returns rank 0's result.
-fn on_rank0<T: Send>(
+/// Runs `f` on every rank of a `ranks`-rank threads run; returns what it gave on rank 0.
+fn rank0_result<T: Send>(
     ranks: u32,
     f: impl AsyncFn(&Comm) -> mpsim::Result<Option<T>> + Sync,
 ) -> Result<T, String> {
@@ -188,16 +172,8 @@ fn on_rank0<T: Send>(
         .run(|world| {
             let (result, f) = (&result, &f);
             async move {
-                let rank = world.rank();
-                if rank >= 2 {
-                    world.recv::<u8>(&mut [], 0, RELEASE_TAG).await?;
-                    return Ok(());
-                }
                 let got = f(&world).await?;
-                if rank == 0 {
-                    for r in 2..world.size() {
-                        world.send::<u8>(&[], r, RELEASE_TAG).await?;
-                    }
+                if world.rank() == 0 {
                     *result.lock().unwrap_or_else(|e| e.into_inner()) = got;
                 }
                 Ok(())
@@ -208,6 +184,28 @@ fn on_rank0<T: Send>(
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .ok_or_else(|| "calibration run produced no measurements".into())
+}
+
+/// Runs `f` on rank 0 of a `ranks`-rank threads run whose ranks 0 and 1 take part and the
+/// others wait, blocked, until rank 0 is done; returns rank 0's result.
+fn on_rank0<T: Send>(
+    ranks: u32,
+    f: impl AsyncFn(&Comm) -> mpsim::Result<Option<T>> + Sync,
+) -> Result<T, String> {
+    rank0_result(ranks, async |world: &Comm| {
+        let rank = world.rank();
+        if rank >= 2 {
+            world.recv::<u8>(&mut [], 0, RELEASE_TAG).await?;
+            return Ok(None);
+        }
+        let got = f(world).await?;
+        if rank == 0 {
+            for r in 2..world.size() {
+                world.send::<u8>(&[], r, RELEASE_TAG).await?;
+            }
+        }
+        Ok(got)
+    })
 }
 
 /// A symmetric ping-pong of `SMALL`-byte standard sends between ranks 0 and 1 of a
@@ -226,40 +224,27 @@ fn run_pingpong(ranks: u32) -> Result<f64, String> {
 /// program waiting for their neighbours are.
 fn run_ring(ranks: u32) -> Result<f64, String> {
     const TRIPS: u64 = 2_000;
-    let best: Mutex<Option<f64>> = Mutex::new(None);
-    Launcher::new(ranks)
-        .backend(Backend::Threads)
-        .run(|world| {
-            let best = &best;
-            async move {
-                let (me, n) = (world.rank(), world.size());
-                let (left, right) = ((me + n - 1) % n, (me + 1) % n);
-                let mut token = [0u8; SMALL];
-                let mut clock = ChunkClock::new(TRIPS / 10, TRIPS);
-                let mut fastest = f64::INFINITY;
-                for k in 0..TRIPS / 10 + TRIPS {
-                    if me == 0 {
-                        clock.start(k);
-                        world.send(&token, right, TAG).await?;
-                        world.recv(&mut token, left, TAG).await?;
-                        if let Some((trips, ns)) = clock.end(k) {
-                            fastest = fastest.min(ns / (trips * u64::from(n)) as f64);
-                        }
-                    } else {
-                        world.recv(&mut token, left, TAG).await?;
-                        world.send(&token, right, TAG).await?;
-                    }
+    rank0_result(ranks, async |world: &Comm| {
+        let (me, n) = (world.rank(), world.size());
+        let (left, right) = ((me + n - 1) % n, (me + 1) % n);
+        let mut token = [0u8; SMALL];
+        let mut clock = ChunkClock::new(TRIPS / 10, TRIPS);
+        let mut fastest = f64::INFINITY;
+        for k in 0..TRIPS / 10 + TRIPS {
+            if me == 0 {
+                clock.start(k);
+                world.send(&token, right, TAG).await?;
+                world.recv(&mut token, left, TAG).await?;
+                if let Some((trips, ns)) = clock.end(k) {
+                    fastest = fastest.min(ns / (trips * u64::from(n)) as f64);
                 }
-                if me == 0 {
-                    *best.lock().unwrap_or_else(|e| e.into_inner()) = Some(fastest);
-                }
-                Ok(())
+            } else {
+                world.recv(&mut token, left, TAG).await?;
+                world.send(&token, right, TAG).await?;
             }
-        })
-        .map_err(|e| format!("calibration run failed: {e}"))?;
-    best.into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .ok_or_else(|| "calibration run produced no measurements".into())
+        }
+        Ok((me == 0).then_some(fastest))
+    })
 }
 
 /// The burst exchange: each round, both ranks post `BURST` receives and `BURST` standard sends
