@@ -559,7 +559,6 @@ fn write_trace(file: Option<TraceFile>, trace: Option<&mpsim_sim::Trace>) -> Res
         return Ok(());
     };
     file.write_all(trace.to_chrome_json().as_bytes())
-        .and_then(|()| file.flush())
         .map_err(|e| trace_error(&path, &e))
 }
 
