@@ -11,7 +11,7 @@ use mpsim_proto::error::Error;
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, Tag};
 use mpsim_proto::p2p::{Completion, ReqId, SendMode};
 use mpsim_proto::runtime::{Payload, RankRuntime};
-use mpsim_sim::{Model, Options, Outcome, Progress, simulate, simulate_observed};
+use mpsim_sim::{Model, Options, Outcome, Progress, simulate_observed};
 
 /// A rank's view for these tests: the four core calls plus compute.
 pub struct Rank(Rc<dyn RankRuntime>);
@@ -103,8 +103,7 @@ where
     F: Fn(Rank) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>>,
 {
-    let program = move |rt: Rc<dyn RankRuntime>| program(Rank(rt));
-    simulate(options, &program)
+    run_observed(options, &mut |_| {}, program)
 }
 
 /// Like [`run_with`], telling `observe` how far the run has got as it goes.
