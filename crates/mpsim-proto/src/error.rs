@@ -227,6 +227,22 @@ pub enum Error {
         /// What went wrong.
         what: String,
     },
+    /// The simulator's clock ran out: something would happen after the last instant a `u64`
+    /// of nanoseconds holds (about 584 years), from the model's delays or latencies or the
+    /// program's compute adding up past it. Virtual time never wraps or sticks at its maximum.
+    #[error(
+        "rank {rank}: virtual time overflow at t={time_ns} ns: {what} after \
+         18446744073709551615 ns (about 584 years); check the model's delays and latencies \
+         and the program's compute"
+    )]
+    TimeOverflow {
+        /// The rank whose action would happen too late.
+        rank: u32,
+        /// The virtual time of that action, in nanoseconds.
+        time_ns: u64,
+        /// What would happen too late, e.g. "a message of 8 bytes to rank 1 would arrive".
+        what: String,
+    },
     /// The run was ended because another rank failed.
     #[error("rank {rank}: aborted because {cause}")]
     Aborted {
@@ -275,6 +291,7 @@ impl Error {
             | Error::Unsupported { .. }
             | Error::Internal { .. }
             | Error::Aborted { .. }
+            | Error::TimeOverflow { .. }
             | Error::InvalidArgument { .. }
             | Error::NoMemory { .. }
             | Error::Io { .. } => {}

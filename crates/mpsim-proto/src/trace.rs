@@ -4,7 +4,8 @@
 //! Why here: every backend writes the same format, so the type and the writer are shared; each
 //! backend fills a [`Trace`] in its own time base (virtual time under the simulator, host time
 //! since the run's start under real backends). Like the rest of this crate it reads no clock
-//! and does no I/O: times are fields, and the writer returns a `String`.
+//! and opens no file: times are fields, and the writer writes to whatever `io::Write` the
+//! backend gives it.
 //!
 //! The document has one process (named after the backend, e.g. `mpsim sim`) and one track per
 //! rank (`tid` = rank): a complete (`X`) slice per [`TraceEvent::Span`], and per
@@ -12,7 +13,8 @@
 //! receiver's, sharing the message's id (an arrow in the viewers). Events are written in the
 //! order given, so the same `Trace` gives the same bytes.
 
-use std::fmt::Write as _;
+use std::fmt;
+use std::io;
 
 /// One recorded event. Times are nanoseconds since the run's start, in the backend's clock.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,31 +94,30 @@ impl Trace {
         self.events.is_empty()
     }
 
-    /// The trace as Chrome trace-event JSON. Times are microseconds with nanosecond digits.
+    /// The trace as Chrome trace-event JSON (what [`Trace::write_chrome_json`] writes), in
+    /// memory: for tests and small traces.
     pub fn to_chrome_json(&self) -> String {
-        let mut out = String::from("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-        let mut first = true;
-        let mut push = |out: &mut String, line: String| {
-            if !first {
-                out.push_str(",\n");
-            }
-            first = false;
-            out.push_str(&line);
-        };
-        push(
-            &mut out,
-            format!(
-                "{{\"ph\":\"M\",\"pid\":0,\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":\"{}\"}}}}",
-                self.process
-            ),
-        );
+        let mut out = Vec::new();
+        self.write_chrome_json(&mut out)
+            .expect("writing to a Vec cannot fail");
+        String::from_utf8(out).expect("the writer writes UTF-8")
+    }
+
+    /// Writes the trace as Chrome trace-event JSON to `out`, one event per line. Times are
+    /// microseconds with nanosecond digits. Streamed, so that a trace of millions of events
+    /// needs no text of its size in memory; give it a buffered writer.
+    pub fn write_chrome_json(&self, mut out: impl io::Write) -> io::Result<()> {
+        let process = self.process;
+        write!(
+            out,
+            "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n\
+             {{\"ph\":\"M\",\"pid\":0,\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":\"{process}\"}}}}"
+        )?;
         for rank in 0..self.ranks {
-            push(
-                &mut out,
-                format!(
-                    "{{\"ph\":\"M\",\"pid\":0,\"tid\":{rank},\"name\":\"thread_name\",\"args\":{{\"name\":\"rank {rank}\"}}}}"
-                ),
-            );
+            write!(
+                out,
+                ",\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{rank},\"name\":\"thread_name\",\"args\":{{\"name\":\"rank {rank}\"}}}}"
+            )?;
         }
         for e in &self.events {
             match *e {
@@ -125,14 +126,12 @@ impl Trace {
                     name,
                     start_ns,
                     end_ns,
-                } => push(
-                    &mut out,
-                    format!(
-                        "{{\"ph\":\"X\",\"pid\":0,\"tid\":{rank},\"name\":\"{name}\",\"ts\":{},\"dur\":{}}}",
-                        micros(start_ns),
-                        micros(end_ns.saturating_sub(start_ns))
-                    ),
-                ),
+                } => write!(
+                    out,
+                    ",\n{{\"ph\":\"X\",\"pid\":0,\"tid\":{rank},\"name\":\"{name}\",\"ts\":{},\"dur\":{}}}",
+                    Micros(start_ns),
+                    Micros(end_ns.saturating_sub(start_ns))
+                )?,
                 TraceEvent::Message {
                     id,
                     from,
@@ -141,33 +140,32 @@ impl Trace {
                     arrival_ns,
                     bytes,
                 } => {
-                    let mut s = String::new();
-                    let _ = write!(
-                        s,
-                        "{{\"ph\":\"s\",\"pid\":0,\"tid\":{from},\"name\":\"message\",\"cat\":\"message\",\"id\":{id},\"ts\":{},\"args\":{{\"bytes\":{bytes},\"to\":{to}}}}}",
-                        micros(sent_ns)
-                    );
-                    push(&mut out, s);
+                    write!(
+                        out,
+                        ",\n{{\"ph\":\"s\",\"pid\":0,\"tid\":{from},\"name\":\"message\",\"cat\":\"message\",\"id\":{id},\"ts\":{},\"args\":{{\"bytes\":{bytes},\"to\":{to}}}}}",
+                        Micros(sent_ns)
+                    )?;
                     if let Some(arrival_ns) = arrival_ns {
-                        push(
-                            &mut out,
-                            format!(
-                                "{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":0,\"tid\":{to},\"name\":\"message\",\"cat\":\"message\",\"id\":{id},\"ts\":{}}}",
-                                micros(arrival_ns)
-                            ),
-                        );
+                        write!(
+                            out,
+                            ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"pid\":0,\"tid\":{to},\"name\":\"message\",\"cat\":\"message\",\"id\":{id},\"ts\":{}}}",
+                            Micros(arrival_ns)
+                        )?;
                     }
                 }
             }
         }
-        out.push_str("\n]}\n");
-        out
+        out.write_all(b"\n]}\n")
     }
 }
 
-/// Nanoseconds as microseconds with three decimals, exactly (no float rounding).
-fn micros(ns: u64) -> String {
-    format!("{}.{:03}", ns / 1000, ns % 1000)
+/// Nanoseconds shown as microseconds with three decimals, exactly (no float rounding).
+struct Micros(u64);
+
+impl fmt::Display for Micros {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,9 @@
 //! out-of-memory killer ends the process with SIGKILL and not a word, after minutes of paging.
 //!
 //! Results never depend on it: a run that fits never sees it, and one that does not stops with
-//! `Error::NoMemory` (a report as of the stop, S16/D2). It reads `/proc/meminfo` and the memory
-//! files of the process's own control group (Linux; elsewhere it does nothing), paced by the
+//! `Error::NoMemory` (a report as of the stop, S16/D2). It reads `/proc/meminfo`, the memory
+//! files of the process's own control group and its own limits (Linux; elsewhere it does
+//! nothing), paced by the
 //! host clock, which it reads every [`CHECK_EVERY`] events: once a second while there is room
 //! to spare, up to every 10 ms close to the limit.
 
@@ -49,17 +50,58 @@ pub(crate) fn parse_meminfo(meminfo: &str) -> (Option<u64>, Option<u64>) {
 
 /// The memory this process may still take and the most it may hold, bytes, where the host
 /// says (Linux): the machine's (`/proc/meminfo`), or less under a memory-limited control group
-/// (a container, a batch job), whose limit the system enforces with the same kill.
+/// (a container, a batch job), whose limit the system enforces with the same kill, or under
+/// the process's own limits (`ulimit -v`, `ulimit -d`), past which the allocator aborts it.
 fn host_memory() -> Option<(u64, u64)> {
     let (Some(available), Some(total)) =
         parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)
     else {
         return None;
     };
-    Some(match cgroup_room() {
-        Some((room, limit)) => (available.min(room), total.min(limit)),
-        None => (available, total),
+    let tighter = |(a, t): (u64, u64), (room, limit): (u64, u64)| (a.min(room), t.min(limit));
+    let mut memory = (available, total);
+    if let Some(cgroup) = cgroup_room() {
+        memory = tighter(memory, cgroup);
+    }
+    if let Some(rlimit) = rlimit_room() {
+        memory = tighter(memory, rlimit);
+    }
+    Some(memory)
+}
+
+/// Room left under this process's address-space and data-size limits, and the tighter
+/// limit, bytes, if either is set: [`rlimit_limit`] of `/proc/self/limits` and
+/// `/proc/self/status`.
+fn rlimit_room() -> Option<(u64, u64)> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    rlimit_limit(&limits, &status)
+}
+
+/// [`rlimit_room`] from the texts of `/proc/self/limits` and `/proc/self/status`: for the
+/// address space (`RLIMIT_AS` against `VmSize`) and the data size (`RLIMIT_DATA` against
+/// `VmData`, which Linux counts as its private writable mappings), the soft limit less what
+/// is in use; the tighter of the two. `unlimited` is no limit.
+pub(crate) fn rlimit_limit(limits: &str, status: &str) -> Option<(u64, u64)> {
+    let soft_limit = |name: &str| -> Option<u64> {
+        let rest = limits.lines().find_map(|l| l.strip_prefix(name))?;
+        rest.split_whitespace().next()?.parse().ok()
+    };
+    let in_use = |field: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(field))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        kib.checked_mul(1024)
+    };
+    [
+        ("Max address space", "VmSize:"),
+        ("Max data size", "VmData:"),
+    ]
+    .into_iter()
+    .filter_map(|(limit, used)| {
+        let limit = soft_limit(limit)?;
+        Some((limit.saturating_sub(in_use(used)?), limit))
     })
+    .min()
 }
 
 /// Room left under this process's control-group memory limit and the limit, bytes, if it has
@@ -165,9 +207,9 @@ pub struct MemoryWatch {
 /// What [`MemoryWatch::poll`] found when the host was short of memory, bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shortage {
-    /// Left available (`MemAvailable`, or the room under the process's cgroup limit).
+    /// Left available (`MemAvailable`, or the room under the process's cgroup or own limit).
     pub available: u64,
-    /// The host's memory, or the cgroup's limit.
+    /// The host's memory, or the tighter limit of the process's control group or its own.
     pub total: u64,
     /// The floor the run was to leave free.
     pub floor: u64,
@@ -177,8 +219,8 @@ impl std::fmt::Display for Shortage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "the host's memory is nearly exhausted ({:.2} GiB of {:.1} GiB left available, \
-             {:.2} GiB kept free)",
+            "the memory this process may use is nearly exhausted ({:.2} GiB of {:.1} GiB \
+             left available, {:.2} GiB kept free)",
             self.available as f64 / GIB,
             self.total as f64 / GIB,
             self.floor as f64 / GIB
@@ -251,7 +293,9 @@ impl MemoryWatch {
 mod tests {
     use std::time::Duration;
 
-    use super::{MemoryWatch, cgroup_limit, check_fits, default_floor, parse_meminfo, period};
+    use super::{
+        MemoryWatch, cgroup_limit, check_fits, default_floor, parse_meminfo, period, rlimit_limit,
+    };
     use mpsim_proto::error::Error;
 
     #[test]
@@ -288,6 +332,30 @@ mod tests {
             cgroup_limit("100", "40", "", "inactive_file"),
             Some((60, 100))
         );
+    }
+
+    #[test]
+    fn process_limits_leave_room_under_the_tighter_one() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units
+Max cpu time              unlimited            unlimited            seconds
+Max data size             unlimited            unlimited            bytes
+Max address space         1048576000           unlimited            bytes
+";
+        let status =
+            "Name:\tring\nVmPeak:\t  300000 kB\nVmSize:\t  204800 kB\nVmData:\t  1000 kB\n";
+        let room = 1_048_576_000 - 204_800 * 1024;
+        assert_eq!(rlimit_limit(limits, status), Some((room, 1_048_576_000)));
+        let both = limits.replace(
+            "Max data size             unlimited",
+            "Max data size             2048000  ",
+        );
+        assert_eq!(
+            rlimit_limit(&both, status),
+            Some((2_048_000 - 1_024_000, 2_048_000)),
+            "the data limit leaves less room"
+        );
+        let none = limits.replace("1048576000", "unlimited ");
+        assert_eq!(rlimit_limit(&none, status), None);
     }
 
     #[test]

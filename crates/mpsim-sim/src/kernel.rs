@@ -93,15 +93,22 @@ impl RankState {
 }
 
 /// Schedules `rank`, whose state is `r`, to resume its program at `time` (once): the body of
-/// [`Kernel::schedule_resume`], for callers with the state in hand.
+/// [`Kernel::schedule_resume`], for callers with the state in hand. False, scheduling
+/// nothing, when `time` is past virtual time's range (`u64::MAX`, where the saturating
+/// arithmetic of times stops): the caller reports the overflow ([`Kernel::time_overflow`]).
 #[inline(always)]
-fn resume(queue: &mut Queue, r: &mut RankState, rank: u32, time: u64) {
+#[must_use]
+fn resume(queue: &mut Queue, r: &mut RankState, rank: u32, time: u64) -> bool {
     if r.resume_scheduled {
-        return;
+        return true;
+    }
+    if time == u64::MAX {
+        return false;
     }
     r.resume_scheduled = true;
     let key = Key::new(time, RESUME, rank, r.next_event());
     queue.push(key, Body::Resume { rank });
+    true
 }
 
 pub(crate) struct Kernel {
@@ -283,7 +290,26 @@ impl Kernel {
     pub fn schedule_resume(&mut self, rank: u32, time: u64) {
         let i = self.at(rank);
         let r = &mut self.ranks[i];
-        resume(&mut self.queue, r, rank, time);
+        if !resume(&mut self.queue, r, rank, time) {
+            self.time_overflow(rank, self.now, "its next step would come".into());
+        }
+    }
+
+    /// Stops the run with [`Error::TimeOverflow`]: what `rank` did at `t` (`what`, e.g. "a
+    /// message of 8 bytes to rank 1 would arrive") would happen past the last virtual time.
+    /// Times add with saturation, so an overflow shows as a time of `u64::MAX`, which no event
+    /// is given: a report of 584 years, or of a clock stuck there, would be a wrong answer.
+    #[cold]
+    #[inline(never)]
+    pub fn time_overflow(&mut self, rank: u32, t: u64, what: String) {
+        self.fail(
+            Error::TimeOverflow {
+                rank,
+                time_ns: t,
+                what,
+            },
+            t,
+        );
     }
 
     /// Schedules every rank to start its program at time 0: event 0 of each rank, queued as
@@ -366,7 +392,9 @@ impl Kernel {
         let r = &mut self.ranks[i];
         if r.wait.is_some() {
             let at = r.wake_at(t, self.wake_ns);
-            resume(&mut self.queue, r, rank, at);
+            if !resume(&mut self.queue, r, rank, at) {
+                self.time_overflow(rank, t, "its wake-up would come".into());
+            }
         }
     }
 
@@ -397,17 +425,20 @@ impl Kernel {
                     self.channels
                         .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
                 r.stats.sent(*protocol, bytes);
-                if let Some(trace) = self.trace.as_mut() {
-                    // Counted only for the trace's message ids.
-                    self.messages_sent += 1;
+                // Counted only for the trace's message ids.
+                let id = self.messages_sent + 1;
+                if self.trace.is_some()
+                    && let Some(trace) = self.trace_room()
+                {
                     trace.push(TraceEvent::Message {
-                        id: self.messages_sent,
+                        id,
                         from: rank,
                         to: tx.to,
                         sent_ns: t,
                         arrival_ns: Some(arrival),
                         bytes,
                     });
+                    self.messages_sent = id;
                 }
                 arrival
             }
@@ -420,6 +451,10 @@ impl Kernel {
                     .map_or(at, |last| at.max(last))
             }
         };
+        if time == u64::MAX {
+            self.packet_overflow(rank, t, &tx);
+            return;
+        }
         let key = Key::new(time, DELIVERY, rank, n);
         let body = Body::Deliver {
             from: rank,
@@ -432,6 +467,21 @@ impl Kernel {
         } else {
             self.send_remote(key, body);
         }
+    }
+
+    /// A packet `rank` sent at `t` would arrive past the last virtual time: the run stops
+    /// ([`Kernel::time_overflow`]) and the packet is not sent.
+    #[cold]
+    #[inline(never)]
+    fn packet_overflow(&mut self, rank: u32, t: u64, tx: &Transmit<Payload>) {
+        let what = match &tx.packet {
+            Packet::Message { payload, .. } => {
+                format!("a message of {} bytes to rank {}", payload.len(), tx.to)
+            }
+            Packet::Fin { .. } => format!("an acknowledgement to rank {}", tx.to),
+            _ => format!("a cancel request or reply to rank {}", tx.to),
+        };
+        self.time_overflow(rank, t, what + " would arrive");
     }
 
     /// Holds an event for a rank of another partition until the round ends, and ends the
@@ -513,7 +563,7 @@ impl Kernel {
         }
         let from = r.clock;
         let owed = std::mem::take(&mut r.overhead_ns);
-        r.stats.overhead_ns += owed;
+        r.stats.overhead_ns = r.stats.overhead_ns.saturating_add(owed);
         r.clock = r.clock.saturating_add(owed);
         let at = r.clock;
         self.record_span(rank, "overhead", from, at);
@@ -531,8 +581,9 @@ impl Kernel {
     pub fn record_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
         // Whether a trace is recorded first: in a run without one, a blocked rank's every
         // resume comes here.
-        if let Some(trace) = self.trace.as_mut()
+        if self.trace.is_some()
             && end_ns > start_ns
+            && let Some(trace) = self.trace_room()
         {
             trace.push(TraceEvent::Span {
                 rank,
@@ -543,6 +594,45 @@ impl Kernel {
         }
     }
 
+    /// The trace, with room for one more record: `None` when none is recorded or it cannot
+    /// grow ([`Kernel::grow_trace`]).
+    #[inline(always)]
+    fn trace_room(&mut self) -> Option<&mut Vec<TraceEvent>> {
+        if self.trace.as_ref()?.len() == self.trace.as_ref()?.capacity() && !self.grow_trace() {
+            return None;
+        }
+        self.trace.as_mut()
+    }
+
+    /// Doubles the trace's room, or stops the run with `NoMemory` and records no more (false).
+    /// A trace is held until the run ends, and its doubling asks for one block twice its size,
+    /// which a process under a memory limit (`ulimit -v`, a control group) may be refused:
+    /// the allocator would abort the process, before the memory watch noticed anything. The
+    /// records so far are kept: the trace written shows what led to the stop.
+    #[cold]
+    #[inline(never)]
+    fn grow_trace(&mut self) -> bool {
+        let Some(trace) = self.trace.as_mut() else {
+            return false;
+        };
+        let (records, more) = (trace.len(), trace.len().max(1024));
+        if trace.try_reserve_exact(more).is_ok() {
+            return true;
+        }
+        let bytes = more * std::mem::size_of::<TraceEvent>();
+        self.fail_now(
+            Error::NoMemory {
+                what: format!(
+                    "the trace holds {records} records and cannot grow by {:.1} MiB more; \
+                     the trace written ends here. Trace a shorter run, or run without --trace",
+                    bytes as f64 / f64::from(1 << 20)
+                ),
+            },
+            self.now,
+        );
+        false
+    }
+
     /// Records the first error; the run stops before the first event at or after `L` past
     /// the current event (D2).
     pub fn fail(&mut self, err: Error, t: u64) {
@@ -551,6 +641,14 @@ impl Kernel {
             self.stop_key = self.current;
             self.stop_end = self.stop_end.min(self.now.saturating_add(self.lookahead));
         }
+    }
+
+    /// Records `err` and stops the run at once, after the current event: for a host short of
+    /// memory, which simulated time does not mend. The lookahead D2 runs past other errors
+    /// would take more (all of a run's ranks start at time 0, say).
+    pub fn fail_now(&mut self, err: Error, t: u64) {
+        self.fail(err, t);
+        self.stop_end = self.stop_end.min(self.now);
     }
 
     /// The context of the first incomplete request of a waiting rank, for reports.

@@ -27,6 +27,10 @@ use crate::rank::SimRank;
 use crate::run::{OBSERVE_EVERY, Options, Progress};
 use crate::waits::{self, TopWaits};
 
+/// Ranks' programs made between two looks at the host clock while a partition is set up
+/// (`MemoryWatch::poll`; a program is a few hundred bytes).
+const SETUP_CHECK_EVERY: u64 = 4096;
+
 /// The ranks' programs, by rank: boxed one by one (a future must not move once polled), of the
 /// program's own type (the run loop calls its `poll` directly, and a slot is one thin pointer).
 type Slots<Fut> = Vec<Option<Pin<Box<Fut>>>>;
@@ -92,7 +96,17 @@ where
             Some(order) => Box::new(order.iter().copied().filter(|r| part.contains(r))),
             None => Box::new(part.clone()),
         };
-        for rank in order {
+        // Making millions of programs takes memory a rank at a time, in allocations that
+        // abort the process when refused (under `ulimit -v`, say): the host is watched as
+        // the run loop watches it.
+        let mut watch = MemoryWatch::new(options.memory_floor);
+        for (made, rank) in order.enumerate() {
+            if made as u64 % SETUP_CHECK_EVERY == SETUP_CHECK_EVERY - 1
+                && let Some(shortage) = watch.poll()
+            {
+                let at = format!(" after making {made} of the ranks' programs");
+                return Err(shortage.error(options.ranks, &at));
+            }
             let idx = (rank - part.start) as usize;
             let rt: Rc<dyn RankRuntime> = Rc::new(SimRank {
                 kernel: Rc::clone(&kernel),
@@ -105,7 +119,7 @@ where
         Ok(Partition {
             kernel,
             futures,
-            watch: MemoryWatch::new(options.memory_floor),
+            watch,
             runs: None,
             traced: 0,
         })
@@ -168,7 +182,7 @@ where
             }
             // Measured compute of its last run comes before the rank's next action.
             let debt = std::mem::take(&mut r.debt_ns);
-            r.clock = clock + debt;
+            r.clock = clock.saturating_add(debt);
             if let Some(w) = waited {
                 k.record_span(rank, w.call, w.since, clock);
                 if clock - w.since > floor {
@@ -176,8 +190,9 @@ where
                 }
             }
             if debt > 0 {
-                k.record_span(rank, "compute", clock, clock + debt);
-                k.schedule_resume(rank, clock + debt);
+                let end = clock.saturating_add(debt);
+                k.record_span(rank, "compute", clock, end);
+                k.schedule_resume(rank, end);
                 if PARALLEL {
                     self.count_trace(&k, key);
                 }
@@ -196,8 +211,8 @@ where
                 let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
                 let ns = k.model().measured_stretch_ns(host_ns, n);
                 let r = &mut k.ranks[idx];
-                r.debt_ns += ns;
-                r.stats.compute_ns += ns;
+                r.debt_ns = r.debt_ns.saturating_add(ns);
+                r.stats.compute_ns = r.stats.compute_ns.saturating_add(ns);
             }
             match polled {
                 Poll::Ready(result) => {
@@ -206,9 +221,14 @@ where
                     let r = &mut k.ranks[idx];
                     r.done = true;
                     let owed = std::mem::take(&mut r.overhead_ns);
-                    r.stats.overhead_ns += owed;
-                    r.clock += std::mem::take(&mut r.debt_ns) + owed;
+                    r.stats.overhead_ns = r.stats.overhead_ns.saturating_add(owed);
+                    let debt = std::mem::take(&mut r.debt_ns);
+                    r.clock = r.clock.saturating_add(debt).saturating_add(owed);
                     let t = r.clock;
+                    if t == u64::MAX {
+                        let now = k.now;
+                        k.time_overflow(rank, now, "its end would come".into());
+                    }
                     let result = result.and_then(|()| pending_at_exit(&k, rank, t));
                     if let Err(mut e) = result {
                         e.stamp_time(t);
@@ -261,7 +281,7 @@ where
                 observe(progress(k));
             }
             if let Some(e) = self.watch.tick(k.events, time, k.total) {
-                k.fail(e, time);
+                k.fail_now(e, time);
             }
         }
     }

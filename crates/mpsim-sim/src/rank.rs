@@ -111,11 +111,12 @@ impl SimRank {
         let r = &mut k.ranks[self.idx];
         let from = r.clock;
         r.clock = r.clock.saturating_add(d);
-        if compute {
-            r.stats.compute_ns += d;
+        let spent = if compute {
+            &mut r.stats.compute_ns
         } else {
-            r.stats.poll_ns += d;
-        }
+            &mut r.stats.poll_ns
+        };
+        *spent = spent.saturating_add(d);
         let at = r.clock;
         k.record_span(
             self.rank,

@@ -1,8 +1,11 @@
 //! A run that is about to exhaust the host's memory stops with `Error::NoMemory` and a report
 //! as of the stop (S16), instead of being killed by the system without a word. The host cannot
-//! be filled in a test: a floor above all it has makes the watch trip at its first look.
+//! be filled in a test: a floor above all it has makes the watch trip at its first look, and a
+//! child process under an address-space limit (`ulimit -v`) is filled instead.
 
 mod common;
+
+use std::process::Command;
 
 use common::{Rank, run_with};
 use mpsim_proto::error::Error;
@@ -90,4 +93,95 @@ fn a_parallel_run_short_of_host_memory_stops_too() {
     assert!(o.report.events <= 2 * 64, "{}", o.report.events);
     let latest = o.report.ranks.iter().map(|r| r.clock_ns).max().unwrap();
     assert!(latest < 1_000_000, "{latest}");
+}
+
+/// Every rank computes for 1 us: all of them start at time 0, then wait.
+async fn busy(r: Rank) -> Result<(), Error> {
+    r.compute(1_000).await;
+    Ok(())
+}
+
+/// A shortage stops the run at once, not one lookahead later as other errors do (D2): with
+/// 4,000 ranks starting at time 0, the run stops at the watch's first look, 64 events in,
+/// rather than after starting every rank (which a run short of memory could not afford).
+#[test]
+fn a_run_short_of_host_memory_stops_at_once_even_within_a_lookahead() {
+    if std::fs::read_to_string("/proc/meminfo").is_err() {
+        return;
+    }
+    let options = Options {
+        memory_floor: Some(u64::MAX),
+        ..Options::new(4_000, Model::default())
+    };
+    let o = run_with(&options, busy);
+    assert!(
+        matches!(o.error, Some(Error::NoMemory { .. })),
+        "{:?}",
+        o.error
+    );
+    assert_eq!(o.report.events, 64);
+}
+
+/// Making the ranks' programs is watched too (every 4,096): a run of many ranks short of
+/// memory is refused while it is being set up, before any event.
+#[test]
+fn a_run_short_of_host_memory_is_refused_while_its_ranks_are_made() {
+    if std::fs::read_to_string("/proc/meminfo").is_err() {
+        return;
+    }
+    let options = Options {
+        memory_floor: Some(u64::MAX),
+        ..Options::new(10_000, Model::default())
+    };
+    let o = run_with(&options, busy);
+    let Some(Error::NoMemory { what }) = &o.error else {
+        panic!("expected NoMemory, got {:?}", o.error);
+    };
+    assert!(
+        what.contains("after making 4095 of the ranks' programs"),
+        "{what}"
+    );
+    assert_eq!(o.report.events, 0);
+}
+
+/// Set in the child process of [`a_run_under_an_address_space_limit_stops_with_a_clear_error`].
+const CHILD: &str = "MPSIM_TEST_ADDRESS_SPACE_CHILD";
+
+/// Under an address-space limit (`ulimit -v`), which the allocator meets by aborting the
+/// process, a run too big for it ends with `NoMemory` as a run short of host memory does:
+/// refused up front or stopped part way, depending on how the limit compares with the least
+/// its ranks need. The run is made in a child process of this test binary, under the limit.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_under_an_address_space_limit_stops_with_a_clear_error() {
+    const NAME: &str = "a_run_under_an_address_space_limit_stops_with_a_clear_error";
+    if std::env::var_os(CHILD).is_some() {
+        // About 1 GB of ranks in a 512 MiB address space.
+        let o = run_with(&Options::new(1_000_000, Model::default()), busy);
+        match &o.error {
+            Some(Error::NoMemory { what }) => println!("child: NoMemory: {what}"),
+            other => panic!("expected NoMemory, got {other:?}"),
+        }
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 524288 && exec \"$0\" --exact {NAME} --nocapture --test-threads 1"
+        ))
+        .arg(&exe)
+        .env(CHILD, "1")
+        .output()
+        .expect("run the child");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "the child failed ({:?}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("child: NoMemory: "), "{stdout}");
 }
