@@ -425,20 +425,8 @@ impl Kernel {
                     self.channels
                         .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
                 r.stats.sent(*protocol, bytes);
-                // Counted only for the trace's message ids.
-                let id = self.messages_sent + 1;
-                if self.trace.is_some()
-                    && let Some(trace) = self.trace_room()
-                {
-                    trace.push(TraceEvent::Message {
-                        id,
-                        from: rank,
-                        to: tx.to,
-                        sent_ns: t,
-                        arrival_ns: Some(arrival),
-                        bytes,
-                    });
-                    self.messages_sent = id;
+                if self.trace.is_some() {
+                    self.trace_message(rank, tx.to, t, arrival, bytes);
                 }
                 arrival
             }
@@ -581,16 +569,40 @@ impl Kernel {
     pub fn record_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
         // Whether a trace is recorded first: in a run without one, a blocked rank's every
         // resume comes here.
-        if self.trace.is_some()
-            && end_ns > start_ns
-            && let Some(trace) = self.trace_room()
-        {
+        if self.trace.is_some() && end_ns > start_ns {
+            self.trace_span(rank, name, start_ns, end_ns);
+        }
+    }
+
+    /// The body of [`Kernel::record_span`] when a trace is recorded, out of line: the calls
+    /// that record spans stay small enough to inline where there is no trace.
+    #[inline(never)]
+    fn trace_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
+        if let Some(trace) = self.trace_room() {
             trace.push(TraceEvent::Span {
                 rank,
                 name,
                 start_ns,
                 end_ns,
             });
+        }
+    }
+
+    /// Records a message in the trace (out of line, as [`Kernel::trace_span`]), numbered
+    /// after the messages recorded before it.
+    #[inline(never)]
+    fn trace_message(&mut self, from: u32, to: u32, sent_ns: u64, arrival_ns: u64, bytes: usize) {
+        let id = self.messages_sent + 1;
+        if let Some(trace) = self.trace_room() {
+            trace.push(TraceEvent::Message {
+                id,
+                from,
+                to,
+                sent_ns,
+                arrival_ns: Some(arrival_ns),
+                bytes,
+            });
+            self.messages_sent = id;
         }
     }
 
