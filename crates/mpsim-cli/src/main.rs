@@ -26,7 +26,9 @@
 //!
 //! Each subcommand group lives in its own module (`model`, `calibrate`, `plot`). Errors print
 //! on standard error and exit with status 1: one line, except that a failed `mpicc` or
-//! `mpirun` is followed by the end of its own standard error.
+//! `mpirun` is followed by the end of its own standard error. Standard output that cannot be
+//! written is such an error too (`mpsim::exit_code`), but a reader that closed it early
+//! (`mpsim model show default | head -3`) gets no message.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -34,6 +36,7 @@ mod calibrate;
 mod model;
 mod plot;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -71,10 +74,9 @@ fn main() -> ExitCode {
         Command::Plot(args) => plot::run(args),
     };
     match result {
-        Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
-        }
+        Ok(out) => mpsim::exit_code(mpsim::write_stdout(|stdout| {
+            stdout.write_all(out.as_bytes())
+        })),
         Err(e) => {
             eprintln!("mpsim: {e}");
             ExitCode::FAILURE

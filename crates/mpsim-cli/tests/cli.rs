@@ -1,5 +1,6 @@
 //! The `mpsim` binary end to end: `model check` on good and bad files (exit codes, messages that
-//! name file:line) and `model show default`.
+//! name file:line), `model show default`, and standard output that cannot be written (an
+//! error, or quiet for a reader that has gone; never a panic).
 
 mod common;
 
@@ -7,6 +8,7 @@ use common::{mpsim, text};
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 /// A copy of the default model's files in a fresh directory, `edit` applied to its TOML.
 fn model_copy(name: &str, edit: impl Fn(String) -> String) -> PathBuf {
@@ -129,4 +131,45 @@ fn show_a_bad_model_fails() {
     let out = mpsim(&["model", "show", dir.to_str().expect("UTF-8 path")]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("unknown field `speed`"));
+}
+
+/// `mpsim` with `args` and standard output `stdout`.
+fn mpsim_to(args: &[&str], stdout: impl Into<Stdio>) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mpsim"))
+        .args(args)
+        .stdout(stdout)
+        .output()
+        .expect("the mpsim binary runs")
+}
+
+#[test]
+fn output_to_a_full_disk_is_an_error_not_a_panic() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    for args in [["model", "show", "default"], ["model", "check", "default"]] {
+        let full = fs::File::options()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = mpsim_to(&args, full);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            text(&out.stderr),
+            "mpsim: I/O error: cannot write standard output: No space left on device (os error \
+             28)\n",
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn output_to_a_closed_pipe_ends_quietly() {
+    // `mpsim model show default | head -1` once `head` has its line and has gone.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = mpsim_to(&["model", "show", "default"], writer);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), "");
 }

@@ -7,6 +7,11 @@
 //! time of trips 2..=I on rank 0 (`world.now_ns()`: host time under threads, virtual time under
 //! sim). The first trip is not timed: on threads it includes starting the ranks' threads, which
 //! the simulator does not model; once the token is back every rank is in its loop.
+//!
+//! `tests/example_commands.rs` includes this file as a module and runs its `main` as a
+//! command, hence `pub(crate)`.
+
+use std::io::Write;
 
 use clap::Parser;
 use mpsim::{Comm, LaunchArgs, Launcher, Result};
@@ -55,35 +60,35 @@ fn ring(world: Comm, params: &Params) -> impl Future<Output = Result<()>> + '_ {
             i += 1;
         }
         if me == 0 {
-            let iterations = params.iterations;
-            println!("ring: {n} ranks x {iterations} iterations, token intact");
-            println!(
-                "result example=ring backend={} ranks={n} iterations={iterations} \
-                 timed_iterations={} time_ns={}",
-                params.backend,
-                iterations.saturating_sub(1),
-                world.now_ns() - t0
-            );
+            let (iterations, time_ns) = (params.iterations, world.now_ns() - t0);
+            mpsim::write_stdout(|out| {
+                writeln!(
+                    out,
+                    "ring: {n} ranks x {iterations} iterations, token intact"
+                )?;
+                writeln!(
+                    out,
+                    "result example=ring backend={} ranks={n} iterations={iterations} \
+                     timed_iterations={} time_ns={time_ns}",
+                    params.backend,
+                    iterations.saturating_sub(1),
+                )
+            })?;
         }
         Ok(())
     }
 }
 
-fn main() -> std::process::ExitCode {
+pub(crate) fn main() -> std::process::ExitCode {
     let args = Args::parse();
     let params = Params {
         iterations: args.iterations,
         backend: format!("{:?}", args.launch.backend).to_lowercase(),
     };
     let start = std::time::Instant::now();
-    match Launcher::from_args(args.launch).run(|world| ring(world, &params)) {
-        Ok(()) => {
-            eprintln!("host time {:.3} s", start.elapsed().as_secs_f64());
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("mpsim: {e}");
-            std::process::ExitCode::FAILURE
-        }
+    let run = Launcher::from_args(args.launch).run(|world| ring(world, &params));
+    if run.is_ok() {
+        eprintln!("host time {:.3} s", start.elapsed().as_secs_f64());
     }
+    mpsim::exit_code(run)
 }

@@ -44,13 +44,15 @@
 //! - `checksum`: the sum of the final grid, added in a fixed order, so it is bit-identical on
 //!   every backend (`tests/example_stencil2d.rs` checks it).
 //!
-//! `tests/example_stencil2d.rs` includes this file as a module, hence the `pub(crate)` items.
+//! `tests/example_stencil2d.rs` includes this file as a module, hence the `pub(crate)` items;
+//! `tests/example_commands.rs` too, and runs its `main` as a command.
 
+use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mpsim::{Comm, Compute, LaunchArgs, Launcher, Request, Result, wait_all};
+use mpsim::{Comm, LaunchArgs, Launcher, Request, Result, wait_all};
 
 /// Tag of the barrier's empty messages.
 const BARRIER_TAG: i32 = 1;
@@ -61,6 +63,7 @@ const HALO_TAG: i32 = 10;
 
 #[derive(Parser)]
 #[command(about = "2D Jacobi stencil with halo exchange")]
+#[command(mut_arg("compute", measured_compute))]
 struct Args {
     #[command(flatten)]
     launch: LaunchArgs,
@@ -70,6 +73,18 @@ struct Args {
     /// Halo exchanges and sweeps.
     #[arg(long, default_value_t = 100)]
     iterations: u32,
+}
+
+/// The launcher's `--compute` as this program takes it: `measured` by default, since the sweep
+/// is real code, which only measured compute charges (the module doc says why not
+/// `compute_flops`); the shared flag's default, the model's mode, would predict the
+/// communication alone.
+fn measured_compute(compute: clap::Arg) -> clap::Arg {
+    compute.default_value("measured").help(
+        "Under sim: how computation between calls is charged; `measured` charges the host CPU \
+         time of the sweeps, `modeled` and `ignored` leave them free (communication alone). \
+         Replaces the model file's mode",
+    )
 }
 
 /// Directions a halo travels in.
@@ -304,10 +319,8 @@ pub(crate) async fn stencil(world: Comm, n: usize, iterations: u32) -> Result<Op
     }))
 }
 
-fn main() -> ExitCode {
-    let mut args = Args::parse();
-    // The sweep is real code: without measured compute the simulator would not see it.
-    args.launch.compute.get_or_insert(Compute::Measured);
+pub(crate) fn main() -> ExitCode {
+    let args = Args::parse();
     let (n, iterations, ranks) = (args.n as usize, args.iterations, args.launch.ranks);
     let backend = format!("{:?}", args.launch.backend).to_lowercase();
     let (px, py) = dims(ranks);
@@ -315,22 +328,20 @@ fn main() -> ExitCode {
         let backend = &backend;
         async move {
             if let Some(s) = stencil(world, n, iterations).await? {
-                println!(
-                    "result example=stencil2d backend={backend} ranks={ranks} grid={px}x{py} \
-                     n={n} iterations={iterations} time_ns={} sweep_ns={} checksum={:e}",
-                    s.time_ns, s.sweep_ns, s.checksum
-                );
+                mpsim::write_stdout(|out| {
+                    writeln!(
+                        out,
+                        "result example=stencil2d backend={backend} ranks={ranks} \
+                         grid={px}x{py} n={n} iterations={iterations} time_ns={} sweep_ns={} \
+                         checksum={:e}",
+                        s.time_ns, s.sweep_ns, s.checksum
+                    )
+                })?;
             }
             Ok(())
         }
     });
-    match run {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mpsim: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    mpsim::exit_code(run)
 }
 
 #[cfg(test)]

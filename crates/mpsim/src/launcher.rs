@@ -12,6 +12,7 @@ use mpsim_sim::{ComputeMode, MemoryWatch, Model, ModelFile, ModelFileError, Outc
 
 use crate::comm::Comm;
 use crate::measured::MeasuredReport;
+use crate::output::{exit_code, write_stdout};
 
 /// What each rank of a threads run measured, from the trace it recorded.
 fn measured_report(outcome: &mpsim_threads::Outcome) -> MeasuredReport {
@@ -39,9 +40,11 @@ pub struct LaunchArgs {
     /// Where to run the program.
     #[arg(long, value_enum, default_value_t = Backend::Sim)]
     pub backend: Backend,
-    /// Standard sends up to this many bytes are eager (complete without a matching receive).
-    #[arg(long, default_value_t = 65_536)]
-    pub eager_threshold: usize,
+    /// Standard sends up to this many bytes are eager (complete without a matching receive)
+    /// [default: under sim the model's `eager_threshold`, under threads 65536]. Overrides the
+    /// model's when given.
+    #[arg(long, value_name = "BYTES")]
+    pub eager_threshold: Option<usize>,
     /// Report an rsend that arrives before its receive is posted (ReadyNotPosted).
     #[arg(long)]
     pub strict: bool,
@@ -51,7 +54,7 @@ pub struct LaunchArgs {
     pub compute: Option<Compute>,
     /// Under sim: the machine model, a model.toml, a directory holding one, or `default` (the
     /// model compiled in; `mpsim model show default` prints it). Its eager threshold is the
-    /// one sim uses.
+    /// one sim uses unless `--eager-threshold` is given.
     #[arg(long, value_name = "PATH")]
     pub model: Option<PathBuf>,
     /// The end-of-run report on standard output: under sim the prediction [default: text],
@@ -247,7 +250,7 @@ impl Launcher {
             args: LaunchArgs {
                 ranks,
                 backend: Backend::Sim,
-                eager_threshold: 65_536,
+                eager_threshold: None,
                 strict: false,
                 compute: None,
                 model: None,
@@ -263,8 +266,9 @@ impl Launcher {
     }
 
     /// From parsed flags: loads `--model` if given (else the embedded default model), then
-    /// applies `--compute` if given. A model file that does not load is an error naming its
-    /// file and line.
+    /// applies `--compute` if given (`--eager-threshold`, if given, is applied at each run, to
+    /// whatever model the launcher then has). A model file that does not load is an error
+    /// naming its file and line.
     pub fn try_from_args(args: LaunchArgs) -> std::result::Result<Self, ModelFileError> {
         let mut model = match &args.model {
             Some(path) => ModelFile::open(path)?.model,
@@ -292,7 +296,8 @@ impl Launcher {
 
     /// The machine model the simulator uses (default: [`Model::default_machine`], or the
     /// `--model` file with `--compute` applied). This replaces that model whole, `compute` mode
-    /// included. Its eager threshold replaces the launcher's under `sim`.
+    /// included. Its eager threshold is the one `sim` uses unless
+    /// [`Launcher::eager_threshold`] sets one.
     pub fn model(mut self, model: Model) -> Self {
         self.model = model;
         self
@@ -311,9 +316,11 @@ impl Launcher {
         self
     }
 
-    /// Sets the eager threshold of standard sends.
+    /// Sets the eager threshold of standard sends (`--eager-threshold`), on either backend:
+    /// under `sim` it overrides the model's, whether set before or after [`Launcher::model`].
+    /// Without it, `sim` uses the model's and `threads` 64 KiB.
     pub fn eager_threshold(mut self, bytes: usize) -> Self {
-        self.args.eager_threshold = bytes;
+        self.args.eager_threshold = Some(bytes);
         self
     }
 
@@ -383,10 +390,16 @@ impl Launcher {
         outcome
     }
 
+    /// What the simulator is given: the model, with the eager threshold of
+    /// [`Launcher::eager_threshold`] if one was set.
     fn sim_options(&self) -> mpsim_sim::Options {
+        let mut model = self.model.clone();
+        if let Some(bytes) = self.args.eager_threshold {
+            model.eager_threshold = bytes;
+        }
         mpsim_sim::Options {
             ranks: self.args.ranks,
-            model: self.model.clone(),
+            model,
             strict: self.args.strict,
             spawn_order: self.spawn_order.clone(),
             trace: self.args.trace.is_some(),
@@ -445,11 +458,15 @@ impl Launcher {
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
     {
+        let defaults = Config::default();
         let config = Config {
-            eager_threshold: self.args.eager_threshold,
+            eager_threshold: self
+                .args
+                .eager_threshold
+                .unwrap_or(defaults.eager_threshold),
             system_buffer: None,
             strict_ready: self.args.strict,
-            ..Config::default()
+            ..defaults
         };
         let options = mpsim_threads::Options {
             ranks: self.args.ranks,
@@ -476,7 +493,9 @@ impl Launcher {
     }
 
     /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is
-    /// printed to standard output at the end, under `threads` when `--report` asks for it.
+    /// printed to standard output at the end, under `threads` when `--report` asks for it. A
+    /// report that cannot be written is an [`Error::Io`], the error returned when the trace
+    /// was written and the run itself did not fail.
     pub fn run<F, Fut>(&self, program: F) -> Result<()>
     where
         F: Fn(Comm) -> Fut + Sync,
@@ -494,15 +513,15 @@ impl Launcher {
         match self.args.backend {
             Backend::Threads => {
                 let outcome = self.run_threads(program, self.args.report.is_some());
-                if let Some(format) = self.args.report {
+                let printed = self.args.report.map_or(Ok(()), |format| {
                     let report = measured_report(&outcome);
-                    match format {
-                        ReportFormat::Text => print!("{report}"),
-                        ReportFormat::Json => println!("{}", report.to_json()),
-                    }
-                }
+                    write_stdout(|out| match format {
+                        ReportFormat::Text => write!(out, "{report}"),
+                        ReportFormat::Json => writeln!(out, "{}", report.to_json()),
+                    })
+                });
                 write_trace(trace_file, outcome.trace.as_ref())?;
-                outcome.into_result()
+                outcome.into_result().and(printed)
             }
             Backend::Sim => {
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -516,13 +535,16 @@ impl Launcher {
                 let outcome = self.simulate_with_progress_bar(program);
                 // A run that could not start (its error says why) has nothing to report.
                 let started = !outcome.report.ranks.is_empty();
-                match self.args.report.unwrap_or(ReportFormat::Text) {
-                    ReportFormat::Text if started => print!("{}", outcome.report),
-                    ReportFormat::Json if started => println!("{}", outcome.report.to_json()),
-                    _ => {}
-                }
+                let printed = if started {
+                    write_stdout(|out| match self.args.report.unwrap_or(ReportFormat::Text) {
+                        ReportFormat::Text => write!(out, "{}", outcome.report),
+                        ReportFormat::Json => writeln!(out, "{}", outcome.report.to_json()),
+                    })
+                } else {
+                    Ok(())
+                };
                 write_trace(trace_file, outcome.trace.as_ref())?;
-                outcome.error.map_or(Ok(()), Err)
+                outcome.error.map_or(printed, Err)
             }
             Backend::Mpi => Err(Error::Unsupported {
                 what: format!(
@@ -555,10 +577,14 @@ struct TraceFile {
 /// Writes `trace` to the `--trace` file, if both are there (a run that failed still writes its
 /// trace: it shows what led to the error).
 fn write_trace(file: Option<TraceFile>, trace: Option<&mpsim_sim::Trace>) -> Result<()> {
-    let (Some(TraceFile { path, mut file }), Some(trace)) = (file, trace) else {
+    let (Some(TraceFile { path, file }), Some(trace)) = (file, trace) else {
         return Ok(());
     };
-    file.write_all(trace.to_chrome_json().as_bytes())
+    // Streamed: a trace of millions of events needs no text of its size in memory.
+    let mut out = std::io::BufWriter::new(file);
+    trace
+        .write_chrome_json(&mut out)
+        .and_then(|()| out.flush())
         .map_err(|e| trace_error(&path, &e))
 }
 
@@ -570,8 +596,9 @@ fn trace_error(path: &std::path::Path, e: &std::io::Error) -> Error {
 }
 
 /// Parses the command line (`--help` lists the flags), runs `program`, prints the first error
-/// on one line and exits non-zero on failure. A `--model` that does not load is such an error:
-/// the program does not start.
+/// on one line and exits non-zero on failure ([`exit_code`]: quietly when the reader of
+/// standard output closed it). A `--model` that does not load is such an error: the program
+/// does not start.
 pub fn run<F, Fut>(program: F) -> ExitCode
 where
     F: Fn(Comm) -> Fut + Sync,
@@ -585,11 +612,5 @@ where
             return ExitCode::FAILURE;
         }
     };
-    match launcher.run(program) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mpsim: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    exit_code(launcher.run(program))
 }

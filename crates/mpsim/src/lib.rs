@@ -35,6 +35,7 @@ mod comm;
 mod launcher;
 mod measured;
 mod message;
+mod output;
 mod persistent;
 mod request;
 
@@ -45,6 +46,7 @@ pub use message::Message;
 pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};
+pub use output::{exit_code, stdout_error, write_stdout};
 pub use persistent::{PersistentRequest, start_all};
 /// The simulator's machine model and report types.
 pub mod sim {

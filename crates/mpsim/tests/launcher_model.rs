@@ -1,5 +1,6 @@
 //! `--model PATH` on the launcher: a model file replaces the embedded default, `--compute`
-//! overrides its mode only when given, and a bad file is an error naming file and line.
+//! overrides its mode and `--eager-threshold` its eager threshold only when given, and a bad
+//! file is an error naming file and line.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -81,6 +82,53 @@ fn compute_flag_overrides_the_files_mode_only_when_given() {
             .simulate(program);
     assert_eq!(flag_mode.report.compute, ComputeMode::Modeled);
     assert_eq!(flag_mode.report.predicted_ns(), 6_200);
+}
+
+/// Rank 0 sends 8 bytes by standard send to rank 1.
+async fn standard_send_8_bytes(world: Comm) -> mpsim::Result<()> {
+    if world.rank() == 0 {
+        world.send(&[1u64], 1, 0).await?;
+    } else {
+        world.recv(&mut [0u64], 0, 0).await?;
+    }
+    Ok(())
+}
+
+/// Messages sent by protocol (`PROTOCOLS`: eager, buffered, rendezvous, ready) when `launcher`
+/// simulates [`standard_send_8_bytes`].
+fn protocols(launcher: &Launcher) -> [u64; 4] {
+    let outcome = launcher.simulate(standard_send_8_bytes);
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    outcome.report.total_sent().messages
+}
+
+#[test]
+fn eager_threshold_flag_overrides_the_models_only_when_given() {
+    const EAGER: [u64; 4] = [1, 0, 0, 0];
+    const RENDEZVOUS: [u64; 4] = [0, 0, 1, 0];
+    let from = |flags: &[&str]| Launcher::try_from_args(args(flags)).expect("loads");
+    // The embedded model's threshold (64 KiB) sends 8 bytes eagerly; a flag below 8 does not.
+    assert_eq!(protocols(&from(&["-n", "2"])), EAGER);
+    assert_eq!(
+        protocols(&from(&["-n", "2", "--eager-threshold", "4"])),
+        RENDEZVOUS
+    );
+    // A model file's threshold of 4 bytes is used without the flag, and overridden by it.
+    let dir = scratch("eager");
+    let small = Model {
+        eager_threshold: 4,
+        ..Model::default()
+    };
+    small.write_to(&dir).expect("writes");
+    let path = dir.to_str().expect("UTF-8 path");
+    assert_eq!(protocols(&from(&["-n", "2", "--model", path])), RENDEZVOUS);
+    let flags = ["-n", "2", "--model", path, "--eager-threshold", "8"];
+    assert_eq!(protocols(&from(&flags)), EAGER);
+    // In code, the launcher's threshold wins whether set before or after the model.
+    let set_first = Launcher::new(2).eager_threshold(8).model(small.clone());
+    let set_after = Launcher::new(2).model(small).eager_threshold(8);
+    assert_eq!(protocols(&set_first), EAGER);
+    assert_eq!(protocols(&set_after), EAGER);
 }
 
 #[test]

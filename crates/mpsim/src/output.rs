@@ -1,0 +1,90 @@
+//! Standard output of a program: results and reports written with writes that can fail, and
+//! the exit status of a run whose output could not be delivered.
+//!
+//! `println!` panics when standard output cannot be written (a full disk, or a reader that has
+//! gone, as in `prog | head -1`); under `threads` the panic also takes the rank down. mpsim's
+//! reports and the examples' result lines go through [`write_stdout`] instead, which returns
+//! an [`Error::Io`] naming standard output, and [`exit_code`] turns a run's result into the
+//! process's status: 1 with the error on one line of standard error, or 1 without a word when
+//! the reader closed the pipe (a reader that stopped early has all it wanted, and Unix tools
+//! do not complain then; the status stays non-zero, as a C tool's killed by `SIGPIPE` would,
+//! because the output was not all delivered).
+
+use std::io::{self, StdoutLock, Write};
+use std::process::ExitCode;
+
+use mpsim_proto::error::{Error, Result};
+
+/// What [`Error::Io`] says when the reader of standard output has closed it (`EPIPE`): a
+/// fixed text, so that [`exit_code`] knows this error, and only this one, needs no message.
+const READER_GONE: &str = "cannot write standard output: its reader closed it (broken pipe)";
+
+/// The error of a failed write to standard output: [`Error::Io`] saying so and why.
+///
+/// ```
+/// use std::io::{self, Write};
+///
+/// fn result_line(time_ns: u64) -> mpsim::Result<()> {
+///     writeln!(io::stdout().lock(), "result time_ns={time_ns}").map_err(mpsim::stdout_error)
+/// }
+/// # result_line(1).unwrap();
+/// ```
+pub fn stdout_error(e: io::Error) -> Error {
+    let what = if e.kind() == io::ErrorKind::BrokenPipe {
+        READER_GONE.to_owned()
+    } else {
+        format!("cannot write standard output: {e}")
+    };
+    Error::Io { what }
+}
+
+/// Writes to standard output through `write` (standard output locked, then flushed, so that a
+/// write that fails fails here rather than unnoticed at exit); a failure is the error of
+/// [`stdout_error`]. What rank 0 prints at the end of a program goes through this, and the
+/// `?` on it ends the run with the error.
+///
+/// ```
+/// use std::io::Write;
+///
+/// # fn main() -> mpsim::Result<()> {
+/// let (ranks, time_ns) = (2, 820);
+/// mpsim::write_stdout(|out| writeln!(out, "result ranks={ranks} time_ns={time_ns}"))?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn write_stdout(write: impl FnOnce(&mut StdoutLock<'static>) -> io::Result<()>) -> Result<()> {
+    let mut out = io::stdout().lock();
+    write(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(stdout_error)
+}
+
+/// The exit status of a program whose run ended with `result`: success, or failure with the
+/// error printed on one line to standard error (`mpsim: ...`), except that a run stopped by
+/// the reader of its standard output closing it fails quietly (see the module doc).
+pub fn exit_code(result: Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Io { what }) if what == READER_GONE => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("mpsim: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_pipe_is_the_one_quiet_error() {
+        let gone = stdout_error(io::ErrorKind::BrokenPipe.into());
+        assert_eq!(gone.to_string(), format!("I/O error: {READER_GONE}"));
+        let full = stdout_error(io::Error::other("no space left"));
+        match &full {
+            Error::Io { what } => assert_eq!(what, "cannot write standard output: no space left"),
+            other => panic!("not an I/O error: {other}"),
+        }
+    }
+}

@@ -1,0 +1,268 @@
+//! The examples as commands, each run in a child process: standard output that cannot be
+//! written (a full disk, a reader that closed the pipe) ends them with an error or quietly,
+//! never a panic; `pingpong` runs on its own 2 ranks by default and refuses a `--reps` it has
+//! no memory for; each `--help` says what the program does by default; `--eager-threshold`
+//! reaches the simulator.
+//!
+//! A harness of its own (`harness = false` in Cargo.toml): this binary is both the driver and,
+//! with `MPSIM_TEST_EXAMPLE=NAME` in its environment, the example `NAME` itself (its `main` on
+//! the arguments given; `launcher` is `mpsim::run` of a program that prints nothing), so the
+//! examples' current code is what runs, whether or not cargo has built their binaries.
+//! libtest's harness could not be the child: it writes to standard output itself. Arguments
+//! are ignored (a filter runs all of these, which take seconds).
+
+use std::fs::File;
+use std::process::{Command, ExitCode, Output, Stdio};
+
+// The examples themselves: their `main`s are what the children run.
+#[allow(dead_code)] // items the examples' tests use, not these
+#[path = "../examples/pingpong.rs"]
+mod pingpong;
+#[allow(dead_code)]
+#[path = "../examples/ring.rs"]
+mod ring;
+// Its unit tests are compiled here without libtest, which drops their `#[test]` functions and
+// so leaves their `use` unused.
+#[allow(dead_code, unused_imports)]
+#[path = "../examples/stencil2d.rs"]
+mod stencil2d;
+
+/// The environment variable that makes this binary a child running an example.
+const EXAMPLE: &str = "MPSIM_TEST_EXAMPLE";
+
+/// Each example (and the launcher alone) on each backend, on small arguments; they all print
+/// to standard output on success.
+const RUNS: [(&str, &[&str]); 9] = [
+    ("ring", &["--ranks", "2", "--iterations", "3"]),
+    (
+        "ring",
+        &["--ranks", "2", "--iterations", "3", "--backend", "threads"],
+    ),
+    ("pingpong", &["--sizes", "8"]),
+    ("pingpong", &["--sizes", "8", "--backend", "threads"]),
+    (
+        "stencil2d",
+        &["--ranks", "2", "--n", "8", "--iterations", "2"],
+    ),
+    ("launcher", &["--ranks", "2"]),
+    ("launcher", &["--ranks", "2", "--report", "json"]),
+    (
+        "launcher",
+        &["--ranks", "2", "--backend", "threads", "--report", "text"],
+    ),
+    (
+        "launcher",
+        &["--ranks", "2", "--backend", "threads", "--report", "json"],
+    ),
+];
+
+fn main() -> ExitCode {
+    if let Ok(name) = std::env::var(EXAMPLE) {
+        return run_example(&name);
+    }
+    let tests: [(&str, fn()); 7] = [
+        (
+            "example_full_stdout_is_an_error_not_a_panic",
+            example_full_stdout_is_an_error_not_a_panic,
+        ),
+        (
+            "example_closed_stdout_ends_quietly",
+            example_closed_stdout_ends_quietly,
+        ),
+        (
+            "example_pingpong_runs_on_two_ranks_by_default",
+            example_pingpong_runs_on_two_ranks_by_default,
+        ),
+        (
+            "example_pingpong_reps_beyond_memory_are_an_error",
+            example_pingpong_reps_beyond_memory_are_an_error,
+        ),
+        (
+            "example_stencil2d_computes_measured_by_default_as_its_help_says",
+            example_stencil2d_computes_measured_by_default_as_its_help_says,
+        ),
+        (
+            "example_ring_help_keeps_the_shared_defaults",
+            example_ring_help_keeps_the_shared_defaults,
+        ),
+        (
+            "example_eager_threshold_flag_reaches_the_simulator",
+            example_eager_threshold_flag_reaches_the_simulator,
+        ),
+    ];
+    for (name, test) in tests {
+        test();
+        println!("test {name} ... ok");
+    }
+    ExitCode::SUCCESS
+}
+
+/// In the child: runs example `name` on this process's arguments.
+fn run_example(name: &str) -> ExitCode {
+    match name {
+        "pingpong" => pingpong::main(),
+        "ring" => ring::main(),
+        "stencil2d" => stencil2d::main(),
+        "launcher" => mpsim::run(|world| async move {
+            let _ = world.rank();
+            Ok(())
+        }),
+        other => panic!("no example {other}"),
+    }
+}
+
+/// Example `name` on `args`, to be run as a child with `stdout`.
+fn example(name: &str, args: &[&str], stdout: impl Into<Stdio>) -> Output {
+    // Invariant: the binary running this test can be run again.
+    let me = std::env::current_exe().expect("the test binary's path");
+    Command::new(me)
+        .env(EXAMPLE, name)
+        .args(args)
+        .stdout(stdout)
+        .output()
+        .expect("the test binary runs as an example")
+}
+
+/// Output bytes as text.
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Example `name` on `args` with standard output read by this test: its exit status, standard
+/// output and standard error.
+fn run_ok(name: &str, args: &[&str]) -> (String, String) {
+    let out = example(name, args, Stdio::piped());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{name} {args:?}: {stderr}");
+    (stdout, stderr)
+}
+
+/// Standard output on `/dev/full`: every run ends with status 1 and one line saying that
+/// standard output cannot be written, and why, not a panic (`println!` would panic, under
+/// `threads` in a rank's thread).
+fn example_full_stdout_is_an_error_not_a_panic() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    for (name, args) in RUNS {
+        let full = File::options()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = example(name, args, full);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name} {args:?}: {stderr}");
+        assert_eq!(
+            stderr,
+            "mpsim: I/O error: cannot write standard output: No space left on device (os error \
+             28)\n",
+            "{name} {args:?}"
+        );
+    }
+}
+
+/// Standard output a pipe whose reader is gone (`example | head -1` once `head` has its line):
+/// every run ends with status 1 and nothing on standard error.
+fn example_closed_stdout_ends_quietly() {
+    for (name, args) in RUNS {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = example(name, args, writer);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name} {args:?}: {stderr}");
+        assert_eq!(stderr, "", "{name} {args:?}");
+    }
+}
+
+/// `pingpong` without `--ranks` runs on 2 ranks (the shared flag's default is 4), its help
+/// says so, and another count is still an error.
+fn example_pingpong_runs_on_two_ranks_by_default() {
+    let (stdout, _) = run_ok("pingpong", &["--sizes", "8"]);
+    assert!(
+        stdout.contains("result example=pingpong backend=sim ranks=2 size=8 reps=1 "),
+        "{stdout}"
+    );
+    let (help, _) = run_ok("pingpong", &["--help"]);
+    assert!(help.contains("exactly 2"), "{help}");
+    assert!(help.contains("[default: 2]"), "{help}");
+    assert!(!help.contains("[default: 4]"), "{help}");
+    let out = example(
+        "pingpong",
+        &["--ranks", "3", "--sizes", "8"],
+        Stdio::piped(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("pingpong needs exactly 2 ranks, got 3"));
+}
+
+/// `--reps` whose latencies cannot be stored (8 bytes each, 32 GiB for the largest `u32`) is
+/// an out-of-memory error before the first message, not an abort. The child's address space
+/// is capped at 8 GiB (`ulimit -v`; a lower limit already there stays), so the storage cannot
+/// be had on any host.
+fn example_pingpong_reps_beyond_memory_are_an_error() {
+    // Invariant: the binary running this test can be run again.
+    let me = std::env::current_exe().expect("the test binary's path");
+    let out = Command::new("bash")
+        .args(["-c", "ulimit -v 8388608 2>/dev/null; exec \"$0\" \"$@\""])
+        .arg(me)
+        .args(["--sizes", "8", "--reps", "4294967295"])
+        .env(EXAMPLE, "pingpong")
+        .output()
+        .expect("bash runs the test binary");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with("mpsim: out of memory: --reps 4294967295: no room for 4294967295"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// `stencil2d`'s help gives `measured` as the `--compute` default, and a run without the flag
+/// is charged that way.
+fn example_stencil2d_computes_measured_by_default_as_its_help_says() {
+    let (help, _) = run_ok("stencil2d", &["--help"]);
+    assert!(help.contains("[default: measured]"), "{help}");
+    assert!(!help.contains("for the embedded model"), "{help}");
+    let (stdout, _) = run_ok(
+        "stencil2d",
+        &[
+            "--ranks",
+            "2",
+            "--n",
+            "8",
+            "--iterations",
+            "2",
+            "--report",
+            "json",
+        ],
+    );
+    assert!(stdout.contains("\"compute\": \"measured\""), "{stdout}");
+}
+
+/// The per-program defaults of pingpong and stencil2d leave the shared flags' alone.
+fn example_ring_help_keeps_the_shared_defaults() {
+    let (help, _) = run_ok("ring", &["--help"]);
+    assert!(help.contains("[default: 4]"), "{help}");
+    assert!(help.contains("for the embedded model"), "{help}");
+    assert!(help.contains("under threads 65536"), "{help}");
+}
+
+/// `ring --eager-threshold 0` under sim sends its 8-byte tokens by rendezvous (the model's
+/// threshold, 64 KiB, would send them eagerly): the report's traffic says so.
+fn example_eager_threshold_flag_reaches_the_simulator() {
+    let ring = ["--ranks", "2", "--iterations", "3", "--report", "json"];
+    let total_sent = |extra: &[&str]| {
+        let args: Vec<&str> = ring.iter().chain(extra).copied().collect();
+        let (stdout, _) = run_ok("ring", &args);
+        let json = &stdout[stdout.find('{').expect("the JSON report")..];
+        let report: serde_json::Value = serde_json::from_str(json).expect("JSON");
+        report["total_sent"]["messages"].clone()
+    };
+    assert_eq!(total_sent(&[]), serde_json::json!([6, 0, 0, 0]));
+    assert_eq!(
+        total_sent(&["--eager-threshold", "0"]),
+        serde_json::json!([0, 0, 6, 0])
+    );
+}
