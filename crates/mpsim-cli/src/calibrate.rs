@@ -82,11 +82,14 @@ mod osu;
 mod threads;
 
 use std::fmt::Write as _;
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::{ArgGroup, Args, ValueEnum};
 use mpsim::sim::{CpuModel, DelayTable, Model, ModelFile};
+use mpsim_sim::MODEL_TOML;
 
 /// The largest message of the default sweep, 4 MiB.
 const DEFAULT_MAX_SIZE: u64 = 4 << 20;
@@ -340,6 +343,7 @@ struct Measurement {
 
 /// Runs `mpsim calibrate`; returns what to print.
 pub fn run(args: CalibrateArgs) -> Result<String, String> {
+    check_out(&args.out)?;
     if let Some(file) = &args.from_osu {
         return osu::run(file, args.mode, &args.out);
     }
@@ -474,6 +478,53 @@ fn fit(m: &Measured, sizes: &[u64]) -> Result<(Model, f64), String> {
 /// A one-way time as a delay: whole ns, at least 1.
 fn delay_ns(one_way: f64) -> u64 {
     one_way.round().max(1.0) as u64
+}
+
+/// Checks that `out` can be what `--out` takes, a directory to create or to write `model.toml`,
+/// `ssend.csv` and `bsend.csv` into ([`ModelFile::write_to`]), before anything is measured: a
+/// measurement takes up to tens of seconds, and a path that cannot hold the model should fail
+/// before it, not after. (Permissions are left to the write: only writing tells.)
+fn check_out(out: &Path) -> Result<(), String> {
+    let err = |what: String| {
+        Err(format!(
+            "--out {}: {what}; --out names a directory to create, or to write model.toml, \
+             ssend.csv and bsend.csv into",
+            out.display()
+        ))
+    };
+    match fs::metadata(out) {
+        Ok(m) if m.is_dir() => {
+            for name in [MODEL_TOML, "ssend.csv", "bsend.csv"] {
+                if out.join(name).is_dir() {
+                    return err(format!("its {name} is a directory"));
+                }
+            }
+            Ok(())
+        }
+        Ok(_) => err("exists and is not a directory".into()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            // It will be created with its missing parents: the nearest existing one must be a
+            // directory.
+            let existing = out
+                .ancestors()
+                .skip(1)
+                .filter(|p| !p.as_os_str().is_empty())
+                .find(|p| fs::symlink_metadata(p).is_ok());
+            match existing {
+                Some(p) if !p.is_dir() => err(format!(
+                    "cannot be created: {} is not a directory",
+                    p.display()
+                )),
+                _ => Ok(()),
+            }
+        }
+        Err(e) => err(format!("cannot be checked: {e}")),
+    }
 }
 
 /// Writes `model` with `description` into `out`; returns the file as written.

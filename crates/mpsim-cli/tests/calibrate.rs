@@ -296,6 +296,14 @@ fn calibrate_from_osu_names_the_line_of_a_malformed_row() {
             "2K                      0.15",
             "5: size `2K` is not a whole number of bytes",
         ),
+        (
+            "2                       -0.22",
+            "5: latency `-0.22` us is negative",
+        ),
+        (
+            "2                       1e300",
+            "5: latency `1e300` us is too large: at most 18446744073709551.615 us",
+        ),
     ];
     for (i, (row, want)) in cases.into_iter().enumerate() {
         let mut lines: Vec<&str> = good.lines().collect();
@@ -325,5 +333,65 @@ fn calibrate_from_osu_missing_file_is_a_clear_error() {
     assert!(
         stderr.starts_with(&format!("mpsim: {}: cannot read: ", missing.display())),
         "{stderr}"
+    );
+}
+
+#[test]
+fn calibrate_from_osu_skips_a_byte_order_mark() {
+    let dir = scratch("osu-bom");
+    let file = dir.join("bom.txt");
+    let good = fs::read(sample("osu_latency-v7.1.txt")).expect("the sample reads");
+    fs::write(&file, [&b"\xef\xbb\xbf"[..], &good].concat()).expect("written");
+    let out = from_osu(&file, &dir.join("model"), &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let model = Model::load(dir.join("model")).expect("the model loads");
+    let rows = osu_rows(&sample("osu_latency-v7.1.txt"));
+    assert_eq!(model.ssend.points(), &rows[..]);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn calibrate_from_osu_dev_zero_is_refused_at_once() {
+    let dir = scratch("osu-zero");
+    let out = from_osu(Path::new("/dev/zero"), &dir.join("model"), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "mpsim: /dev/zero: binary data (a NUL byte on line 1), not osu_latency output\n"
+    );
+}
+
+#[test]
+fn calibrate_out_that_cannot_be_a_directory_fails_before_measuring() {
+    let dir = scratch("out-file");
+    let file = dir.join("existing");
+    fs::write(&file, "not a directory").expect("written");
+    let under_file = file.join("model");
+    for (out, what) in [
+        (&file, "exists and is not a directory"),
+        (
+            &under_file,
+            &*format!("cannot be created: {} is not a directory", file.display()),
+        ),
+    ] {
+        let out_arg = out.to_str().expect("UTF-8");
+        // The default sweep takes seconds: failing after it would show in the time, and in
+        // the "calibrating ..." line printed before measuring.
+        let run = mpsim(&["calibrate", "--backend", "threads", "--out", out_arg]);
+        let stderr = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "mpsim: --out {out_arg}: {what}; --out names a directory"
+            )),
+            "{stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "nothing was measured: {stderr}");
+        let run = from_osu(&sample("osu_latency-v5.8.txt"), out, &[]);
+        assert!(text(&run.stderr).contains(what), "{}", text(&run.stderr));
+    }
+    assert_eq!(
+        fs::read_to_string(&file).expect("still there"),
+        "not a directory"
     );
 }

@@ -406,3 +406,113 @@ fn plot_malformed_traces_fail_with_one_line_naming_the_problem() {
         }
     }
 }
+
+/// The trace at `trace` with each complete span (`X`) written as a `B`/`E` pair, as tools that
+/// do not write `X` events write spans.
+fn as_begin_end(trace: &Path, name: &str) -> PathBuf {
+    let mut doc: Value =
+        serde_json::from_str(&fs::read_to_string(trace).expect("read")).expect("JSON");
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    let mut pairs = Vec::new();
+    for e in events {
+        if e["ph"] != "X" {
+            pairs.push(e.clone());
+            continue;
+        }
+        // The simulator writes microseconds with three decimals: whole nanoseconds.
+        let ns = |field: &str| (e[field].as_f64().expect("a time") * 1000.0).round() as u64;
+        let (start, end) = (ns("ts"), ns("ts") + ns("dur"));
+        let mut begin = e.clone();
+        let fields = begin.as_object_mut().expect("an event object");
+        fields.remove("dur");
+        fields.insert("ph".into(), "B".into());
+        let end = serde_json::json!({
+            "ph": "E",
+            "pid": e["pid"],
+            "tid": e["tid"],
+            "ts": serde_json::Number::from_f64(end as f64 / 1000.0),
+        });
+        assert_eq!(
+            begin["ts"].as_f64().map(|t| (t * 1000.0).round() as u64),
+            Some(start)
+        );
+        pairs.extend([begin, end]);
+    }
+    doc["traceEvents"] = Value::Array(pairs);
+    let path = scratch(name);
+    fs::write(&path, doc.to_string()).expect("write");
+    path
+}
+
+#[test]
+fn plot_draws_begin_end_pairs_as_the_spans_they_make() {
+    let trace = trace_of("be-complete.json", 3, polling_ring);
+    let pairs = as_begin_end(&trace, "be-pairs.json");
+    let (complete_out, complete) = plot(&trace, "be-complete.svg", &[]);
+    let (pairs_out, paired) = plot(&pairs, "be-pairs.svg", &[]);
+    let rects = |svg: &str| -> Vec<String> {
+        let doc = roxmltree::Document::parse(svg).expect("XML");
+        in_group(&doc, "spans", "rect")
+            .iter()
+            .map(|r| {
+                let title = r.first_child().and_then(|c| c.text()).unwrap_or_default();
+                format!("{:?} {:?} {title}", r.attribute("x"), r.attribute("width"))
+            })
+            .collect()
+    };
+    let spans = events(&trace).iter().filter(|e| e["ph"] == "X").count();
+    assert!(spans > 0);
+    assert_eq!(rects(&paired), rects(&complete));
+    assert_eq!(rects(&paired).len(), spans);
+    let summary = |out: &str| out.split_once(": ").map(|(_, s)| s.to_owned());
+    assert_eq!(summary(&pairs_out), summary(&complete_out));
+}
+
+#[test]
+fn plot_a_trace_with_nothing_to_draw_says_so() {
+    let (path, err) = plot_fails(
+        "instants.json",
+        Some(r#"{"traceEvents":[{"ph":"i","pid":1,"tid":0,"ts":1,"name":"mark"}]}"#),
+    );
+    assert_eq!(
+        err,
+        format!(
+            "mpsim: {path}: nothing to draw: mpsim plot draws `X` spans, `B`/`E` pairs and \
+             `s`/`f` message flows, and this trace has 1 events of phase `i`, which it skips\n"
+        )
+    );
+    assert!(!Path::new(&format!("{path}.svg")).exists(), "no picture");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn plot_dev_zero_is_refused_at_once() {
+    let out = scratch("zero.svg");
+    let run = mpsim(&["plot", "/dev/zero", "-o", out.to_str().expect("UTF-8")]);
+    assert_eq!(run.status.code(), Some(1));
+    assert_eq!(
+        text(&run.stderr),
+        "mpsim: /dev/zero: binary data (a NUL byte on line 1), not a trace\n"
+    );
+}
+
+#[test]
+fn plot_window_in_fractions_of_a_nanosecond_is_refused_in_the_flags_terms() {
+    let trace = trace_of("ring-fraction.json", 2, |w| ring(w, 1));
+    let path = trace.to_str().expect("UTF-8");
+    let out = scratch("fraction.svg");
+    let out = out.to_str().expect("UTF-8");
+    let run = mpsim(&["plot", path, "-o", out, "--from", "1.5", "--to", "1.6"]);
+    let err = text(&run.stderr);
+    // A bad flag value is a usage error (clap's exit status 2) naming the flag.
+    assert_eq!(run.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("'--from <FROM>': `1.5` is not a whole number of nanoseconds"),
+        "{err}"
+    );
+    let run = mpsim(&["plot", path, "-o", out, "--from", "2us", "--to", "1us"]);
+    assert_eq!(
+        text(&run.stderr),
+        "mpsim: nothing to show: --to 1 us is not after --from 2 us\n"
+    );
+}

@@ -17,15 +17,19 @@
 //! - [`Report`]: what a run predicts.
 //! - [`MemoryWatch`]: the host's memory, watched so that a run too big for it ends with an
 //!   error, not a kill.
+//! - [`input`]: input files read whole with a cap per kind, for model files here and the
+//!   `mpsim` command's inputs.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod event;
 mod fifo;
 mod host_memory;
+pub mod input;
 mod kernel;
 mod model;
 mod model_file;
+mod model_value;
 mod parallel;
 mod partition;
 mod quad_heap;

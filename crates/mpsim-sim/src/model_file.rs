@@ -52,8 +52,11 @@
 //!
 //! Loading checks everything and names the file and line of the first problem: TOML syntax,
 //! unknown keys (a misspelt key is an error, not a silently ignored one), types, units and
-//! ranges in `model.toml`; missing or unreadable tables (with the key that names them); and in
-//! each table, the row that is malformed, not increasing, or has a zero delay. No input makes
+//! ranges in `model.toml` (with the key, the value as written, and the limit it breaks:
+//! [`crate::model_value`]); missing or unreadable tables (with the key that names them); and in
+//! each table, the row that is malformed, not increasing, or has a zero delay. Files are read
+//! through [`crate::input`]: one that is not a model file or a table at all (over 64 MiB, or
+//! binary data such as `/dev/zero`) is refused as it is read, not read forever. No input makes
 //! it panic.
 //!
 //! The embedded default model ([`ModelFile::embedded_default`], equal to
@@ -68,7 +71,12 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::{Spanned, Value};
 
+use crate::input::{self, InputError};
 use crate::model::{ComputeMode, CpuModel, DelayTable, Model};
+use crate::model_value::{
+    BSP_G, CORES, FACTOR, FLOPS, Kind, MAX_FACTOR_PPM, SIZE, Scalar, TIME, overflow_message,
+    quantity, shorten, zero_message,
+};
 use crate::units::{BINARY_SIZES, exact_decimal, in_largest_unit};
 
 const DEFAULT_TOML: &str = include_str!("../models/default/model.toml");
@@ -81,28 +89,26 @@ pub const DEFAULT_MODEL_NAME: &str = "default";
 /// The name of a model's TOML file inside a model directory.
 pub const MODEL_TOML: &str = "model.toml";
 
-/// The largest `host_to_target` a file may hold (so that it round-trips exactly through TOML's
-/// floating-point numbers).
-const MAX_HOST_TO_TARGET_PPM: u64 = 1_000_000_000_000;
-
 /// Why a model file could not be loaded or written. Every message names the file, and where a
 /// line applies, the line (`file:line: ...`), on one line.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelFileError {
-    /// A model file could not be read.
-    #[error("{}: cannot read: {error}", path.display())]
+    /// A model file could not be read, or is not one: larger than any model file
+    /// ([`input::MODEL_FILE`]) or binary data.
+    #[error("{}: {error}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// Why.
-        error: io::Error,
+        error: InputError,
     },
-    /// A delay table named in `model.toml` could not be read.
+    /// A delay table named in `model.toml` could not be read (missing, unreadable), or is not
+    /// one: larger than any delay table ([`input::DELAY_TABLE`]) or binary data.
     #[error(
-        "{}:{line}: `{key}`: cannot read {}: {error}",
+        "{}:{line}: `{key}`: {}",
         file.display(),
-        one_line(&table.display().to_string())
+        table_problem(table, error)
     )]
     MissingTable {
         /// The TOML file that names the table.
@@ -114,7 +120,7 @@ pub enum ModelFileError {
         /// The path tried.
         table: PathBuf,
         /// Why it could not be read.
-        error: io::Error,
+        error: InputError,
     },
     /// `model.toml` is not valid TOML, or not the expected shape: a syntax error, an unknown or
     /// missing key, a value of the wrong type.
@@ -164,6 +170,16 @@ pub enum ModelFileError {
         /// Which value, and why.
         what: String,
     },
+}
+
+/// What is wrong with a table named in `model.toml`: `cannot read PATH: why` when it could not
+/// be read, else `PATH: why` (`ssend.csv: more than 64 MiB, not a delay table`).
+fn table_problem(table: &Path, error: &InputError) -> String {
+    let table = one_line(&table.display().to_string());
+    match error.io() {
+        Some(e) => format!("cannot read {table}: {e}"),
+        None => format!("{table}: {error}"),
+    }
 }
 
 impl ModelFileError {
@@ -216,16 +232,13 @@ impl ModelFile {
         } else {
             path.to_path_buf()
         };
-        let bytes = fs::read(&file).map_err(|error| ModelFileError::Read {
-            path: file.clone(),
-            error,
+        let bytes = input::read_capped(&file, &input::MODEL_FILE).map_err(|error| {
+            ModelFileError::Read {
+                path: file.clone(),
+                error,
+            }
         })?;
-        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        parse(&bytes, &file, &mut |rel| {
-            let table = dir.join(rel);
-            let bytes = fs::read(&table);
-            (table, bytes)
-        })
+        parse(&bytes, &file, &mut tables_beside(&file))
     }
 
     /// [`ModelFile::load`], except that the name `default` is the embedded default model (write
@@ -248,7 +261,7 @@ impl ModelFile {
             let text = match rel {
                 "ssend.csv" => Ok(DEFAULT_SSEND.as_bytes().to_vec()),
                 "bsend.csv" => Ok(DEFAULT_BSEND.as_bytes().to_vec()),
-                _ => Err(io::Error::from(io::ErrorKind::NotFound)),
+                _ => Err(InputError::Io(io::ErrorKind::NotFound.into())),
             };
             (table, text)
         })
@@ -257,12 +270,7 @@ impl ModelFile {
     /// Parses `model.toml` text; `file` names it in messages, and its directory is where the
     /// tables are read from.
     pub fn parse(text: &str, file: &Path) -> Result<Self, ModelFileError> {
-        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        parse(text.as_bytes(), file, &mut |rel| {
-            let table = dir.join(rel);
-            let bytes = fs::read(&table);
-            (table, bytes)
-        })
+        parse(text.as_bytes(), file, &mut tables_beside(file))
     }
 
     /// The TOML text of this model, naming its tables `ssend.csv` and `bsend.csv`.
@@ -342,46 +350,160 @@ struct RawMeta {
 struct RawNetwork {
     ssend_table: Spanned<String>,
     bsend_table: Spanned<String>,
-    ack_latency: Spanned<Value>,
-    eager_threshold: Option<Spanned<Value>>,
-    bsend_overhead: Option<Spanned<Value>>,
-    system_buffer: Option<Spanned<Value>>,
-    poll_cost: Option<Spanned<Value>>,
+    ack_latency: Spanned<Scalar>,
+    eager_threshold: Option<Spanned<Scalar>>,
+    bsend_overhead: Option<Spanned<Scalar>>,
+    system_buffer: Option<Spanned<Scalar>>,
+    poll_cost: Option<Spanned<Scalar>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCompute {
     mode: Option<Spanned<String>>,
-    flops_per_s: Option<Spanned<Value>>,
-    host_to_target: Option<Spanned<Value>>,
+    flops_per_s: Option<Spanned<Scalar>>,
+    host_to_target: Option<Spanned<Scalar>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawBsp {
-    g: Option<Spanned<Value>>,
-    l: Option<Spanned<Value>>,
+    g: Option<Spanned<Scalar>>,
+    l: Option<Spanned<Scalar>>,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawCpu {
-    send_overhead: Option<Spanned<Value>>,
-    recv_overhead: Option<Spanned<Value>>,
-    cores: Option<Spanned<Value>>,
-    wake_latency: Option<Spanned<Value>>,
-    measure_overhead: Option<Spanned<Value>>,
-    concurrent_slowdown: Option<Spanned<Value>>,
+    send_overhead: Option<Spanned<Scalar>>,
+    recv_overhead: Option<Spanned<Scalar>>,
+    cores: Option<Spanned<Scalar>>,
+    wake_latency: Option<Spanned<Scalar>>,
+    measure_overhead: Option<Spanned<Scalar>>,
+    concurrent_slowdown: Option<Spanned<Scalar>>,
 }
 
 /// Finds a table's bytes from the string `model.toml` gives: the path tried, and its contents.
-type Resolve<'a> = dyn FnMut(&str) -> (PathBuf, io::Result<Vec<u8>>) + 'a;
+type Resolve<'a> = dyn FnMut(&str) -> (PathBuf, Result<Vec<u8>, InputError>) + 'a;
+
+/// Reads tables from files relative to the directory of `file` (a `model.toml`), capped as
+/// delay tables.
+fn tables_beside(file: &Path) -> impl FnMut(&str) -> (PathBuf, Result<Vec<u8>, InputError>) {
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    move |rel| {
+        let table = dir.join(rel);
+        let bytes = input::read_capped(&table, &input::DELAY_TABLE);
+        (table, bytes)
+    }
+}
 
 /// The 1-based line of byte `offset` in `text`.
 fn line_of(text: &[u8], offset: usize) -> usize {
     let end = offset.min(text.len());
     1 + text[..end].iter().filter(|&&b| b == b'\n').count()
+}
+
+/// A TOML error as a model file error. An error at a value (a wrong type, a number beyond what
+/// the TOML parser holds: `1e400`, an integer beyond 128 bits) is reported before the loader
+/// sees the key, so the key is found from the error's place, and the message names it like any
+/// other value's; numbers it quotes are echoed as written (serde spells `1e300` out in 301
+/// digits).
+fn toml_error(file: &Path, text: &str, e: &toml::de::Error) -> ModelFileError {
+    let message = e.message().trim().replace('\n', "; ");
+    let span = e.span().unwrap_or(0..0);
+    let written = text.get(span.clone()).unwrap_or_default().trim();
+    let line = line_of(text.as_bytes(), span.start);
+    let file = file.to_path_buf();
+    let overflow = matches!(
+        message.as_str(),
+        "integer number overflowed" | "floating-point number overflowed"
+    );
+    match e.span().and_then(|s| key_at(text, s.start)) {
+        Some(key) if overflow => ModelFileError::Value {
+            file,
+            line,
+            message: overflow_message(&key, written),
+            key,
+        },
+        Some(key) => ModelFileError::Value {
+            file,
+            line,
+            message: short_quotes(&message, written),
+            key,
+        },
+        None => ModelFileError::Toml {
+            file,
+            line,
+            message: short_quotes(&message, written),
+        },
+    }
+}
+
+/// `message` with what it quotes (between backticks) kept short: a long number as `written`,
+/// the value's text in the file, when that is a number too; anything else long, cut.
+fn short_quotes(message: &str, written: &str) -> String {
+    let numeric = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|c| c.is_ascii_digit() || b"+-._eE".contains(&c))
+    };
+    message
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            let quoted = i % 2 == 1;
+            if !quoted || part.chars().count() <= 40 {
+                part.to_owned()
+            } else if numeric(part) && numeric(written) {
+                shorten(written)
+            } else {
+                shorten(part)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+/// The key (`section.key`) whose value starts at byte `offset` of `text`, when it is written
+/// plainly, `key = value` under a `[section]` header.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let before = text.get(..offset)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let key = before[line_start..].trim_end().strip_suffix('=')?.trim();
+    let bare = |k: &str| {
+        !k.is_empty()
+            && k.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+    };
+    if !bare(key) {
+        return None;
+    }
+    let section = before[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix('[')?.split(']').next())
+        .map(str::trim)
+        .filter(|s| bare(s))?;
+    Some(format!("{section}.{key}"))
+}
+
+/// `e` with `alternative` named as the other thing the key takes: `... (or "unlimited")`.
+fn or_else(e: ModelFileError, alternative: &str) -> ModelFileError {
+    match e {
+        ModelFileError::Value {
+            file,
+            line,
+            key,
+            message,
+        } => ModelFileError::Value {
+            file,
+            line,
+            key,
+            message: format!("{message} (or {alternative})"),
+        },
+        e => e,
+    }
 }
 
 fn parse(
@@ -394,16 +516,11 @@ fn parse(
         line: line_of(bytes, e.valid_up_to()),
         message: "not UTF-8 text".into(),
     })?;
-    let raw: RawFile = toml::from_str(text).map_err(|e| ModelFileError::Toml {
-        file: file.to_path_buf(),
-        line: e.span().map_or(1, |s| line_of(bytes, s.start)),
-        message: e.message().trim().replace('\n', "; "),
-    })?;
+    let raw: RawFile = toml::from_str(text).map_err(|e| toml_error(file, text, &e))?;
     let cx = Cx { file, bytes };
     let net = &raw.network;
 
-    let ack_latency_ns = cx.time(&net.ack_latency, "network.ack_latency")?;
-    cx.positive(&net.ack_latency, "network.ack_latency", ack_latency_ns)?;
+    let ack_latency_ns = cx.positive(&net.ack_latency, "network.ack_latency", &TIME)?;
     let defaults = Model::default_machine();
     let eager_threshold = match &net.eager_threshold {
         Some(v) => cx.size(v, "network.eager_threshold")?,
@@ -414,28 +531,15 @@ fn parse(
         None => defaults.bsend_overhead,
     };
     let system_buffer = match &net.system_buffer {
-        Some(v) if matches!(v.get_ref(), Value::String(s) if s.trim() == "unbounded") => None,
-        Some(v) => Some(cx.size(v, "network.system_buffer").map_err(|e| match e {
-            ModelFileError::Value {
-                file,
-                line,
-                key,
-                message,
-            } => ModelFileError::Value {
-                file,
-                line,
-                key,
-                message: format!("{message} (or \"unbounded\")"),
-            },
-            e => e,
-        })?),
+        Some(v) if v.get_ref().as_str() == Some("unbounded") => None,
+        Some(v) => Some(
+            cx.size(v, "network.system_buffer")
+                .map_err(|e| or_else(e, "\"unbounded\""))?,
+        ),
         None => None,
     };
     let poll_cost_ns = match &net.poll_cost {
-        Some(v) => {
-            let ns = cx.time(v, "network.poll_cost")?;
-            cx.positive(v, "network.poll_cost", ns)?
-        }
+        Some(v) => cx.positive(v, "network.poll_cost", &TIME)?,
         None => defaults.poll_cost_ns,
     };
 
@@ -462,19 +566,10 @@ fn parse(
             };
         }
         if let Some(v) = &c.flops_per_s {
-            let f = cx.quantity(v, "compute.flops_per_s", &FLOPS)?;
-            flops_per_s = cx.positive(v, "compute.flops_per_s", f)?;
+            flops_per_s = cx.positive(v, "compute.flops_per_s", &FLOPS)?;
         }
         if let Some(v) = &c.host_to_target {
-            let ppm = cx.quantity(v, "compute.host_to_target", &FACTOR)?;
-            host_to_target_ppm = cx.positive(v, "compute.host_to_target", ppm)?;
-            if host_to_target_ppm > MAX_HOST_TO_TARGET_PPM {
-                return Err(cx.value_err(
-                    v.span().start,
-                    "compute.host_to_target",
-                    "must be at most 1000000".into(),
-                ));
-            }
+            host_to_target_ppm = cx.positive(v, "compute.host_to_target", &FACTOR)?;
         }
     }
 
@@ -526,88 +621,6 @@ fn parse(
     })
 }
 
-/// How a kind of quantity is written: its units, what a bare number means, and whether it is
-/// rounded to its base unit or must be whole.
-struct Kind {
-    /// What the quantity is, for messages ("a time").
-    what: &'static str,
-    /// `(suffix, base units per suffix unit)`.
-    units: &'static [(&'static str, u128)],
-    /// Base units per bare number (no unit).
-    bare: u128,
-    /// Round to the nearest base unit (else a fraction of one is an error).
-    nearest: bool,
-    /// The base unit's name, for messages.
-    base: &'static str,
-}
-
-const TIME: Kind = Kind {
-    what: "a time",
-    units: &[
-        ("ns", 1),
-        ("us", 1_000),
-        ("µs", 1_000),
-        ("ms", 1_000_000),
-        ("s", 1_000_000_000),
-    ],
-    bare: 1,
-    nearest: false,
-    base: "ns",
-};
-
-const SIZE: Kind = Kind {
-    what: "a size",
-    units: &[
-        ("B", 1),
-        ("KiB", 1 << 10),
-        ("MiB", 1 << 20),
-        ("GiB", 1 << 30),
-        ("TiB", 1 << 40),
-    ],
-    bare: 1,
-    nearest: false,
-    base: "bytes",
-};
-
-const FLOPS: Kind = Kind {
-    what: "a rate in flop/s",
-    units: &[],
-    bare: 1,
-    nearest: true,
-    base: "flop/s",
-};
-
-const COUNT: Kind = Kind {
-    what: "a count",
-    units: &[],
-    bare: 1,
-    nearest: false,
-    base: "units",
-};
-
-const FACTOR: Kind = Kind {
-    what: "a factor",
-    units: &[],
-    bare: 1_000_000,
-    nearest: true,
-    base: "millionths",
-};
-
-const BSP_G: Kind = Kind {
-    what: "a time per byte",
-    units: &[
-        ("ps/byte", 1),
-        ("ps/B", 1),
-        ("ns/byte", 1_000),
-        ("ns/B", 1_000),
-        ("us/byte", 1_000_000),
-        ("us/B", 1_000_000),
-    ],
-    bare: 1_000,
-    nearest: true,
-    base: "ps/byte",
-};
-
 /// The file being read, for messages.
 struct Cx<'a> {
     file: &'a Path,
@@ -624,44 +637,49 @@ impl Cx<'_> {
         }
     }
 
-    fn quantity(&self, v: &Spanned<Value>, key: &str, kind: &Kind) -> Result<u64, ModelFileError> {
+    fn quantity(&self, v: &Spanned<Scalar>, key: &str, kind: &Kind) -> Result<u64, ModelFileError> {
         quantity(v.get_ref(), kind).map_err(|m| self.value_err(v.span().start, key, m))
     }
 
-    fn time(&self, v: &Spanned<Value>, key: &str) -> Result<u64, ModelFileError> {
+    fn time(&self, v: &Spanned<Scalar>, key: &str) -> Result<u64, ModelFileError> {
         self.quantity(v, key, &TIME)
     }
 
-    fn size(&self, v: &Spanned<Value>, key: &str) -> Result<usize, ModelFileError> {
+    fn size(&self, v: &Spanned<Scalar>, key: &str) -> Result<usize, ModelFileError> {
         let n = self.quantity(v, key, &SIZE)?;
-        usize::try_from(n)
-            .map_err(|_| self.value_err(v.span().start, key, "too large for this machine".into()))
+        usize::try_from(n).map_err(|_| {
+            self.value_err(
+                v.span().start,
+                key,
+                format!("`{}` is too large for this machine", v.get_ref().shown()),
+            )
+        })
     }
 
-    fn positive(&self, v: &Spanned<Value>, key: &str, n: u64) -> Result<u64, ModelFileError> {
-        if n == 0 {
-            Err(self.value_err(v.span().start, key, "must be > 0".into()))
-        } else {
-            Ok(n)
+    /// A quantity that must be `> 0`; a value that rounds to 0 says so.
+    fn positive(&self, v: &Spanned<Scalar>, key: &str, kind: &Kind) -> Result<u64, ModelFileError> {
+        match self.quantity(v, key, kind)? {
+            0 => Err(self.value_err(v.span().start, key, zero_message(v.get_ref(), kind))),
+            n => Ok(n),
         }
     }
 
     /// The `[cpu]` section (extensions X1–X3).
     fn cpu(&self, c: &RawCpu) -> Result<CpuModel, ModelFileError> {
-        let time =
-            |v: &Option<Spanned<Value>>, key: &str| v.as_ref().map_or(Ok(0), |v| self.time(v, key));
+        let time = |v: &Option<Spanned<Scalar>>, key: &str| {
+            v.as_ref().map_or(Ok(0), |v| self.time(v, key))
+        };
         let cores = match &c.cores {
             None => None,
-            Some(v) if matches!(v.get_ref(), Value::String(s) if s.trim() == "unlimited") => None,
+            Some(v) if v.get_ref().as_str() == Some("unlimited") => None,
             Some(v) => {
-                let hint = "must be a whole number of cores > 0, or \"unlimited\"";
-                let n = quantity(v.get_ref(), &COUNT).map_err(|m| {
-                    self.value_err(v.span().start, "cpu.cores", format!("{m}; {hint}"))
-                })?;
-                match u32::try_from(n) {
-                    Ok(n) if n > 0 => Some(n),
-                    _ => return Err(self.value_err(v.span().start, "cpu.cores", hint.into())),
-                }
+                let n = self
+                    .positive(v, "cpu.cores", &CORES)
+                    .map_err(|e| or_else(e, "\"unlimited\""))?;
+                // `CORES.max` is `u32::MAX`, so this cannot fail; the error keeps it a message.
+                Some(u32::try_from(n).map_err(|_| {
+                    self.value_err(v.span().start, "cpu.cores", "too many cores".into())
+                })?)
             }
         };
         Ok(CpuModel {
@@ -671,17 +689,7 @@ impl Cx<'_> {
             wake_latency_ns: time(&c.wake_latency, "cpu.wake_latency")?,
             measure_overhead_ns: time(&c.measure_overhead, "cpu.measure_overhead")?,
             concurrent_slowdown_ppm: match &c.concurrent_slowdown {
-                Some(v) => {
-                    let ppm = self.quantity(v, "cpu.concurrent_slowdown", &FACTOR)?;
-                    if ppm > MAX_HOST_TO_TARGET_PPM {
-                        return Err(self.value_err(
-                            v.span().start,
-                            "cpu.concurrent_slowdown",
-                            "must be at most 1000000".into(),
-                        ));
-                    }
-                    ppm
-                }
+                Some(v) => self.quantity(v, "cpu.concurrent_slowdown", &FACTOR)?,
                 None => 0,
             },
         })
@@ -714,91 +722,6 @@ impl Cx<'_> {
         let table = parse_table(name, &path, &bytes)?;
         Ok((table, path))
     }
-}
-
-/// The exact decimal text of a TOML number or string, or why it is not one.
-fn number_text(v: &Value) -> Result<String, String> {
-    match v {
-        Value::Integer(i) if *i < 0 => Err(format!("{i} is negative")),
-        Value::Integer(i) => Ok(i.to_string()),
-        Value::Float(f) if !f.is_finite() => Err(format!("{f} is not a finite number")),
-        Value::Float(f) if *f < 0.0 => Err(format!("{f} is negative")),
-        // Rust prints a float as the shortest decimal that reads back as the same float, and
-        // never in exponent form: the number the file meant.
-        Value::Float(f) if *f == 0.0 => Ok("0".into()),
-        Value::Float(f) => Ok(f.to_string()),
-        Value::String(s) => Ok(s.trim().to_string()),
-        other => {
-            let t = other.type_str();
-            let a = if t.starts_with(['a', 'e', 'i', 'o', 'u']) {
-                "an"
-            } else {
-                "a"
-            };
-            Err(format!("expected a number or a string, found {a} {t}"))
-        }
-    }
-}
-
-/// Reads a quantity of `kind` in its base unit.
-fn quantity(v: &Value, kind: &Kind) -> Result<u64, String> {
-    let text = number_text(v)?;
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (num, unit) = (&text[..split], text[split..].trim());
-    let units_hint = || {
-        if kind.units.is_empty() {
-            format!("{} is a plain number", kind.what)
-        } else {
-            let names: Vec<&str> = kind.units.iter().map(|u| u.0).collect();
-            format!("{} takes {}", kind.what, names.join(", "))
-        }
-    };
-    if num.is_empty() {
-        return Err(if text.starts_with('-') {
-            format!("`{text}` is negative")
-        } else {
-            format!("`{text}` is not {}; {}", kind.what, units_hint())
-        });
-    }
-    let scale = if unit.is_empty() {
-        kind.bare
-    } else {
-        kind.units
-            .iter()
-            .find(|u| u.0 == unit)
-            .map(|u| u.1)
-            .ok_or_else(|| format!("unknown unit `{unit}` in `{text}`; {}", units_hint()))?
-    };
-    let bad = || format!("`{num}` is not a number");
-    let (int, frac) = match num.split_once('.') {
-        Some((i, f)) if !f.contains('.') && i.len() + f.len() > 0 => (i, f),
-        Some(_) => return Err(bad()),
-        None => (num, ""),
-    };
-    let frac = frac.trim_end_matches('0');
-    let too_large = || format!("`{text}` is too large");
-    if frac.len() > 30 {
-        return Err(format!("`{text}` has too many decimal digits"));
-    }
-    let mut mant: u128 = 0;
-    for d in int.bytes().chain(frac.bytes()) {
-        mant = mant
-            .checked_mul(10)
-            .and_then(|m| m.checked_add(u128::from(d - b'0')))
-            .ok_or_else(too_large)?;
-    }
-    let den = 10u128.pow(frac.len() as u32);
-    let scaled = mant.checked_mul(scale).ok_or_else(too_large)?;
-    let value = if kind.nearest {
-        scaled / den + u128::from(2 * (scaled % den) >= den)
-    } else if scaled % den == 0 {
-        scaled / den
-    } else {
-        return Err(format!("`{text}` is not a whole number of {}", kind.base));
-    };
-    u64::try_from(value).map_err(|_| too_large())
 }
 
 /// Reads one delay table (`size_bytes,delay_ns` rows).
@@ -911,7 +834,6 @@ fn record_line(bytes: &[u8], start: u64) -> usize {
     line_of(bytes, at)
 }
 
-/// One integer field of a table row.
 /// Input echoed in an error message: control characters escaped (a quoted CSV field can span
 /// lines, and every message must stay on one line) and long text shortened.
 fn shown(raw: &[u8]) -> String {
@@ -923,6 +845,7 @@ fn shown(raw: &[u8]) -> String {
     }
 }
 
+/// One integer field of a table row.
 fn table_field(raw: &[u8], column: &str) -> Result<u64, String> {
     let text = shown(raw);
     if raw.is_empty() {
@@ -945,7 +868,6 @@ fn table_field(raw: &[u8], column: &str) -> Result<u64, String> {
 // ----------------------------------------------------------------------------------------------
 // Writing
 
-/// A time with the largest unit that keeps it whole.
 /// `text` for an error message that stays on one line: what an error echoes of a model's text
 /// (a value, a key, a table's path) may hold any character; control characters are escaped
 /// (`\n`).
@@ -961,6 +883,7 @@ fn one_line(text: &str) -> String {
         .collect()
 }
 
+/// A time with the largest unit that keeps it whole.
 fn fmt_time(ns: u64) -> String {
     in_largest_unit(
         ns,
@@ -991,9 +914,9 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
     if let Err(e) = m.validate() {
         return unrepresentable(e.to_string());
     }
-    if m.host_to_target_ppm == 0 || m.host_to_target_ppm > MAX_HOST_TO_TARGET_PPM {
+    if m.host_to_target_ppm == 0 || m.host_to_target_ppm > MAX_FACTOR_PPM {
         return unrepresentable(format!(
-            "host_to_target_ppm {} is outside 1..={MAX_HOST_TO_TARGET_PPM}",
+            "host_to_target_ppm {} is outside 1..={MAX_FACTOR_PPM}",
             m.host_to_target_ppm
         ));
     }
@@ -1068,9 +991,9 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
             "measure_overhead = \"{}\"",
             fmt_time(c.measure_overhead_ns)
         );
-        if c.concurrent_slowdown_ppm > MAX_HOST_TO_TARGET_PPM {
+        if c.concurrent_slowdown_ppm > MAX_FACTOR_PPM {
             return unrepresentable(format!(
-                "concurrent_slowdown_ppm {} is above {MAX_HOST_TO_TARGET_PPM}",
+                "concurrent_slowdown_ppm {} is above {MAX_FACTOR_PPM}",
                 c.concurrent_slowdown_ppm
             ));
         }
@@ -1096,46 +1019,12 @@ fn table_csv(table: &DelayTable) -> String {
 mod tests {
     use super::*;
 
-    fn q(v: Value, kind: &Kind) -> Result<u64, String> {
+    fn q(v: Scalar, kind: &Kind) -> Result<u64, String> {
         quantity(&v, kind)
     }
 
-    fn s(text: &str) -> Value {
-        Value::String(text.into())
-    }
-
-    #[test]
-    fn units_convert_exactly() {
-        assert_eq!(q(s("150ns"), &TIME), Ok(150));
-        assert_eq!(q(s("1.5 us"), &TIME), Ok(1500));
-        assert_eq!(q(s("2ms"), &TIME), Ok(2_000_000));
-        assert_eq!(q(s("1s"), &TIME), Ok(1_000_000_000));
-        assert_eq!(q(Value::Integer(42), &TIME), Ok(42));
-        assert_eq!(q(s("64KiB"), &SIZE), Ok(65_536));
-        assert_eq!(q(s("0.5KiB"), &SIZE), Ok(512));
-        assert_eq!(q(Value::Float(1e10), &FLOPS), Ok(10_000_000_000));
-        assert_eq!(q(Value::Float(2.5), &FLOPS), Ok(3));
-        assert_eq!(q(Value::Float(1.0), &FACTOR), Ok(1_000_000));
-        assert_eq!(q(Value::Float(0.1234565), &FACTOR), Ok(123_457));
-        assert_eq!(q(s("0.125ns/byte"), &BSP_G), Ok(125));
-        assert_eq!(q(Value::Float(0.125), &BSP_G), Ok(125));
-    }
-
-    #[test]
-    fn bad_quantities_say_why() {
-        let e = |v, k| q(v, k).unwrap_err();
-        assert!(e(s("0.5ns"), &TIME).contains("whole number of ns"));
-        assert!(e(s("5 parsecs"), &TIME).contains("unknown unit `parsecs`"));
-        assert!(e(s("-5ns"), &TIME).contains("negative"));
-        assert!(e(Value::Integer(-5), &TIME).contains("negative"));
-        assert!(e(s("1.2.3ns"), &TIME).contains("not a number"));
-        assert!(e(s("."), &TIME).contains("not a number"));
-        assert!(e(s("99999999999999999999999999999999999999999ns"), &TIME).contains("too large"));
-        assert!(e(s("18446744073709551616"), &TIME).contains("too large"));
-        assert!(e(Value::Float(f64::NAN), &FLOPS).contains("finite"));
-        assert!(e(Value::Boolean(true), &TIME).contains("found a boolean"));
-        assert!(e(Value::Array(vec![]), &TIME).contains("found an array"));
-        assert!(e(s("ns"), &TIME).contains("is not a time"));
+    fn s(text: &str) -> Scalar {
+        Scalar::String(text.into())
     }
 
     #[test]

@@ -332,6 +332,16 @@ fn wrong_type_is_an_error() {
 }
 
 #[test]
+fn wrong_type_names_the_key_and_echoes_a_number_as_written() {
+    let got = toml_error(&with_line("ssend_table", "ssend_table = 1e300"));
+    assert_at(
+        &got,
+        6,
+        "`network.ssend_table`: invalid type: floating point `1e300`, expected a string",
+    );
+}
+
+#[test]
 fn unknown_unit_is_an_error() {
     let got = toml_error(&with_line("ack_latency", "ack_latency = \"200 parsecs\""));
     assert_at(&got, 8, "`network.ack_latency`: unknown unit `parsecs`");
@@ -410,6 +420,144 @@ fn model_not_utf8_is_an_error() {
     let e = Model::load(&dir).expect_err("not UTF-8");
     assert_at(&(dir.join("model.toml"), e.to_string()), 2, "not UTF-8");
     assert_eq!(e.line(), Some(2));
+}
+
+// --- inputs that are not model files: endless, huge, binary ----------------------------------
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_table_that_is_dev_zero_is_refused_at_once_naming_its_key() {
+    let toml = with_line("ssend_table", "ssend_table = \"/dev/zero\"");
+    let got = toml_error(&toml);
+    assert_at(&got, 6, "`ssend_table`: /dev/zero: binary data");
+    assert!(got.1.ends_with("not a delay table"), "{}", got.1);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_model_file_that_is_dev_zero_is_refused_at_once() {
+    let e = ModelFile::load("/dev/zero").expect_err("not a model");
+    assert_eq!(
+        e.to_string(),
+        "/dev/zero: binary data (a NUL byte on line 1), not a model file"
+    );
+    assert_eq!(e.file(), Some(Path::new("/dev/zero")));
+}
+
+/// A file of `text` and a long comment line, followed by zeros up to `len` bytes without
+/// writing them (sparse). The comment keeps the zeros past the start the reader sniffs for
+/// binary data, so it is the size that is refused.
+fn padded(path: &Path, text: &str, len: u64) {
+    fs::write(path, format!("{text}\n#{}\n", "-".repeat(16 << 10))).expect("write");
+    fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_len(len))
+        .expect("extend");
+}
+
+#[test]
+fn a_table_over_64_mib_is_not_a_delay_table() {
+    let dir = good();
+    padded(&dir.join("bsend.csv"), GOOD_BSEND, (64 << 20) + 1);
+    let e = Model::load(&dir).expect_err("too large");
+    let msg = e.to_string();
+    let want = format!(
+        "`bsend_table`: {}: more than 64 MiB, not a delay table",
+        dir.join("bsend.csv").display()
+    );
+    assert!(msg.ends_with(&want), "{msg}");
+    assert_eq!(e.line(), Some(7));
+}
+
+#[test]
+fn a_model_file_over_64_mib_is_not_a_model_file() {
+    let dir = good();
+    padded(&dir.join("model.toml"), GOOD_TOML, (64 << 20) + 1);
+    let e = Model::load(&dir).expect_err("too large");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: more than 64 MiB, not a model file",
+            dir.join("model.toml").display()
+        )
+    );
+}
+
+// --- numbers beyond TOML's or the model's range name the key and the limit ------------------
+
+#[test]
+fn cores_beyond_u32_name_the_key_and_the_limit() {
+    let line = GOOD_TOML.lines().count() + 3;
+    for (cores, want) in [
+        (
+            "18446744073709551615",
+            "`cpu.cores`: `18446744073709551615` is too large: at most 4294967295 (or \"unlimited\")",
+        ),
+        (
+            "4294967296",
+            "`cpu.cores`: `4294967296` is too large: at most 4294967295 (or \"unlimited\")",
+        ),
+        (
+            "18446744073709551616",
+            "`cpu.cores`: `18446744073709551616` is too large: at most 4294967295 (or \"unlimited\")",
+        ),
+        (
+            "999999999999999999999999999999999999999999",
+            "`cpu.cores`: `9999999999999999999999999999999999999999…` is too large: at most 4294967295",
+        ),
+        (
+            "-9223372036854775809",
+            "`cpu.cores`: `-9223372036854775809` is negative",
+        ),
+        ("0", "`cpu.cores`: must be > 0 (or \"unlimited\")"),
+    ] {
+        let got = toml_error(&with_cpu(&format!("cores = {cores}")));
+        assert_at(&got, line, want);
+    }
+    let most = with_cpu("cores = 4294967295");
+    let dir = model_dir(
+        "cores-max",
+        most.as_bytes(),
+        GOOD_SSEND.as_bytes(),
+        GOOD_BSEND.as_bytes(),
+    );
+    assert_eq!(Model::load(&dir).expect("loads").cpu.cores, Some(u32::MAX));
+}
+
+#[test]
+fn extreme_factors_are_echoed_short_with_the_limit() {
+    for (value, want) in [
+        (
+            "1e-300",
+            "`compute.host_to_target`: `1e-300` rounds to 0 (it is kept in whole millionths); must be > 0",
+        ),
+        (
+            "1e300",
+            "`compute.host_to_target`: `1e300` is too large: at most 1000000",
+        ),
+        (
+            "1e400",
+            "`compute.host_to_target`: `1e400` is too large: at most 1000000",
+        ),
+        ("0.0", "`compute.host_to_target`: must be > 0"),
+    ] {
+        let got = toml_error(&with_line(
+            "host_to_target",
+            &format!("host_to_target = {value}"),
+        ));
+        assert_at(&got, 17, want);
+        assert!(got.1.ends_with(want), "{}", got.1);
+    }
+}
+
+#[test]
+fn a_value_far_beyond_the_limit_in_a_string_is_too_large() {
+    let got = toml_error(&with_line(
+        "l =",
+        "l = \"99999999999999999999999999999999999999999999s\"",
+    ));
+    assert_at(&got, 21, "is too large: at most 18446744073709551615ns");
 }
 
 #[test]
@@ -506,6 +654,11 @@ fn hostile_text() -> impl Strategy<Value = String> {
         Just("18446744073709551616".to_string()),
         Just("99999999999999999999999999999999999999999999".to_string()),
         Just("1e400".to_string()),
+        Just("1e300".to_string()),
+        Just("1e-300".to_string()),
+        Just("4294967296".to_string()),
+        Just("18446744073709551615".to_string()),
+        Just("340282366920938463463374607431768211456".to_string()),
         Just("nan".to_string()),
         Just("\"12 parsecs\"".to_string()),
         Just("\"1.5ns\"".to_string()),
@@ -539,6 +692,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
                 "l = ",
                 "mode = ",
                 "bsend_table = ",
+                "cores = ",
+                "concurrent_slowdown = ",
                 "",
                 "8,",
                 ","
@@ -604,6 +759,9 @@ fn apply(file: &[u8], m: &Mutation) -> Vec<u8> {
     f
 }
 
+/// The `[cpu]` section of the TOML the fuzz test spoils, so that its keys are spoilt too.
+const FUZZ_CPU: &str = "send_overhead = \"300ns\"\ncores = 2\nconcurrent_slowdown = 0.09";
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -620,7 +778,7 @@ proptest! {
         };
         let dir = model_dir(
             "fuzz",
-            &spoil(GOOD_TOML, &toml_edits),
+            &spoil(&with_cpu(FUZZ_CPU), &toml_edits),
             &spoil(GOOD_SSEND, &ssend_edits),
             &spoil(GOOD_BSEND, &bsend_edits),
         );
@@ -637,6 +795,9 @@ proptest! {
                 prop_assert!(msg.starts_with(&at), "{}", msg);
             }
             prop_assert!(!msg.contains('\n'), "one line: {}", msg);
+            // What a message echoes of the files is cut short (no 300-digit numbers).
+            let echoed = msg.len() - file.display().to_string().len();
+            prop_assert!(echoed < 300, "{} characters: {}", echoed, msg);
         }
         let _ = fs::remove_dir_all(&dir);
     }

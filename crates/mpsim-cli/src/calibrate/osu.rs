@@ -18,11 +18,13 @@
 //! unlike `--backend`, whose pings are answered by 0-byte messages, every row already is one
 //! message's one-way time.
 //!
-//! Rules: `#` lines and blank lines are skipped, except that an `# OSU ...` title without
-//! `Latency` (`osu_bw`, say) is refused, since its figures are not times; a row is
-//! `SIZE LATENCY_US` with further columns ignored (`-F` statistics, `--validation`'s verdict);
-//! sizes strictly increase; a latency must come to at least 1 ns. Anything else is an error
-//! naming `FILE:LINE`.
+//! Rules: a UTF-8 byte order mark is skipped (as the model loader skips one); `#` lines and
+//! blank lines are skipped, except that an `# OSU ...` title without `Latency` (`osu_bw`, say)
+//! is refused, since its figures are not times; a row is `SIZE LATENCY_US` with further columns
+//! ignored (`-F` statistics, `--validation`'s verdict); sizes strictly increase; a latency must
+//! come to at least 1 ns (a negative one, or one beyond `u64` nanoseconds, is said to be so).
+//! Anything else is an error naming `FILE:LINE`. The file is read through `mpsim_sim::input`,
+//! capped at 64 MiB ([`OSU_OUTPUT`]).
 //!
 //! What osu_latency cannot tell: it times standard sends only, so by default (`--mode both`)
 //! the same table is `ssend` and `bsend`, without the synchronous handshake of an ssend or the
@@ -30,13 +32,21 @@
 //! ack latency is the 0-byte row's (a 0-byte one-way time, as for `--backend`), or without one
 //! the smallest size's, the nearest thing measured. Everything else is the default model's.
 
-use std::fs;
 use std::path::Path;
 
 use clap::ValueEnum;
 use mpsim::sim::{DelayTable, Model};
+use mpsim_sim::input::{self, InputKind};
 
 use super::{OsuMode, report, utc_now, write_model};
+use crate::plot::decimal::{DecimalError, decimal_scaled};
+
+/// osu_latency output: a line per size, a few dozen lines; 64 MiB is far beyond any real one.
+const OSU_OUTPUT: InputKind = InputKind {
+    what: "osu_latency output",
+    max_bytes: 64 << 20,
+    too_large: "not osu_latency output",
+};
 
 /// A parsed `osu_latency` output.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,7 +59,8 @@ struct OsuLatency {
 
 /// Converts `file` and writes the model into `out`; returns what to print.
 pub(super) fn run(file: &Path, mode: OsuMode, out: &Path) -> Result<String, String> {
-    let bytes = fs::read(file).map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
+    let bytes =
+        input::read_capped(file, &OSU_OUTPUT).map_err(|e| format!("{}: {e}", file.display()))?;
     // Invalid UTF-8 shows up as a malformed row with its line number, not as a read error.
     let osu = parse(&String::from_utf8_lossy(&bytes), file)?;
     let table = |name: &str| {
@@ -114,6 +125,7 @@ fn parse(text: &str, file: &Path) -> Result<OsuLatency, String> {
     let mut title = None;
     let mut points: Vec<(u64, u64)> = Vec::new();
     let mut prev: Option<(u64, usize)> = None; // (size, line)
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
@@ -187,23 +199,28 @@ fn whole_number(text: &str) -> Option<u64> {
     text.parse().ok()
 }
 
-/// Microseconds as printed (`0.18`, `320.50`, `12`) to whole nanoseconds, exactly; digits past
-/// the nanosecond round half up.
+/// Microseconds as printed (`0.18`, `320.50`, `12`, and in exponent form `1.5e2`) to whole
+/// nanoseconds, exactly; digits past the nanosecond round half up.
 fn latency_ns(text: &str) -> Result<u64, String> {
-    let bad = || format!("latency `{}` is not a number of microseconds", shown(text));
-    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
-    if int.is_empty() || !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
-        return Err(bad());
-    }
-    let too_large = || format!("latency `{}` us is too large", shown(text));
-    let us = whole_number(int).ok_or_else(too_large)?;
-    let (ns_digits, rest) = frac.split_at(frac.len().min(3));
-    // Pad to three digits: ".5" us is 500 ns.
-    let ns = format!("{ns_digits:0<3}").parse::<u64>().unwrap_or(0);
-    let round_up = u64::from(rest.as_bytes().first().is_some_and(|&d| d >= b'5'));
-    us.checked_mul(1_000)
-        .and_then(|v| v.checked_add(ns + round_up))
-        .ok_or_else(too_large)
+    // `12.` is how some printf formats end a whole number; JSON's grammar, which
+    // `decimal_scaled` follows, wants a digit after the point.
+    let number = text
+        .strip_suffix('.')
+        .filter(|n| !n.contains('.'))
+        .unwrap_or(text);
+    decimal_scaled(number, 3).map_err(|e| {
+        let text = shown(text);
+        match e {
+            DecimalError::Negative => format!("latency `{text}` us is negative"),
+            DecimalError::TooLarge => format!(
+                "latency `{text}` us is too large: at most {} us",
+                mpsim_sim::units::exact_decimal(u64::MAX, 3)
+            ),
+            DecimalError::NotANumber => {
+                format!("latency `{text}` is not a number of microseconds")
+            }
+        }
+    })
 }
 
 /// Input echoed in a message: control characters escaped, long text cut.
@@ -234,15 +251,49 @@ mod tests {
         assert_eq!(latency_ns("0.0004"), Ok(0));
         assert_eq!(latency_ns("0.0015"), Ok(2));
         assert_eq!(latency_ns("1.2344"), Ok(1_234));
+        assert_eq!(latency_ns("1e3"), Ok(1_000_000));
         assert!(latency_ns(".5").unwrap_err().contains("not a number"));
-        assert!(latency_ns("-1.0").unwrap_err().contains("not a number"));
-        assert!(latency_ns("1e3").unwrap_err().contains("not a number"));
         assert!(latency_ns("1.2.3").unwrap_err().contains("not a number"));
+        assert!(latency_ns("fast").unwrap_err().contains("not a number"));
+    }
+
+    #[test]
+    fn negative_and_huge_latencies_say_so() {
+        assert_eq!(
+            latency_ns("-0.22"),
+            Err("latency `-0.22` us is negative".into())
+        );
+        assert_eq!(
+            latency_ns("1e300"),
+            Err("latency `1e300` us is too large: at most 18446744073709551.615 us".into())
+        );
         assert!(
             latency_ns("99999999999999999999")
                 .unwrap_err()
                 .contains("too large")
         );
+        assert_eq!(
+            parsed("1 0.15\n8 -0.22\n"),
+            Err("lat.txt:2: latency `-0.22` us is negative".into())
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let with_bom = "\u{feff}# OSU MPI Latency Test v7.1\n1 0.15\n";
+        assert_eq!(
+            parsed(with_bom),
+            Ok(OsuLatency {
+                title: Some("OSU MPI Latency Test v7.1".into()),
+                points: vec![(1, 150)],
+            })
+        );
+    }
+
+    #[test]
+    fn endless_or_binary_input_is_refused_with_its_kind() {
+        let e = input::read_capped_from(std::io::repeat(b'1'), 0, &OSU_OUTPUT).unwrap_err();
+        assert_eq!(e.to_string(), "more than 64 MiB, not osu_latency output");
     }
 
     #[test]

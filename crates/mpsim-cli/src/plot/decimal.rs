@@ -1,8 +1,9 @@
 //! Exact decimals: a JSON number's text times a power of ten, as an integer, without going
 //! through `f64` (which cannot hold 0.1 and loses nanoseconds past 2^53).
 //!
-//! Trace timestamps are microseconds with nanosecond digits (`12.345`), and `--from 2.5us`
-//! is a decimal with a unit: both become integer nanoseconds here.
+//! Trace timestamps are microseconds with nanosecond digits (`12.345`), `--from 2.5us` is a
+//! decimal with a unit, and `calibrate --from-osu` reads osu_latency's microseconds (`0.15`):
+//! all become integer nanoseconds here.
 
 /// A decimal that is not a non-negative number of units the size of `u64`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,10 +16,36 @@ pub enum DecimalError {
     TooLarge,
 }
 
+/// What is left of a decimal past its whole part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rest {
+    /// Nothing: the value is whole.
+    Nothing,
+    /// Less than a half.
+    BelowHalf,
+    /// A half or more.
+    HalfOrMore,
+}
+
 /// The JSON number `text` times `10^scale`, as an integer rounded to the nearest (halves up),
 /// computed on the digits: `decimal_scaled("12.345", 3) == Ok(12_345)`. Accepts what JSON
 /// accepts (sign, fraction, exponent); `-0` is 0.
 pub fn decimal_scaled(text: &str, scale: u32) -> Result<u64, DecimalError> {
+    let (whole, rest) = split_scaled(text, scale)?;
+    whole
+        .checked_add(u64::from(rest == Rest::HalfOrMore))
+        .ok_or(DecimalError::TooLarge)
+}
+
+/// Like [`decimal_scaled`], but `None` when the value is not a whole number after scaling
+/// (`decimal_exact("1.5", 0) == Ok(None)`), for values that must not be rounded.
+pub fn decimal_exact(text: &str, scale: u32) -> Result<Option<u64>, DecimalError> {
+    let (whole, rest) = split_scaled(text, scale)?;
+    Ok((rest == Rest::Nothing).then_some(whole))
+}
+
+/// The whole part of `text x 10^scale` and what is left past it.
+fn split_scaled(text: &str, scale: u32) -> Result<(u64, Rest), DecimalError> {
     let (negative, rest) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -48,7 +75,7 @@ pub fn decimal_scaled(text: &str, scale: u32) -> Result<u64, DecimalError> {
     let shift = exp - frac.len() as i64 + i64::from(scale) + (digits.len() - trimmed.len()) as i64;
     let digits = trimmed;
     if digits.is_empty() {
-        return Ok(0);
+        return Ok((0, Rest::Nothing));
     }
     if negative {
         return Err(DecimalError::Negative);
@@ -60,11 +87,13 @@ pub fn decimal_scaled(text: &str, scale: u32) -> Result<u64, DecimalError> {
         }
         let n: u128 = digits.parse().map_err(|_| DecimalError::TooLarge)?;
         let n = n * 10u128.pow(shift as u32);
-        u64::try_from(n).map_err(|_| DecimalError::TooLarge)
+        let whole = u64::try_from(n).map_err(|_| DecimalError::TooLarge)?;
+        Ok((whole, Rest::Nothing))
     } else {
+        // `digits` has no trailing zeros, so whatever is cut off is not 0.
         let cut = digits.len() as i64 + shift;
         if cut < 0 {
-            return Ok(0);
+            return Ok((0, Rest::BelowHalf));
         }
         let (whole, dropped) = digits.split_at(cut as usize);
         let whole: u64 = if whole.is_empty() {
@@ -72,10 +101,12 @@ pub fn decimal_scaled(text: &str, scale: u32) -> Result<u64, DecimalError> {
         } else {
             whole.parse().map_err(|_| DecimalError::TooLarge)?
         };
-        let round_up = dropped.as_bytes().first().is_some_and(|&d| d >= b'5');
-        whole
-            .checked_add(u64::from(round_up))
-            .ok_or(DecimalError::TooLarge)
+        let rest = if dropped.as_bytes().first().is_some_and(|&d| d >= b'5') {
+            Rest::HalfOrMore
+        } else {
+            Rest::BelowHalf
+        };
+        Ok((whole, rest))
     }
 }
 
@@ -113,5 +144,20 @@ mod tests {
         }
         assert_eq!(decimal_scaled("2.5", 6), Ok(2_500_000));
         assert_eq!(decimal_scaled("42", 0), Ok(42));
+    }
+
+    #[test]
+    fn exact_values_refuse_fractions_after_scaling() {
+        assert_eq!(decimal_exact("1.5", 0), Ok(None));
+        assert_eq!(decimal_exact("0.0001", 0), Ok(None));
+        assert_eq!(decimal_exact("1.5", 3), Ok(Some(1_500)));
+        assert_eq!(decimal_exact("1.000", 0), Ok(Some(1)));
+        assert_eq!(decimal_exact("0", 0), Ok(Some(0)));
+        assert_eq!(decimal_exact("1e-1", 1), Ok(Some(1)));
+        assert_eq!(decimal_exact("-1", 0), Err(DecimalError::Negative));
+        assert_eq!(
+            decimal_exact("18446744073709551616", 0),
+            Err(DecimalError::TooLarge)
+        );
     }
 }

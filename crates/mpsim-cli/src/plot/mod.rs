@@ -3,7 +3,9 @@
 //!
 //! Perfetto shows a trace interactively; this gives a file to look at, diff and attach to a
 //! report. The trace is Chrome trace-event JSON as `--trace` writes it (`mpsim_sim::Trace`):
-//! spans of `compute`, `poll` and blocking calls per rank, and a flow pair per message.
+//! spans of `compute`, `poll` and blocking calls per rank, and a flow pair per message (spans
+//! written as `B`/`E` pairs, as other tools write them, are drawn too). It is read whole,
+//! through `mpsim_sim::input` with a cap ([`TRACE`]).
 //!
 //! - [`parse`]: the JSON to a timeline in exact integer nanoseconds ([`decimal`]), or a
 //!   one-line error naming the file and line;
@@ -16,7 +18,7 @@
 //! It draws, it does not analyse: no critical path, no statistics beyond counts.
 
 mod axis;
-mod decimal;
+pub(crate) mod decimal;
 mod density;
 mod detail;
 mod parse;
@@ -27,12 +29,22 @@ use std::fs;
 use std::path::PathBuf;
 
 use clap::Args;
+use mpsim_sim::input::{self, InputKind};
 
 use crate::model::time;
-use decimal::{DecimalError, decimal_scaled};
+use decimal::{DecimalError, decimal_exact};
 use parse::Timeline;
 use plan::Drawn;
 use render::Options;
+
+/// A trace is read whole (events are parsed borrowing from its text), so it is capped far above
+/// what a run's `--trace` writes for a picture worth drawing, and below what would exhaust an
+/// ordinary host's memory (the text plus about a fifth of it for the events).
+const TRACE: InputKind = InputKind {
+    what: "a trace",
+    max_bytes: 4 << 30,
+    too_large: "too large for mpsim plot, which reads a trace whole",
+};
 
 /// `mpsim plot ...`.
 #[derive(Args)]
@@ -45,8 +57,8 @@ pub struct PlotArgs {
     /// Width of the image in pixels.
     #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(300..=20_000))]
     width: u32,
-    /// Start of the window shown, in ns or with a unit (`2.5us`, `1ms`, `0.1s`); default: the
-    /// trace's first event.
+    /// Start of the window shown, in whole ns or with a unit (`2.5us`, `1ms`, `0.1s`);
+    /// default: the trace's first event.
     #[arg(long, value_parser = parse_time)]
     from: Option<u64>,
     /// End of the window shown, like `--from`; default: the trace's last event.
@@ -57,26 +69,18 @@ pub struct PlotArgs {
 /// Reads the trace, writes the SVG; returns the one-line summary to print.
 pub fn run(args: PlotArgs) -> Result<String, String> {
     let path = args.trace.display();
-    let text = fs::read_to_string(&args.trace).map_err(|e| match e.kind() {
-        std::io::ErrorKind::InvalidData => format!("{path}: not valid JSON (not UTF-8 text)"),
-        _ => format!("cannot read {path}: {e}"),
+    let bytes = input::read_capped(&args.trace, &TRACE).map_err(|e| match e.io() {
+        Some(e) => format!("cannot read {path}: {e}"),
+        None => format!("{path}: {e}"),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        format!("{path}:{line}: not valid JSON (not UTF-8 text)")
     })?;
     let t = Timeline::parse(&args.trace, &text).map_err(|e| e.to_string())?;
-    let (first, last) = t.extent().unwrap_or((0, 0));
-    let from = args.from.unwrap_or(first);
-    let mut to = args.to.unwrap_or(last);
-    if to <= from {
-        if args.from.is_some() || args.to.is_some() {
-            return Err(format!(
-                "nothing to show: the window starts at {} and ends at {}",
-                time(from),
-                time(to)
-            ));
-        }
-        to = from
-            .checked_add(1)
-            .ok_or("nothing to show: the trace starts at the end of time")?;
-    }
+    let (from, to) = window(t.extent(), args.from, args.to)?;
     let options = Options {
         source: args.trace.display().to_string(),
         width: args.width,
@@ -91,6 +95,46 @@ pub fn run(args: PlotArgs) -> Result<String, String> {
         &options,
         &args.out.display().to_string(),
     ))
+}
+
+/// The window to draw: `--from` and `--to` where given, else the trace's first and last
+/// instants (`extent`); when it is empty, why, in the terms of the flags.
+fn window(
+    extent: Option<(u64, u64)>,
+    from: Option<u64>,
+    to: Option<u64>,
+) -> Result<(u64, u64), String> {
+    let (first, last) = extent.unwrap_or((0, 0));
+    let trace = |edge: &str, at: u64| match extent {
+        Some(_) => format!("the {edge} of the trace, {}", time(at)),
+        None => format!("the {edge} of the trace (it has no spans or messages)"),
+    };
+    match (from, to) {
+        (Some(f), Some(t)) if t <= f => Err(format!(
+            "nothing to show: --to {} is not after --from {}",
+            time(t),
+            time(f)
+        )),
+        (Some(f), None) if last <= f => Err(format!(
+            "nothing to show: --from {} is not before {}",
+            time(f),
+            trace("end", last)
+        )),
+        (None, Some(t)) if t <= first => Err(format!(
+            "nothing to show: --to {} is not after {}",
+            time(t),
+            trace("start", first)
+        )),
+        (Some(f), Some(t)) => Ok((f, t)),
+        (Some(f), None) => Ok((f, last)),
+        (None, Some(t)) => Ok((first, t)),
+        // A trace of one instant (or none) gets a window of 1 ns.
+        (None, None) if last <= first => first
+            .checked_add(1)
+            .map(|to| (first, to))
+            .ok_or_else(|| "nothing to show: the trace starts at the end of time".to_owned()),
+        (None, None) => Ok((first, last)),
+    }
 }
 
 /// `wrote OUT: 3 ranks, 12 spans, 6 messages, 0 ns to 4.2 us` and how big traces were drawn.
@@ -117,17 +161,30 @@ fn summary(t: &Timeline, d: &Drawn, o: &Options, out: &str) -> String {
     )
 }
 
-/// A time for `--from` / `--to`: nanoseconds, or a decimal with `ns`, `us`, `ms` or `s`.
+/// A time for `--from` / `--to`: nanoseconds, or a decimal with `ns`, `us`, `ms` or `s`. It
+/// must come to whole nanoseconds, the trace's resolution: rounding `1.5` and `1.6` would make
+/// both 2 ns and the window empty for a reason the user never wrote.
 fn parse_time(text: &str) -> Result<u64, String> {
     let text = text.trim();
-    let (number, scale) = [("ns", 0), ("us", 3), ("ms", 6), ("s", 9)]
+    let unit = [("ns", 0), ("us", 3), ("ms", 6), ("s", 9)]
         .iter()
-        .find_map(|&(unit, scale)| text.strip_suffix(unit).map(|n| (n.trim_end(), scale)))
-        .unwrap_or((text, 0));
-    decimal_scaled(number, scale).map_err(|e| match e {
-        DecimalError::TooLarge => format!("`{text}` is too large"),
-        _ => format!("`{text}` is not a time (ns, or a number with ns, us, ms or s)"),
-    })
+        .find_map(|&(unit, scale)| text.strip_suffix(unit).map(|n| (n.trim_end(), scale)));
+    let (number, scale) = unit.unwrap_or((text, 0));
+    match decimal_exact(number, scale) {
+        Ok(Some(ns)) => Ok(ns),
+        Ok(None) if unit.is_none() => Err(format!(
+            "`{text}` is not a whole number of nanoseconds (trace times are whole ns; for \
+             microseconds write `{text}us`)"
+        )),
+        Ok(None) => Err(format!(
+            "`{text}` is not a whole number of nanoseconds (trace times are whole ns)"
+        )),
+        Err(DecimalError::TooLarge) => Err(format!("`{text}` is too large")),
+        Err(DecimalError::Negative) => Err(format!("`{text}` is negative")),
+        Err(DecimalError::NotANumber) => Err(format!(
+            "`{text}` is not a time (ns, or a number with ns, us, ms or s)"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -144,5 +201,47 @@ mod tests {
         assert!(parse_time("-1").is_err());
         assert!(parse_time("3 weeks").is_err());
         assert!(parse_time("").is_err());
+    }
+
+    #[test]
+    fn window_times_are_whole_nanoseconds() {
+        let e = parse_time("1.5").unwrap_err();
+        assert!(
+            e.starts_with("`1.5` is not a whole number of nanoseconds"),
+            "{e}"
+        );
+        assert!(parse_time("1.5ns").is_err());
+        assert!(parse_time("0.0015us").is_err());
+        assert_eq!(parse_time("1.0"), Ok(1));
+        assert_eq!(parse_time("-1"), Err("`-1` is negative".into()));
+    }
+
+    #[test]
+    fn an_empty_window_says_which_flag_empties_it() {
+        let trace = Some((1_000, 5_000));
+        assert_eq!(window(trace, None, None), Ok((1_000, 5_000)));
+        assert_eq!(window(trace, Some(2_000), None), Ok((2_000, 5_000)));
+        assert_eq!(window(trace, None, Some(3_000)), Ok((1_000, 3_000)));
+        assert_eq!(window(Some((7, 7)), None, None), Ok((7, 8)));
+        assert_eq!(
+            window(trace, Some(2), Some(2)),
+            Err("nothing to show: --to 2 ns is not after --from 2 ns".into())
+        );
+        assert_eq!(
+            window(trace, Some(6_000), None),
+            Err("nothing to show: --from 6 us is not before the end of the trace, 5 us".into())
+        );
+        assert_eq!(
+            window(trace, None, Some(1_000)),
+            Err("nothing to show: --to 1 us is not after the start of the trace, 1 us".into())
+        );
+        assert_eq!(
+            window(None, Some(5), None),
+            Err(
+                "nothing to show: --from 5 ns is not before the end of the trace (it has no \
+                 spans or messages)"
+                    .into()
+            )
+        );
     }
 }

@@ -4,21 +4,25 @@
 //! Reads what `mpsim_sim::Trace::to_chrome_json` writes (and any trace of the same shapes):
 //! `ph:"M"` metadata (`thread_name` names a rank's track, `tid` = rank), `ph:"X"` spans
 //! (`tid`, `name`, `ts`, `dur`), and flow pairs `ph:"s"` / `ph:"f"` sharing an `id` for
-//! messages (sender = the start's `tid`, receiver = the end's). The document is either an object
-//! with a `traceEvents` array or a bare array of events. Other phases and unknown fields are
-//! skipped, as Perfetto skips what it does not know.
+//! messages (sender = the start's `tid`, receiver = the end's). Spans may also be written as
+//! `ph:"B"` / `ph:"E"` pairs, as other tools write them: a `B` (`tid`, `name`, `ts`) begins a
+//! span on its track (`pid`, `tid`) and the next `E` on that track ends the latest span begun
+//! there (spans on a track nest); the span keeps the `B`'s name and its place in the file. The
+//! document is either an object with a `traceEvents` array or a bare array of events. Other
+//! phases and unknown fields are skipped, as Perfetto skips what it does not know; a trace in
+//! which nothing can be drawn though it has events is an error, not an empty picture.
 //!
 //! Times in the format are microseconds written as decimals; they are converted from their text
 //! ([`super::decimal`]), never through `f64`, so `12.345` is 12,345 ns exactly. Anything that
 //! would make the plot wrong (a span without `ts`, a negative duration, a flow end without a
-//! start, ...) is an error naming the file and line of the event; a flow start whose end never
-//! comes (a message still in flight when the trace stopped) is counted, not an error.
+//! start, an `E` with no `B` open on its track, ...) is an error naming the file and line of the
+//! event; a flow start whose end never comes (a message still in flight when the trace stopped)
+//! and a `B` never ended are counted, not errors, and not drawn.
 //!
-//! Not handled: `B`/`E` begin/end pairs and several processes (mpsim writes one process, with
-//! complete `X` spans); such events are counted as skipped.
+//! Not handled: several processes (mpsim writes one): ranks are `tid`s, whatever the `pid`.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::path::Path;
 
@@ -40,6 +44,8 @@ pub struct Timeline {
     pub messages: Vec<Message>,
     /// Flow starts with no end in the file (messages in flight when the trace stopped).
     pub unfinished: usize,
+    /// `B` events with no `E` in the file (spans still open when the trace stopped).
+    pub unclosed: usize,
     /// Events of phases this reader does not draw.
     pub skipped: usize,
 }
@@ -94,6 +100,8 @@ struct RawEvent<'a> {
     #[serde(borrow, default)]
     cat: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
+    pid: Option<&'a RawValue>,
+    #[serde(borrow, default)]
     tid: Option<&'a RawValue>,
     #[serde(borrow, default)]
     ts: Option<&'a RawValue>,
@@ -127,6 +135,41 @@ struct Open {
     bytes: Option<u64>,
 }
 
+/// A `B` event waiting for its `E`: its span's place in [`Timeline::spans`] (pushed when it
+/// begins, so spans stay in file order), its name and where it is in the file (a byte offset:
+/// its line is counted only for a message).
+struct Begun {
+    span: usize,
+    name: String,
+    offset: usize,
+}
+
+/// The spans begun and not yet ended, per track (`pid` as written, `tid`): a stack each,
+/// since spans on a track nest and an `E` ends the latest one.
+#[derive(Default)]
+struct OpenSpans(BTreeMap<(String, u32), Vec<Begun>>);
+
+impl OpenSpans {
+    fn begin(&mut self, track: (String, u32), begun: Begun) {
+        self.0.entry(track).or_default().push(begun);
+    }
+
+    /// The latest span begun on `track` and not yet ended.
+    fn end(&mut self, track: &(String, u32)) -> Option<Begun> {
+        let stack = self.0.get_mut(track)?;
+        let begun = stack.pop();
+        if stack.is_empty() {
+            self.0.remove(track);
+        }
+        begun
+    }
+
+    /// The places in [`Timeline::spans`] of the spans never ended.
+    fn unclosed(&self) -> BTreeSet<usize> {
+        self.0.values().flatten().map(|b| b.span).collect()
+    }
+}
+
 impl Timeline {
     /// Reads the trace `text` of the file `path` (named in errors only).
     pub fn parse(path: &Path, text: &str) -> Result<Timeline, TraceError> {
@@ -156,9 +199,14 @@ impl Timeline {
         let mut t = Timeline::default();
         let mut name_ids: BTreeMap<String, u32> = BTreeMap::new();
         let mut open: BTreeMap<(String, String), VecDeque<Open>> = BTreeMap::new();
+        let mut begun = OpenSpans::default();
+        let mut skipped_phases: BTreeSet<String> = BTreeSet::new();
         let mut max_tid: Option<u32> = None;
         for raw in events {
-            let at = |what: String| err(Some((line_of(text, raw.get()), None)), what);
+            // The line is counted only for an error: counting it for every event made
+            // parsing quadratic (24,000 messages took 50 s).
+            let offset = offset_of(text, raw.get());
+            let at = |what: String| err(Some((line_at(text, offset), None)), what);
             let e: RawEvent = serde_json::from_str(raw.get())
                 .map_err(|e| at(format!("bad event: {}", message_only(&e))))?;
             let Some(ph) = e.ph.as_deref() else {
@@ -204,14 +252,52 @@ impl Timeline {
                     let end = start
                         .checked_add(dur)
                         .ok_or_else(|| at(format!("span `{name}` ends after the year 2554")))?;
-                    let next = name_ids.len() as u32;
-                    let name = *name_ids.entry(name.to_owned()).or_insert(next);
+                    let name = intern(&mut name_ids, name);
                     t.spans.push(Span {
                         rank,
                         name,
                         start,
                         end,
                     });
+                    rank
+                }
+                "B" => {
+                    let rank = tid(&e)?;
+                    let start = micros("ts", e.ts)?;
+                    let track = (e.pid.map_or("", RawValue::get).to_owned(), rank);
+                    let span = t.spans.len();
+                    let name = name.to_owned();
+                    begun.begin(track, Begun { span, name, offset });
+                    // The name is set when the span ends: a span never ended names nothing.
+                    t.spans.push(Span {
+                        rank,
+                        name: 0,
+                        start,
+                        end: start,
+                    });
+                    rank
+                }
+                "E" => {
+                    let rank = tid(&e)?;
+                    let end = micros("ts", e.ts)?;
+                    let track = (e.pid.map_or("", RawValue::get).to_owned(), rank);
+                    let b = begun.end(&track).ok_or_else(|| {
+                        at(format!(
+                            "`E` event on tid {rank} without a `B` before it on that track"
+                        ))
+                    })?;
+                    let span = &mut t.spans[b.span];
+                    if end < span.start {
+                        return Err(at(format!(
+                            "`E` event at ts {} ends before the `B` `{}` it ends (line {}) \
+                             begins",
+                            e.ts.map_or("", RawValue::get),
+                            b.name,
+                            line_at(text, b.offset)
+                        )));
+                    }
+                    span.end = end;
+                    span.name = intern(&mut name_ids, &b.name);
                     rank
                 }
                 "s" | "f" => {
@@ -253,6 +339,7 @@ impl Timeline {
                 "M" => continue,
                 _ => {
                     t.skipped += 1;
+                    skipped_phases.insert(ph.to_owned());
                     continue;
                 }
             };
@@ -260,6 +347,18 @@ impl Timeline {
         }
         t.ranks = max_tid.map_or(0, |m| m.saturating_add(1));
         t.unfinished = open.values().map(VecDeque::len).sum();
+        let unclosed = begun.unclosed();
+        t.unclosed = unclosed.len();
+        if !unclosed.is_empty() {
+            let mut i = 0;
+            t.spans.retain(|_| {
+                i += 1;
+                !unclosed.contains(&(i - 1))
+            });
+        }
+        if t.spans.is_empty() && t.messages.is_empty() && (t.skipped > 0 || t.unclosed > 0) {
+            return Err(err(None, nothing_to_draw(&t, &skipped_phases)));
+        }
         t.names = vec![String::new(); name_ids.len()];
         for (name, i) in name_ids {
             t.names[i as usize] = name;
@@ -290,11 +389,55 @@ impl fmt::Display for TraceError {
     }
 }
 
-/// The 1-based line of `text` on which `part`, a slice of it, starts.
-fn line_of(text: &str, part: &str) -> usize {
-    let offset = (part.as_ptr() as usize)
+/// The index of span name `name`, added to `ids` if new.
+fn intern(ids: &mut BTreeMap<String, u32>, name: &str) -> u32 {
+    if let Some(&id) = ids.get(name) {
+        return id;
+    }
+    let id = ids.len() as u32;
+    ids.insert(name.to_owned(), id);
+    id
+}
+
+/// Why a trace with events gives nothing to draw: what it holds instead.
+fn nothing_to_draw(t: &Timeline, skipped_phases: &BTreeSet<String>) -> String {
+    let mut held = Vec::new();
+    if t.skipped > 0 {
+        let phases: Vec<String> = skipped_phases
+            .iter()
+            .take(6)
+            .map(|p| format!("`{}`", p.escape_debug()))
+            .collect();
+        let more = if skipped_phases.len() > 6 {
+            ", ..."
+        } else {
+            ""
+        };
+        held.push(format!(
+            "{} events of phase {}{more}, which it skips",
+            t.skipped,
+            phases.join(", ")
+        ));
+    }
+    if t.unclosed > 0 {
+        held.push(format!("{} `B` events never ended by an `E`", t.unclosed));
+    }
+    format!(
+        "nothing to draw: mpsim plot draws `X` spans, `B`/`E` pairs and `s`/`f` message flows, \
+         and this trace has {}",
+        held.join(" and ")
+    )
+}
+
+/// Where `part`, a slice of `text`, starts in it: a byte offset.
+fn offset_of(text: &str, part: &str) -> usize {
+    (part.as_ptr() as usize)
         .saturating_sub(text.as_ptr() as usize)
-        .min(text.len());
+        .min(text.len())
+}
+
+/// The 1-based line of byte `offset` of `text`.
+fn line_at(text: &str, offset: usize) -> usize {
     1 + text.as_bytes()[..offset]
         .iter()
         .filter(|&&b| b == b'\n')
@@ -356,6 +499,86 @@ mod tests {
         );
         let object = format!("{{\"displayTimeUnit\":\"ns\",\"traceEvents\":{events}}}");
         assert_eq!(parse(&object), Ok(t));
+    }
+
+    #[test]
+    fn begin_end_pairs_are_spans_that_nest_per_track() {
+        let events = r#"{"traceEvents":[
+{"ph":"B","pid":1,"tid":0,"name":"compute","ts":0},
+{"ph":"B","pid":1,"tid":1,"name":"recv","ts":0.5},
+{"ph":"B","pid":1,"tid":0,"name":"inner","ts":0.25},
+{"ph":"E","pid":1,"tid":0,"ts":0.75},
+{"ph":"E","pid":1,"tid":0,"ts":1.5},
+{"ph":"E","pid":1,"tid":1,"ts":2},
+{"ph":"B","pid":1,"tid":2,"name":"never ended","ts":3}
+]}"#;
+        let t = parse(events).expect("parses");
+        assert_eq!(t.ranks, 3);
+        assert_eq!(t.names, ["inner", "compute", "recv"]);
+        let span = |rank, name, start, end| Span {
+            rank,
+            name,
+            start,
+            end,
+        };
+        assert_eq!(
+            t.spans,
+            [
+                span(0, 1, 0, 1_500),
+                span(1, 2, 500, 2_000),
+                span(0, 0, 250, 750)
+            ],
+            "in the order they begin"
+        );
+        assert_eq!((t.unclosed, t.skipped), (1, 0));
+        assert_eq!(t.extent(), Some((0, 2_000)));
+    }
+
+    #[test]
+    fn begin_end_problems_name_the_line() {
+        let cases = [
+            (
+                "[{\"ph\":\"B\",\"tid\":0,\"name\":\"a\",\"ts\":1},\n{\"ph\":\"E\",\"tid\":1,\"ts\":2}]",
+                "t.json:2: `E` event on tid 1 without a `B` before it on that track",
+            ),
+            (
+                "[{\"ph\":\"B\",\"pid\":1,\"tid\":0,\"ts\":1},\n{\"ph\":\"E\",\"pid\":2,\"tid\":0,\"ts\":2}]",
+                "t.json:2: `E` event on tid 0 without a `B`",
+            ),
+            (
+                "[{\"ph\":\"B\",\"tid\":0,\"name\":\"a\",\"ts\":5},\n{\"ph\":\"E\",\"tid\":0,\"ts\":2}]",
+                "t.json:2: `E` event at ts 2 ends before the `B` `a` it ends (line 1) begins",
+            ),
+            (
+                "[{\"ph\":\"B\",\"tid\":0,\"name\":\"a\"}]",
+                "t.json:1: `B` event `a` has no `ts`",
+            ),
+        ];
+        for (text, want) in cases {
+            let got = parse(text).expect_err(text);
+            assert!(
+                got.starts_with(want),
+                "{text:?}: got {got:?}, want {want:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn events_with_nothing_to_draw_are_an_error_not_an_empty_picture() {
+        let got = parse(r#"[{"ph":"i","tid":0,"ts":1},{"ph":"C","tid":0,"ts":2}]"#)
+            .expect_err("nothing drawable");
+        assert_eq!(
+            got,
+            "t.json: nothing to draw: mpsim plot draws `X` spans, `B`/`E` pairs and `s`/`f` \
+             message flows, and this trace has 2 events of phase `C`, `i`, which it skips"
+        );
+        let got = parse(r#"[{"ph":"B","tid":0,"ts":1}]"#).expect_err("never ended");
+        assert!(got.ends_with("1 `B` events never ended by an `E`"), "{got}");
+        assert_eq!(
+            parse("[]").map(|t| t.ranks),
+            Ok(0),
+            "no events: an empty picture"
+        );
     }
 
     #[test]

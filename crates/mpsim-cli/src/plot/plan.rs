@@ -132,6 +132,13 @@ impl Plan {
                 t.unfinished
             ));
         }
+        if t.unclosed > 0 {
+            notes.push(format!(
+                "{} spans begun (`B`) and never ended (`E`) by the end of the trace are not \
+                 drawn.",
+                t.unclosed
+            ));
+        }
         if t.ranks == 0 {
             notes.push("The trace has no spans or messages.".into());
         }
