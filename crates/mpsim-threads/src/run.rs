@@ -118,7 +118,7 @@ where
     if let Err(e) = crate::host_limits::check_threads(n) {
         return Outcome {
             error: Some(e),
-            trace: options.trace.then(|| trace::merge(Vec::new())),
+            trace: options.trace.then(|| trace::merge(Vec::new()).0),
             finish_ns: vec![0; n as usize],
         };
     }
@@ -218,9 +218,15 @@ where
     let mut finish_ns: Vec<u64> = ranks.iter().map(|r| r.1).collect();
     finish_ns.resize(n as usize, 0);
     let traces: Option<Vec<_>> = ranks.into_iter().map(|r| r.0).collect();
+    let mut error = lock(&shared.first_error).take();
+    let trace = traces.map(|t| {
+        let (trace, lost) = trace::merge(t);
+        error = error.take().or(lost);
+        trace
+    });
     Outcome {
-        error: lock(&shared.first_error).take(),
-        trace: traces.map(trace::merge),
+        error,
+        trace,
         finish_ns,
     }
 }

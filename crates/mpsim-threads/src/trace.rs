@@ -22,6 +22,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use mpsim_proto::error::Error;
 use mpsim_proto::p2p::ReqId;
 use mpsim_proto::trace::{Trace, TraceEvent};
 
@@ -39,24 +40,38 @@ pub(crate) struct RankTrace {
     taken: Vec<(u32, u64)>,
     /// The blocking wait in progress: `(call, request, since)`.
     open: Option<(&'static str, Option<ReqId>, u64)>,
+    /// Records dropped because the memory to keep them could not be had ([`keep`]).
+    lost: u64,
+}
+
+/// Pushes `record` onto `records`, growing it fallibly: a trace is held until the run ends and
+/// grows by doubling, one block twice its size, which a process under a memory limit may be
+/// refused (the allocator would then abort the whole process). A record that does not fit is
+/// counted in `lost` instead; the run reports it at its end ([`merge`]).
+fn keep<T>(records: &mut Vec<T>, record: T, lost: &mut u64) {
+    if records.len() == records.capacity() && records.try_reserve(1).is_err() {
+        *lost += 1;
+        return;
+    }
+    records.push(record);
 }
 
 impl RankTrace {
     /// A span of `name` from `start` to `end` (an empty one is dropped, as the simulator does).
     pub fn span(&mut self, name: &'static str, start: u64, end: u64) {
         if end > start {
-            self.spans.push((name, start, end));
+            keep(&mut self.spans, (name, start, end), &mut self.lost);
         }
     }
 
     /// A message pushed to `to` at `at`.
     pub fn sent(&mut self, to: u32, at: u64, bytes: usize) {
-        self.sent.push((to, at, bytes));
+        keep(&mut self.sent, (to, at, bytes), &mut self.lost);
     }
 
     /// A message from `from` taken in at `at`.
     pub fn taken(&mut self, from: u32, at: u64) {
-        self.taken.push((from, at));
+        keep(&mut self.taken, (from, at), &mut self.lost);
     }
 
     /// After a poll of the rank's program that started at `polled_at` and left the rank
@@ -89,8 +104,36 @@ impl RankTrace {
 }
 
 /// The ranks' records (indexed by rank) as one trace: spans and messages in order of their
-/// start (ties by rank), messages numbered from 1 in that order.
-pub(crate) fn merge(ranks: Vec<RankTrace>) -> Trace {
+/// start (ties by rank), messages numbered from 1 in that order. An error when records were
+/// lost for want of memory, or the trace cannot be put together for the same reason: the
+/// trace then holds what could be kept, or nothing.
+pub(crate) fn merge(ranks: Vec<RankTrace>) -> (Trace, Option<Error>) {
+    let lost: u64 = ranks.iter().map(|r| r.lost).sum();
+    let records: usize = ranks.iter().map(|r| r.spans.len() + r.sent.len()).sum();
+    let mut events = Vec::new();
+    if events.try_reserve_exact(records).is_err() {
+        let error = Error::NoMemory {
+            what: format!(
+                "the trace's {records} records do not fit in memory together; no trace is \
+                 written. Trace a shorter run"
+            ),
+        };
+        return (
+            Trace::new(PROCESS_NAME, ranks.len() as u32, Vec::new()),
+            Some(error),
+        );
+    }
+    let error = (lost > 0).then(|| Error::NoMemory {
+        what: format!(
+            "{lost} trace records were dropped for want of memory; the trace written misses \
+             them. Trace a shorter run"
+        ),
+    });
+    (merge_into(ranks, events), error)
+}
+
+/// [`merge`] into `events`, which has room for every record.
+fn merge_into(ranks: Vec<RankTrace>, mut events: Vec<TraceEvent>) -> Trace {
     // Arrival times per ordered pair, in FIFO order.
     let mut arrivals: BTreeMap<(u32, u32), VecDeque<u64>> = BTreeMap::new();
     for (to, r) in (0u32..).zip(&ranks) {
@@ -98,7 +141,6 @@ pub(crate) fn merge(ranks: Vec<RankTrace>) -> Trace {
             arrivals.entry((from, to)).or_default().push_back(at);
         }
     }
-    let mut events = Vec::new();
     for (rank, r) in (0u32..).zip(&ranks) {
         events.extend(
             r.spans
@@ -155,7 +197,8 @@ mod tests {
         r1.sent(0, 40, 4);
         r1.taken(0, 30);
         r1.sent(0, 70, 4);
-        let t = merge(vec![r0, r1]);
+        let (t, error) = merge(vec![r0, r1]);
+        assert!(error.is_none());
         let msg = |id, from, to, sent_ns, arrival_ns, bytes| TraceEvent::Message {
             id,
             from,
@@ -199,5 +242,22 @@ mod tests {
             t.spans,
             [("recv", 5, 20), ("send", 25, 30), ("probe", 41, 50)]
         );
+    }
+
+    /// Records a rank could not keep (the memory for them was refused) make the run's error,
+    /// with the trace of the rest.
+    #[test]
+    fn records_lost_for_want_of_memory_are_an_error_with_the_rest_kept() {
+        let mut r0 = RankTrace::default();
+        r0.span("compute", 5, 10);
+        r0.lost = 3;
+        let (t, error) = merge(vec![r0]);
+        assert_eq!(t.len(), 1);
+        match error {
+            Some(Error::NoMemory { what }) => {
+                assert!(what.starts_with("3 trace records were dropped"), "{what}")
+            }
+            other => panic!("expected NoMemory, got {other:?}"),
+        }
     }
 }
