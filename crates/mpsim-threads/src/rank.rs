@@ -425,10 +425,20 @@ impl RankRuntime for ThreadRank {
 
     fn compute(&self, d: Duration) {
         // Real execution: the program's own code took the time. An explicit `compute` spins so
-        // that the same program means the same thing on every backend.
+        // that the same program means the same thing on every backend, until the run aborts.
         let start = Instant::now();
-        let until = start + d;
-        while Instant::now() < until {
+        let Some(until) = start.checked_add(d) else {
+            // Where the simulator's clock would overflow (`Error::TimeOverflow`), the host's
+            // cannot count that far either: the run ends, and this rank at its next yield.
+            self.shared.fail(Error::InvalidArgument {
+                what: format!(
+                    "rank {}: compute({d:?}) lasts longer than the host's clock can count",
+                    self.rank
+                ),
+            });
+            return;
+        };
+        while Instant::now() < until && !self.shared.abort.load(Ordering::Relaxed) {
             std::hint::spin_loop();
         }
         if let Some(trace) = &self.trace {
@@ -469,9 +479,15 @@ impl Wake for ThreadWaker {
     }
 }
 
-/// Runs `fut` to completion on this thread: poll; when pending, spin on the mailbox, then park
-/// until a peer pushes a packet or the run aborts.
-pub(crate) fn block_on<F: Future>(rank: &ThreadRank, fut: F) -> F::Output {
+/// Runs `fut` (a rank's program) to completion on this thread: poll; when pending, spin on the
+/// mailbox, then park until a peer pushes a packet or the run aborts. A program that yields
+/// (`compute`, a poll that found nothing) after the run aborted is dropped there and ends
+/// with `Aborted`: one that polls or computes in a loop would otherwise never stop, since only
+/// waits see the abort.
+pub(crate) fn block_on<F: Future<Output = Result<(), Error>>>(
+    rank: &ThreadRank,
+    fut: F,
+) -> F::Output {
     let fut = pin!(fut);
     // Chosen once per run: the untraced loop has no tracing code at all.
     match &rank.trace {
@@ -482,7 +498,10 @@ pub(crate) fn block_on<F: Future>(rank: &ThreadRank, fut: F) -> F::Output {
 
 /// `block_on`'s loop; with `TRACED`, each poll is timed and what the rank waits in afterwards
 /// opens or ends a wait span (`RankTrace::after_poll`).
-fn drive<const TRACED: bool, F: Future>(rank: &ThreadRank, mut fut: Pin<&mut F>) -> F::Output {
+fn drive<const TRACED: bool, F: Future<Output = Result<(), Error>>>(
+    rank: &ThreadRank,
+    mut fut: Pin<&mut F>,
+) -> F::Output {
     let state = Arc::new(ThreadWaker {
         thread: std::thread::current(),
         woken: AtomicBool::new(false),
@@ -505,6 +524,9 @@ fn drive<const TRACED: bool, F: Future>(rank: &ThreadRank, mut fut: Pin<&mut F>)
         // A future that woke itself (a yield) is polled again at once; the plain load first
         // keeps the locked swap off the common path.
         if state.woken.load(Ordering::Relaxed) && state.woken.swap(false, Ordering::AcqRel) {
+            if let Some(aborted) = rank.aborted() {
+                return Err(aborted);
+            }
             continue;
         }
         wait_for_mail(rank);

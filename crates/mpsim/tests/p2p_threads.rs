@@ -107,3 +107,68 @@ fn p2p_every_wait_policy_delivers_and_reports_deadlock() {
         }
     }
 }
+
+/// §8: a failed rank ends the run on every rank, never a hang, also for ranks that only poll or
+/// compute in a loop (they see the abort when they yield, not only when they wait): the run
+/// returns the first error.
+#[test]
+fn p2p_abort_reaches_ranks_that_only_poll_or_compute() {
+    for looping in ["iprobe", "test", "compute"] {
+        let err = threads(3)
+            .run(|world: Comm| async move {
+                match world.rank() {
+                    0 => {
+                        world.compute(Duration::from_micros(50)).await;
+                        return Err(world.send(&[1u8], 9, 0).await.expect_err("rank 9"));
+                    }
+                    1 => loop {
+                        match looping {
+                            "iprobe" => drop(world.iprobe(2, 5).await?),
+                            "compute" => world.compute(Duration::from_micros(10)).await,
+                            _ => {
+                                let mut buf = [0u8; 1];
+                                let mut r = world.irecv(&mut buf, 2, 5)?;
+                                for _ in 0..100 {
+                                    if r.test().await?.is_some() {
+                                        break;
+                                    }
+                                }
+                                r.cancel()?;
+                            }
+                        }
+                    },
+                    _ => Ok(()),
+                }
+            })
+            .expect_err("rank 0 fails");
+        assert!(
+            matches!(err, Error::InvalidRank { rank: 9, .. }),
+            "{looping}: {err}"
+        );
+    }
+}
+
+/// `compute` of a duration the host's clock cannot count ends the run with an error naming
+/// the rank and the call, where it panicked inside the library (the simulator ends it with
+/// `TimeOverflow`).
+#[test]
+fn threads_compute_longer_than_the_clock_is_an_error_not_a_panic() {
+    let err = threads(2)
+        .run(|world: Comm| async move {
+            if world.rank() == 1 {
+                world.compute(Duration::MAX).await;
+            }
+            Ok(())
+        })
+        .expect_err("compute(Duration::MAX)");
+    match err {
+        Error::InvalidArgument { what } => {
+            assert!(what.starts_with("rank 1: compute("), "{what}");
+            assert!(
+                what.contains("longer than the host's clock can count"),
+                "{what}"
+            );
+        }
+        other => panic!("expected InvalidArgument, got {other}"),
+    }
+}
