@@ -57,14 +57,21 @@ impl Site {
 impl fmt::Display for Site {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "rank {} in {}", self.rank, self.call)?;
+        // What the call named, as far as the site knows it: `(peer p, tag t, context c)`.
+        let mut sep = " (";
         if let Some(peer) = self.peer {
-            write!(f, " (peer {peer}")?;
-            if let Some(tag) = self.tag {
-                write!(f, ", tag {tag}")?;
-            }
-            if let Some(c) = self.context {
-                write!(f, ", context {}", c.0)?;
-            }
+            write!(f, "{sep}peer {peer}")?;
+            sep = ", ";
+        }
+        if let Some(tag) = self.tag {
+            write!(f, "{sep}tag {tag}")?;
+            sep = ", ";
+        }
+        if let Some(c) = self.context {
+            write!(f, "{sep}context {}", c.0)?;
+            sep = ", ";
+        }
+        if sep == ", " {
             f.write_str(")")?;
         }
         if let Some(t) = self.time_ns {
@@ -202,10 +209,11 @@ pub enum Error {
         /// What was wrong.
         what: String,
     },
-    /// MPI_ERR_NO_MEM: memory for the run could not be had.
+    /// MPI_ERR_NO_MEM: memory for the run, or for a call (a send's copy of its data), could
+    /// not be had.
     #[error("out of memory: {what}")]
     NoMemory {
-        /// What needed it.
+        /// What needed it (for a call: its rank, call, peer, tag and the bytes asked for).
         what: String,
     },
     /// MPI_ERR_IO: an output of the run (a trace file, say) could not be written.
@@ -269,8 +277,10 @@ impl Error {
         }
     }
 
-    /// Records the virtual time at which the error happened, unless it has one (simulator).
-    pub fn stamp_time(&mut self, t: u64) {
+    /// The [`Site`] of an error of one call (`None` for the errors of a run), to change: the
+    /// layer above the core names the program's call ([`Site::call`]) where the core knows
+    /// only the operation (a `Truncate` is the `recv` of an `irecv` or an `mrecv`).
+    pub fn site_mut(&mut self) -> Option<&mut Site> {
         match self {
             Error::InvalidRank { site, .. }
             | Error::InvalidTag { site, .. }
@@ -281,20 +291,25 @@ impl Error {
             | Error::NoBufferAttached { site }
             | Error::RequestActive { site }
             | Error::InvalidRequest { site }
-            | Error::ReadyNotPosted { site, .. } => {
-                site.time_ns.get_or_insert(t);
-            }
-            Error::PendingAtExit { time_ns, .. } => {
-                time_ns.get_or_insert(t);
-            }
-            Error::Deadlock { .. }
+            | Error::ReadyNotPosted { site, .. } => Some(site),
+            Error::PendingAtExit { .. }
+            | Error::Deadlock { .. }
             | Error::Unsupported { .. }
             | Error::Internal { .. }
             | Error::Aborted { .. }
             | Error::TimeOverflow { .. }
             | Error::InvalidArgument { .. }
             | Error::NoMemory { .. }
-            | Error::Io { .. } => {}
+            | Error::Io { .. } => None,
+        }
+    }
+
+    /// Records the virtual time at which the error happened, unless it has one (simulator).
+    pub fn stamp_time(&mut self, t: u64) {
+        if let Error::PendingAtExit { time_ns, .. } = self {
+            time_ns.get_or_insert(t);
+        } else if let Some(site) = self.site_mut() {
+            site.time_ns.get_or_insert(t);
         }
     }
 }

@@ -13,9 +13,12 @@ use crate::error::Error;
 use crate::matching::{Envelope, Pattern};
 use crate::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode, Status};
 
-/// The bytes a message carries between endpoints (the sender's copy). Up to 16 bytes live
-/// inline, so small messages allocate nothing.
-pub type Payload = smallvec::SmallVec<[u8; 16]>;
+/// The bytes a message carries between endpoints (the sender's copy). Up to
+/// [`PAYLOAD_INLINE`] bytes live inline, so small messages allocate nothing.
+pub type Payload = smallvec::SmallVec<[u8; PAYLOAD_INLINE]>;
+
+/// The longest message a [`Payload`] holds without a heap allocation.
+pub const PAYLOAD_INLINE: usize = 16;
 
 /// A blocking call's start or wait as the runtime answers it ([`RankRuntime::start_recv_into`],
 /// [`RankRuntime::start_blocking_send`], [`RankRuntime::poll_complete_into`]), in two words:

@@ -10,7 +10,7 @@ use mpsim_proto::error::Result;
 use mpsim_proto::p2p::{MessageId, Status};
 use mpsim_proto::runtime::{RankRuntime, with_endpoint_for};
 
-use crate::request::Request;
+use crate::request::{Names, Request, named, stamped};
 
 /// A message taken by a matched probe, to be received with [`Message::mrecv`].
 ///
@@ -35,18 +35,29 @@ impl Message {
 
     /// Receives the message into `buf` (a longer message fills `buf` and gives `Truncate`).
     pub async fn mrecv<T: Pod>(self, buf: &mut [T]) -> Result<Status> {
-        self.imrecv(buf)?.wait().await
+        self.imrecv_as("mrecv", bytemuck::cast_slice_mut(buf))?
+            .wait()
+            .await
     }
 
     /// Starts receiving the message into `buf`; the request is complete at once.
-    pub fn imrecv<T: Pod>(mut self, buf: &mut [T]) -> Result<Request<'_>> {
-        let bytes: &mut [u8] = bytemuck::cast_slice_mut(buf);
+    pub fn imrecv<T: Pod>(self, buf: &mut [T]) -> Result<Request<'_>> {
+        self.imrecv_as("imrecv", bytemuck::cast_slice_mut(buf))
+    }
+
+    /// Receives the message into `bytes` for the program's call `call`, which errors name.
+    fn imrecv_as<'b>(mut self, call: &'static str, bytes: &'b mut [u8]) -> Result<Request<'b>> {
         let Some(id) = self.id.take() else {
             return Ok(Request::null(self.rt.clone(), self.status, Some(bytes)));
         };
         let capacity = bytes.len();
-        let req = with_endpoint_for(&*self.rt, |ep| ep.mrecv(id, capacity))?;
-        Ok(Request::active(self.rt.clone(), req, "mrecv", Some(bytes)))
+        let req = with_endpoint_for(&*self.rt, |ep| ep.mrecv(id, capacity))
+            .map_err(|e| stamped(&*self.rt, named(e, call)))?;
+        let names = Names {
+            call,
+            wait: "mrecv",
+        };
+        Ok(Request::active(self.rt.clone(), req, names, Some(bytes)))
     }
 }
 

@@ -28,7 +28,7 @@ use mpsim_proto::matching::{Pattern, Source, Tag};
 use mpsim_proto::p2p::{SendMode, Status};
 
 use crate::comm::{ANY_SOURCE, ANY_TAG, Comm, PROC_NULL};
-use crate::request::Request;
+use crate::request::{Names, Request};
 
 /// A send or receive that can be started again and again (MPI's persistent requests).
 ///
@@ -91,11 +91,7 @@ impl<'b> PersistentRequest<'b> {
     /// `Error::RequestActive` if a run is in progress; `Error::InvalidComm` if the communicator
     /// was freed.
     pub fn start(&mut self) -> Result<()> {
-        if self.is_active() {
-            return Err(self.active_error("start"));
-        }
-        self.active = Some(run(&self.comm, self.op, &mut self.buf)?);
-        Ok(())
+        self.start_in("start")
     }
 
     /// The bound buffer as `T`s. `None` while a receive runs (its buffer is lent to the run)
@@ -136,6 +132,18 @@ impl<'b> PersistentRequest<'b> {
         let out = request.test().await;
         self.settle();
         out
+    }
+
+    /// [`PersistentRequest::start`] inside the program's call `call` (`start`, `start_all`),
+    /// which errors name.
+    fn start_in(&mut self, call: &'static str) -> Result<()> {
+        if self.is_active() {
+            return Err(self.active_error(call));
+        }
+        let (peer, tag) = self.peer_and_tag();
+        self.comm.check_live_for(call, peer, tag)?;
+        self.active = Some(run(&self.comm, call, self.op, &mut self.buf)?);
+        Ok(())
     }
 
     fn new(comm: &Comm, op: Op, buf: &'b mut [u8]) -> Self {
@@ -217,7 +225,9 @@ pub fn start_all(requests: &mut [PersistentRequest<'_>]) -> Result<()> {
     if let Some(active) = requests.iter().find(|r| r.is_active()) {
         return Err(active.active_error("start_all"));
     }
-    requests.iter_mut().try_for_each(PersistentRequest::start)
+    requests
+        .iter_mut()
+        .try_for_each(|r| r.start_in("start_all"))
 }
 
 /// The persistent-request constructors (MPI's `MPI_*_init`).
@@ -296,17 +306,34 @@ impl Comm {
     }
 }
 
-/// One run of `op` on `comm` with the bound buffer `buf` (arguments were validated at init).
-fn run<'b>(comm: &Comm, op: Op, buf: &mut Option<&'b mut [u8]>) -> Result<Request<'b>> {
-    comm.check_live("start")?;
+/// One run of `op` on `comm` with the bound buffer `buf`, started by the program's call
+/// `call` (arguments were validated at init, the communicator by the caller). A send's errors
+/// come at the start and name `call`; a receive's come at its completion (`Truncate`) and name
+/// `recv_init`, which set its buffer.
+fn run<'b>(
+    comm: &Comm,
+    call: &'static str,
+    op: Op,
+    buf: &mut Option<&'b mut [u8]>,
+) -> Result<Request<'b>> {
     // Invariant: the buffer is lent only to an active receive, and `start` checked inactive.
     const HELD: &str = "an inactive request holds its buffer";
     match op {
         Op::Send { mode, dest, tag } => {
             let bytes = buf.as_deref().expect(HELD);
-            comm.post_send(comm.p2p_context(), mode.call(), mode, bytes, dest, tag)
+            let names = Names {
+                call,
+                wait: mode.call(),
+            };
+            comm.post_send(comm.p2p_context(), names, mode, bytes, dest, tag)
         }
-        Op::Recv { pattern } => Ok(comm.post_recv("recv", pattern, buf.take().expect(HELD))),
+        Op::Recv { pattern } => {
+            let names = Names {
+                call: "recv_init",
+                wait: "recv",
+            };
+            Ok(comm.post_recv(names, pattern, buf.take().expect(HELD)))
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::future::poll_fn;
 use std::rc::Rc;
 use std::task::Poll;
 
-use mpsim_proto::error::Result;
+use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{Completion, ReqId, Status};
 use mpsim_proto::runtime::{Payload, RankRuntime, with_endpoint_for};
 
@@ -31,22 +31,33 @@ enum State<'b> {
     },
     Active {
         id: ReqId,
-        call: &'static str,
+        names: Names,
         /// The receive buffer, as bytes.
         buf: Option<&'b mut [u8]>,
     },
+}
+
+/// What a request is called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Names {
+    /// The program's call that made it, which its errors name (`"isend"`, `"irecv"`,
+    /// `"sendrecv"`, `"mrecv"`, a persistent receive's `"recv_init"`).
+    pub call: &'static str,
+    /// What its waits are called in deadlock reports, wait reports and traces: the operation
+    /// (`"send"`, `"ssend"`, `"recv"`, `"mrecv"`, `"comm_split"`).
+    pub wait: &'static str,
 }
 
 impl<'b> Request<'b> {
     pub(crate) fn active(
         rt: Rc<dyn RankRuntime>,
         id: ReqId,
-        call: &'static str,
+        names: Names,
         buf: Option<&'b mut [u8]>,
     ) -> Self {
         Request {
             rt,
-            state: State::Active { id, call, buf },
+            state: State::Active { id, names, buf },
         }
     }
 
@@ -87,7 +98,7 @@ impl<'b> Request<'b> {
     ) -> Result<Status> {
         let (id, call) = match self.state {
             State::Null { status, .. } => return Ok(status),
-            State::Active { id, call, .. } => (id, user_call.unwrap_or(call)),
+            State::Active { id, names, .. } => (id, user_call.unwrap_or(names.wait)),
         };
         let rt = Rc::clone(&self.rt);
         let completion = poll_fn(|cx| rt.poll_complete(id, call, cx)).await?;
@@ -113,7 +124,8 @@ impl<'b> Request<'b> {
             State::Null { status, .. } => return Ok(Some(status)),
             State::Active { id, .. } => id,
         };
-        let completion = with_endpoint_for(&*self.rt, |ep| ep.test(id))?;
+        let completion =
+            with_endpoint_for(&*self.rt, |ep| ep.test(id)).map_err(|e| stamped(&*self.rt, e))?;
         let Some(completion) = completion else {
             return Ok(None);
         };
@@ -121,16 +133,16 @@ impl<'b> Request<'b> {
     }
 
     /// Makes an active request null with its completion: the data into the buffer, the status
-    /// or error out.
+    /// or error out (a receive's `Truncate`, naming the call that made the request).
     fn complete_with(&mut self, mut completion: Completion<Payload>) -> Result<Status> {
         let status = completion.status;
         let done = State::Null { status, buf: None };
-        let State::Active { mut buf, .. } = std::mem::replace(&mut self.state, done) else {
+        let State::Active { mut buf, names, .. } = std::mem::replace(&mut self.state, done) else {
             unreachable!("matched Active above");
         };
         let out = completion
             .finish_into(buf.as_deref_mut())
-            .map_err(|e| stamped(&*self.rt, *e));
+            .map_err(|e| stamped(&*self.rt, named(*e, names.call)));
         self.state = State::Null { status, buf };
         out
     }
@@ -141,7 +153,7 @@ impl<'b> Request<'b> {
         if let State::Active { id, .. } = self.state {
             let mut out = Ok(());
             self.rt.with_endpoint(&mut |ep| out = ep.cancel(id));
-            out?;
+            out.map_err(|e| stamped(&*self.rt, e))?;
         }
         Ok(())
     }
@@ -178,12 +190,19 @@ pub(crate) fn let_go(rt: &dyn RankRuntime, id: ReqId) {
 }
 
 /// An error as the program gets it: under the simulator, with the virtual time it happened at.
-pub(crate) fn stamped(
-    rt: &dyn RankRuntime,
-    mut e: mpsim_proto::error::Error,
-) -> mpsim_proto::error::Error {
+pub(crate) fn stamped(rt: &dyn RankRuntime, mut e: Error) -> Error {
     if let Some(t) = rt.virtual_time() {
         e.stamp_time(t);
+    }
+    e
+}
+
+/// An error of the protocol core as the program gets it: naming the program's call `call`
+/// (the core knows only the operation: a `Truncate` names `recv`, whichever call posted it).
+#[cold]
+pub(crate) fn named(mut e: Error, call: &'static str) -> Error {
+    if let Some(site) = e.site_mut() {
+        site.call = call;
     }
     e
 }
@@ -191,10 +210,18 @@ pub(crate) fn stamped(
 /// Waits for every request; returns their statuses in order, or the first error (every request
 /// is still completed).
 pub async fn wait_all(requests: &mut [Request<'_>]) -> Result<Vec<Status>> {
+    wait_all_in(requests, "wait_all").await
+}
+
+/// [`wait_all`] inside the program's call `call` (`sendrecv`), which deadlock reports name.
+pub(crate) async fn wait_all_in(
+    requests: &mut [Request<'_>],
+    call: &'static str,
+) -> Result<Vec<Status>> {
     let mut statuses = Vec::with_capacity(requests.len());
     let mut first_error = None;
     for r in requests.iter_mut() {
-        match r.wait_in_place(Some("wait_all")).await {
+        match r.wait_in_place(Some(call)).await {
             Ok(s) => statuses.push(s),
             Err(e) => {
                 statuses.push(Status::default());
@@ -330,10 +357,10 @@ impl std::fmt::Debug for Request<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.state {
             State::Null { status, .. } => f.debug_tuple("Request::Null").field(status).finish(),
-            State::Active { id, call, .. } => f
+            State::Active { id, names, .. } => f
                 .debug_struct("Request")
                 .field("id", id)
-                .field("call", call)
+                .field("call", &names.call)
                 .finish(),
         }
     }
@@ -353,7 +380,7 @@ mod tests {
     use mpsim_proto::p2p::{Config, Endpoint, Packet, ReqId, SendMode};
     use mpsim_proto::runtime::{Payload, RankRuntime};
 
-    use super::{Request, wait_any};
+    use super::{Names, Request, wait_any};
 
     /// A runtime whose packets arrive only when a wait polls (as on the threads backend).
     struct TakesInOnPoll {
@@ -437,10 +464,14 @@ mod tests {
         let mut id = None;
         rt.with_endpoint(&mut |ep| id = Some(ep.irecv(Pattern::new(ctx, 1, 0), 4)));
         let dyn_rt: Rc<dyn RankRuntime> = rt.clone();
+        let names = Names {
+            call: "irecv",
+            wait: "recv",
+        };
         let mut reqs = [Request::active(
             dyn_rt,
             id.expect("posted"),
-            "recv",
+            names,
             Some(&mut buf),
         )];
         let mut cx = Context::from_waker(Waker::noop());

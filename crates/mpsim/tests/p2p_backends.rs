@@ -15,25 +15,25 @@
 //! - Timing claims are checked only under `sim`, in virtual time (`world.now_ns()`), where
 //!   `timing.md` fixes them exactly (P7, P28).
 //! - Hangs: the threads backend reports deadlocks and the simulator cannot hang, but each run
-//!   also happens on a helper thread with a generous cap ([`TIME_LIMIT`]), so a library bug that
-//!   does hang fails its test instead of the whole suite. This bounds the run, it asserts
-//!   nothing about speed.
+//!   also happens on a helper thread with a generous cap (`TIME_LIMIT` in the harness,
+//!   `common/backends.rs`, shared with `p2p_errors.rs`), so a library bug that does hang fails
+//!   its test instead of the whole suite. This bounds the run, it asserts nothing about speed.
 
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
+#[macro_use]
+#[path = "common/backends.rs"]
+mod backends;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use mpsim::sim::Model;
 use mpsim::{
-    ANY_TAG, BSEND_OVERHEAD, Backend, Comm, Error, Launcher, PROC_NULL, Request, Result, Source,
+    ANY_SOURCE, ANY_TAG, BSEND_OVERHEAD, Backend, Comm, Error, PROC_NULL, Request, Result, Source,
     Status, Tag, test_all, test_any, test_some, wait_all, wait_any, wait_some,
 };
 
-/// A run still going after this long fails its test (hang guard only, see the module docs).
-const TIME_LIMIT: Duration = Duration::from_secs(300);
+use backends::{Ended, launcher, run_bounded, run_err, run_ok};
 
 /// The eager threshold of standard sends on both backends with default settings (the
 /// launcher's default on threads, `Model::default_machine()` and `Model::worked_examples()`
@@ -42,101 +42,6 @@ const EAGER: usize = 65_536;
 
 /// How many `test`s a "still pending" check makes (a count, not a time).
 const POLLS: usize = 50;
-
-// ---------------------------------------------------------------------------------------------
-// Harness
-// ---------------------------------------------------------------------------------------------
-
-/// Two tests per behaviour: `$sim` and `$threads` run `$body(Backend::Sim)` and
-/// `$body(Backend::Threads)`.
-macro_rules! on_both {
-    ($body:ident => $sim:ident, $threads:ident) => {
-        #[test]
-        fn $sim() {
-            $body(Backend::Sim);
-        }
-
-        #[test]
-        fn $threads() {
-            $body(Backend::Threads);
-        }
-    };
-}
-
-fn launcher(ranks: u32, backend: Backend) -> Launcher {
-    Launcher::new(ranks).backend(backend)
-}
-
-/// How a run ended.
-enum Ended {
-    /// `Launcher::run` returned.
-    Returned(Result<()>),
-    /// A panic escaped `Launcher::run` (the simulator does not catch a rank's panic).
-    Panicked(String),
-}
-
-/// Runs `program` on a helper thread; fails the test if there is no result after
-/// [`TIME_LIMIT`].
-fn run_bounded<F, Fut>(launcher: Launcher, program: F) -> Ended
-where
-    F: Fn(Comm) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<()>>,
-{
-    let (tx, rx) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("p2p-backends-launcher".into())
-        .spawn(move || {
-            let out = std::panic::catch_unwind(AssertUnwindSafe(|| launcher.run(program)));
-            let _ = tx.send(match out {
-                Ok(result) => Ended::Returned(result),
-                Err(panic) => Ended::Panicked(panic_text(panic.as_ref())),
-            });
-        })
-        .expect("spawning the launcher thread");
-    match rx.recv_timeout(TIME_LIMIT) {
-        Ok(ended) => ended,
-        Err(RecvTimeoutError::Timeout) => panic!("no result after {TIME_LIMIT:?}: the run hangs"),
-        Err(RecvTimeoutError::Disconnected) => panic!("the launcher thread died"),
-    }
-}
-
-/// Runs `program`; the run must succeed.
-#[track_caller]
-fn run_ok<F, Fut>(launcher: Launcher, program: F)
-where
-    F: Fn(Comm) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<()>>,
-{
-    match run_bounded(launcher, program) {
-        Ended::Returned(Ok(())) => {}
-        Ended::Returned(Err(e)) => panic!("the run failed: {e}"),
-        Ended::Panicked(p) => panic!("a rank panicked: {p}"),
-    }
-}
-
-/// Runs `program`; the run must fail (not panic) and the error is returned.
-#[track_caller]
-fn run_err<F, Fut>(launcher: Launcher, program: F) -> Error
-where
-    F: Fn(Comm) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<()>>,
-{
-    match run_bounded(launcher, program) {
-        Ended::Returned(Ok(())) => panic!("the run succeeded; an error was expected"),
-        Ended::Returned(Err(e)) => e,
-        Ended::Panicked(p) => panic!("a panic escaped Launcher::run: {p}"),
-    }
-}
-
-fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_string()
-    }
-}
 
 /// `len` bytes determined by `seed`.
 fn bytes(seed: u8, len: usize) -> Vec<u8> {
@@ -277,6 +182,55 @@ fn p4_wildcards(backend: Backend) {
     });
 }
 on_both!(p4_wildcards => p2p_p4_wildcards_report_real_source_and_tag_sim, p2p_p4_wildcards_report_real_source_and_tag_threads);
+
+/// P4 with MPI's constants: `ANY_SOURCE` and `ANY_TAG` passed as numbers are the wildcards
+/// (`Source::Any`, `Tag::Any`) of a blocking receive, a nonblocking one, a persistent one,
+/// probes and matched probes; each status names the real source and tag, matching the data.
+fn p4_any_constants(backend: Backend) {
+    run_ok(launcher(3, backend), |world: Comm| async move {
+        let me = world.rank();
+        if me != 0 {
+            for tag in [10 + me as i32, 20 + me as i32] {
+                world.send(&[me as i32, tag], 0, tag).await?;
+            }
+            return Ok(());
+        }
+        let mut got = [0i32; 2];
+        let mut seen = Vec::new();
+        let mut check = |s: Status, got: [i32; 2]| {
+            assert_eq!((s.source as i32, s.tag), (got[0], got[1]), "{s:?}");
+            assert_eq!(s.bytes, 8);
+            seen.push((s.source, s.tag));
+        };
+        // A probe, then the receive it announces.
+        let probed = world.probe(ANY_SOURCE, ANY_TAG).await?;
+        let s = world.recv(&mut got, ANY_SOURCE, ANY_TAG).await?;
+        assert_eq!((s.source, s.tag), (probed.source, probed.tag));
+        check(s, got);
+        let s = world.irecv(&mut got, ANY_SOURCE, ANY_TAG)?.wait().await?;
+        check(s, got);
+        let mut persistent = world.recv_init(&mut got, ANY_SOURCE, ANY_TAG)?;
+        persistent.start()?;
+        let s = persistent.wait().await?;
+        let data = persistent.buffer::<i32>().expect("inactive").try_into();
+        drop(persistent);
+        check(s, data.expect("two i32s"));
+        let message = world.mprobe(ANY_SOURCE, ANY_TAG).await?;
+        let s = message.mrecv(&mut got).await?;
+        check(s, got);
+        assert_eq!(world.iprobe(ANY_SOURCE, ANY_TAG).await?, None);
+        // Every message once; from each sender in the order sent (non-overtaking).
+        let mut sorted = seen.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, [(1, 11), (1, 21), (2, 12), (2, 22)]);
+        for source in [1, 2] {
+            let tags: Vec<i32> = seen.iter().filter(|s| s.0 == source).map(|s| s.1).collect();
+            assert!(tags.is_sorted(), "from {source}: {tags:?}");
+        }
+        Ok(())
+    });
+}
+on_both!(p4_any_constants => p2p_p4_any_source_and_any_tag_constants_receive_any_message_sim, p2p_p4_any_source_and_any_tag_constants_receive_any_message_threads);
 
 // ---------------------------------------------------------------------------------------------
 // P5..P9 send modes

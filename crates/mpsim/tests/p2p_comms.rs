@@ -285,7 +285,7 @@ fn p2p_p22_freed_communicator_is_invalid_comm() {
                 assert!(e.to_string().contains(&format!("in {call}")), "{e}");
             };
             invalid(clone.send(&[1u8], 0, 0).await.expect_err("send"), "send");
-            invalid(clone.isend(&[1u8], 0, 0).expect_err("isend"), "send");
+            invalid(clone.isend(&[1u8], 0, 0).expect_err("isend"), "isend");
             invalid(
                 clone.recv(&mut [0u8], 0, 0).await.expect_err("recv"),
                 "recv",

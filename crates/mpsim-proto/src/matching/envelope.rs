@@ -12,6 +12,10 @@ pub type Rank = u32;
 /// The largest user tag (MPI's `MPI_TAG_UB`); user tags are `0..=TAG_UB`.
 pub const TAG_UB: i32 = i32::MAX;
 
+/// The null process (MPI's `MPI_PROC_NULL`, re-exported by `mpsim`): a rank number that no
+/// communicator has, which sources and peers show by name.
+pub const PROC_NULL: Rank = u32::MAX - 1;
+
 /// The matching context of a communicator: a message and a receive match only inside one.
 ///
 /// Point-to-point traffic and collective traffic of one communicator use two different contexts.
@@ -27,15 +31,28 @@ pub enum Source {
     Any,
 }
 
+/// A rank as a source: `u32::MAX` (MPI's `MPI_ANY_SOURCE`, `mpsim::ANY_SOURCE`) is
+/// [`Source::Any`], every other number that rank.
+///
+/// ```
+/// use mpsim_proto::matching::Source;
+/// assert_eq!((Source::from(3), Source::from(u32::MAX)), (Source::Rank(3), Source::Any));
+/// ```
 impl From<Rank> for Source {
+    #[inline]
     fn from(rank: Rank) -> Self {
-        Source::Rank(rank)
+        if rank == ANY_SOURCE_RAW {
+            Source::Any
+        } else {
+            Source::Rank(rank)
+        }
     }
 }
 
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Source::Rank(PROC_NULL) => f.write_str("PROC_NULL"),
             Source::Rank(r) => write!(f, "{r}"),
             Source::Any => f.write_str("ANY_SOURCE"),
         }
@@ -51,9 +68,21 @@ pub enum Tag {
     Any,
 }
 
+/// A number as a tag: `-1` (MPI's `MPI_ANY_TAG`, `mpsim::ANY_TAG`) is [`Tag::Any`], every
+/// other number that tag (whether it is a valid one is the caller's check).
+///
+/// ```
+/// use mpsim_proto::matching::Tag;
+/// assert_eq!((Tag::from(7), Tag::from(-1), Tag::from(-2)), (Tag::Value(7), Tag::Any, Tag::Value(-2)));
+/// ```
 impl From<i32> for Tag {
+    #[inline]
     fn from(tag: i32) -> Self {
-        Tag::Value(tag)
+        if tag == ANY_TAG_RAW {
+            Tag::Any
+        } else {
+            Tag::Value(tag)
+        }
     }
 }
 

@@ -16,4 +16,4 @@ mod queue;
 pub mod reference;
 
 pub use engine::{Arrived, Engine, Match, MsgHandle, Posted, Probed, RecvHandle};
-pub use envelope::{ContextId, Envelope, Pattern, Rank, Source, TAG_UB, Tag};
+pub use envelope::{ContextId, Envelope, PROC_NULL, Pattern, Rank, Source, TAG_UB, Tag};

@@ -10,7 +10,13 @@ use mpsim_proto::matching::Pattern;
 use mpsim_proto::p2p::SendMode;
 
 use super::*;
-use crate::request::wait_all;
+use crate::request::{Names, wait_all};
+
+/// `split`'s own requests: their errors and waits name `comm_split`.
+const SPLIT_NAMES: Names = Names {
+    call: SPLIT,
+    wait: SPLIT,
+};
 
 /// How two communicators relate ([`Comm::compare`]; MPI's `MPI_Comm_compare`).
 ///
@@ -182,7 +188,9 @@ impl Comm {
             let mut entry = [0i64; 2];
             let pattern = Pattern::new(self.inner.coll, source, SPLIT_TAG);
             let bytes = bytemuck::cast_slice_mut(&mut entry);
-            self.post_recv(SPLIT, Some(pattern), bytes).wait().await?;
+            self.post_recv(SPLIT_NAMES, Some(pattern), bytes)
+                .wait()
+                .await?;
             entries.push(entry);
         }
         let groups = split_groups(&entries);
@@ -191,7 +199,7 @@ impl Comm {
             for &member in members.iter().filter(|&&m| m != 0) {
                 let bytes = bytemuck::cast_slice(members);
                 let (mode, coll) = (SendMode::Standard, self.inner.coll);
-                answers.push(self.post_send(coll, SPLIT, mode, bytes, member, SPLIT_TAG)?);
+                answers.push(self.post_send(coll, SPLIT_NAMES, mode, bytes, member, SPLIT_TAG)?);
             }
         }
         wait_all(&mut answers).await?;
@@ -204,7 +212,7 @@ impl Comm {
     async fn split_member(&self, mine: [i64; 2]) -> Result<Vec<u32>> {
         let (mode, coll) = (SendMode::Standard, self.inner.coll);
         let bytes = bytemuck::cast_slice(&mine);
-        self.post_send(coll, SPLIT, mode, bytes, 0, SPLIT_TAG)?
+        self.post_send(coll, SPLIT_NAMES, mode, bytes, 0, SPLIT_TAG)?
             .wait()
             .await?;
         if split_color(mine[0]).is_none() {
@@ -213,7 +221,10 @@ impl Comm {
         let mut members = vec![0u32; self.size() as usize];
         let pattern = Pattern::new(coll, 0, SPLIT_TAG);
         let bytes = bytemuck::cast_slice_mut(&mut members);
-        let status = self.post_recv(SPLIT, Some(pattern), bytes).wait().await?;
+        let status = self
+            .post_recv(SPLIT_NAMES, Some(pattern), bytes)
+            .wait()
+            .await?;
         members.truncate(status.bytes / size_of::<u32>());
         Ok(members)
     }

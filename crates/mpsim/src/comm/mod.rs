@@ -6,7 +6,15 @@
 //! communicator), turns typed buffers into bytes, translates communicator ranks into the world
 //! ranks the protocol core addresses, and hands the rest to the core through the rank's
 //! runtime. Sends copy the data when they are called, so a send's buffer is free again as soon
-//! as the call returns. Nothing here knows how packets travel.
+//! as the call returns; a copy the host has no memory for is `Error::NoMemory`. Nothing here
+//! knows how packets travel.
+//!
+//! # Errors
+//!
+//! Every error names the program's call (`isend`, not the `send` it runs as; `sendrecv`,
+//! `recv_init`), the rank, and what the call named (peer, tag, communicator context), and under
+//! the simulator carries the virtual time: errors made here are stamped where they are made
+//! ([`Comm::site`]), those of the protocol core as they come out of it.
 //!
 //! # Ranks
 //!
@@ -61,24 +69,27 @@ use std::time::Duration;
 use mpsim_proto::error::{Error, Result, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
 use mpsim_proto::p2p::{ReqId, SendMode, Status};
-use mpsim_proto::runtime::{Payload, Posting, RankRuntime, start_on_endpoint_for};
+use mpsim_proto::runtime::{PAYLOAD_INLINE, Payload, Posting, RankRuntime, start_on_endpoint_for};
 
 pub use create::CommCompare;
 use create::mix;
 
-use crate::request::{Request, stamped, yield_once};
+use crate::request::{Names, Request, stamped, yield_once};
 
 /// The null process: sends to it complete at once, receives from it complete at once with
-/// source `PROC_NULL`, tag [`ANY_TAG`] and no data (MPI's `MPI_PROC_NULL`).
-pub const PROC_NULL: u32 = u32::MAX - 1;
+/// source `PROC_NULL`, tag [`ANY_TAG`] and no data (MPI's `MPI_PROC_NULL`). Errors name it
+/// `PROC_NULL`.
+pub const PROC_NULL: u32 = mpsim_proto::matching::PROC_NULL;
 
-/// The tag a status reports for a receive from [`PROC_NULL`] or an empty status (MPI's
-/// `MPI_ANY_TAG`). To receive any tag, pass [`Tag::Any`].
+/// Any tag (MPI's `MPI_ANY_TAG`): receives and probes take it as [`Tag::Any`] (as `Tag::Any`
+/// itself), sends refuse it (`Error::InvalidTag`). It is also the tag a status reports for a
+/// receive from [`PROC_NULL`] and an empty status.
 pub const ANY_TAG: i32 = -1;
 
-/// The source an empty status reports (MPI's `MPI_ANY_SOURCE`), e.g. waiting on an inactive
-/// [`PersistentRequest`](crate::PersistentRequest). To receive from any source, pass
-/// [`Source::Any`].
+/// Any source (MPI's `MPI_ANY_SOURCE`): receives and probes take it as [`Source::Any`] (as
+/// `Source::Any` itself), sends refuse it (`Error::InvalidRank`). It is also the source an
+/// empty status reports, e.g. waiting on an inactive
+/// [`PersistentRequest`](crate::PersistentRequest).
 pub const ANY_SOURCE: u32 = u32::MAX;
 
 /// The id of the world communicator.
@@ -206,15 +217,36 @@ impl Comm {
         self.inner.p2p
     }
 
+    /// The site of an error of `call` on this communicator: rank, call, context, and under the
+    /// simulator the virtual time (errors are stamped where they are made).
     pub(crate) fn site(&self, call: &'static str) -> Box<Site> {
-        Site::new(self.rt().rank(), call).context(self.inner.p2p)
+        let mut site = Site::new(self.rt().rank(), call).context(self.inner.p2p);
+        site.time_ns = self.rt().virtual_time();
+        site
     }
 
-    /// `InvalidComm` once the communicator was freed.
+    /// `InvalidComm` once the communicator was freed, for a call that names no peer.
     pub(crate) fn check_live(&self, call: &'static str) -> Result<()> {
         if self.inner.freed.get() {
             Err(Error::InvalidComm {
                 site: self.site(call),
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `InvalidComm` once the communicator was freed, for a call that names `peer` and `tag`
+    /// (the error names them too).
+    pub(crate) fn check_live_for(
+        &self,
+        call: &'static str,
+        peer: impl Into<Source>,
+        tag: impl Into<Tag>,
+    ) -> Result<()> {
+        if self.inner.freed.get() {
+            Err(Error::InvalidComm {
+                site: self.site(call).peer(peer).tag(tag),
             })
         } else {
             Ok(())
@@ -240,36 +272,40 @@ impl Comm {
     #[cold]
     #[inline(never)]
     fn send_error(&self, call: &'static str, dest: u32, tag: i32) -> Result<()> {
-        self.check_live(call)?;
+        self.check_live_for(call, dest, tag)?;
         self.check_tag(call, dest, tag)?;
         if dest == PROC_NULL {
             return Ok(());
         }
-        self.check_rank(call, dest)
+        self.check_rank(call, dest, Tag::Value(tag))
     }
 
-    /// Posts a validated send of `bytes` to communicator rank `dest` on `context`.
+    /// Posts a validated send of `bytes` to communicator rank `dest` on `context`, for the
+    /// program's call `names.call`.
     pub(crate) fn post_send(
         &self,
         context: ContextId,
-        call: &'static str,
+        names: Names,
         mode: SendMode,
         bytes: &[u8],
         dest: u32,
         tag: i32,
     ) -> Result<Request<'static>> {
         self.rt().request_overhead(Posting::Send);
-        Ok(match self.start_send_on(context, mode, bytes, dest, tag)? {
-            None => Request::null(self.rt().clone(), Status::default(), None),
-            Some(id) => Request::active(self.rt().clone(), id, call, None),
-        })
+        Ok(
+            match self.start_send_on(context, names.call, mode, bytes, dest, tag)? {
+                None => Request::null(self.rt().clone(), Status::default(), None),
+                Some(id) => Request::active(self.rt().clone(), id, names, None),
+            },
+        )
     }
 
-    /// Starts a nonblocking send on the endpoint: the request to wait for, or `None` for
-    /// `PROC_NULL`. (Blocking sends start in `Comm::send_blocking`.)
-    pub(crate) fn start_send_on(
+    /// Starts a nonblocking send on the endpoint for the program's call `call`: the request to
+    /// wait for, or `None` for `PROC_NULL`. (Blocking sends start in `Comm::send_blocking`.)
+    fn start_send_on(
         &self,
         context: ContextId,
+        call: &'static str,
         mode: SendMode,
         bytes: &[u8],
         dest: u32,
@@ -278,19 +314,61 @@ impl Comm {
         if dest == PROC_NULL {
             return Ok(None);
         }
+        let payload = self.copy_data(call, bytes, dest, tag)?;
         let to = self.world_rank(dest);
         let envelope = Envelope::new(context, self.rank(), tag);
         start_on_endpoint_for(&**self.rt(), |ep| {
-            ep.isend(mode, to, envelope, Payload::from_slice(bytes))
-                .map(Some)
+            ep.isend_as(call, mode, to, envelope, payload).map(Some)
         })
         .map_err(|e| stamped(&**self.rt(), e))
     }
 
-    /// Posts a receive for a validated pattern (`None` is `PROC_NULL`: complete at once).
-    pub(crate) fn post_recv<'b>(
+    /// The sender's copy of a message's data (`bytes`, for `call` to `dest` with `tag`), or
+    /// `NoMemory` when the host cannot give it. Inlined into every send: a message that fits
+    /// in a payload inline (up to [`PAYLOAD_INLINE`] bytes) is copied there with no other work
+    /// than one comparison; a longer one's fallible allocation is out of line.
+    #[inline(always)]
+    pub(crate) fn copy_data(
         &self,
         call: &'static str,
+        bytes: &[u8],
+        dest: u32,
+        tag: i32,
+    ) -> Result<Payload> {
+        if bytes.len() <= PAYLOAD_INLINE {
+            Ok(Payload::from_slice(bytes))
+        } else {
+            self.copy_long(call, bytes, dest, tag)
+        }
+    }
+
+    /// [`Comm::copy_data`] of a message longer than a payload holds inline: on the heap,
+    /// allocated fallibly.
+    #[inline(never)]
+    fn copy_long(&self, call: &'static str, bytes: &[u8], dest: u32, tag: i32) -> Result<Payload> {
+        let mut copy = Payload::new();
+        if copy.try_reserve_exact(bytes.len()).is_err() {
+            return Err(self.no_memory(call, bytes.len(), dest, tag));
+        }
+        copy.extend_from_slice(bytes);
+        Ok(copy)
+    }
+
+    /// The error of a send whose copy of `bytes` bytes could not be allocated.
+    #[cold]
+    #[inline(never)]
+    fn no_memory(&self, call: &'static str, bytes: usize, dest: u32, tag: i32) -> Error {
+        let site = self.site(call).peer(dest).tag(tag);
+        Error::NoMemory {
+            what: format!("{site}: no memory for the send's copy of its {bytes} bytes"),
+        }
+    }
+
+    /// Posts a receive for a validated pattern (`None` is `PROC_NULL`: complete at once), for
+    /// the program's call `names.call`.
+    pub(crate) fn post_recv<'b>(
+        &self,
+        names: Names,
         pattern: Option<Pattern>,
         buf: &'b mut [u8],
     ) -> Request<'b> {
@@ -303,7 +381,7 @@ impl Comm {
         let id = start_on_endpoint_for(&**self.rt(), |ep| {
             ep.irecv_from(pattern, capacity, source_world)
         });
-        Request::active(self.rt().clone(), id, call, Some(buf))
+        Request::active(self.rt().clone(), id, names, Some(buf))
     }
 
     /// The world rank of the source `pattern` names, if it names one: diagnostics of a posted
@@ -354,7 +432,7 @@ impl Comm {
         source: Source,
         tag: Tag,
     ) -> Result<Option<Pattern>> {
-        self.check_live(call)?;
+        self.check_live_for(call, source, tag)?;
         if let Tag::Value(t) = tag
             && !(0..=TAG_UB).contains(&t)
         {
@@ -365,35 +443,33 @@ impl Comm {
         }
         match source {
             Source::Rank(PROC_NULL) => return Ok(None),
-            Source::Rank(r) => self.check_rank(call, r)?,
+            Source::Rank(r) => self.check_rank(call, r, tag)?,
             Source::Any => {}
         }
         Ok(Some(Pattern::new(self.inner.p2p, source, tag)))
     }
 
-    fn check_rank(&self, call: &'static str, rank: u32) -> Result<()> {
+    /// `InvalidRank` unless `rank` is in the communicator; the error names the call's `tag`.
+    fn check_rank(&self, call: &'static str, rank: u32, tag: Tag) -> Result<()> {
         if rank < self.size() {
             Ok(())
         } else {
             Err(Error::InvalidRank {
-                site: self.site(call).peer(rank),
+                site: self.site(call).peer(rank).tag(tag),
                 rank: i64::from(rank),
                 size: self.size(),
             })
         }
     }
 
+    /// `InvalidTag` unless `tag` is a tag a message can have (`ANY_TAG` is not).
     fn check_tag(&self, call: &'static str, dest: u32, tag: i32) -> Result<()> {
         if (0..=TAG_UB).contains(&tag) {
             Ok(())
         } else {
             Err(Error::InvalidTag {
                 site: self.site(call).peer(dest),
-                tag: if tag == ANY_TAG {
-                    Tag::Any
-                } else {
-                    Tag::Value(tag)
-                },
+                tag: Tag::from(tag),
             })
         }
     }

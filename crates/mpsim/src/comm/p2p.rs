@@ -13,7 +13,7 @@ use mpsim_proto::p2p::{SendMode, Status};
 use super::*;
 use crate::blocking::{Blocking, SendDone};
 use crate::message::Message;
-use crate::request::{Request, idle, wait_all};
+use crate::request::{Names, Request, idle, wait_all_in};
 
 impl Comm {
     // ---- sends ----
@@ -83,7 +83,8 @@ impl Comm {
         self.start_send(SendMode::Ready, buf, dest, tag)
     }
 
-    /// Any send mode, nonblocking.
+    /// Any send mode, nonblocking (errors name the mode's call: `isend`, `issend`, `ibsend`,
+    /// `irsend`).
     pub fn start_send<T: Pod>(
         &self,
         mode: SendMode,
@@ -91,10 +92,24 @@ impl Comm {
         dest: u32,
         tag: i32,
     ) -> Result<Request<'static>> {
-        let call = mode.call();
+        self.isend_as(mode.icall(), mode, bytemuck::cast_slice(buf), dest, tag)
+    }
+
+    /// A nonblocking send in `mode` for the program's call `call`, which its errors name.
+    fn isend_as(
+        &self,
+        call: &'static str,
+        mode: SendMode,
+        bytes: &[u8],
+        dest: u32,
+        tag: i32,
+    ) -> Result<Request<'static>> {
         self.check_send(call, dest, tag)?;
-        let bytes = bytemuck::cast_slice(buf);
-        self.post_send(self.inner.p2p, call, mode, bytes, dest, tag)
+        let names = Names {
+            call,
+            wait: mode.call(),
+        };
+        self.post_send(self.inner.p2p, names, mode, bytes, dest, tag)
     }
 
     // ---- receives and probes ----
@@ -141,8 +156,21 @@ impl Comm {
         source: impl Into<Source>,
         tag: impl Into<Tag>,
     ) -> Result<Request<'b>> {
-        let pattern = self.pattern("recv", source.into(), tag.into())?;
-        Ok(self.post_recv("recv", pattern, bytemuck::cast_slice_mut(buf)))
+        let buf = bytemuck::cast_slice_mut(buf);
+        self.irecv_as("irecv", buf, source.into(), tag.into())
+    }
+
+    /// A nonblocking receive for the program's call `call`, which its errors name.
+    fn irecv_as<'b>(
+        &self,
+        call: &'static str,
+        buf: &'b mut [u8],
+        source: Source,
+        tag: Tag,
+    ) -> Result<Request<'b>> {
+        let pattern = self.pattern(call, source, tag)?;
+        let names = Names { call, wait: "recv" };
+        Ok(self.post_recv(names, pattern, buf))
     }
 
     /// The status of a message that a receive with this pattern would get now, if any. Finding
@@ -243,11 +271,14 @@ impl Comm {
         source: impl Into<Source>,
         recv_tag: impl Into<Tag>,
     ) -> Result<Status> {
+        const CALL: &str = "sendrecv";
+        let recv = bytemuck::cast_slice_mut(recv);
+        let send = bytemuck::cast_slice(send);
         let mut reqs = [
-            self.irecv(recv, source, recv_tag)?,
-            self.isend(send, dest, send_tag)?,
+            self.irecv_as(CALL, recv, source.into(), recv_tag.into())?,
+            self.isend_as(CALL, SendMode::Standard, send, dest, send_tag)?,
         ];
-        Ok(wait_all(&mut reqs).await?[0])
+        Ok(wait_all_in(&mut reqs, CALL).await?[0])
     }
 
     /// Like [`Comm::sendrecv`] with one buffer: its contents are sent, then replaced by the
@@ -260,32 +291,37 @@ impl Comm {
         source: impl Into<Source>,
         recv_tag: impl Into<Tag>,
     ) -> Result<Status> {
-        let send = self.isend(buf, dest, send_tag)?; // copies `buf` now
-        let status = self.irecv(buf, source, recv_tag)?.wait().await?;
-        send.wait().await?;
+        const CALL: &str = "sendrecv_replace";
+        let buf = bytemuck::cast_slice_mut(buf);
+        // The send copies `buf` now.
+        let mut send = self.isend_as(CALL, SendMode::Standard, buf, dest, send_tag)?;
+        let mut recv = self.irecv_as(CALL, buf, source.into(), recv_tag.into())?;
+        let status = recv.wait_in_place(Some(CALL)).await?;
+        send.wait_in_place(Some(CALL)).await?;
         Ok(status)
     }
 
     // ---- buffers ----
 
-    /// Attaches a buffer of `bytes` bytes for buffered sends (one per rank).
+    /// Attaches a buffer of `bytes` bytes for buffered sends (one per rank; a zero-byte one
+    /// counts: attaching another is `BufferAlreadyAttached`).
     pub fn buffer_attach(&self, bytes: usize) -> Result<()> {
         self.check_live("buffer_attach")?;
         let mut out = Ok(());
         self.rt()
             .with_endpoint(&mut |ep| out = ep.buffer_attach(bytes));
-        out
+        out.map_err(|e| stamped(&**self.rt(), e))
     }
 
     /// Waits until every buffered message has been delivered, then detaches the buffer and
-    /// returns its size.
+    /// returns its size; `NoBufferAttached` when none is attached.
     pub async fn buffer_detach(&self) -> Result<usize> {
         self.check_live("buffer_detach")?;
         let rt = Rc::clone(self.rt());
         poll_fn(|cx| rt.poll_buffer_free(cx)).await?;
         let mut out = Ok(0);
         self.rt().with_endpoint(&mut |ep| out = ep.buffer_detach());
-        out
+        out.map_err(|e| stamped(&**self.rt(), e))
     }
 
     // ---- blocking fast paths ----
@@ -303,11 +339,14 @@ impl Comm {
         if dest == PROC_NULL {
             return Blocking::sent(rt);
         }
+        let payload = match self.copy_data(call, bytes, dest, tag) {
+            Ok(payload) => payload,
+            Err(e) => return Blocking::done(rt, Err(e)),
+        };
         let to = self.world_rank(dest);
         let envelope = Envelope::new(self.inner.p2p, self.rank(), tag);
         let mut error = None;
-        let started =
-            rt.start_blocking_send(mode, to, envelope, Payload::from_slice(bytes), &mut error);
+        let started = rt.start_blocking_send(mode, to, envelope, payload, &mut error);
         Blocking::started(rt, started, &mut error, call, None)
     }
 

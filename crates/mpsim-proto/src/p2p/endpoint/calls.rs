@@ -24,7 +24,20 @@ impl<P: MessageData> Endpoint<P> {
         envelope: Envelope,
         payload: P,
     ) -> Result<ReqId, Error> {
-        self.start_send(mode, to, envelope, payload, true)
+        self.isend_as(mode.icall(), mode, to, envelope, payload)
+    }
+
+    /// As [`Endpoint::isend`], made by the program's call `call` (`"isend"`, a persistent
+    /// request's `"start"`, `"sendrecv"`, …), which its error names.
+    pub fn isend_as(
+        &mut self,
+        call: &'static str,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: P,
+    ) -> Result<ReqId, Error> {
+        self.start_send(call, mode, to, envelope, payload, true)
             .map(|req| req.expect("a send the program holds always has a request"))
     }
 
@@ -39,7 +52,7 @@ impl<P: MessageData> Endpoint<P> {
         envelope: Envelope,
         payload: P,
     ) -> Result<Option<ReqId>, Error> {
-        self.start_send(mode, to, envelope, payload, false)
+        self.start_send(mode.call(), mode, to, envelope, payload, false)
     }
 
     /// Starts a blocking send as [`Endpoint::send`], but hands its message to `transport` at
@@ -57,7 +70,7 @@ impl<P: MessageData> Endpoint<P> {
         transport: impl FnOnce(Transmit<P>),
     ) -> Result<Option<ReqId>, Error> {
         let queued = self.out.as_deref().is_some_and(|o| !o.transmits.is_empty());
-        let (req, transmit) = self.make_send(mode, to, envelope, payload, false)?;
+        let (req, transmit) = self.make_send(mode.call(), mode, to, envelope, payload, false)?;
         if queued {
             self.push_transmit(transmit);
         } else {
@@ -67,24 +80,27 @@ impl<P: MessageData> Endpoint<P> {
     }
 
     /// `isend` (`held`: the program holds the request) and `send` (it does not, when the send
-    /// completes at once).
+    /// completes at once), made by the program's call `call`.
     fn start_send(
         &mut self,
+        call: &'static str,
         mode: SendMode,
         to: u32,
         envelope: Envelope,
         payload: P,
         held_by_user: bool,
     ) -> Result<Option<ReqId>, Error> {
-        let (req, transmit) = self.make_send(mode, to, envelope, payload, held_by_user)?;
+        let (req, transmit) = self.make_send(call, mode, to, envelope, payload, held_by_user)?;
         self.push_transmit(transmit);
         Ok(req)
     }
 
-    /// A send's request (as `start_send` returns it) and its message, not yet queued.
+    /// A send's request (as `start_send` returns it) and its message, not yet queued; an error
+    /// names `call`.
     #[inline]
     fn make_send(
         &mut self,
+        call: &'static str,
         mode: SendMode,
         to: u32,
         envelope: Envelope,
@@ -95,19 +111,19 @@ impl<P: MessageData> Endpoint<P> {
         let (protocol, bytes_held) = match mode {
             SendMode::Buffered => {
                 let requested = bytes.saturating_add(self.config.bsend_overhead);
-                let budget = self.attached.get_or_insert_with(|| {
-                    Box::new(Budget {
-                        capacity: Some(0),
-                        used: 0,
-                    })
-                });
-                if !budget.reserve(requested) {
-                    let (attached, used) = (budget.capacity.unwrap_or(0), budget.used);
-                    if attached == 0 && used == 0 {
-                        self.attached = None;
-                    }
+                // With no buffer attached, only a message that needs no bytes fits (a zero-byte
+                // one when the overhead is 0).
+                let fits = match self.attached.as_deref_mut() {
+                    Some(budget) => budget.reserve(requested),
+                    None => requested == 0,
+                };
+                if !fits {
+                    let (attached, used) = self
+                        .attached
+                        .as_deref()
+                        .map_or((0, 0), |b| (b.capacity.unwrap_or(0), b.used));
                     let err = Error::BufferOverflow {
-                        site: Site::new(self.rank, "bsend")
+                        site: Site::new(self.rank, call)
                             .context(envelope.context)
                             .peer(to)
                             .tag(envelope.tag),
@@ -402,39 +418,34 @@ impl<P: MessageData> Endpoint<P> {
         Ok(())
     }
 
-    /// Attaches a buffer of `bytes` bytes for buffered sends.
+    /// Attaches a buffer of `bytes` bytes for buffered sends; `BufferAlreadyAttached` while one
+    /// is attached, of whatever size (0 too).
     pub fn buffer_attach(&mut self, bytes: usize) -> Result<(), Error> {
-        match self.attached.as_deref() {
-            Some(b) if b.capacity.unwrap_or(0) > 0 || b.used > 0 => {
-                Err(Error::BufferAlreadyAttached {
-                    site: Site::new(self.rank, "buffer_attach"),
-                    attached: b.capacity.unwrap_or(0),
-                })
-            }
-            _ => {
-                self.attached = Some(Box::new(Budget {
-                    capacity: Some(bytes),
-                    used: 0,
-                }));
-                Ok(())
-            }
+        if let Some(b) = self.attached.as_deref() {
+            return Err(Error::BufferAlreadyAttached {
+                site: Site::new(self.rank, "buffer_attach"),
+                attached: b.capacity.unwrap_or(0),
+            });
         }
+        self.attached = Some(Box::new(Budget {
+            capacity: Some(bytes),
+            used: 0,
+        }));
+        Ok(())
     }
 
-    /// Detaches the buffer and returns its size. Call when [`Endpoint::buffer_in_use`] is 0
-    /// (a blocking `buffer_detach` waits for that, woken by [`Event::BufferFreed`]).
+    /// Detaches the buffer and returns its size (0 for a zero-byte one); `NoBufferAttached` if
+    /// none is. Call when [`Endpoint::buffer_in_use`] is 0 (a blocking `buffer_detach` waits
+    /// for that, woken by [`Event::BufferFreed`]).
     pub fn buffer_detach(&mut self) -> Result<usize, Error> {
         match self.attached.take() {
-            Some(b) if b.capacity.unwrap_or(0) > 0 => {
+            Some(b) => {
                 debug_assert_eq!(b.used, 0, "detach while buffered messages are in flight");
                 Ok(b.capacity.unwrap_or(0))
             }
-            other => {
-                self.attached = other;
-                Err(Error::NoBufferAttached {
-                    site: Site::new(self.rank, "buffer_detach"),
-                })
-            }
+            None => Err(Error::NoBufferAttached {
+                site: Site::new(self.rank, "buffer_detach"),
+            }),
         }
     }
 }

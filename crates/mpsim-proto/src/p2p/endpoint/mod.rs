@@ -126,8 +126,8 @@ pub struct Endpoint<P> {
     slots: Vec<Slot<P>>,
     /// First free slot, or `NO_SLOT`; each free slot names the next (`Kind::Free`).
     free_head: u32,
-    /// The attached buffer (`bsend`; boxed: rare, and a simulation holds millions of
-    /// endpoints).
+    /// The attached buffer (`bsend`): `Some` exactly while one is attached, a zero-byte one
+    /// too. Boxed: rare, and a simulation holds millions of endpoints.
     attached: Option<Box<Budget>>,
     /// Bytes of the system buffer (`Config::system_buffer`) that eager sends hold.
     system_used: usize,

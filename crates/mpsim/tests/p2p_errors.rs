@@ -1,0 +1,409 @@
+//! Program misuse through the public API gives a typed error that says where it happened
+//! (`spec/p2p.md` §8): the program's own call (`isend`, not the `send` it runs as), the rank,
+//! what the call named (peer, tag, communicator context) and, under the simulator, the virtual
+//! time; never a panic, an abort or a silently wrong result. Each program runs on both
+//! backends (the harness of `p2p_backends.rs`, `common/backends.rs`), except where only the
+//! simulator has a virtual time.
+//!
+//! A send whose copy of the data the host cannot allocate is shown under an address-space
+//! limit (`ulimit -v`) in a child process of this test binary, as
+//! `mpsim-sim/tests/host_memory.rs` does for a whole run.
+
+#[macro_use]
+#[path = "common/backends.rs"]
+mod backends;
+
+use std::process::Command;
+use std::time::Duration;
+
+use mpsim::{ANY_SOURCE, ANY_TAG, Backend, Comm, Error, PROC_NULL, SendMode, Site, Source, Tag};
+
+use backends::{launcher, run_err, run_ok};
+
+/// The site of an error that has one.
+#[track_caller]
+fn site(e: &Error) -> &Site {
+    match e {
+        Error::InvalidRank { site, .. }
+        | Error::InvalidTag { site, .. }
+        | Error::InvalidComm { site }
+        | Error::Truncate { site, .. }
+        | Error::BufferOverflow { site, .. }
+        | Error::BufferAlreadyAttached { site, .. }
+        | Error::NoBufferAttached { site }
+        | Error::RequestActive { site }
+        | Error::InvalidRequest { site }
+        | Error::ReadyNotPosted { site, .. } => site,
+        other => panic!("an error with no site: {other}"),
+    }
+}
+
+/// `e` names the call `call`, in its site and in its text.
+#[track_caller]
+fn assert_call(e: &Error, call: &str) {
+    assert_eq!(site(e).call, call, "{e}");
+    assert!(e.to_string().contains(&format!(" in {call} ")), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A send's copy of its data without memory for it
+// ---------------------------------------------------------------------------------------------
+
+/// Set in the child process that an address-space test runs itself in.
+const CHILD: &str = "MPSIM_TEST_P2P_ERRORS_CHILD";
+
+/// A message far longer than the room the child has left for its copy.
+const BIG: usize = 3 << 30;
+
+/// The child's address space in KiB: the message (`BIG`, mapped but never touched) and 1.5 GiB
+/// for the program, the ranks and their threads, but not a second `BIG` for the copy.
+const LIMIT_KIB: usize = (BIG + (3 << 29)) >> 10;
+
+/// Runs `body` in a child process of this test binary under an address-space limit (the
+/// child runs only the test `name`), and checks that it ended well.
+fn in_a_child_under_an_address_space_limit(name: &str, body: impl FnOnce()) {
+    if std::env::var_os(CHILD).is_some() {
+        body();
+        println!("child: done");
+        return;
+    }
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {LIMIT_KIB} && exec \"$0\" --exact {name} --nocapture --test-threads 1"
+        ))
+        .arg(&exe)
+        .env(CHILD, "1")
+        .output()
+        .expect("run the child");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "the child failed ({:?}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("child: done"), "{stdout}\n{stderr}");
+}
+
+/// Rank 0 has a 3 GiB message and no room for a second copy: an `isend` and a blocking `send`
+/// of it each give `NoMemory` naming the rank, the call, the peer, the tag and the size, and
+/// the rank goes on (a small message still goes through).
+fn sends_without_memory_for_their_copy(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 1 {
+            world.recv(&mut [0u8; 8], 0, 6).await?;
+            return Ok(());
+        }
+        let data = vec![0u8; BIG];
+        let check = |e: Error, call: &str| match e {
+            Error::NoMemory { what } => {
+                let at = format!("rank 0 in {call} (peer 1, tag 5, context 0)");
+                assert!(what.contains(&at), "{what}");
+                assert!(what.contains(&format!("{BIG} bytes")), "{what}");
+            }
+            other => panic!("{call}: expected NoMemory, got {other}"),
+        };
+        check(world.isend(&data, 1, 5).expect_err("no memory"), "isend");
+        check(
+            world.send(&data, 1, 5).await.expect_err("no memory"),
+            "send",
+        );
+        drop(data);
+        world.send(&[1u8; 8], 1, 6).await
+    });
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn p2p_send_whose_copy_cannot_be_allocated_is_no_memory_sim() {
+    in_a_child_under_an_address_space_limit(
+        "p2p_send_whose_copy_cannot_be_allocated_is_no_memory_sim",
+        || sends_without_memory_for_their_copy(Backend::Sim),
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn p2p_send_whose_copy_cannot_be_allocated_is_no_memory_threads() {
+    in_a_child_under_an_address_space_limit(
+        "p2p_send_whose_copy_cannot_be_allocated_is_no_memory_threads",
+        || sends_without_memory_for_their_copy(Backend::Threads),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Virtual time
+// ---------------------------------------------------------------------------------------------
+
+/// Under the simulator, argument errors made by the API layer carry the virtual time of the
+/// call, as the protocol core's do: after 3 us of compute, an invalid send reports
+/// `at t=3000 ns`, and so do an invalid receive, a freed communicator, a second attach and a
+/// detach with nothing attached; a restarted persistent request reports the time it is
+/// restarted at.
+#[test]
+fn p2p_argument_errors_carry_the_virtual_time_sim() {
+    run_ok(launcher(2, Backend::Sim), |world: Comm| async move {
+        world.compute(Duration::from_micros(3)).await;
+        let at_3000 = |e: Error| {
+            assert_eq!(site(&e).time_ns, Some(3000), "{e}");
+            assert!(e.to_string().contains("at t=3000 ns"), "{e}");
+            e
+        };
+        let e = at_3000(world.send(&[1u8], 2, 4).await.expect_err("rank 2 of 2"));
+        assert!(matches!(e, Error::InvalidRank { rank: 2, .. }), "{e}");
+        assert_eq!(
+            site(&e).tag,
+            Some(Tag::Value(4)),
+            "the rank's error names the tag"
+        );
+        let e = at_3000(world.isend(&[1u8], 0, -3).expect_err("tag -3"));
+        assert!(matches!(e, Error::InvalidTag { .. }), "{e}");
+        let e = at_3000(world.recv(&mut [0u8], 7, 2).await.expect_err("rank 7"));
+        assert!(matches!(e, Error::InvalidRank { rank: 7, .. }), "{e}");
+        assert_eq!(
+            site(&e).tag,
+            Some(Tag::Value(2)),
+            "the rank's error names the tag"
+        );
+        let e = at_3000(world.iprobe(0, -2).await.expect_err("tag -2"));
+        assert!(matches!(e, Error::InvalidTag { .. }), "{e}");
+
+        let mut twin = world.dup()?;
+        let clone = twin.clone();
+        twin.free()?;
+        let e = at_3000(clone.isend(&[1u8], 1, 9).expect_err("freed"));
+        assert!(matches!(e, Error::InvalidComm { .. }), "{e}");
+        let s = site(&e);
+        assert_eq!(
+            (s.peer, s.tag),
+            (Some(Source::Rank(1)), Some(Tag::Value(9)))
+        );
+        assert!(
+            s.context.is_some_and(|c| c.0 != 0),
+            "the dup's context: {e}"
+        );
+        assert!(e.to_string().contains("(peer 1, tag 9, context "), "{e}");
+        let e = at_3000(
+            clone
+                .recv(&mut [0u8], ANY_SOURCE, 3)
+                .await
+                .expect_err("freed"),
+        );
+        assert_eq!(
+            (site(&e).peer, site(&e).tag),
+            (Some(Source::Any), Some(Tag::Value(3)))
+        );
+        let e = at_3000(clone.buffer_attach(100).expect_err("freed"));
+        assert!(e.to_string().contains("(context "), "{e}");
+
+        world.buffer_attach(100)?;
+        let e = at_3000(world.buffer_attach(100).expect_err("attached"));
+        assert!(matches!(e, Error::BufferAlreadyAttached { .. }), "{e}");
+        assert_eq!(world.buffer_detach().await?, 100);
+        let e = world.buffer_detach().await.expect_err("detached");
+        assert!(matches!(e, Error::NoBufferAttached { .. }), "{e}");
+        assert_eq!(site(&e).time_ns, Some(world.now_ns()), "{e}");
+
+        let peer = 1 - world.rank();
+        let mut cell = [0u32];
+        let mut req = world.recv_init(&mut cell, peer, 0)?;
+        req.start()?;
+        let e = req.start().expect_err("active");
+        assert!(matches!(e, Error::RequestActive { .. }), "{e}");
+        assert_eq!(site(&e).time_ns, Some(world.now_ns()), "{e}");
+        world.send(&[7u32], peer, 0).await?;
+        req.wait().await?;
+        Ok(())
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The call errors name
+// ---------------------------------------------------------------------------------------------
+
+/// Argument errors name the program's call: the nonblocking sends their `i` names (and
+/// `start_send` its mode's), `irecv` its own, the combined calls theirs, whichever of their
+/// arguments is wrong.
+fn argument_errors_name_the_call(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        let data = [1u8; 4];
+        assert_call(&world.isend(&data, 9, 0).expect_err("rank 9"), "isend");
+        assert_call(&world.issend(&data, 9, 0).expect_err("rank 9"), "issend");
+        assert_call(&world.ibsend(&data, 0, -1).expect_err("ANY_TAG"), "ibsend");
+        assert_call(&world.irsend(&data, 9, 0).expect_err("rank 9"), "irsend");
+        let e = world.start_send(SendMode::Synchronous, &data, 9, 0);
+        assert_call(&e.expect_err("rank 9"), "issend");
+        assert_call(&world.send(&data, 9, 0).await.expect_err("rank 9"), "send");
+        assert_call(
+            &world.ssend(&data, 9, 0).await.expect_err("rank 9"),
+            "ssend",
+        );
+        let mut buf = [0u8; 4];
+        assert_call(&world.irecv(&mut buf, 9, 0).expect_err("rank 9"), "irecv");
+        assert_call(&world.recv(&mut buf, 0, -4).await.expect_err("tag"), "recv");
+        let e = world.sendrecv(&data, 9, 0, &mut buf, 0, 0).await;
+        assert_call(&e.expect_err("dest 9"), "sendrecv");
+        let e = world.sendrecv(&data, 0, 0, &mut buf, 9, 0).await;
+        assert_call(&e.expect_err("source 9"), "sendrecv");
+        let e = world.sendrecv_replace(&mut buf, 0, -7, 0, 0).await;
+        assert_call(&e.expect_err("tag -7"), "sendrecv_replace");
+        assert_call(
+            &world.recv_init(&mut buf, 0, -4).expect_err("tag"),
+            "recv_init",
+        );
+        assert_call(
+            &world.send_init(&mut buf, 9, 0).expect_err("rank 9"),
+            "send_init",
+        );
+        Ok(())
+    });
+}
+on_both!(argument_errors_name_the_call => p2p_argument_errors_name_the_program_call_sim, p2p_argument_errors_name_the_program_call_threads);
+
+/// A truncated receive names the call that posted it: `recv`, `irecv`, `sendrecv`,
+/// `sendrecv_replace`, `mrecv`, `imrecv`, and `recv_init` for a persistent receive.
+fn truncation_names_the_call(backend: Backend) {
+    const CALLS: [&str; 7] = [
+        "recv",
+        "irecv",
+        "sendrecv",
+        "sendrecv_replace",
+        "mrecv",
+        "imrecv",
+        "recv_init",
+    ];
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 0 {
+            // Eight bytes with each tag; the combined calls' sends come back (1 or 4 bytes).
+            for (tag, call) in (0..).zip(CALLS) {
+                world.send(&[tag as u8; 8], 1, tag).await?;
+                if call.starts_with("sendrecv") {
+                    world.recv(&mut [0u8; 4], 1, tag).await?;
+                }
+            }
+            return Ok(());
+        }
+        let mut small = [0u8; 4];
+        for (tag, call) in (0..).zip(CALLS) {
+            let result = match call {
+                "recv" => world.recv(&mut small, 0, tag).await,
+                "irecv" => world.irecv(&mut small, 0, tag)?.wait().await,
+                "sendrecv" => world.sendrecv(&[1u8], 0, tag, &mut small, 0, tag).await,
+                "sendrecv_replace" => world.sendrecv_replace(&mut small, 0, tag, 0, tag).await,
+                "mrecv" => world.mprobe(0, tag).await?.mrecv(&mut small).await,
+                "imrecv" => world.mprobe(0, tag).await?.imrecv(&mut small)?.wait().await,
+                _ => {
+                    let mut req = world.recv_init(&mut small, 0, tag)?;
+                    req.start()?;
+                    req.wait().await
+                }
+            };
+            let e = result.expect_err("8 bytes into 4");
+            assert!(
+                matches!(
+                    e,
+                    Error::Truncate {
+                        message_bytes: 8,
+                        buffer_bytes: 4,
+                        ..
+                    }
+                ),
+                "{call}: {e}"
+            );
+            assert_call(&e, call);
+            assert_eq!(
+                small, [tag as u8; 4],
+                "{call}: the first 4 bytes are written"
+            );
+        }
+        Ok(())
+    });
+}
+on_both!(truncation_names_the_call => p2p_truncation_names_the_receiving_call_sim, p2p_truncation_names_the_receiving_call_threads);
+
+/// An `ibsend` that does not fit in the attached buffer ends the run with `BufferOverflow`
+/// naming `ibsend` (the error the protocol core raises, which ends the run, knows the call).
+fn ibsend_overflow_names_ibsend(backend: Backend) {
+    let e = run_err(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 0 {
+            world.buffer_attach(10)?;
+            world.ibsend(&[0u8; 100], 1, 3)?.wait().await?;
+        }
+        Ok(())
+    });
+    assert!(matches!(e, Error::BufferOverflow { .. }), "{e}");
+    assert_call(&e, "ibsend");
+}
+on_both!(ibsend_overflow_names_ibsend => p2p_ibsend_overflow_names_ibsend_sim, p2p_ibsend_overflow_names_ibsend_threads);
+
+// ---------------------------------------------------------------------------------------------
+// ANY_SOURCE, ANY_TAG and PROC_NULL on sends
+// ---------------------------------------------------------------------------------------------
+
+/// Sends refuse the receive wildcards (`ANY_SOURCE` is `InvalidRank`, `ANY_TAG` is
+/// `InvalidTag`), and errors show `ANY_SOURCE`, `ANY_TAG` and `PROC_NULL` by name.
+fn sends_refuse_wildcards(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        let e = world
+            .send(&[1u8], ANY_SOURCE, 0)
+            .await
+            .expect_err("ANY_SOURCE");
+        assert!(
+            matches!(e, Error::InvalidRank { rank, .. } if rank == i64::from(ANY_SOURCE)),
+            "{e}"
+        );
+        assert!(e.to_string().contains("(peer ANY_SOURCE, tag 0"), "{e}");
+        let e = world.isend(&[1u8], ANY_SOURCE, 0).expect_err("ANY_SOURCE");
+        assert!(matches!(e, Error::InvalidRank { .. }), "{e}");
+        let e = world.isend(&[1u8], 1, ANY_TAG).expect_err("ANY_TAG");
+        assert!(matches!(e, Error::InvalidTag { tag: Tag::Any, .. }), "{e}");
+        assert!(e.to_string().ends_with("invalid tag ANY_TAG"), "{e}");
+        let e = world.send(&[1u8], PROC_NULL, -5).await.expect_err("tag -5");
+        assert_eq!(site(&e).peer, Some(Source::Rank(PROC_NULL)), "{e}");
+        assert!(e.to_string().contains("(peer PROC_NULL"), "{e}");
+        let e = world
+            .recv(&mut [0u8], PROC_NULL, -5)
+            .await
+            .expect_err("tag -5");
+        assert!(e.to_string().contains("(peer PROC_NULL"), "{e}");
+        // PROC_NULL itself is fine on both sides.
+        world.send(&[1u8], PROC_NULL, 0).await?;
+        let s = world.recv(&mut [0u8], PROC_NULL, ANY_TAG).await?;
+        assert_eq!((s.source, s.tag, s.bytes), (PROC_NULL, ANY_TAG, 0));
+        Ok(())
+    });
+}
+on_both!(sends_refuse_wildcards => p2p_sends_refuse_any_source_and_any_tag_sim, p2p_sends_refuse_any_source_and_any_tag_threads);
+
+// ---------------------------------------------------------------------------------------------
+// A zero-byte attached buffer
+// ---------------------------------------------------------------------------------------------
+
+/// A zero-byte buffer counts as attached: a second attach is `BufferAlreadyAttached`, a detach
+/// returns 0 and then nothing is attached (a second detach is `NoBufferAttached`).
+fn zero_byte_buffer(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        world.buffer_attach(0)?;
+        let e = world.buffer_attach(0).expect_err("attached");
+        assert!(
+            matches!(e, Error::BufferAlreadyAttached { attached: 0, .. }),
+            "{e}"
+        );
+        let e = world.buffer_attach(64).expect_err("attached");
+        assert!(
+            matches!(e, Error::BufferAlreadyAttached { attached: 0, .. }),
+            "{e}"
+        );
+        assert_eq!(world.buffer_detach().await?, 0);
+        let e = world.buffer_detach().await.expect_err("detached");
+        assert!(matches!(e, Error::NoBufferAttached { .. }), "{e}");
+        world.buffer_attach(0)?;
+        assert_eq!(world.buffer_detach().await?, 0);
+        Ok(())
+    });
+}
+on_both!(zero_byte_buffer => p2p_zero_byte_buffer_counts_as_attached_sim, p2p_zero_byte_buffer_counts_as_attached_threads);
