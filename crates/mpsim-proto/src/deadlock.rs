@@ -6,6 +6,25 @@
 
 use crate::matching::{ContextId, Source, Tag};
 
+/// What a wait that holds no request waits for (a blocking probe: `probe`, `mprobe`), so
+/// that a deadlock report names its peer and tag as it names a receive's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Awaited {
+    /// The world rank it waits on, or any.
+    pub peer: Source,
+    /// The tag it waits for.
+    pub tag: Tag,
+    /// The communicator context.
+    pub context: ContextId,
+}
+
+impl Awaited {
+    /// [`waiting_for`] of this wait in `call`.
+    pub fn waiting_for(&self, call: &str) -> (String, Option<u32>) {
+        waiting_for(call, self.peer, self.tag, self.context)
+    }
+}
+
 /// What a blocked rank waits for, as a report names it — `call (peer p, tag t, context c)` —
 /// and the rank it waits on, its wait-for edge (none for `ANY_SOURCE`).
 pub fn waiting_for(

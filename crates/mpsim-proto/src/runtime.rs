@@ -9,6 +9,7 @@
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::deadlock::Awaited;
 use crate::error::Error;
 use crate::matching::{Envelope, Pattern};
 use crate::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode, Status};
@@ -298,11 +299,13 @@ pub trait RankRuntime {
     fn arrivals(&self) -> u64;
 
     /// Ready once more than `seen` messages have been delivered to this rank; otherwise
-    /// registers the rank as waiting in `call` (a blocking probe) and arranges a wake-up.
+    /// registers the rank as waiting in `call` (a blocking probe) for `awaited` (what a
+    /// deadlock report names) and arranges a wake-up.
     fn poll_arrival(
         &self,
         seen: u64,
         call: &'static str,
+        awaited: Awaited,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>>;
 

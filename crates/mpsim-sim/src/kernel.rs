@@ -20,9 +20,10 @@
 //!   rank wakes it, taking `wake_latency`, and it resumes when the wake-up under way at its
 //!   completion ends (X2).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use mpsim_proto::deadlock;
+use mpsim_proto::deadlock::{self, Awaited};
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId, Transmit};
 use mpsim_proto::runtime::Payload;
@@ -170,6 +171,10 @@ pub(crate) struct Kernel {
     pub current: Key,
     /// The key of the event of the first error (`stop`).
     pub stop_key: Key,
+    /// What each rank last blocked in a probe waited for (`RankRuntime::poll_arrival`), for
+    /// deadlock reports: a probe holds no request to describe. Kept apart from the ranks'
+    /// state, which every rank pays for, as few ranks probe.
+    pub probing: HashMap<u32, Awaited>,
 }
 
 /// Room for `n` items in a new vector, or an out-of-memory error naming `what` they are and
@@ -260,6 +265,7 @@ impl Kernel {
             remote: Vec::new(),
             current: Key::new(0, RESUME, 0, 0),
             stop_key: Key::new(0, RESUME, 0, 0),
+            probing: HashMap::new(),
         })
     }
 
@@ -667,10 +673,15 @@ impl Kernel {
     pub fn describe_wait(&self, rank: u32) -> Option<(String, Option<u32>)> {
         let r = &self.ranks[self.at(rank)];
         let w = r.wait?;
-        let Some((call, peer, tag, context)) = w.req.and_then(|q| r.endpoint.describe(q)) else {
-            return Some((format!("{} since t={} ns", w.call, w.since), None));
+        let described = w.req.and_then(|q| r.endpoint.describe(q));
+        let (what, edge) = match (described, self.probing.get(&rank)) {
+            (Some((call, peer, tag, context)), _) => {
+                deadlock::waiting_for(call, peer, tag, context)
+            }
+            // Only a blocking probe waits on arrivals with no request.
+            (None, Some(awaited)) if w.on_arrival && w.req.is_none() => awaited.waiting_for(w.call),
+            (None, _) => return Some((format!("{} since t={} ns", w.call, w.since), None)),
         };
-        let (what, edge) = deadlock::waiting_for(call, peer, tag, context);
         Some((
             format!("{} since t={} ns, waiting for {what}", w.call, w.since),
             edge,

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use mpsim_proto::deadlock::Awaited;
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode};
@@ -254,9 +255,14 @@ impl RankRuntime for SimRank {
         &self,
         seen: u64,
         call: &'static str,
+        awaited: Awaited,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
-        self.poll_until(call, None, true, |r| r.arrivals > seen)
+        let polled = self.poll_until(call, None, true, |r| r.arrivals > seen);
+        if polled.is_pending() {
+            self.kernel.borrow_mut().probing.insert(self.rank, awaited);
+        }
+        polled
     }
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {

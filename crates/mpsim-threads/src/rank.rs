@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use mpsim_proto::deadlock;
+use mpsim_proto::deadlock::{self, Awaited};
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
@@ -98,6 +98,8 @@ pub(crate) struct ThreadRank {
     /// What the rank's last unfinished wait was on: `(call, request)`, or a call alone. Turned
     /// into the deadlock watchdog's text only when the rank parks.
     waiting: Cell<Option<(&'static str, Option<ReqId>)>>,
+    /// What the rank's last blocking probe waited for (a wait with no request to describe).
+    probing: Cell<Option<Awaited>>,
     /// Messages taken in so far (blocking probes wait for this to grow).
     arrivals: Cell<u64>,
     start: Instant,
@@ -121,6 +123,7 @@ impl ThreadRank {
             inbound: RefCell::new(Vec::new()),
             outbound: RefCell::new(vec![None; ranks]),
             waiting: Cell::new(None),
+            probing: Cell::new(None),
             arrivals: Cell::new(0),
             start,
             trace: trace.then(Box::default),
@@ -138,9 +141,10 @@ impl ThreadRank {
             return;
         };
         let described = req.and_then(|r| self.endpoint.borrow().describe(r));
-        let (what, peer) = match described {
-            Some((_, peer, tag, context)) => deadlock::waiting_for(call, peer, tag, context),
-            None => (call.to_string(), None),
+        let (what, peer) = match (described, self.probing.get()) {
+            (Some((_, peer, tag, context)), _) => deadlock::waiting_for(call, peer, tag, context),
+            (None, Some(awaited)) if req.is_none() => awaited.waiting_for(call),
+            (None, _) => (call.to_string(), None),
         };
         let mailbox = self.mailbox();
         *lock(&mailbox.blocked_on) = Some(what);
@@ -406,8 +410,10 @@ impl RankRuntime for ThreadRank {
         &self,
         seen: u64,
         call: &'static str,
+        awaited: Awaited,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<(), Error>> {
+        self.probing.set(Some(awaited));
         let polled = self.poll_until(call, None, |_| self.arrivals.get() > seen);
         if polled.is_ready() {
             self.trace_wait_ended();
@@ -416,6 +422,7 @@ impl RankRuntime for ThreadRank {
     }
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.probing.set(None);
         let polled = self.poll_until("buffer_detach", None, |ep| ep.buffer_in_use() == 0);
         if polled.is_ready() {
             self.trace_wait_ended();

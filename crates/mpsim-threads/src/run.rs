@@ -318,7 +318,12 @@ mod tests {
             bind: None,
         };
         let wait_forever = |rt: Rc<dyn RankRuntime>| async move {
-            poll_fn(|cx| rt.poll_arrival(0, "probe", cx)).await
+            let awaited = mpsim_proto::deadlock::Awaited {
+                peer: mpsim_proto::matching::Source::Any,
+                tag: mpsim_proto::matching::Tag::Any,
+                context: mpsim_proto::matching::ContextId(0),
+            };
+            poll_fn(|cx| rt.poll_arrival(0, "probe", awaited, cx)).await
         };
         let mut looks = 0;
         let mut check = || {

@@ -421,6 +421,7 @@ mod tests {
             &self,
             _seen: u64,
             _call: &'static str,
+            _awaited: mpsim_proto::deadlock::Awaited,
             _cx: &mut Context<'_>,
         ) -> Poll<Result<(), Error>> {
             Poll::Pending

@@ -1145,6 +1145,36 @@ fn p25_deadlock(backend: Backend) {
 }
 on_both!(p25_deadlock => p2p_p25_head_to_head_ssend_is_a_deadlock_sim, p2p_p25_head_to_head_ssend_is_a_deadlock_threads);
 
+/// P25 and §8 for the blocking probes, which hold no request: head-to-head `probe` and
+/// `mprobe` name each rank's call, peer and tag, and the cycle, as a receive's deadlock does
+/// (the peer a world rank: here on a communicator whose ranks are the world's reversed).
+fn p25_probe_deadlock(backend: Backend) {
+    let err = run_err(launcher(2, backend), |world: Comm| async move {
+        let key = i64::from(world.size() - world.rank());
+        let reversed = world.split(Some(0), key).await?.expect("in color 0");
+        let peer = 1 - reversed.rank();
+        if world.rank() == 0 {
+            reversed.probe(peer, 3).await?;
+        } else {
+            drop(reversed.mprobe(peer, 4).await?);
+        }
+        Ok(())
+    });
+    let Error::Deadlock { report } = err else {
+        panic!("expected Deadlock, got {err}");
+    };
+    for needle in [
+        "rank 0 blocked in probe",
+        "probe (peer 1, tag 3, context",
+        "rank 1 blocked in mprobe",
+        "mprobe (peer 0, tag 4, context",
+        "cycle 0 → 1 → 0",
+    ] {
+        assert!(report.contains(needle), "no {needle:?} in: {report}");
+    }
+}
+on_both!(p25_probe_deadlock => p2p_p25_head_to_head_probe_is_a_deadlock_naming_peer_and_tag_sim, p2p_p25_head_to_head_probe_is_a_deadlock_naming_peer_and_tag_threads);
+
 // ---------------------------------------------------------------------------------------------
 // P26 typed buffers, P27 64 MiB, P28 progress
 // ---------------------------------------------------------------------------------------------

@@ -66,6 +66,7 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
 
+use mpsim_proto::deadlock::Awaited;
 use mpsim_proto::error::{Error, Result, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
 use mpsim_proto::p2p::{ReqId, SendMode, Status};
@@ -390,6 +391,16 @@ impl Comm {
         match pattern.source {
             Source::Rank(r) => Some(self.world_rank(r)),
             Source::Any => None,
+        }
+    }
+
+    /// What a blocking probe with `pattern` waits for, as deadlock reports name it (the peer
+    /// as a world rank, as a receive's).
+    pub(crate) fn awaited(&self, pattern: &Pattern) -> Awaited {
+        Awaited {
+            peer: self.source_world(pattern).map_or(Source::Any, Source::Rank),
+            tag: pattern.tag,
+            context: pattern.context,
         }
     }
 

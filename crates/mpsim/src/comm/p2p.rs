@@ -198,6 +198,7 @@ impl Comm {
         let Some(pattern) = self.pattern("probe", source.into(), tag.into())? else {
             return Ok(proc_null_status());
         };
+        let awaited = self.awaited(&pattern);
         loop {
             let seen = self.rt().arrivals();
             let mut found = None;
@@ -207,7 +208,7 @@ impl Comm {
                 return Ok(status);
             }
             let rt = self.rt();
-            poll_fn(|cx| rt.poll_arrival(seen, "probe", cx)).await?;
+            poll_fn(|cx| rt.poll_arrival(seen, "probe", awaited, cx)).await?;
         }
     }
 
@@ -245,6 +246,7 @@ impl Comm {
         let Some(pattern) = self.pattern("mprobe", source.into(), tag.into())? else {
             return Ok(Message::new(self.rt().clone(), None, proc_null_status()));
         };
+        let awaited = self.awaited(&pattern);
         loop {
             let seen = self.rt().arrivals();
             let mut found = None;
@@ -254,7 +256,7 @@ impl Comm {
                 return Ok(Message::new(self.rt().clone(), Some(id), status));
             }
             let rt = self.rt();
-            poll_fn(|cx| rt.poll_arrival(seen, "mprobe", cx)).await?;
+            poll_fn(|cx| rt.poll_arrival(seen, "mprobe", awaited, cx)).await?;
         }
     }
 
