@@ -105,6 +105,9 @@ pub(crate) struct ThreadRank {
     start: Instant,
     /// This rank's records when a trace was asked for (boxed: one pointer in this struct).
     trace: Option<Box<RefCell<RankTrace>>>,
+    /// Strict ready sends (`Config::strict_ready`): every call takes in what arrived first
+    /// ([`ThreadRank::on_endpoint`]).
+    strict_ready: bool,
 }
 
 impl ThreadRank {
@@ -112,6 +115,7 @@ impl ThreadRank {
     pub fn new(rank: u32, shared: Arc<Shared>, config: Config, trace: bool) -> Self {
         let start = shared.start;
         let ranks = shared.mailboxes.len();
+        let strict_ready = config.strict_ready;
         let mut endpoint = Endpoint::new(rank, config);
         // Waits test their request after each intake (`poll_until`); nothing listens for
         // completion events.
@@ -127,6 +131,7 @@ impl ThreadRank {
             arrivals: Cell::new(0),
             start,
             trace: trace.then(Box::default),
+            strict_ready,
         }
     }
 
@@ -225,10 +230,15 @@ impl ThreadRank {
 
     /// Runs `f` on the endpoint without taking in what arrived (for calls whose outcome cannot
     /// depend on it: `RankRuntime::start_on_endpoint`), then sends what it produced. Generic, so
-    /// that a call made with a known function inlines it.
+    /// that a call made with a known function inlines it. In strict mode what arrived is taken
+    /// in first: a ready send is judged by whether it arrived before its receive was posted,
+    /// and one that waits in a lane when the receive is posted did.
     #[inline]
     fn on_endpoint<R>(&self, f: impl FnOnce(&mut Endpoint<Payload>) -> R) -> R {
         let mut ep = self.endpoint.borrow_mut();
+        if self.strict_ready {
+            self.progress(&mut ep);
+        }
         let out = f(&mut ep);
         self.flush(&mut ep);
         out

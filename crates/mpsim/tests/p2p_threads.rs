@@ -172,3 +172,34 @@ fn threads_compute_longer_than_the_clock_is_an_error_not_a_panic() {
         other => panic!("expected InvalidArgument, got {other}"),
     }
 }
+
+/// Strict mode (`ReadyNotPosted`) on threads judges a ready send as the simulator does: one
+/// that arrived while its receiver computed, before the receive was posted, is reported, not
+/// matched by the receive posted after it. (The receiver learns outside the library that the
+/// irsend was made, so its packet is in the lane when the receive is posted.)
+#[test]
+fn p2p_strict_ready_send_arrived_before_its_receive_is_reported() {
+    static RSENT: AtomicBool = AtomicBool::new(false);
+    RSENT.store(false, Ordering::SeqCst);
+    let err = threads(2)
+        .strict(true)
+        .run(|world: Comm| async move {
+            if world.rank() == 0 {
+                // Nonblocking: a ready send completes only when it is matched.
+                let r = world.irsend(&[1u8; 8], 1, 1)?;
+                RSENT.store(true, Ordering::SeqCst);
+                r.wait().await?;
+            } else {
+                while !RSENT.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+                world.recv(&mut [0u8; 8], 0, 1).await?;
+            }
+            Ok(())
+        })
+        .expect_err("the rsend arrived before its receive");
+    assert!(
+        matches!(err, Error::ReadyNotPosted { receiver: 1, .. }),
+        "{err}"
+    );
+}
