@@ -8,21 +8,9 @@ use common::{mpsim, text};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// A copy of the default model's files in a fresh directory, `edit` applied to its TOML.
+/// [`common::model_copy`] in this file's scratch directories.
 fn model_copy(name: &str, edit: impl Fn(String) -> String) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mpsim-sim/models/default");
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("model-inputs-{}", std::process::id()))
-        .join(name);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("scratch dir");
-    for f in ["model.toml", "ssend.csv", "bsend.csv"] {
-        fs::copy(src.join(f), dir.join(f)).expect("copy");
-    }
-    let toml = dir.join("model.toml");
-    let edited = edit(fs::read_to_string(&toml).expect("read"));
-    fs::write(&toml, edited).expect("write");
-    dir
+    common::model_copy("model-inputs", name, edit)
 }
 
 /// `mpsim model check PATH`, which must fail: its one line of standard error.

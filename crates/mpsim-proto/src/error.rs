@@ -261,27 +261,11 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// The error of a rank whose program panicked (`Aborted`, with the panic's message).
-    pub fn from_panic(rank: u32, payload: &(dyn std::any::Any + Send)) -> Self {
-        let message = if let Some(s) = payload.downcast_ref::<&str>() {
-            (*s).to_string()
-        } else if let Some(s) = payload.downcast_ref::<String>() {
-            s.clone()
-        } else {
-            "a non-string panic payload".to_string()
-        };
-        Error::Aborted {
-            rank,
-            cause: format!("rank {rank} panicked: {message}"),
-        }
-    }
-
-    /// The [`Site`] of an error of one call (`None` for the errors of a run), to change: the
-    /// layer above the core names the program's call ([`Site::call`]) where the core knows
-    /// only the operation (a `Truncate` is the `recv` of an `irecv` or an `mrecv`).
-    pub fn site_mut(&mut self) -> Option<&mut Site> {
-        match self {
+/// The site of an error of one call, `None` for the errors of a run: one list of which errors
+/// have one, for [`Error::site`] and [`Error::site_mut`].
+macro_rules! site_of {
+    ($error:expr) => {
+        match $error {
             Error::InvalidRank { site, .. }
             | Error::InvalidTag { site, .. }
             | Error::InvalidComm { site }
@@ -302,6 +286,36 @@ impl Error {
             | Error::NoMemory { .. }
             | Error::Io { .. } => None,
         }
+    };
+}
+
+impl Error {
+    /// The error of a rank whose program panicked (`Aborted`, with the panic's message).
+    pub fn from_panic(rank: u32, payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = if let Some(s) = payload.downcast_ref::<&str>() {
+            (*s).to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "a non-string panic payload".to_string()
+        };
+        Error::Aborted {
+            rank,
+            cause: format!("rank {rank} panicked: {message}"),
+        }
+    }
+
+    /// The [`Site`] of an error of one call: where it happened, what it named (`None` for the
+    /// errors of a run: a deadlock, an abort, ...).
+    pub fn site(&self) -> Option<&Site> {
+        site_of!(self)
+    }
+
+    /// The [`Site`] of an error of one call (`None` for the errors of a run), to change: the
+    /// layer above the core names the program's call ([`Site::call`]) where the core knows
+    /// only the operation (a `Truncate` is the `recv` of an `irecv` or an `mrecv`).
+    pub fn site_mut(&mut self) -> Option<&mut Site> {
+        site_of!(self)
     }
 
     /// Records the virtual time at which the error happened, unless it has one (simulator).

@@ -5,8 +5,7 @@
 
 mod common;
 
-use std::process::Command;
-
+use common::child::under_address_space_limit;
 use common::{Rank, run_with};
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Source, Tag};
@@ -144,44 +143,24 @@ fn a_run_short_of_host_memory_is_refused_while_its_ranks_are_made() {
     assert_eq!(o.report.events, 0);
 }
 
-/// Set in the child process of [`a_run_under_an_address_space_limit_stops_with_a_clear_error`].
-const CHILD: &str = "MPSIM_TEST_ADDRESS_SPACE_CHILD";
-
 /// Under an address-space limit (`ulimit -v`), which the allocator meets by aborting the
 /// process, a run too big for it ends with `NoMemory` as a run short of host memory does:
 /// refused up front or stopped part way, depending on how the limit compares with the least
-/// its ranks need. The run is made in a child process of this test binary, under the limit.
+/// its ranks need (`common::child`: in a child process under a 512 MiB limit).
 #[cfg(target_os = "linux")]
 #[test]
 fn a_run_under_an_address_space_limit_stops_with_a_clear_error() {
-    const NAME: &str = "a_run_under_an_address_space_limit_stops_with_a_clear_error";
-    if std::env::var_os(CHILD).is_some() {
-        // About 1 GB of ranks in a 512 MiB address space.
-        let o = run_with(&Options::new(1_000_000, Model::default()), busy);
-        match &o.error {
-            Some(Error::NoMemory { what }) => println!("child: NoMemory: {what}"),
-            other => panic!("expected NoMemory, got {other:?}"),
-        }
-        return;
-    }
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 524288 && exec \"$0\" --exact {NAME} --nocapture --test-threads 1"
-        ))
-        .arg(&exe)
-        .env(CHILD, "1")
-        .output()
-        .expect("run the child");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
+    under_address_space_limit(
+        "a_run_under_an_address_space_limit_stops_with_a_clear_error",
+        512 << 10,
+        || {
+            // About 1 GB of ranks.
+            let o = run_with(&Options::new(1_000_000, Model::default()), busy);
+            assert!(
+                matches!(o.error, Some(Error::NoMemory { .. })),
+                "expected NoMemory, got {:?}",
+                o.error
+            );
+        },
     );
-    assert!(
-        out.status.success(),
-        "the child failed ({:?}):\n{stdout}\n{stderr}",
-        out.status
-    );
-    assert!(stdout.contains("child: NoMemory: "), "{stdout}");
 }

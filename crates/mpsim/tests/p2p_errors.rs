@@ -12,30 +12,21 @@
 #[macro_use]
 #[path = "common/backends.rs"]
 mod backends;
+#[path = "../../mpsim-sim/tests/common/child.rs"]
+mod child;
 
-use std::process::Command;
 use std::time::Duration;
 
 use mpsim::{ANY_SOURCE, ANY_TAG, Backend, Comm, Error, PROC_NULL, SendMode, Site, Source, Tag};
 
 use backends::{launcher, run_err, run_ok};
+use child::under_address_space_limit;
 
 /// The site of an error that has one.
 #[track_caller]
 fn site(e: &Error) -> &Site {
-    match e {
-        Error::InvalidRank { site, .. }
-        | Error::InvalidTag { site, .. }
-        | Error::InvalidComm { site }
-        | Error::Truncate { site, .. }
-        | Error::BufferOverflow { site, .. }
-        | Error::BufferAlreadyAttached { site, .. }
-        | Error::NoBufferAttached { site }
-        | Error::RequestActive { site }
-        | Error::InvalidRequest { site }
-        | Error::ReadyNotPosted { site, .. } => site,
-        other => panic!("an error with no site: {other}"),
-    }
+    e.site()
+        .unwrap_or_else(|| panic!("an error with no site: {e}"))
 }
 
 /// `e` names the call `call`, in its site and in its text.
@@ -49,45 +40,12 @@ fn assert_call(e: &Error, call: &str) {
 // A send's copy of its data without memory for it
 // ---------------------------------------------------------------------------------------------
 
-/// Set in the child process that an address-space test runs itself in.
-const CHILD: &str = "MPSIM_TEST_P2P_ERRORS_CHILD";
-
 /// A message far longer than the room the child has left for its copy.
 const BIG: usize = 3 << 30;
 
 /// The child's address space in KiB: the message (`BIG`, mapped but never touched) and 1.5 GiB
 /// for the program, the ranks and their threads, but not a second `BIG` for the copy.
-const LIMIT_KIB: usize = (BIG + (3 << 29)) >> 10;
-
-/// Runs `body` in a child process of this test binary under an address-space limit (the
-/// child runs only the test `name`), and checks that it ended well.
-fn in_a_child_under_an_address_space_limit(name: &str, body: impl FnOnce()) {
-    if std::env::var_os(CHILD).is_some() {
-        body();
-        println!("child: done");
-        return;
-    }
-    let exe = std::env::current_exe().expect("the test binary's path");
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v {LIMIT_KIB} && exec \"$0\" --exact {name} --nocapture --test-threads 1"
-        ))
-        .arg(&exe)
-        .env(CHILD, "1")
-        .output()
-        .expect("run the child");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        out.status.success(),
-        "the child failed ({:?}):\n{stdout}\n{stderr}",
-        out.status
-    );
-    assert!(stdout.contains("child: done"), "{stdout}\n{stderr}");
-}
+const LIMIT_KIB: u64 = ((BIG + (3 << 29)) >> 10) as u64;
 
 /// Rank 0 has a 3 GiB message and no room for a second copy: an `isend` and a blocking `send`
 /// of it each give `NoMemory` naming the rank, the call, the peer, the tag and the size, and
@@ -120,8 +78,9 @@ fn sends_without_memory_for_their_copy(backend: Backend) {
 #[cfg(target_os = "linux")]
 #[test]
 fn p2p_send_whose_copy_cannot_be_allocated_is_no_memory_sim() {
-    in_a_child_under_an_address_space_limit(
+    under_address_space_limit(
         "p2p_send_whose_copy_cannot_be_allocated_is_no_memory_sim",
+        LIMIT_KIB,
         || sends_without_memory_for_their_copy(Backend::Sim),
     );
 }
@@ -129,8 +88,9 @@ fn p2p_send_whose_copy_cannot_be_allocated_is_no_memory_sim() {
 #[cfg(target_os = "linux")]
 #[test]
 fn p2p_send_whose_copy_cannot_be_allocated_is_no_memory_threads() {
-    in_a_child_under_an_address_space_limit(
+    under_address_space_limit(
         "p2p_send_whose_copy_cannot_be_allocated_is_no_memory_threads",
+        LIMIT_KIB,
         || sends_without_memory_for_their_copy(Backend::Threads),
     );
 }

@@ -2,6 +2,8 @@
 //! calls of `timing.md` §3 plus compute, without the public API.
 #![allow(dead_code)]
 
+pub mod child;
+
 use std::future::{Future, poll_fn};
 use std::rc::Rc;
 use std::task::Poll;
