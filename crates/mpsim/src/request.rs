@@ -207,32 +207,56 @@ pub(crate) fn named(mut e: Error, call: &'static str) -> Error {
     e
 }
 
-/// Waits for every request; returns their statuses in order, or the first error (every request
-/// is still completed).
+/// Waits for every request; returns their statuses in order. When any failed, every request is
+/// still completed and the error is [`Error::InStatus`], with each failed request's own error
+/// and the others' statuses (`spec/p2p.md` §4); an error that ends the run (a deadlock, an
+/// abort) comes as itself.
 pub async fn wait_all(requests: &mut [Request<'_>]) -> Result<Vec<Status>> {
-    wait_all_in(requests, "wait_all").await
+    let outcomes = wait_all_in(requests, "wait_all").await;
+    let done = in_status("wait_all", outcomes.into_iter().enumerate().collect())?;
+    Ok(done.into_iter().map(|(_, s)| s).collect())
 }
 
-/// [`wait_all`] inside the program's call `call` (`sendrecv`), which deadlock reports name.
+/// Waits for every request inside the program's call `call` (`wait_all`, `sendrecv`, which
+/// deadlock reports name); each one's outcome, in order.
 pub(crate) async fn wait_all_in(
     requests: &mut [Request<'_>],
     call: &'static str,
-) -> Result<Vec<Status>> {
-    let mut statuses = Vec::with_capacity(requests.len());
-    let mut first_error = None;
+) -> Vec<Result<Status>> {
+    let mut outcomes = Vec::with_capacity(requests.len());
     for r in requests.iter_mut() {
-        match r.wait_in_place(Some(call)).await {
-            Ok(s) => statuses.push(s),
-            Err(e) => {
-                statuses.push(Status::default());
-                first_error.get_or_insert(e);
-            }
+        outcomes.push(r.wait_in_place(Some(call)).await);
+    }
+    outcomes
+}
+
+/// What a call that completed several requests (`call`) returns, given each one's outcome by
+/// index in ascending order: their statuses when none failed; else [`Error::InStatus`], which
+/// lists every failure and every completion so that none is lost. An error of the run rather
+/// than of a request (a deadlock, an abort: one with no site) comes as itself.
+fn in_status(
+    call: &'static str,
+    outcomes: Vec<(usize, Result<Status>)>,
+) -> Result<Vec<(usize, Status)>> {
+    if outcomes.iter().all(|(_, o)| o.is_ok()) {
+        return Ok(outcomes
+            .into_iter()
+            .filter_map(|(i, o)| o.ok().map(|s| (i, s)))
+            .collect());
+    }
+    let (mut failed, mut completed) = (Vec::new(), Vec::new());
+    for (i, outcome) in outcomes {
+        match outcome {
+            Ok(status) => completed.push((i, status)),
+            Err(e) if e.site().is_none() => return Err(e),
+            Err(e) => failed.push((i, e)),
         }
     }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(statuses),
-    }
+    Err(Error::InStatus {
+        call,
+        failed,
+        completed,
+    })
 }
 
 /// Waits until one active request completes; returns its index and status. `None` when no
@@ -273,13 +297,14 @@ pub async fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
 /// Waits until at least one active request completes; returns every completed one (index,
 /// status) in index order. Empty when none is active.
 pub async fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
-    let Some(first) = wait_any(requests).await? else {
+    // A first request that failed comes as its own error: no other was completed yet.
+    let Some((first, status)) = wait_any(requests).await? else {
         return Ok(Vec::new());
     };
-    let mut done = vec![first];
-    done.extend(complete_ready(requests)?);
-    done.sort_by_key(|(i, _)| *i);
-    Ok(done)
+    let mut outcomes = vec![(first, Ok(status))];
+    outcomes.extend(complete_ready(requests));
+    outcomes.sort_by_key(|(i, _)| *i);
+    in_status("wait_some", outcomes)
 }
 
 /// Completes every request if all are complete (`Some`), else changes nothing (`None`).
@@ -290,11 +315,13 @@ pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>
         }
         return Ok(None);
     }
-    let mut out = Vec::with_capacity(requests.len());
-    for r in requests.iter_mut() {
-        out.push(r.try_complete()?.expect("checked complete"));
-    }
-    Ok(Some(out))
+    let outcomes = requests
+        .iter_mut()
+        .enumerate()
+        .map(|(i, r)| (i, r.try_complete().map(|s| s.expect("checked complete"))))
+        .collect();
+    let done = in_status("test_all", outcomes)?;
+    Ok(Some(done.into_iter().map(|(_, s)| s).collect()))
 }
 
 /// Completes the lowest-index complete active request, if any.
@@ -312,7 +339,7 @@ pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
 
 /// Completes every complete active request; returns them in index order.
 pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
-    let out = complete_ready(requests)?;
+    let out = in_status("test_some", complete_ready(requests))?;
     if out.is_empty()
         && let Some(r) = requests.first()
     {
@@ -321,15 +348,16 @@ pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Statu
     Ok(out)
 }
 
-/// Completes every complete active request, with no scheduling point.
-fn complete_ready(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
+/// Completes every complete active request, with no scheduling point: each one's outcome, by
+/// index in ascending order.
+fn complete_ready(requests: &mut [Request<'_>]) -> Vec<(usize, Result<Status>)> {
     let mut out = Vec::new();
     for (i, r) in requests.iter_mut().enumerate() {
         if !r.is_null() && r.done_now() {
-            out.push((i, r.try_complete()?.expect("checked complete")));
+            out.push((i, r.try_complete().map(|s| s.expect("checked complete"))));
         }
     }
-    Ok(out)
+    out
 }
 
 /// A poll that found nothing: charge it and let every other rank run once.
