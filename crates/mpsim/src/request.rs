@@ -212,85 +212,51 @@ pub(crate) fn named(mut e: Error, call: &'static str) -> Error {
 /// and the others' statuses (`spec/p2p.md` §4); an error that ends the run (a deadlock, an
 /// abort) comes as itself.
 pub async fn wait_all(requests: &mut [Request<'_>]) -> Result<Vec<Status>> {
-    let (statuses, failed) = wait_all_in(requests, "wait_all").await;
-    if failed.is_empty() {
-        return Ok(statuses);
-    }
-    let completed = statuses
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| !failed.iter().any(|(f, _)| f == i))
-        .collect();
-    Err(in_status("wait_all", failed, completed))
+    let outcomes = wait_all_in(requests, "wait_all").await;
+    let done = in_status("wait_all", outcomes.into_iter().enumerate().collect())?;
+    Ok(done.into_iter().map(|(_, s)| s).collect())
 }
 
 /// Waits for every request inside the program's call `call` (`wait_all`, `sendrecv`, which
-/// deadlock reports name): the statuses in order (an empty one for a request that failed),
-/// and the failures with their index. No allocation but the statuses' when none fails: every
-/// exchange of a halo or a `sendrecv` comes here.
+/// deadlock reports name); each one's outcome, in order.
 pub(crate) async fn wait_all_in(
     requests: &mut [Request<'_>],
     call: &'static str,
-) -> (Vec<Status>, Vec<(usize, Error)>) {
-    let mut statuses = Vec::with_capacity(requests.len());
-    let mut failed = Vec::new();
-    for (i, r) in requests.iter_mut().enumerate() {
-        match r.wait_in_place(Some(call)).await {
-            Ok(status) => statuses.push(status),
-            Err(e) => {
-                statuses.push(Status::default());
-                failed.push((i, e));
-            }
-        }
+) -> Vec<Result<Status>> {
+    let mut outcomes = Vec::with_capacity(requests.len());
+    for r in requests.iter_mut() {
+        outcomes.push(r.wait_in_place(Some(call)).await);
     }
-    (statuses, failed)
+    outcomes
 }
 
-/// The error of a call (`call`) that completed several requests of which some `failed`, the
-/// others `completed` (each by index): [`Error::InStatus`], which lists every failure and
-/// every completion so that none is lost; but an error of the run rather than of a request
-/// (a deadlock, an abort: one with no site) comes as itself.
-#[cold]
+/// What a call that completed several requests (`call`) returns, given each one's outcome by
+/// index in ascending order: their statuses when none failed; else [`Error::InStatus`], which
+/// lists every failure and every completion so that none is lost. An error of the run rather
+/// than of a request (a deadlock, an abort: one with no site) comes as itself.
 fn in_status(
     call: &'static str,
-    failed: Vec<(usize, Error)>,
-    completed: Vec<(usize, Status)>,
-) -> Error {
-    if let Some(i) = failed.iter().position(|(_, e)| e.site().is_none()) {
-        return failed.into_iter().nth(i).expect("found").1;
+    outcomes: Vec<(usize, Result<Status>)>,
+) -> Result<Vec<(usize, Status)>> {
+    if outcomes.iter().all(|(_, o)| o.is_ok()) {
+        return Ok(outcomes
+            .into_iter()
+            .filter_map(|(i, o)| o.ok().map(|s| (i, s)))
+            .collect());
     }
-    Error::InStatus {
+    let (mut failed, mut completed) = (Vec::new(), Vec::new());
+    for (i, outcome) in outcomes {
+        match outcome {
+            Ok(status) => completed.push((i, status)),
+            Err(e) if e.site().is_none() => return Err(e),
+            Err(e) => failed.push((i, e)),
+        }
+    }
+    Err(Error::InStatus {
         call,
         failed,
         completed,
-    }
-}
-
-/// The requests one call completed: the statuses of those that completed and the errors of
-/// those that failed, each by index in ascending order.
-#[derive(Default)]
-struct Completed {
-    done: Vec<(usize, Status)>,
-    failed: Vec<(usize, Error)>,
-}
-
-impl Completed {
-    /// Records request `i`'s outcome.
-    fn add(&mut self, i: usize, outcome: Result<Status>) {
-        match outcome {
-            Ok(status) => self.done.push((i, status)),
-            Err(e) => self.failed.push((i, e)),
-        }
-    }
-
-    /// What the call `call` returns: the completions, or [`in_status`]'s error.
-    fn result(self, call: &'static str) -> Result<Vec<(usize, Status)>> {
-        if self.failed.is_empty() {
-            Ok(self.done)
-        } else {
-            Err(in_status(call, self.failed, self.done))
-        }
-    }
+    })
 }
 
 /// Waits until one active request completes; returns its index and status. `None` when no
@@ -335,10 +301,10 @@ pub async fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Statu
     let Some((first, status)) = wait_any(requests).await? else {
         return Ok(Vec::new());
     };
-    let mut completed = complete_ready(requests);
-    let at = completed.done.partition_point(|(i, _)| *i < first);
-    completed.done.insert(at, (first, status));
-    completed.result("wait_some")
+    let mut outcomes = vec![(first, Ok(status))];
+    outcomes.extend(complete_ready(requests));
+    outcomes.sort_by_key(|(i, _)| *i);
+    in_status("wait_some", outcomes)
 }
 
 /// Completes every request if all are complete (`Some`), else changes nothing (`None`).
@@ -349,11 +315,12 @@ pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>
         }
         return Ok(None);
     }
-    let mut completed = Completed::default();
-    for (i, r) in requests.iter_mut().enumerate() {
-        completed.add(i, r.try_complete().map(|s| s.expect("checked complete")));
-    }
-    let done = completed.result("test_all")?;
+    let outcomes = requests
+        .iter_mut()
+        .enumerate()
+        .map(|(i, r)| (i, r.try_complete().map(|s| s.expect("checked complete"))))
+        .collect();
+    let done = in_status("test_all", outcomes)?;
     Ok(Some(done.into_iter().map(|(_, s)| s).collect()))
 }
 
@@ -372,7 +339,7 @@ pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
 
 /// Completes every complete active request; returns them in index order.
 pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
-    let out = complete_ready(requests).result("test_some")?;
+    let out = in_status("test_some", complete_ready(requests))?;
     if out.is_empty()
         && let Some(r) = requests.first()
     {
@@ -381,15 +348,16 @@ pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Statu
     Ok(out)
 }
 
-/// Completes every complete active request, with no scheduling point.
-fn complete_ready(requests: &mut [Request<'_>]) -> Completed {
-    let mut completed = Completed::default();
+/// Completes every complete active request, with no scheduling point: each one's outcome, by
+/// index in ascending order.
+fn complete_ready(requests: &mut [Request<'_>]) -> Vec<(usize, Result<Status>)> {
+    let mut out = Vec::new();
     for (i, r) in requests.iter_mut().enumerate() {
         if !r.is_null() && r.done_now() {
-            completed.add(i, r.try_complete().map(|s| s.expect("checked complete")));
+            out.push((i, r.try_complete().map(|s| s.expect("checked complete"))));
         }
     }
-    completed
+    out
 }
 
 /// A poll that found nothing: charge it and let every other rank run once.

@@ -281,11 +281,11 @@ impl Comm {
             self.isend_as(CALL, SendMode::Standard, send, dest, send_tag)?,
         ];
         // One call: its first failure is its error (the receive's, as a rule).
-        let (statuses, failed) = wait_all_in(&mut reqs, CALL).await;
-        match failed.into_iter().next() {
-            Some((_, e)) => Err(e),
-            None => Ok(statuses[0]),
-        }
+        wait_all_in(&mut reqs, CALL)
+            .await
+            .into_iter()
+            .collect::<Result<Vec<Status>>>()
+            .map(|statuses| statuses[0])
     }
 
     /// Like [`Comm::sendrecv`] with one buffer: its contents are sent, then replaced by the
