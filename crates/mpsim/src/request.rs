@@ -207,56 +207,32 @@ pub(crate) fn named(mut e: Error, call: &'static str) -> Error {
     e
 }
 
-/// Waits for every request; returns their statuses in order. When any failed, every request is
-/// still completed and the error is [`Error::InStatus`], with each failed request's own error
-/// and the others' statuses (`spec/p2p.md` §4); an error that ends the run (a deadlock, an
-/// abort) comes as itself.
+/// Waits for every request; returns their statuses in order, or the first error (every request
+/// is still completed).
 pub async fn wait_all(requests: &mut [Request<'_>]) -> Result<Vec<Status>> {
-    let outcomes = wait_all_in(requests, "wait_all").await;
-    let done = in_status("wait_all", outcomes.into_iter().enumerate().collect())?;
-    Ok(done.into_iter().map(|(_, s)| s).collect())
+    wait_all_in(requests, "wait_all").await
 }
 
-/// Waits for every request inside the program's call `call` (`wait_all`, `sendrecv`, which
-/// deadlock reports name); each one's outcome, in order.
+/// [`wait_all`] inside the program's call `call` (`sendrecv`), which deadlock reports name.
 pub(crate) async fn wait_all_in(
     requests: &mut [Request<'_>],
     call: &'static str,
-) -> Vec<Result<Status>> {
-    let mut outcomes = Vec::with_capacity(requests.len());
+) -> Result<Vec<Status>> {
+    let mut statuses = Vec::with_capacity(requests.len());
+    let mut first_error = None;
     for r in requests.iter_mut() {
-        outcomes.push(r.wait_in_place(Some(call)).await);
-    }
-    outcomes
-}
-
-/// What a call that completed several requests (`call`) returns, given each one's outcome by
-/// index in ascending order: their statuses when none failed; else [`Error::InStatus`], which
-/// lists every failure and every completion so that none is lost. An error of the run rather
-/// than of a request (a deadlock, an abort: one with no site) comes as itself.
-fn in_status(
-    call: &'static str,
-    outcomes: Vec<(usize, Result<Status>)>,
-) -> Result<Vec<(usize, Status)>> {
-    if outcomes.iter().all(|(_, o)| o.is_ok()) {
-        return Ok(outcomes
-            .into_iter()
-            .filter_map(|(i, o)| o.ok().map(|s| (i, s)))
-            .collect());
-    }
-    let (mut failed, mut completed) = (Vec::new(), Vec::new());
-    for (i, outcome) in outcomes {
-        match outcome {
-            Ok(status) => completed.push((i, status)),
-            Err(e) if e.site().is_none() => return Err(e),
-            Err(e) => failed.push((i, e)),
+        match r.wait_in_place(Some(call)).await {
+            Ok(s) => statuses.push(s),
+            Err(e) => {
+                statuses.push(Status::default());
+                first_error.get_or_insert(e);
+            }
         }
     }
-    Err(Error::InStatus {
-        call,
-        failed,
-        completed,
-    })
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(statuses),
+    }
 }
 
 /// Waits until one active request completes; returns its index and status. `None` when no
@@ -297,14 +273,13 @@ pub async fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
 /// Waits until at least one active request completes; returns every completed one (index,
 /// status) in index order. Empty when none is active.
 pub async fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
-    // A first request that failed comes as its own error: no other was completed yet.
-    let Some((first, status)) = wait_any(requests).await? else {
+    let Some(first) = wait_any(requests).await? else {
         return Ok(Vec::new());
     };
-    let mut outcomes = vec![(first, Ok(status))];
-    outcomes.extend(complete_ready(requests));
-    outcomes.sort_by_key(|(i, _)| *i);
-    in_status("wait_some", outcomes)
+    let mut done = vec![first];
+    done.extend(complete_ready(requests)?);
+    done.sort_by_key(|(i, _)| *i);
+    Ok(done)
 }
 
 /// Completes every request if all are complete (`Some`), else changes nothing (`None`).
@@ -315,13 +290,11 @@ pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>
         }
         return Ok(None);
     }
-    let outcomes = requests
-        .iter_mut()
-        .enumerate()
-        .map(|(i, r)| (i, r.try_complete().map(|s| s.expect("checked complete"))))
-        .collect();
-    let done = in_status("test_all", outcomes)?;
-    Ok(Some(done.into_iter().map(|(_, s)| s).collect()))
+    let mut out = Vec::with_capacity(requests.len());
+    for r in requests.iter_mut() {
+        out.push(r.try_complete()?.expect("checked complete"));
+    }
+    Ok(Some(out))
 }
 
 /// Completes the lowest-index complete active request, if any.
@@ -339,7 +312,7 @@ pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
 
 /// Completes every complete active request; returns them in index order.
 pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
-    let out = in_status("test_some", complete_ready(requests))?;
+    let out = complete_ready(requests)?;
     if out.is_empty()
         && let Some(r) = requests.first()
     {
@@ -348,16 +321,15 @@ pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Statu
     Ok(out)
 }
 
-/// Completes every complete active request, with no scheduling point: each one's outcome, by
-/// index in ascending order.
-fn complete_ready(requests: &mut [Request<'_>]) -> Vec<(usize, Result<Status>)> {
+/// Completes every complete active request, with no scheduling point.
+fn complete_ready(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
     let mut out = Vec::new();
     for (i, r) in requests.iter_mut().enumerate() {
         if !r.is_null() && r.done_now() {
-            out.push((i, r.try_complete().map(|s| s.expect("checked complete"))));
+            out.push((i, r.try_complete()?.expect("checked complete")));
         }
     }
-    out
+    Ok(out)
 }
 
 /// A poll that found nothing: charge it and let every other rank run once.

@@ -17,10 +17,7 @@ mod child;
 
 use std::time::Duration;
 
-use mpsim::{
-    ANY_SOURCE, ANY_TAG, Backend, Comm, Error, PROC_NULL, Request, SendMode, Site, Source, Tag,
-    test_all, test_some, wait_all, wait_some,
-};
+use mpsim::{ANY_SOURCE, ANY_TAG, Backend, Comm, Error, PROC_NULL, SendMode, Site, Source, Tag};
 
 use backends::{launcher, run_err, run_ok};
 use child::under_address_space_limit;
@@ -370,87 +367,3 @@ fn zero_byte_buffer(backend: Backend) {
     });
 }
 on_both!(zero_byte_buffer => p2p_zero_byte_buffer_counts_as_attached_sim, p2p_zero_byte_buffer_counts_as_attached_threads);
-
-// ---------------------------------------------------------------------------------------------
-// Several requests completed at once, some failed (spec/p2p.md §4)
-// ---------------------------------------------------------------------------------------------
-
-/// Rank 0 sends 4, 16 and 16 bytes (tags 0, 1, 2), then an empty marker (tag 9), which rank 1
-/// receives first: the three messages are in (channels are FIFO) when rank 1 completes its
-/// receives of room 4, 8 and 4 bytes with `call`. Its error is `InStatus` listing both
-/// truncations and the one receive that completed, and the requests are all complete.
-fn several_failed(backend: Backend, call: &'static str) {
-    run_ok(launcher(2, backend), move |world: Comm| async move {
-        if world.rank() == 0 {
-            world.send(&[1u8; 4], 1, 0).await?;
-            world.send(&[1u8; 16], 1, 1).await?;
-            world.send(&[1u8; 16], 1, 2).await?;
-            return world.send::<u8>(&[], 1, 9).await;
-        }
-        world.recv::<u8>(&mut [], 0, 9).await?;
-        let (mut a, mut b, mut c) = ([0u8; 4], [0u8; 8], [0u8; 4]);
-        let mut reqs = vec![
-            world.irecv(&mut a, 0, 0)?,
-            world.irecv(&mut b, 0, 1)?,
-            world.irecv(&mut c, 0, 2)?,
-        ];
-        let e = match call {
-            "wait_all" => wait_all(&mut reqs).await.expect_err("two truncated"),
-            "wait_some" => wait_some(&mut reqs).await.expect_err("two truncated"),
-            "test_all" => test_all(&mut reqs).await.expect_err("two truncated"),
-            _ => test_some(&mut reqs).await.expect_err("two truncated"),
-        };
-        let Error::InStatus {
-            call: named,
-            failed,
-            completed,
-        } = &e
-        else {
-            panic!("{call}: expected InStatus, got {e}");
-        };
-        assert_eq!(*named, call);
-        assert!(
-            matches!(
-                failed[..],
-                [
-                    (
-                        1,
-                        Error::Truncate {
-                            message_bytes: 16,
-                            buffer_bytes: 8,
-                            ..
-                        }
-                    ),
-                    (
-                        2,
-                        Error::Truncate {
-                            message_bytes: 16,
-                            buffer_bytes: 4,
-                            ..
-                        }
-                    )
-                ]
-            ),
-            "{e}"
-        );
-        assert!(
-            matches!(completed[..], [(0, status)] if status.bytes == 4),
-            "{e}"
-        );
-        assert!(
-            e.to_string().starts_with(&format!(
-                "{call}: 2 of the 3 requests it completed failed: [1] "
-            )),
-            "{e}"
-        );
-        assert!(reqs.iter().all(Request::is_null), "{call}: all complete");
-        Ok(())
-    });
-}
-
-fn several_failed_all(backend: Backend) {
-    for call in ["wait_all", "wait_some", "test_all", "test_some"] {
-        several_failed(backend, call);
-    }
-}
-on_both!(several_failed_all => p2p_several_failed_requests_are_each_reported_in_status_sim, p2p_several_failed_requests_are_each_reported_in_status_threads);

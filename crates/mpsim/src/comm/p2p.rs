@@ -280,12 +280,7 @@ impl Comm {
             self.irecv_as(CALL, recv, source.into(), recv_tag.into())?,
             self.isend_as(CALL, SendMode::Standard, send, dest, send_tag)?,
         ];
-        // One call: its first failure is its error (the receive's, as a rule).
-        wait_all_in(&mut reqs, CALL)
-            .await
-            .into_iter()
-            .collect::<Result<Vec<Status>>>()
-            .map(|statuses| statuses[0])
+        Ok(wait_all_in(&mut reqs, CALL).await?[0])
     }
 
     /// Like [`Comm::sendrecv`] with one buffer: its contents are sent, then replaced by the
