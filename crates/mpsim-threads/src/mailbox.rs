@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 
 use crossbeam_utils::CachePadded;
+use mpsim_proto::deadlock::Awaited;
 use mpsim_proto::p2p::Packet;
 use mpsim_proto::runtime::Payload;
 
@@ -50,8 +51,26 @@ pub(crate) struct Mailbox {
     taken: CachePadded<AtomicU64>,
     thread: OnceLock<Thread>,
     /// What the rank waits for, published when it parks (read by the watchdog).
-    pub blocked_on: Mutex<Option<String>>,
-    pub blocked_peer: Mutex<Option<u32>>,
+    pub blocked: Mutex<Option<Blocked>>,
+}
+
+/// What a parked rank waits for: its call, and what the call awaits when it names it (a
+/// request's or a probe's peer, tag and context). Kept as data and put into words only for a
+/// deadlock report: a rank publishes it each time it parks, every hop of an oversubscribed run.
+#[derive(Clone, Copy, Debug)]
+pub struct Blocked {
+    pub call: &'static str,
+    pub awaited: Option<Awaited>,
+}
+
+impl Blocked {
+    /// The report's text for this wait, and its wait-for edge (`deadlock::waiting_for`).
+    pub fn waiting_for(&self) -> (String, Option<u32>) {
+        match self.awaited {
+            Some(awaited) => awaited.waiting_for(self.call),
+            None => (self.call.to_string(), None),
+        }
+    }
 }
 
 impl Mailbox {
@@ -62,8 +81,7 @@ impl Mailbox {
             activity: CachePadded::new(AtomicU8::new(Activity::Running as u8)),
             taken: CachePadded::new(AtomicU64::new(0)),
             thread: OnceLock::new(),
-            blocked_on: Mutex::new(None),
-            blocked_peer: Mutex::new(None),
+            blocked: Mutex::new(None),
         }
     }
 

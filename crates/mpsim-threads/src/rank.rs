@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use mpsim_proto::deadlock::{self, Awaited};
+use mpsim_proto::deadlock::Awaited;
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
 use mpsim_proto::runtime::{Payload, RankRuntime, WaitPoll};
 
-use crate::mailbox::{Activity, Inbound, Mailbox, PacketLane, lock};
+use crate::mailbox::{Activity, Blocked, Inbound, Mailbox, PacketLane, lock};
 use crate::run::Shared;
 use crate::trace::RankTrace;
 
@@ -146,14 +146,12 @@ impl ThreadRank {
             return;
         };
         let described = req.and_then(|r| self.endpoint.borrow().describe(r));
-        let (what, peer) = match (described, self.probing.get()) {
-            (Some((_, peer, tag, context)), _) => deadlock::waiting_for(call, peer, tag, context),
-            (None, Some(awaited)) if req.is_none() => awaited.waiting_for(call),
-            (None, _) => (call.to_string(), None),
+        let awaited = match (described, self.probing.get()) {
+            (Some((_, peer, tag, context)), _) => Some(Awaited { peer, tag, context }),
+            (None, probing) if req.is_none() => probing,
+            (None, _) => None,
         };
-        let mailbox = self.mailbox();
-        *lock(&mailbox.blocked_on) = Some(what);
-        *lock(&mailbox.blocked_peer) = peer;
+        *lock(&self.mailbox().blocked) = Some(Blocked { call, awaited });
     }
 
     fn mailbox(&self) -> &Mailbox {

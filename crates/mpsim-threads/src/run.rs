@@ -287,8 +287,9 @@ fn deadlock_report(shared: &Shared) -> String {
     let mut edge: Vec<Option<u32>> = vec![None; n];
     for (r, m) in shared.mailboxes.iter().enumerate() {
         if m.activity() == Activity::Parked {
-            let what = lock(&m.blocked_on).clone().unwrap_or_else(|| "?".into());
-            edge[r] = *lock(&m.blocked_peer);
+            let (what, peer) =
+                lock(&m.blocked).map_or_else(|| ("?".to_string(), None), |b| b.waiting_for());
+            edge[r] = peer;
             lines.push(format!("rank {r} blocked in {what}"));
         }
     }
