@@ -347,12 +347,14 @@ impl Comm {
     /// allocated fallibly.
     #[inline(never)]
     fn copy_long(&self, call: &'static str, bytes: &[u8], dest: u32, tag: i32) -> Result<Payload> {
-        let mut copy = Payload::new();
+        // Through a `Vec` (whose copy of a slice is one `memcpy`), which the payload then
+        // owns as it is, as `Payload::from_slice` does it.
+        let mut copy = Vec::new();
         if copy.try_reserve_exact(bytes.len()).is_err() {
             return Err(self.no_memory(call, bytes.len(), dest, tag));
         }
         copy.extend_from_slice(bytes);
-        Ok(copy)
+        Ok(Payload::from_vec(copy))
     }
 
     /// The error of a send whose copy of `bytes` bytes could not be allocated.
