@@ -38,14 +38,20 @@ pub(crate) fn default_floor(total: u64) -> u64 {
     (total / 100).max(128 << 20)
 }
 
+/// The field `name` (e.g. `MemTotal:`) of a `/proc` text whose lines read `name  N kB`, in
+/// bytes: `/proc/meminfo`, `/proc/self/status`.
+fn kib_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// `MemAvailable` and `MemTotal` of a `/proc/meminfo` text, in bytes.
 pub(crate) fn parse_meminfo(meminfo: &str) -> (Option<u64>, Option<u64>) {
-    let field = |name: &str| {
-        let line = meminfo.lines().find(|l| l.starts_with(name))?;
-        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        kib.checked_mul(1024)
-    };
-    (field("MemAvailable:"), field("MemTotal:"))
+    (
+        kib_field(meminfo, "MemAvailable:"),
+        kib_field(meminfo, "MemTotal:"),
+    )
 }
 
 /// The memory this process may still take and the most it may hold, bytes, where the host
@@ -87,11 +93,6 @@ pub(crate) fn rlimit_limit(limits: &str, status: &str) -> Option<(u64, u64)> {
         let rest = limits.lines().find_map(|l| l.strip_prefix(name))?;
         rest.split_whitespace().next()?.parse().ok()
     };
-    let in_use = |field: &str| -> Option<u64> {
-        let line = status.lines().find(|l| l.starts_with(field))?;
-        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        kib.checked_mul(1024)
-    };
     [
         ("Max address space", "VmSize:"),
         ("Max data size", "VmData:"),
@@ -99,7 +100,7 @@ pub(crate) fn rlimit_limit(limits: &str, status: &str) -> Option<(u64, u64)> {
     .into_iter()
     .filter_map(|(limit, used)| {
         let limit = soft_limit(limit)?;
-        Some((limit.saturating_sub(in_use(used)?), limit))
+        Some((limit.saturating_sub(kib_field(status, used)?), limit))
     })
     .min()
 }

@@ -616,7 +616,8 @@ impl Kernel {
     /// grow ([`Kernel::grow_trace`]).
     #[inline(always)]
     fn trace_room(&mut self) -> Option<&mut Vec<TraceEvent>> {
-        if self.trace.as_ref()?.len() == self.trace.as_ref()?.capacity() && !self.grow_trace() {
+        let trace = self.trace.as_ref()?;
+        if trace.len() == trace.capacity() && !self.grow_trace() {
             return None;
         }
         self.trace.as_mut()

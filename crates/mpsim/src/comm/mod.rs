@@ -228,13 +228,7 @@ impl Comm {
 
     /// `InvalidComm` once the communicator was freed, for a call that names no peer.
     pub(crate) fn check_live(&self, call: &'static str) -> Result<()> {
-        if self.inner.freed.get() {
-            Err(Error::InvalidComm {
-                site: self.site(call),
-            })
-        } else {
-            Ok(())
-        }
+        self.live_or(|| self.site(call))
     }
 
     /// `InvalidComm` once the communicator was freed, for a call that names `peer` and `tag`
@@ -245,10 +239,14 @@ impl Comm {
         peer: impl Into<Source>,
         tag: impl Into<Tag>,
     ) -> Result<()> {
+        self.live_or(|| self.site(call).peer(peer).tag(tag))
+    }
+
+    /// `InvalidComm` at the site `site` makes once the communicator was freed: the check of
+    /// [`Comm::check_live`] and [`Comm::check_live_for`].
+    fn live_or(&self, site: impl FnOnce() -> Box<Site>) -> Result<()> {
         if self.inner.freed.get() {
-            Err(Error::InvalidComm {
-                site: self.site(call).peer(peer).tag(tag),
-            })
+            Err(Error::InvalidComm { site: site() })
         } else {
             Ok(())
         }
