@@ -104,7 +104,8 @@ impl fmt::Display for PendingRequest {
 /// calls move theirs on every call. A variant holding other `Error`s (an `InStatus` listing
 /// each failed request of a `wait_all`, tried on 2026-11-24) made the simulated ring 3-6%
 /// more instructions and a threads ping-pong slower, even boxed, through the error's drop
-/// code on the hot path; so `wait_all` and its kin still report the first failure only.
+/// code on the hot path; so `wait_all` and its kin report the first failure, and
+/// `mpsim::wait_all_results` and its kin each request's own outcome beside the others.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -208,7 +208,7 @@ pub(crate) fn named(mut e: Error, call: &'static str) -> Error {
 }
 
 /// Waits for every request; returns their statuses in order, or the first error (every request
-/// is still completed).
+/// is still completed). [`wait_all_results`] returns every request's own outcome.
 pub async fn wait_all(requests: &mut [Request<'_>]) -> Result<Vec<Status>> {
     wait_all_in(requests, "wait_all").await
 }
@@ -238,15 +238,26 @@ pub(crate) async fn wait_all_in(
 /// Waits until one active request completes; returns its index and status. `None` when no
 /// request is active (MPI_UNDEFINED). Ties go to the lowest index.
 pub async fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
+    let Some(index) = first_done(requests, "wait_any").await? else {
+        return Ok(None);
+    };
+    let status = requests[index].wait_in_place(Some("wait_any")).await?;
+    Ok(Some((index, status)))
+}
+
+/// Waits until one active request is complete, without completing it; its index, the lowest
+/// one complete. `None` when no request is active. An error here is the wait's own (the run
+/// deadlocked or was aborted), not a request's.
+async fn first_done(requests: &[Request<'_>], call: &'static str) -> Result<Option<usize>> {
     if requests.iter().all(Request::is_null) {
         return Ok(None);
     }
     let rt = Rc::clone(&requests[0].rt);
     let first_done =
         |requests: &[Request<'_>]| requests.iter().position(|r| !r.is_null() && r.done_now());
-    let index = poll_fn(|cx| {
+    poll_fn(|cx| {
         if let Some(i) = first_done(requests) {
-            return Poll::Ready(Ok(i));
+            return Poll::Ready(Ok(Some(i)));
         }
         // Register the wait on the first active request (for deadlock reports) and park.
         let (first, id) = requests
@@ -257,32 +268,31 @@ pub async fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
                 State::Null { .. } => None,
             })
             .expect("one is active");
-        match rt.poll_done(id, "wait_any", cx) {
+        match rt.poll_done(id, call, cx) {
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             // `poll_done` takes in arrived packets: whatever they completed must be seen now,
             // or the rank would park with nothing left to wake it.
-            Poll::Ready(Ok(())) => Poll::Ready(Ok(first_done(requests).unwrap_or(first))),
-            Poll::Pending => first_done(requests).map_or(Poll::Pending, |i| Poll::Ready(Ok(i))),
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(Some(first_done(requests).unwrap_or(first)))),
+            Poll::Pending => {
+                first_done(requests).map_or(Poll::Pending, |i| Poll::Ready(Ok(Some(i))))
+            }
         }
     })
-    .await?;
-    let status = requests[index].wait_in_place(Some("wait_any")).await?;
-    Ok(Some((index, status)))
+    .await
 }
 
 /// Waits until at least one active request completes; returns every completed one (index,
-/// status) in index order. Empty when none is active.
+/// status) in index order. Empty when none is active. On a request's error, the requests
+/// completed with it are lost: [`wait_some_results`] keeps every outcome.
 pub async fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
-    let Some(first) = wait_any(requests).await? else {
+    if first_done(requests, "wait_some").await?.is_none() {
         return Ok(Vec::new());
-    };
-    let mut done = vec![first];
-    done.extend(complete_ready(requests)?);
-    done.sort_by_key(|(i, _)| *i);
-    Ok(done)
+    }
+    complete_ready(requests)
 }
 
-/// Completes every request if all are complete (`Some`), else changes nothing (`None`).
+/// Completes every request if all are complete (`Some`), else changes nothing (`None`). On a
+/// request's error, the others' statuses are lost: [`test_all_results`] keeps every outcome.
 pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>> {
     if !requests.iter().all(Request::done_now) {
         if let Some(r) = requests.first() {
@@ -292,7 +302,7 @@ pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>
     }
     let mut out = Vec::with_capacity(requests.len());
     for r in requests.iter_mut() {
-        out.push(r.try_complete()?.expect("checked complete"));
+        out.push(complete_outcome(r)?);
     }
     Ok(Some(out))
 }
@@ -301,7 +311,7 @@ pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>
 pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
     for (i, r) in requests.iter_mut().enumerate() {
         if !r.is_null() && r.done_now() {
-            return Ok(Some((i, r.try_complete()?.expect("checked complete"))));
+            return Ok(Some((i, complete_outcome(r)?)));
         }
     }
     if let Some(r) = requests.first() {
@@ -310,7 +320,8 @@ pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
     Ok(None)
 }
 
-/// Completes every complete active request; returns them in index order.
+/// Completes every complete active request; returns them in index order. On a request's
+/// error, the others completed with it are lost: [`test_some_results`] keeps every outcome.
 pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
     let out = complete_ready(requests)?;
     if out.is_empty()
@@ -326,10 +337,95 @@ fn complete_ready(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> 
     let mut out = Vec::new();
     for (i, r) in requests.iter_mut().enumerate() {
         if !r.is_null() && r.done_now() {
-            out.push((i, r.try_complete()?.expect("checked complete")));
+            out.push((i, complete_outcome(r)?));
         }
     }
     Ok(out)
+}
+
+/// Waits for every request; returns each one's own outcome, in order: its status, or its
+/// error (`spec/p2p.md` §4: MPI's `MPI_ERR_IN_STATUS` with each status's `MPI_ERROR`).
+/// [`wait_all`] returns the first error only; use this one when several requests can fail
+/// (truncated receives, say) and each failure matters.
+///
+/// ```
+/// use mpsim::{Comm, Error, Launcher, wait_all_results};
+///
+/// Launcher::new(2)
+///     .run(|world: Comm| async move {
+///         if world.rank() == 0 {
+///             world.send(&[1u8; 8], 1, 0).await?;
+///             world.send(&[2u8; 2], 1, 1).await?;
+///         } else {
+///             let (mut short, mut long) = ([0u8; 4], [0u8; 4]);
+///             let mut reqs = [world.irecv(&mut short, 0, 0)?, world.irecv(&mut long, 0, 1)?];
+///             let outcomes = wait_all_results(&mut reqs).await;
+///             assert!(matches!(outcomes[0], Err(Error::Truncate { .. })));
+///             assert_eq!(outcomes[1].as_ref().map(|s| s.bytes), Ok(2));
+///         }
+///         Ok(())
+///     })
+///     .unwrap();
+/// ```
+pub async fn wait_all_results(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
+    let mut outcomes = Vec::with_capacity(requests.len());
+    for r in requests.iter_mut() {
+        outcomes.push(r.wait_in_place(Some("wait_all")).await);
+    }
+    outcomes
+}
+
+/// Completes every request if all are complete (`Some`, each one's own outcome, as
+/// [`wait_all_results`]), else changes nothing (`None`).
+pub async fn test_all_results(requests: &mut [Request<'_>]) -> Option<Vec<Result<Status>>> {
+    if !requests.iter().all(Request::done_now) {
+        if let Some(r) = requests.first() {
+            idle(&r.rt).await;
+        }
+        return None;
+    }
+    Some(requests.iter_mut().map(complete_outcome).collect())
+}
+
+/// Waits until at least one active request completes; returns every completed one with its
+/// own outcome (index, status or error), in index order, none lost to another's error (as
+/// [`wait_some`] loses them). Empty when none is active. The outer error is the wait's own:
+/// the run deadlocked or was aborted.
+pub async fn wait_some_results(
+    requests: &mut [Request<'_>],
+) -> Result<Vec<(usize, Result<Status>)>> {
+    if first_done(requests, "wait_some").await?.is_none() {
+        return Ok(Vec::new());
+    }
+    Ok(complete_ready_results(requests))
+}
+
+/// Completes every complete active request; returns each with its own outcome, in index
+/// order (as [`wait_some_results`], without blocking).
+pub async fn test_some_results(requests: &mut [Request<'_>]) -> Vec<(usize, Result<Status>)> {
+    let out = complete_ready_results(requests);
+    if out.is_empty()
+        && let Some(r) = requests.first()
+    {
+        idle(&r.rt).await;
+    }
+    out
+}
+
+/// Completes every complete active request, with no scheduling point, keeping each outcome.
+fn complete_ready_results(requests: &mut [Request<'_>]) -> Vec<(usize, Result<Status>)> {
+    let mut out = Vec::new();
+    for (i, r) in requests.iter_mut().enumerate() {
+        if !r.is_null() && r.done_now() {
+            out.push((i, complete_outcome(r)));
+        }
+    }
+    out
+}
+
+/// The outcome of a request known to be complete.
+fn complete_outcome(r: &mut Request<'_>) -> Result<Status> {
+    r.try_complete().map(|s| s.expect("checked complete"))
 }
 
 /// A poll that found nothing: charge it and let every other rank run once.

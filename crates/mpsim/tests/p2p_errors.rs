@@ -367,3 +367,125 @@ fn zero_byte_buffer(backend: Backend) {
     });
 }
 on_both!(zero_byte_buffer => p2p_zero_byte_buffer_counts_as_attached_sim, p2p_zero_byte_buffer_counts_as_attached_threads);
+
+// ---------------------------------------------------------------------------------------------
+// Every request's own error (spec/p2p.md §4)
+// ---------------------------------------------------------------------------------------------
+
+/// The message lengths rank 0 sends on tags 0..4, to receives of 4 bytes each: tags 0 and 2
+/// are truncated, 1 and 3 fit.
+const LENGTHS: [usize; 4] = [8, 2, 6, 4];
+
+/// Rank 0's side: one standard send per tag, in tag order.
+async fn send_lengths(world: &Comm) -> mpsim::Result<()> {
+    for (tag, &n) in LENGTHS.iter().enumerate() {
+        world.send(&vec![7u8; n], 1, tag as i32).await?;
+    }
+    Ok(())
+}
+
+/// `outcome` is a truncation of tag `tag`'s message, named `call`, or a status of its length.
+#[track_caller]
+fn assert_outcome(outcome: &mpsim::Result<mpsim::Status>, tag: usize, call: &str) {
+    match outcome {
+        Err(
+            e @ Error::Truncate {
+                message_bytes,
+                buffer_bytes: 4,
+                ..
+            },
+        ) => {
+            assert!(LENGTHS[tag] > 4, "tag {tag} fits, yet: {e}");
+            assert_eq!(*message_bytes, LENGTHS[tag]);
+            assert_eq!(site(e).tag, Some(Tag::from(tag as i32)), "{e}");
+            assert_eq!(site(e).call, call, "{e}");
+        }
+        Ok(s) => {
+            assert!(LENGTHS[tag] <= 4, "tag {tag} is truncated, yet: {s:?}");
+            assert_eq!((s.tag, s.bytes), (tag as i32, LENGTHS[tag]));
+        }
+        Err(e) => panic!("tag {tag}: {e}"),
+    }
+}
+
+/// §4 "`wait_all` reports every request's own error": `wait_all_results` gives each of four
+/// receives its own outcome, both truncations and both statuses, where `wait_all` gives the
+/// first error only; `test_all_results` likewise once all are complete.
+fn wait_all_results_reports_each_error(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 0 {
+            send_lengths(&world).await?;
+            return send_lengths(&world).await;
+        }
+        let mut bufs = [[0u8; 4]; 4];
+        let mut reqs = irecv_each(&world, &mut bufs)?;
+        let outcomes = mpsim::wait_all_results(&mut reqs).await;
+        assert_eq!(outcomes.len(), 4);
+        for (tag, outcome) in outcomes.iter().enumerate() {
+            assert_outcome(outcome, tag, "irecv");
+        }
+        assert!(reqs.iter().all(mpsim::Request::is_null), "all completed");
+        let mut bufs = [[0u8; 4]; 4];
+        let mut reqs = irecv_each(&world, &mut bufs)?;
+        let outcomes = loop {
+            if let Some(all) = mpsim::test_all_results(&mut reqs).await {
+                break all;
+            }
+        };
+        for (tag, outcome) in outcomes.iter().enumerate() {
+            assert_outcome(outcome, tag, "irecv");
+        }
+        Ok(())
+    });
+}
+on_both!(wait_all_results_reports_each_error => p2p_4_wait_all_results_reports_every_requests_own_error_sim, p2p_4_wait_all_results_reports_every_requests_own_error_threads);
+
+/// One receive of 4 bytes per tag of [`LENGTHS`].
+fn irecv_each<'a>(
+    world: &Comm,
+    bufs: &'a mut [[u8; 4]; 4],
+) -> mpsim::Result<Vec<mpsim::Request<'a>>> {
+    bufs.iter_mut()
+        .enumerate()
+        .map(|(tag, b)| world.irecv(b, 0, tag as i32))
+        .collect()
+}
+
+/// `wait_some_results` and `test_some_results` lose no completion to another request's error:
+/// every receive is returned exactly once, with its own outcome, whatever batches they
+/// complete in.
+fn some_results_lose_nothing(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 0 {
+            send_lengths(&world).await?;
+            return send_lengths(&world).await;
+        }
+        for testing in [false, true] {
+            let mut bufs = [[0u8; 4]; 4];
+            let mut reqs = irecv_each(&world, &mut bufs)?;
+            let mut seen = [0; 4];
+            while seen.iter().sum::<i32>() < 4 {
+                let batch = if testing {
+                    mpsim::test_some_results(&mut reqs).await
+                } else {
+                    mpsim::wait_some_results(&mut reqs).await?
+                };
+                assert!(
+                    testing || !batch.is_empty(),
+                    "wait_some waits for one at least"
+                );
+                for (i, outcome) in &batch {
+                    seen[*i] += 1;
+                    assert_outcome(outcome, *i, "irecv");
+                }
+            }
+            assert_eq!(seen, [1; 4], "each exactly once");
+            assert!(
+                mpsim::wait_some_results(&mut reqs).await?.is_empty(),
+                "none active"
+            );
+        }
+        Ok(())
+    });
+}
+on_both!(some_results_lose_nothing => p2p_4_some_results_lose_no_completion_to_an_error_sim, p2p_4_some_results_lose_no_completion_to_an_error_threads);
