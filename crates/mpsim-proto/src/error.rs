@@ -194,6 +194,13 @@ pub enum Error {
         /// The receiving world rank.
         receiver: u32,
     },
+    /// A `Comm` or request used after the run it belongs to ended (kept past a simulated run
+    /// in a `thread_local`, say): MPI's use after `MPI_Finalize`.
+    #[error("{site}: the run this call belongs to has ended")]
+    RunEnded {
+        /// Where (the time is the run's end).
+        site: Box<Site>,
+    },
     /// Requests still active when a rank finished.
     #[error("rank {rank} finished with {} active request(s): {}", requests.len(), list(requests))]
     PendingAtExit {
@@ -282,6 +289,7 @@ macro_rules! site_of {
             | Error::NoBufferAttached { site }
             | Error::RequestActive { site }
             | Error::InvalidRequest { site }
+            | Error::RunEnded { site }
             | Error::ReadyNotPosted { site, .. } => Some(site),
             Error::PendingAtExit { .. }
             | Error::Deadlock { .. }

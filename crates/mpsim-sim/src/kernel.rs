@@ -68,6 +68,30 @@ pub(crate) struct RankState {
 }
 
 impl RankState {
+    /// Rank `r`'s state at the start of a run.
+    fn new(r: u32, config: &Arc<Config>) -> Self {
+        RankState {
+            clock: 0,
+            endpoint: {
+                let mut ep = Endpoint::new(r, Arc::clone(config));
+                // `send` wakes a waiting rank on any completion: a flag says as much as an event
+                // per completion, without queueing one.
+                ep.flag_completions();
+                ep
+            },
+            wait: None,
+            resume_scheduled: false,
+            done: false,
+            debt_ns: 0,
+            overhead_ns: 0,
+            awake_at: 0,
+            arrivals: 0,
+            made: 0,
+            last_send: LastSend::default(),
+            stats: Stats::default(),
+        }
+    }
+
     /// The number of the next event this rank makes (the `n` of its key, S10).
     #[inline]
     fn next_event(&mut self) -> u64 {
@@ -91,6 +115,27 @@ impl RankState {
         }
         self.awake_at
     }
+}
+
+/// The settings of the endpoints of a run on `model`.
+fn endpoint_config(model: &Model, strict_ready: bool) -> Arc<Config> {
+    Arc::new(Config {
+        eager_threshold: model.eager_threshold,
+        system_buffer: model.system_buffer,
+        strict_ready,
+        bsend_overhead: model.bsend_overhead,
+    })
+}
+
+/// A fresh endpoint for `rank`, whose run has ended, kept in `void` ([`Kernel::lend_outbox`]).
+#[cold]
+#[inline(never)]
+fn void_endpoint<'a>(
+    void: &'a mut Option<Box<Endpoint<Payload>>>,
+    model: &Model,
+    rank: u32,
+) -> &'a mut Endpoint<Payload> {
+    void.insert(Box::new(Endpoint::new(rank, endpoint_config(model, false))))
 }
 
 /// Schedules `rank`, whose state is `r`, to resume its program at `time` (once): the body of
@@ -137,6 +182,9 @@ pub(crate) struct Kernel {
     /// The run is over: programs still suspended are being dropped, and what their requests'
     /// destructors do (cancel, free) no longer takes part in the simulation.
     pub closed: bool,
+    /// The endpoint the last call of a rank whose run has ended acted on
+    /// ([`Kernel::lend_outbox`]).
+    void: Option<Box<Endpoint<Payload>>>,
     /// Recorded events, when a trace was asked for (a trace costs memory per event), in event
     /// order, so the same run gives the same bytes: `compute` and `poll` spans, a span per
     /// blocking wait named after the call, and each message with its modelled arrival.
@@ -211,35 +259,11 @@ impl Kernel {
         strict_ready: bool,
     ) -> Result<Self, Error> {
         let mut states = vec_for(part.len() as u32, "the simulator's rank table")?;
-        let config = Arc::new(Config {
-            eager_threshold: model.eager_threshold,
-            system_buffer: model.system_buffer,
-            strict_ready,
-            bsend_overhead: model.bsend_overhead,
-        });
+        let config = endpoint_config(&model, strict_ready);
         let wake_ns = model.cpu.wake_ns(total);
         let lookahead = model.lookahead();
         let base = part.start;
-        states.extend(part.map(|r| RankState {
-            clock: 0,
-            endpoint: {
-                let mut ep = Endpoint::new(r, Arc::clone(&config));
-                // `send` wakes a waiting rank on any completion: a flag says as much as an event
-                // per completion, without queueing one.
-                ep.flag_completions();
-                ep
-            },
-            wait: None,
-            resume_scheduled: false,
-            done: false,
-            debt_ns: 0,
-            overhead_ns: 0,
-            awake_at: 0,
-            arrivals: 0,
-            made: 0,
-            last_send: LastSend::default(),
-            stats: Stats::default(),
-        }));
+        states.extend(part.map(|r| RankState::new(r, &config)));
         Ok(Kernel {
             wake_ns,
             last_delay: [LastDelay::new(&model.bsend), LastDelay::new(&model.ssend)],
@@ -253,6 +277,7 @@ impl Kernel {
             events: 0,
             finished: 0,
             closed: false,
+            void: None,
             trace: None,
             messages_sent: 0,
             outbox: None,
@@ -273,6 +298,23 @@ impl Kernel {
     #[inline(always)]
     pub fn at(&self, rank: u32) -> usize {
         rank.wrapping_sub(self.base) as usize
+    }
+
+    /// The endpoint a call of `rank` acts on, with the kernel's outbox lent to it (`flush`
+    /// takes it back): its own, or once the run has ended (its state went into the report, and
+    /// only a `Comm` kept past the run calls) one of its own that nothing reaches, whose
+    /// requests no wait finds (`SimRank`'s "A rank whose run has ended").
+    #[inline(always)]
+    pub fn lend_outbox(&mut self, rank: u32) -> &mut Endpoint<Payload> {
+        let i = self.at(rank);
+        let ep = if i < self.ranks.len() {
+            &mut self.ranks[i].endpoint
+        } else {
+            debug_assert!(self.closed, "only an ended run gives up its states");
+            void_endpoint(&mut self.void, &self.model, rank)
+        };
+        ep.lend_outbox(&mut self.outbox);
+        ep
     }
 
     /// Whether rank `rank` is in this kernel's partition.
@@ -353,16 +395,6 @@ impl Kernel {
         if self.outbox.is_none() {
             self.outbox = Some(out);
         }
-    }
-
-    /// Lends `rank`'s endpoint the output storage for an input; [`Kernel::flush`] takes it
-    /// back.
-    #[inline]
-    pub fn lend_outbox(&mut self, rank: u32) -> &mut Endpoint<Payload> {
-        let i = self.at(rank);
-        let ep = &mut self.ranks[i].endpoint;
-        ep.lend_outbox(&mut self.outbox);
-        ep
     }
 
     /// Sends `rank`'s packets, then acts on its events (`flush`).

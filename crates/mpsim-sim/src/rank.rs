@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mpsim_proto::deadlock::Awaited;
-use mpsim_proto::error::Error;
+use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode};
 use mpsim_proto::runtime::{Payload, Posting, RankRuntime, WaitPoll};
@@ -30,6 +30,15 @@ fn flush_rare(k: &mut Kernel, rank: u32, t: u64, outputs: Option<Box<Outbox<Payl
     k.flush(rank, t, outputs);
 }
 
+/// The error of a call on a rank whose run has ended ([`SimRank::ended`]), at the run's end.
+#[cold]
+#[inline(never)]
+fn run_ended(k: &Kernel, rank: u32, call: &'static str) -> Error {
+    let mut site = Site::new(rank, call);
+    site.time_ns = Some(k.now);
+    Error::RunEnded { site }
+}
+
 pub(crate) struct SimRank {
     pub kernel: Rc<RefCell<Kernel>>,
     pub rank: u32,
@@ -37,7 +46,22 @@ pub(crate) struct SimRank {
     pub idx: usize,
 }
 
+/// # A rank whose run has ended
+///
+/// When a run ends, its ranks' states go into the report (`Partition::run`) and the kernel
+/// keeps none; only a `Comm` (or request) the program kept past its run, in a `thread_local`,
+/// can still call here. Every call then finds no state at `idx`: every wait and blocking call
+/// is [`Error::RunEnded`] (a locally complete send too), a nonblocking call starts on an
+/// endpoint of its own that nothing reaches (`Kernel::lend_outbox`), `compute` does nothing,
+/// and the time is the run's end. The checks are the bounds checks the state's indexing makes
+/// anyway.
 impl SimRank {
+    /// Whether this rank's run has ended (see above).
+    #[inline(always)]
+    fn ended(&self, k: &Kernel) -> bool {
+        self.idx >= k.ranks.len()
+    }
+
     /// Every wait: ready when `done` holds for this rank's state; otherwise record what it
     /// waits for (`call`, `req`; woken by any arrival when `on_arrival`), keeping the time it
     /// first blocked, and suspend it.
@@ -49,7 +73,9 @@ impl SimRank {
         done: impl FnOnce(&RankState) -> bool,
     ) -> Poll<Result<(), Error>> {
         let mut k = self.kernel.borrow_mut();
-        let r = &mut k.ranks[self.idx];
+        let Some(r) = k.ranks.get_mut(self.idx) else {
+            return Poll::Ready(Err(run_ended(&k, self.rank, call)));
+        };
         if done(r) {
             return Poll::Ready(Ok(()));
         }
@@ -76,11 +102,15 @@ impl SimRank {
         });
     }
 
-    /// The kernel, borrowed for a call of this rank's program, and the time the call acts at.
+    /// The kernel, borrowed for a call of this rank's program, and the time the call acts at
+    /// (the run's end once it has ended).
     #[inline]
     fn begin_call(&self) -> (RefMut<'_, Kernel>, u64) {
         let k = self.kernel.borrow_mut();
-        let r = &k.ranks[self.idx];
+        let Some(r) = k.ranks.get(self.idx) else {
+            let end = k.now;
+            return (k, end);
+        };
         debug_assert!(
             k.closed || r.clock == k.now,
             "a rank runs only at the global time"
@@ -108,6 +138,9 @@ impl SimRank {
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
     fn advance(&self, d: u64, compute: bool) {
         let mut k = self.kernel.borrow_mut();
+        if self.ended(&k) {
+            return;
+        }
         k.settle_overhead(self.rank);
         let r = &mut k.ranks[self.idx];
         let from = r.clock;
@@ -171,7 +204,20 @@ impl RankRuntime for SimRank {
         error: &mut Option<Error>,
     ) -> WaitPoll {
         let (mut k, t) = self.begin_call();
-        let ep = &mut k.ranks[self.idx].endpoint;
+        let Some(r) = k.ranks.get_mut(self.idx) else {
+            let call = if mode == SendMode::Synchronous {
+                "ssend"
+            } else {
+                "send"
+            };
+            let mut e = run_ended(&k, self.rank, call);
+            if let Some(site) = e.site_mut() {
+                site.context = Some(envelope.context);
+                site.tag = Some(envelope.tag.into());
+            }
+            return WaitPoll::failed(e, error);
+        };
+        let ep = &mut r.endpoint;
         ep.set_now(t);
         // Held here, not sent from the closure: the endpoint is borrowed from the kernel.
         let mut message = None;
@@ -202,8 +248,10 @@ impl RankRuntime for SimRank {
         _cx: &mut Context<'_>,
     ) -> Poll<Result<Completion<Payload>, Error>> {
         let mut k = self.kernel.borrow_mut();
-        let ep = &mut k.ranks[self.idx].endpoint;
-        if let Some(completion) = ep.take_if_done(req) {
+        let Some(r) = k.ranks.get_mut(self.idx) else {
+            return Poll::Ready(Err(run_ended(&k, self.rank, call)));
+        };
+        if let Some(completion) = r.endpoint.take_if_done(req) {
             return Poll::Ready(Ok(completion));
         }
         self.suspend(&mut k, call, Some(req), false);
@@ -221,7 +269,9 @@ impl RankRuntime for SimRank {
         error: &mut Option<Error>,
     ) -> WaitPoll {
         let mut k = self.kernel.borrow_mut();
-        let r = &mut k.ranks[self.idx];
+        let Some(r) = k.ranks.get_mut(self.idx) else {
+            return WaitPoll::failed(run_ended(&k, self.rank, call), error);
+        };
         match r.endpoint.finish_if_done(req, buf) {
             Some(Ok(status)) => return WaitPoll::ready(status),
             // Stamped as `now_ns` reads the time (X1: the overhead owed is time spent).
@@ -243,12 +293,14 @@ impl RankRuntime for SimRank {
             Posting::Recv => cpu.recv_overhead_ns,
         };
         let o = cpu.shared_overhead_ns(k.total, o);
-        let r = &mut k.ranks[self.idx];
-        r.overhead_ns = r.overhead_ns.saturating_add(o);
+        if let Some(r) = k.ranks.get_mut(self.idx) {
+            r.overhead_ns = r.overhead_ns.saturating_add(o);
+        }
     }
 
     fn arrivals(&self) -> u64 {
-        self.kernel.borrow().ranks[self.idx].arrivals
+        let k = self.kernel.borrow();
+        k.ranks.get(self.idx).map_or(0, |r| r.arrivals)
     }
 
     fn poll_arrival(
@@ -299,8 +351,9 @@ impl RankRuntime for SimRank {
     fn now_ns(&self) -> u64 {
         // X1: the overhead the rank owes is time it has spent.
         let k = self.kernel.borrow();
-        let r = &k.ranks[self.idx];
-        r.clock.saturating_add(r.overhead_ns)
+        k.ranks
+            .get(self.idx)
+            .map_or(k.now, |r| r.clock.saturating_add(r.overhead_ns))
     }
 
     fn virtual_time(&self) -> Option<u64> {

@@ -489,3 +489,71 @@ fn some_results_lose_nothing(backend: Backend) {
     });
 }
 on_both!(some_results_lose_nothing => p2p_4_some_results_lose_no_completion_to_an_error_sim, p2p_4_some_results_lose_no_completion_to_an_error_threads);
+
+// ---------------------------------------------------------------------------------------------
+// A communicator kept past its run
+// ---------------------------------------------------------------------------------------------
+
+thread_local! {
+    /// Where the program below keeps its world communicator past the run.
+    static KEPT: std::cell::RefCell<Option<Comm>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Polls `f` a few times with a waker that does nothing: a future whose run has ended must
+/// finish at once, not wait for a simulator that is gone.
+fn poll_briefly<F: std::future::Future>(f: F) -> Option<F::Output> {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    (0..3).find_map(|_| match f.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => Some(out),
+        std::task::Poll::Pending => None,
+    })
+}
+
+/// §8 (MPI's use after `MPI_Finalize`): a `Comm` a simulated program keeps past its run (in a
+/// `thread_local`) gives `RunEnded` naming the rank, the call and the run's end time for
+/// every wait and blocking call, where it used to panic on the state the run had handed to its
+/// report; its nonblocking calls start nothing that can complete, `compute` does nothing and
+/// the clock stays at the run's end.
+#[test]
+fn p2p_8_a_comm_kept_past_its_simulated_run_gives_run_ended() {
+    let world = mpsim::Launcher::new(2)
+        .run(|world: Comm| async move {
+            world.compute(Duration::from_nanos(500)).await;
+            if world.rank() == 1 {
+                KEPT.with(|k| *k.borrow_mut() = Some(world.clone()));
+            }
+            Ok(())
+        })
+        .map(|()| KEPT.with(|k| k.borrow_mut().take()))
+        .expect("the run succeeds")
+        .expect("a rank kept its world");
+    let check = |e: Error, call: &str| {
+        assert!(matches!(e, Error::RunEnded { .. }), "{call}: {e}");
+        assert_eq!((site(&e).call, site(&e).time_ns), (call, Some(500)), "{e}");
+        assert!(e.to_string().contains("has ended"), "{e}");
+    };
+    let sent = poll_briefly(world.send(&[1u8], 0, 3)).expect("send finishes");
+    check(sent.expect_err("after the run"), "send");
+    let got = poll_briefly(world.recv(&mut [0u8; 1], 0, 3)).expect("recv finishes");
+    check(got.expect_err("after the run"), "recv");
+    let req = world
+        .isend(&[1u8], 0, 3)
+        .expect("an isend starts, going nowhere");
+    // A wait names the operation it waits for, as deadlock reports do.
+    let waited = poll_briefly(req.wait()).expect("wait finishes");
+    check(waited.expect_err("after the run"), "send");
+    // Nonblocking calls after that act on a fresh endpoint: nothing there, no panic.
+    let mut buf = [0u8; 1];
+    let mut req = world
+        .irecv(&mut buf, 0, 3)
+        .expect("an irecv starts, going nowhere");
+    let probed = poll_briefly(world.iprobe(0, 3)).expect("iprobe finishes");
+    assert!(matches!(probed, Ok(None)), "{probed:?}");
+    let tested = poll_briefly(req.test()).expect("test finishes");
+    assert!(!matches!(tested, Ok(Some(_))), "{tested:?}");
+    drop(req);
+    assert!(poll_briefly(world.compute(Duration::from_secs(1))).is_some());
+    assert_eq!(world.now_ns(), 500, "the clock stays at the run's end");
+    assert_eq!((world.rank(), world.size()), (1, 2));
+}
