@@ -46,6 +46,10 @@
 //!   from an 8-byte token passed around a ring of `cores + 1` ranks by blocking standard
 //!   sends: every hop wakes a waiting rank, so the simulator times a hop as
 //!   `rtt_std(8) / 2 + wake_latency`.
+//! - X2, hand-over: `handover` is what a hop of the symmetric 8-byte ping-pong takes, with both
+//!   ranks bound to one core (run from a thread bound to it), beyond a one-way trip and
+//!   `wake_latency`: the hop hands the core from one rank to the other, which a wake-up alone
+//!   does not cover. 0 where a thread cannot be bound.
 //! - X2, concurrent compute: `concurrent_slowdown` is how much slower a memory-bound sweep
 //!   runs per thread when every core runs one at once than alone ([`contention`]).
 //! - X3, measured compute: the mean measured compute per stretch of a simulated 2-rank
@@ -226,6 +230,9 @@ struct Cpu {
     rtt_small: f64,
     /// One hop of an 8-byte token around a ring of `cores + 1` ranks.
     hop_oversubscribed: f64,
+    /// The symmetric 8-byte standard ping-pong of 2 ranks bound to one core (infinite when
+    /// not measured).
+    rtt_one_core: f64,
     /// Measured compute per stretch of a simulated rank that computes nothing.
     stretch: f64,
     /// A memory-bound sweep alone, ns ([`contention`]).
@@ -245,6 +252,7 @@ impl Cpu {
             burst_sends: f64::INFINITY,
             rtt_small: f64::INFINITY,
             hop_oversubscribed: f64::INFINITY,
+            rtt_one_core: f64::INFINITY,
             stretch: f64::INFINITY,
             sweep_alone: f64::INFINITY,
             sweep_together: f64::INFINITY,
@@ -266,6 +274,12 @@ impl Cpu {
         nonneg_ns(self.hop_oversubscribed - self.rtt_small / 2.0)
     }
 
+    /// The hand-over of a core from one rank to another, ns (X2): what a hop between two ranks
+    /// on one core takes beyond a one-way trip and a wake-up (0 when not measured).
+    fn handover(&self) -> u64 {
+        nonneg_ns(self.rtt_one_core / 2.0 - self.rtt_small / 2.0 - self.wake_latency() as f64)
+    }
+
     /// The model's processor part.
     fn model(&self) -> CpuModel {
         let (send_overhead_ns, recv_overhead_ns) = self.overheads();
@@ -274,6 +288,7 @@ impl Cpu {
             recv_overhead_ns,
             cores: Some(self.cores),
             wake_latency_ns: self.wake_latency(),
+            handover_ns: self.handover(),
             measure_overhead_ns: nonneg_ns(self.stretch),
             concurrent_slowdown_ppm: if self.cores >= 2 {
                 nonneg_ns((self.sweep_together / self.sweep_alone - 1.0) * 1e6)
@@ -381,14 +396,15 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
              request, from a burst exchange of {BURST} 8-byte isends and irecvs and wait_all \
              per round vs the blocking 8-byte ping-pong; cores = this host's; wake_latency {} \
              ns = a hop of an 8-byte token around a ring of {} ranks (ranks > cores) - half \
-             that ping-pong; \
-             measure_overhead {} ns = measured compute per stretch of a simulated ping-pong \
+             that ping-pong; handover {} ns = a hop of that ping-pong between 2 ranks bound \
+             to one core - half the ping-pong - wake_latency; measure_overhead {} ns = measured compute per stretch of a simulated ping-pong \
              that computes nothing; concurrent_slowdown {} = a 256x256 Jacobi sweep per \
              thread with every core sweeping at once / alone - 1.",
             c.send_overhead_ns,
             c.recv_overhead_ns,
             c.wake_latency_ns,
             c.cores.map_or(0, |n| n + 1),
+            c.handover_ns,
             c.measure_overhead_ns,
             mpsim_sim::units::exact_decimal(c.concurrent_slowdown_ppm, 6),
         )
@@ -423,12 +439,13 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
                 let c = &file.model.cpu;
                 format!(
                     "send_overhead {} ns, recv_overhead {} ns, cores {}, wake_latency {} ns, \
-                     measure_overhead {} ns, concurrent_slowdown {}; ",
+                     handover {} ns, measure_overhead {} ns, concurrent_slowdown {}; ",
                     c.send_overhead_ns,
                     c.recv_overhead_ns,
                     c.cores
                         .map_or_else(|| "unlimited".into(), |n| n.to_string()),
                     c.wake_latency_ns,
+                    c.handover_ns,
                     c.measure_overhead_ns,
                     mpsim_sim::units::exact_decimal(c.concurrent_slowdown_ppm, 6)
                 )
@@ -674,6 +691,8 @@ mod tests {
             rtt_small: 1000.0,
             // 3500 - 1000 / 2 = 3000.
             hop_oversubscribed: 3500.0,
+            // 8000 / 2 - 1000 / 2 - 3000 = 500.
+            rtt_one_core: 8000.0,
             stretch: 712.4,
             sweep_alone: 1000.0,
             sweep_together: 1090.0,
@@ -694,6 +713,7 @@ mod tests {
                 recv_overhead_ns: 53,
                 cores: Some(2),
                 wake_latency_ns: 3000,
+                handover_ns: 500,
                 measure_overhead_ns: 712,
                 concurrent_slowdown_ppm: 90_000,
             }
@@ -717,6 +737,7 @@ mod tests {
             burst_sends: 9000.0,
             rtt_small: 1000.0,
             hop_oversubscribed: 400.0,
+            rtt_one_core: f64::INFINITY,
             stretch: f64::INFINITY,
             sweep_alone: 1000.0,
             sweep_together: 900.0,
@@ -724,6 +745,12 @@ mod tests {
         };
         assert_eq!(cpu.overheads(), (0, 0));
         assert_eq!(cpu.wake_latency(), 0);
+        assert_eq!(cpu.handover(), 0, "not measured");
+        let same_core_faster = Cpu {
+            rtt_one_core: 900.0,
+            ..cpu
+        };
+        assert_eq!(same_core_faster.handover(), 0);
         assert_eq!(cpu.model().measure_overhead_ns, 0);
         assert_eq!(cpu.model().concurrent_slowdown_ppm, 0);
     }

@@ -157,6 +157,12 @@ fn show(f: &ModelFile) -> String {
     );
     row(
         &mut s,
+        "handover",
+        time(c.handover_ns),
+        "X2: per core mate, a resumed rank's wait for its core (measured compute)",
+    );
+    row(
+        &mut s,
         "measure_overhead",
         time(c.measure_overhead_ns),
         "X3: taken off each measured-compute stretch",
@@ -277,6 +283,7 @@ mod tests {
             "cores",
             "unlimited",
             "wake_latency",
+            "handover",
             "measure_overhead",
             "Open MPI 4.1.4",
         ] {

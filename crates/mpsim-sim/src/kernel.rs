@@ -31,7 +31,7 @@ use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
 use crate::fifo::{Channels, LastSend};
-use crate::model::{LastDelay, Model};
+use crate::model::{ComputeMode, LastDelay, Model};
 use crate::stats::Stats;
 use crate::waits::TopWaits;
 
@@ -196,6 +196,9 @@ pub(crate) struct Kernel {
     outbox: Option<Box<Outbox<Payload>>>,
     /// What a blocked rank takes to resume after its completion (X2; 0 unless oversubscribed).
     wake_ns: u64,
+    /// What a rank that resumes from a wait owes before its next action: hand-overs of its
+    /// core (X2, `CpuModel::handover_charge_ns`; 0 unless oversubscribed with measured compute).
+    pub handover_ns: u64,
     /// The longest blocking waits so far, for the report.
     pub top_waits: TopWaits,
     /// The first rank of this kernel's partition: `ranks[i]` is rank `base + i` (0 but in a
@@ -261,11 +264,15 @@ impl Kernel {
         let mut states = vec_for(part.len() as u32, "the simulator's rank table")?;
         let config = endpoint_config(&model, strict_ready);
         let wake_ns = model.cpu.wake_ns(total);
+        let handover_ns = model
+            .cpu
+            .handover_charge_ns(total, model.compute == ComputeMode::Measured);
         let lookahead = model.lookahead();
         let base = part.start;
         states.extend(part.map(|r| RankState::new(r, &config)));
         Ok(Kernel {
             wake_ns,
+            handover_ns,
             last_delay: [LastDelay::new(&model.bsend), LastDelay::new(&model.ssend)],
             model,
             now: 0,

@@ -223,6 +223,10 @@ pub struct CpuModel {
     /// code (reading the thread CPU clock twice, and the simulator's own work in the stretch),
     /// ns.
     pub measure_overhead_ns: u64,
+    /// X2: on an oversubscribed run with measured compute, the time a rank that resumes from
+    /// a wait waits for each other rank of its core to hand the core over, ns
+    /// ([`CpuModel::handover_charge_ns`]).
+    pub handover_ns: u64,
     /// X2: measured compute runs this much slower, in parts per million, when two or more
     /// ranks can compute at once (ranks and cores both at least 2): they share caches and
     /// memory bandwidth, which measured compute, taken one rank at a time, cannot see.
@@ -251,6 +255,20 @@ impl CpuModel {
         match self.cores {
             Some(c) if ranks > c && c > 0 => u64::from(ranks.div_ceil(c)),
             _ => 1,
+        }
+    }
+
+    /// What a rank that resumes from a wait pays before its next action on a run of `ranks`
+    /// ranks (X2 hand-over): with measured compute (`measured`) on an oversubscribed run, a
+    /// hand-over from each other rank of the busiest core, `(ceil(ranks / cores) - 1) ·
+    /// handover`; else 0. Ranks whose code runs on the host keep their core mates busy; in a
+    /// run of pure communication the mates wait too and give the core up at once, which
+    /// `wake_latency` covers.
+    pub fn handover_charge_ns(&self, ranks: u32, measured: bool) -> u64 {
+        if measured {
+            self.handover_ns.saturating_mul(self.turns(ranks) - 1)
+        } else {
+            0
         }
     }
 
@@ -437,6 +455,30 @@ mod tests {
         };
         assert_eq!(m.flops_ns(1), 333_333_334);
         assert_eq!(m.flops_ns(3), 1_000_000_000);
+    }
+
+    #[test]
+    fn timing_x2_handover_is_charged_per_core_mate_under_measured_compute() {
+        let cpu = CpuModel {
+            cores: Some(2),
+            handover_ns: 400,
+            ..CpuModel::default()
+        };
+        assert_eq!(cpu.handover_charge_ns(2, true), 0, "a core per rank");
+        assert_eq!(
+            cpu.handover_charge_ns(3, true),
+            400,
+            "one mate on the busiest core"
+        );
+        assert_eq!(cpu.handover_charge_ns(4, true), 400);
+        assert_eq!(cpu.handover_charge_ns(5, true), 800, "two mates");
+        assert_eq!(cpu.handover_charge_ns(5, false), 0, "pure communication");
+        assert_eq!(CpuModel::default().handover_charge_ns(9, true), 0);
+        let huge = CpuModel {
+            handover_ns: u64::MAX,
+            ..cpu
+        };
+        assert_eq!(huge.handover_charge_ns(6, true), u64::MAX, "saturates");
     }
 
     #[test]

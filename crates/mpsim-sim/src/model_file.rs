@@ -30,6 +30,8 @@
 //! recv_overhead = "200ns"       # X1: per nonblocking receive request; default 0
 //! cores = 2                     # X2: cores the ranks share, > 0, or "unlimited" (default)
 //! wake_latency = "3us"          # X2: a blocked rank's wake-up when ranks > cores; default 0
+//! handover = "400ns"            # X2: per core mate, a resumed rank's wait for its core
+//!                               #     (measured compute, ranks > cores); default 0
 //! measure_overhead = "700ns"    # X3: taken off each measured-compute stretch; default 0
 //! concurrent_slowdown = 0.09    # X2: measured compute when ranks compute at once; default 0
 //! ```
@@ -379,6 +381,7 @@ struct RawCpu {
     recv_overhead: Option<Spanned<Scalar>>,
     cores: Option<Spanned<Scalar>>,
     wake_latency: Option<Spanned<Scalar>>,
+    handover: Option<Spanned<Scalar>>,
     measure_overhead: Option<Spanned<Scalar>>,
     concurrent_slowdown: Option<Spanned<Scalar>>,
 }
@@ -687,6 +690,7 @@ impl Cx<'_> {
             recv_overhead_ns: time(&c.recv_overhead, "cpu.recv_overhead")?,
             cores,
             wake_latency_ns: time(&c.wake_latency, "cpu.wake_latency")?,
+            handover_ns: time(&c.handover, "cpu.handover")?,
             measure_overhead_ns: time(&c.measure_overhead, "cpu.measure_overhead")?,
             concurrent_slowdown_ppm: match &c.concurrent_slowdown {
                 Some(v) => self.quantity(v, "cpu.concurrent_slowdown", &FACTOR)?,
@@ -986,6 +990,7 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
             }
         }
         let _ = writeln!(t, "wake_latency = \"{}\"", fmt_time(c.wake_latency_ns));
+        let _ = writeln!(t, "handover = \"{}\"", fmt_time(c.handover_ns));
         let _ = writeln!(
             t,
             "measure_overhead = \"{}\"",

@@ -142,6 +142,7 @@ pub(crate) fn kind_of(key: &str) -> Option<&'static Kind> {
         | "cpu.send_overhead"
         | "cpu.recv_overhead"
         | "cpu.wake_latency"
+        | "cpu.handover"
         | "cpu.measure_overhead" => &TIME,
         "network.eager_threshold" | "network.bsend_overhead" | "network.system_buffer" => &SIZE,
         "compute.flops_per_s" => &FLOPS,

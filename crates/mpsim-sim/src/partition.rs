@@ -170,6 +170,7 @@ where
             // The rank's state is looked up once; the trace and the top waits are told of its
             // wait once it is let go.
             let floor = k.top_waits.floor();
+            let handover = k.handover_ns;
             let r = &mut k.ranks[idx];
             r.resume_scheduled = false;
             if r.done {
@@ -179,6 +180,8 @@ where
             let waited = r.wait.take();
             if let Some(w) = waited {
                 r.stats.blocked_ns += clock - w.since;
+                // X2: its core is handed back to it before it acts, as X1's overhead is paid.
+                r.overhead_ns = r.overhead_ns.saturating_add(handover);
             }
             // Measured compute of its last run comes before the rank's next action.
             let debt = std::mem::take(&mut r.debt_ns);

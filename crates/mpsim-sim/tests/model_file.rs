@@ -238,7 +238,7 @@ fn arb_model() -> impl Strategy<Value = Model> {
         (any::<Option<u64>>(), any::<Option<u64>>()),
         (
             (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
-            proptest::option::of(1u32..),
+            (proptest::option::of(1u32..), any::<u64>()),
             0u64..=1_000_000_000_000,
         ),
     )
@@ -251,7 +251,7 @@ fn arb_model() -> impl Strategy<Value = Model> {
                 (bsp_g_ps_per_byte, bsp_l_ns),
                 (
                     (send_overhead_ns, recv_overhead_ns, wake_latency_ns, measure_overhead_ns),
-                    cores,
+                    (cores, handover_ns),
                     concurrent_slowdown_ppm,
                 ),
             )| Model {
@@ -276,6 +276,7 @@ fn arb_model() -> impl Strategy<Value = Model> {
                     recv_overhead_ns,
                     cores,
                     wake_latency_ns,
+                    handover_ns,
                     measure_overhead_ns,
                     concurrent_slowdown_ppm,
                 },
@@ -822,7 +823,8 @@ fn with_cpu(body: &str) -> String {
 fn cpu_section_reads_every_extension() {
     let toml = with_cpu(
         "send_overhead = \"300ns\"\nrecv_overhead = \"0.2us\"\ncores = 2\n\
-         wake_latency = \"3us\"\nmeasure_overhead = 700\nconcurrent_slowdown = 0.09",
+         wake_latency = \"3us\"\nhandover = \"0.4us\"\nmeasure_overhead = 700\n\
+         concurrent_slowdown = 0.09",
     );
     let dir = model_dir(
         "cpu-good",
@@ -838,6 +840,7 @@ fn cpu_section_reads_every_extension() {
             recv_overhead_ns: 200,
             cores: Some(2),
             wake_latency_ns: 3000,
+            handover_ns: 400,
             measure_overhead_ns: 700,
             concurrent_slowdown_ppm: 90_000,
         }

@@ -10,7 +10,7 @@ mod common;
 use std::future::Future;
 use std::time::Duration;
 
-use mpsim::sim::{CpuModel, Model, Outcome};
+use mpsim::sim::{ComputeMode, CpuModel, Model, Outcome};
 use mpsim::{Comm, Launcher, wait_all};
 
 /// Simulates `program` on `ranks` ranks of `model`.
@@ -169,6 +169,55 @@ fn timing_x2_oversubscribed_blocked_ranks_wake_late() {
         Ok(())
     });
     assert_eq!(clocks(&o), vec![0, 5000, 0]);
+}
+
+/// X2 hand-over: under measured compute, a rank that resumes from a wait on an
+/// oversubscribed run owes a hand-over from each other rank of the busiest core before it
+/// acts (3 ranks on 2 cores: one); under modeled compute, nothing. (Measured stretches are
+/// made 0 by a `measure_overhead` longer than any of them, so the times are exact.)
+#[test]
+fn timing_x2_oversubscribed_measured_ranks_wait_for_a_handover() {
+    let ring = |world: Comm| async move {
+        let (me, n) = (world.rank(), world.size());
+        let mut token = [0u8; 8];
+        if me == 0 {
+            world.send(&token, 1, 0).await?;
+            world.recv(&mut token, n - 1, 0).await?;
+        } else {
+            world.recv(&mut token, me - 1, 0).await?;
+            world.send(&token, (me + 1) % n, 0).await?;
+        }
+        Ok(())
+    };
+    let model = |compute, cores| Model {
+        compute,
+        ..with_cpu(CpuModel {
+            cores: Some(cores),
+            wake_latency_ns: 500,
+            handover_ns: 300,
+            measure_overhead_ns: 10_000_000_000,
+            ..CpuModel::default()
+        })
+    };
+    // Every hop: 1000 ns + 500 ns of wake-up + 300 ns of hand-over before the next send.
+    assert_eq!(
+        clocks(&sim(3, model(ComputeMode::Measured, 2), ring)),
+        vec![5400, 1800, 3600]
+    );
+    // 5 ranks on 2 cores: two core mates, two hand-overs per resume.
+    assert_eq!(
+        clocks(&sim(5, model(ComputeMode::Measured, 2), ring)),
+        vec![5 * 2100, 2100, 2 * 2100, 3 * 2100, 4 * 2100]
+    );
+    // Pure communication, or a core per rank: no hand-over.
+    assert_eq!(
+        clocks(&sim(3, model(ComputeMode::Modeled, 2), ring)),
+        vec![4500, 1500, 3000]
+    );
+    assert_eq!(
+        clocks(&sim(3, model(ComputeMode::Measured, 3), ring)),
+        vec![3000, 1000, 2000]
+    );
 }
 
 /// X1 with X2: request overhead is CPU work, shared like measured compute: on an

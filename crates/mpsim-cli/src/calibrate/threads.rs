@@ -5,8 +5,9 @@
 //! is the one `peers/calibrate.c` follows for `--backend mpi`; a change there belongs here too.
 //! The threads backend measures more than the MPI side (see the parent module, "The fit"):
 //! symmetric standard-send ping-pongs per size, a burst exchange for the per-message CPU
-//! overhead (X1), a token ring of more ranks than cores for the wake-up latency (X2),
-//! and the cost of a measured-compute stretch in the simulator (X3).
+//! overhead (X1), a token ring of more ranks than cores for the wake-up latency (X2), a
+//! ping-pong of two ranks bound to one core for the hand-over (X2), and the cost of a
+//! measured-compute stretch in the simulator (X3).
 
 use std::sync::Mutex;
 use std::time::Instant;
@@ -153,6 +154,9 @@ fn measure_cpu(plan: &Plan) -> Result<Cpu, String> {
         cpu.burst_sends = cpu.burst_sends.min(sends);
         cpu.rtt_small = cpu.rtt_small.min(run_pingpong(2)?);
         cpu.hop_oversubscribed = cpu.hop_oversubscribed.min(run_ring(cpu.cores + 1)?);
+        if let Some(rtt) = run_pingpong_on_one_core()? {
+            cpu.rtt_one_core = cpu.rtt_one_core.min(rtt);
+        }
         cpu.stretch = cpu.stretch.min(stretch_cost()?);
         let (alone, together) = super::contention::measure(cpu.cores);
         cpu.sweep_alone = cpu.sweep_alone.min(alone);
@@ -216,6 +220,51 @@ fn run_pingpong(ranks: u32) -> Result<f64, String> {
         let rtt = batch(world, Ping::Standard, &mut buf).await?;
         Ok((world.rank() == 0).then_some(rtt))
     })
+}
+
+/// [`run_pingpong`] of 2 ranks from a thread bound to one core, so that the threads backend
+/// runs both ranks on it (it binds rank `r` to core `r mod C` of the `C` cores its caller may
+/// use), taking turns as ranks that share a core do: the best mean round trip, ns. `None`
+/// where a thread cannot be bound (not Linux, or refused).
+fn run_pingpong_on_one_core() -> Result<Option<f64>, String> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            if !one_core::bind_here() {
+                return Ok(None);
+            }
+            run_pingpong(2).map(Some)
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the same-core ping-pong's thread panicked".into()))
+    })
+}
+
+/// Binding the calling thread to one core.
+#[cfg(target_os = "linux")]
+mod one_core {
+    use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
+    use nix::unistd::Pid;
+
+    /// Lets the calling thread run only on the first core it may run on now; false if that
+    /// cannot be done.
+    pub fn bind_here() -> bool {
+        let Ok(set) = sched_getaffinity(Pid::from_raw(0)) else {
+            return false;
+        };
+        let Some(first) = (0..CpuSet::count()).find(|&c| set.is_set(c).unwrap_or(false)) else {
+            return false;
+        };
+        let mut one = CpuSet::new();
+        one.set(first).is_ok() && sched_setaffinity(Pid::from_raw(0), &one).is_ok()
+    }
+}
+
+/// Binding the calling thread to one core: not known here.
+#[cfg(not(target_os = "linux"))]
+mod one_core {
+    pub fn bind_here() -> bool {
+        false
+    }
 }
 
 /// A token of `SMALL` bytes passed around a ring of all `ranks` ranks by blocking standard
