@@ -181,7 +181,9 @@ where
             if let Some(w) = waited {
                 r.stats.blocked_ns += clock - w.since;
                 // X2: its core is handed back to it before it acts, as X1's overhead is paid.
-                r.overhead_ns = r.overhead_ns.saturating_add(handover);
+                if handover > 0 {
+                    r.overhead_ns = r.overhead_ns.saturating_add(handover);
+                }
             }
             // Measured compute of its last run comes before the rank's next action.
             let debt = std::mem::take(&mut r.debt_ns);
