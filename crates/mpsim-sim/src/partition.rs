@@ -16,6 +16,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use mpsim_proto::error::Error;
+use mpsim_proto::p2p::never_received;
 use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::TraceEvent;
 
@@ -335,13 +336,7 @@ where
         let mut warnings = Vec::new();
         for (i, r) in k.ranks.iter().enumerate() {
             for (from, e, bytes) in r.endpoint.unexpected_messages() {
-                warnings.push(format!(
-                    "a message of {bytes} bytes from rank {from} to rank {} (tag {}, context \
-                     {}) was never received",
-                    base + i as u32,
-                    e.tag,
-                    e.context.0
-                ));
+                warnings.push(never_received(from, base + i as u32, &e, bytes));
             }
         }
         // Programs still suspended are dropped now; their requests' destructors must not act

@@ -306,6 +306,13 @@ impl ThreadRank {
         }
     }
 
+    /// The messages this rank took in and no receive took, `(sender, envelope, bytes)` in
+    /// arrival order: at its end, for the run's warnings (those still in its lanes are counted
+    /// after every rank ended, `Mailbox::leftover_messages`).
+    pub fn unreceived(&self) -> Vec<(u32, Envelope, usize)> {
+        self.endpoint.borrow().unexpected_messages().collect()
+    }
+
     /// The rank's pending requests, for `PendingAtExit`.
     pub fn pending(&self) -> Vec<mpsim_proto::error::PendingRequest> {
         self.endpoint.borrow().pending_requests()

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
-use mpsim_proto::p2p::Config;
+use mpsim_proto::p2p::{Config, never_received};
 use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::Trace;
 
@@ -48,6 +48,10 @@ pub struct Outcome {
     /// When each rank's program ended, host ns since the run's start, by rank (0 for a rank
     /// whose thread never started).
     pub finish_ns: Vec<u64>,
+    /// Of a run that succeeded: the messages no receive took, in the simulator's words
+    /// (`mpsim_proto::p2p::never_received`), by receiving rank, each rank's in arrival order.
+    /// A failed run lists none: its ranks stopped wherever they were.
+    pub warnings: Vec<String>,
 }
 
 impl Outcome {
@@ -120,6 +124,7 @@ where
             error: Some(e),
             trace: options.trace.then(|| trace::merge(Vec::new()).0),
             finish_ns: vec![0; n as usize],
+            warnings: Vec::new(),
         };
     }
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
@@ -178,13 +183,17 @@ where
                             Ok(Err(e)) => Err(e),
                             Err(panic) => Err(Error::from_panic(rank, &*panic)),
                         };
-                        if let Err(e) = result {
-                            shared.fail(e);
-                        }
+                        let unreceived = match result {
+                            Ok(()) => rt.unreceived(),
+                            Err(e) => {
+                                shared.fail(e);
+                                Vec::new()
+                            }
+                        };
                         let finished = shared.start.elapsed().as_nanos() as u64;
                         mailbox.set_activity(Activity::Finished);
                         watchdog.unpark();
-                        (rt.take_trace(), finished)
+                        (rt.take_trace(), finished, unreceived)
                     })
             };
             match spawned {
@@ -217,8 +226,17 @@ where
     });
     let mut finish_ns: Vec<u64> = ranks.iter().map(|r| r.1).collect();
     finish_ns.resize(n as usize, 0);
-    let traces: Option<Vec<_>> = ranks.into_iter().map(|r| r.0).collect();
     let mut error = lock(&shared.first_error).take();
+    let mut warnings = Vec::new();
+    if error.is_none() {
+        for (to, (rank, mailbox)) in ranks.iter().zip(&shared.mailboxes).enumerate() {
+            let late = mailbox.leftover_messages();
+            for (from, envelope, bytes) in rank.2.iter().chain(&late) {
+                warnings.push(never_received(*from, to as u32, envelope, *bytes));
+            }
+        }
+    }
+    let traces: Option<Vec<_>> = ranks.into_iter().map(|r| r.0).collect();
     let trace = traces.map(|t| {
         let (trace, lost) = trace::merge(t);
         error = error.take().or(lost);
@@ -228,6 +246,7 @@ where
         error,
         trace,
         finish_ns,
+        warnings,
     }
 }
 
@@ -305,7 +324,12 @@ mod tests {
     use mpsim_proto::p2p::Config;
     use mpsim_proto::runtime::RankRuntime;
 
-    use super::{Options, run_watched};
+    use mpsim_proto::deadlock::Awaited;
+    use mpsim_proto::matching::{ContextId, Envelope, Source, Tag};
+    use mpsim_proto::p2p::SendMode;
+    use mpsim_proto::runtime::{Payload, WaitPoll};
+
+    use super::{Options, run, run_watched};
 
     /// An error from the launcher's check (the host's memory running out) ends a run whose
     /// ranks wait for something that never comes, before the deadlock watch would.
@@ -339,5 +363,67 @@ mod tests {
             other => panic!("expected NoMemory, got {other:?}"),
         }
         assert_eq!(looks, 1, "a failed run is not checked again");
+    }
+
+    /// §8 (S14 on the simulator): a run that succeeds lists the messages no receive took, in
+    /// the simulator's words: one the receiver took in before its end (it waited for an
+    /// arrival, then ended) and one that reached it after its end, still in its lane. A
+    /// failed run lists none.
+    #[test]
+    fn messages_never_received_are_warnings() {
+        let options = Options {
+            ranks: 2,
+            config: Config::default(),
+            trace: false,
+            wait: None,
+            bind: None,
+        };
+        let program = |fail: bool| {
+            move |rt: Rc<dyn RankRuntime>| async move {
+                let envelope = |tag| Envelope::new(ContextId(0), rt.rank(), tag);
+                if rt.rank() == 0 {
+                    for (tag, n) in [(5, 8), (6, 3)] {
+                        let mut error = None;
+                        let payload = Payload::from_vec(vec![1; n]);
+                        let started = rt.start_blocking_send(
+                            SendMode::Standard,
+                            1,
+                            envelope(tag),
+                            payload,
+                            &mut error,
+                        );
+                        assert!(
+                            error.is_none() && started != WaitPoll::FAILED,
+                            "an eager send starts"
+                        );
+                    }
+                    return if fail {
+                        Err(Error::Internal {
+                            what: "stop".into(),
+                        })
+                    } else {
+                        Ok(())
+                    };
+                }
+                let awaited = Awaited {
+                    peer: Source::Any,
+                    tag: Tag::Any,
+                    context: ContextId(0),
+                };
+                poll_fn(|cx| rt.poll_arrival(0, "probe", awaited, cx)).await
+            }
+        };
+        let outcome = run(&options, program(false));
+        assert!(outcome.error.is_none(), "{:?}", outcome.error);
+        assert_eq!(
+            outcome.warnings,
+            [
+                "a message of 8 bytes from rank 0 to rank 1 (tag 5, context 0) was never received",
+                "a message of 3 bytes from rank 0 to rank 1 (tag 6, context 0) was never received",
+            ]
+        );
+        let outcome = run(&options, program(true));
+        assert!(outcome.error.is_some());
+        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     }
 }

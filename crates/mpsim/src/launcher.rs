@@ -16,7 +16,9 @@ use crate::output::{exit_code, write_stdout};
 
 /// What each rank of a threads run measured, from the trace it recorded.
 fn measured_report(outcome: &mpsim_threads::Outcome) -> MeasuredReport {
-    MeasuredReport::new("threads", outcome.trace.as_ref(), &outcome.finish_ns)
+    let mut report = MeasuredReport::new("threads", outcome.trace.as_ref(), &outcome.finish_ns);
+    report.warnings.clone_from(&outcome.warnings);
+    report
 }
 
 /// Where a program runs.
@@ -513,6 +515,12 @@ impl Launcher {
         match self.args.backend {
             Backend::Threads => {
                 let outcome = self.run_threads(program, self.args.report.is_some());
+                if self.args.report.is_none() {
+                    // No report to hold them: the warnings go where a user looks anyway.
+                    for w in &outcome.warnings {
+                        eprintln!("mpsim: warning: {w}");
+                    }
+                }
                 let printed = self.args.report.map_or(Ok(()), |format| {
                     let report = measured_report(&outcome);
                     write_stdout(|out| match format {

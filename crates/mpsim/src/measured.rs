@@ -43,6 +43,9 @@ pub struct MeasuredReport {
     pub ranks: Vec<MeasuredRank>,
     /// The longest waits, longest first (at most [`TOP_WAITS`]).
     pub top_waits: Vec<WaitReport>,
+    /// What the run should be told about, e.g. messages never received (empty from
+    /// [`MeasuredReport::new`]; the launcher adds the run's).
+    pub warnings: Vec<String>,
 }
 
 impl MeasuredReport {
@@ -104,6 +107,7 @@ impl MeasuredReport {
             backend,
             ranks,
             top_waits: waits,
+            warnings: Vec::new(),
         }
     }
 
@@ -167,6 +171,9 @@ impl fmt::Display for MeasuredReport {
             writeln!(out, "... {} more ranks", self.ranks.len() - shown.len()).ok();
         }
         write_top_waits(&mut out, &self.top_waits);
+        for w in &self.warnings {
+            writeln!(out, "warning: {w}").ok();
+        }
         f.write_str(&out)
     }
 }

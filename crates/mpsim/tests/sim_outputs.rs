@@ -342,3 +342,34 @@ fn threads_report_of_no_ranks_is_an_error() {
     assert!(matches!(error, Some(mpsim::Error::InvalidArgument { .. })));
     assert!(report.ranks.is_empty());
 }
+
+/// S14's warning on both backends: the threads report lists the messages no receive took in
+/// the simulator's words, the same list for the same program (here: one taken in by a probe
+/// before its receiver ended, one that arrived after).
+#[test]
+fn threads_report_warns_of_messages_never_received_as_sim_does() {
+    let program = |world: Comm| async move {
+        if world.rank() == 0 {
+            world.send(&[1u8; 8], 1, 5).await?;
+            world.send(&[2u8; 3], 2, 6).await?;
+        } else if world.rank() == 1 {
+            world.probe(0, 5).await?;
+        }
+        Ok(())
+    };
+    let sim = Launcher::new(3).simulate(program);
+    assert!(sim.error.is_none(), "{:?}", sim.error);
+    let (report, error) = Launcher::new(3).backend(Backend::Threads).measure(program);
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(report.warnings, sim.report.warnings);
+    assert_eq!(
+        report.warnings,
+        [
+            "a message of 8 bytes from rank 0 to rank 1 (tag 5, context 0) was never received",
+            "a message of 3 bytes from rank 0 to rank 2 (tag 6, context 0) was never received",
+        ]
+    );
+    assert!(report.to_string().contains("\nwarning: a message of 8 bytes"));
+    let v: Value = serde_json::from_str(&report.to_json()).expect("valid JSON");
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(2));
+}

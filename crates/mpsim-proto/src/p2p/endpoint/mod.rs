@@ -65,6 +65,26 @@ impl Default for Config {
     }
 }
 
+/// The end-of-run warning for a message of `bytes` bytes from world rank `from` to world rank
+/// `to` that no receive took, worded alike by every backend.
+///
+/// ```
+/// use mpsim_proto::matching::{ContextId, Envelope};
+/// use mpsim_proto::p2p::never_received;
+/// let e = Envelope::new(ContextId(0), 0, 7);
+/// assert_eq!(
+///     never_received(0, 1, &e, 8),
+///     "a message of 8 bytes from rank 0 to rank 1 (tag 7, context 0) was never received"
+/// );
+/// ```
+pub fn never_received(from: u32, to: u32, envelope: &Envelope, bytes: usize) -> String {
+    format!(
+        "a message of {bytes} bytes from rank {from} to rank {to} (tag {}, context {}) was \
+         never received",
+        envelope.tag, envelope.context.0
+    )
+}
+
 /// Something the driver must know after an input.
 #[derive(Debug)]
 #[must_use]
