@@ -331,17 +331,22 @@ mod tests {
 
     use super::{Options, run, run_watched};
 
-    /// An error from the launcher's check (the host's memory running out) ends a run whose
-    /// ranks wait for something that never comes, before the deadlock watch would.
-    #[test]
-    fn a_failed_check_ends_the_run_with_its_error() {
-        let options = Options {
+    /// The options of a 2-rank run, everything else by default.
+    fn two_ranks() -> Options {
+        Options {
             ranks: 2,
             config: Config::default(),
             trace: false,
             wait: None,
             bind: None,
-        };
+        }
+    }
+
+    /// An error from the launcher's check (the host's memory running out) ends a run whose
+    /// ranks wait for something that never comes, before the deadlock watch would.
+    #[test]
+    fn a_failed_check_ends_the_run_with_its_error() {
+        let options = two_ranks();
         let wait_forever = |rt: Rc<dyn RankRuntime>| async move {
             let awaited = mpsim_proto::deadlock::Awaited {
                 peer: mpsim_proto::matching::Source::Any,
@@ -371,13 +376,7 @@ mod tests {
     /// failed run lists none.
     #[test]
     fn messages_never_received_are_warnings() {
-        let options = Options {
-            ranks: 2,
-            config: Config::default(),
-            trace: false,
-            wait: None,
-            bind: None,
-        };
+        let options = two_ranks();
         let program = |fail: bool| {
             move |rt: Rc<dyn RankRuntime>| async move {
                 let envelope = |tag| Envelope::new(ContextId(0), rt.rank(), tag);

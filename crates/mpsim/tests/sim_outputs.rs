@@ -369,7 +369,11 @@ fn threads_report_warns_of_messages_never_received_as_sim_does() {
             "a message of 3 bytes from rank 0 to rank 2 (tag 6, context 0) was never received",
         ]
     );
-    assert!(report.to_string().contains("\nwarning: a message of 8 bytes"));
+    assert!(
+        report
+            .to_string()
+            .contains("\nwarning: a message of 8 bytes")
+    );
     let v: Value = serde_json::from_str(&report.to_json()).expect("valid JSON");
     assert_eq!(v["warnings"].as_array().map(Vec::len), Some(2));
 }

@@ -46,6 +46,20 @@ fn x1_model() -> Model {
     })
 }
 
+/// An 8-byte token once around all ranks by blocking standard sends, from rank 0.
+async fn token_ring(world: Comm) -> mpsim::Result<()> {
+    let (me, n) = (world.rank(), world.size());
+    let mut token = [0u8; 8];
+    if me == 0 {
+        world.send(&token, 1, 0).await?;
+        world.recv(&mut token, n - 1, 0).await?;
+    } else {
+        world.recv(&mut token, me - 1, 0).await?;
+        world.send(&token, (me + 1) % n, 0).await?;
+    }
+    Ok(())
+}
+
 /// X1: each nonblocking send costs its caller `send_overhead` before the message leaves, each
 /// nonblocking receive `recv_overhead` before it is posted, so a burst of sends leaves one
 /// overhead apart and the caller's clock moves by the sum.
@@ -127,18 +141,6 @@ fn timing_x1_send_overhead_overlaps_a_later_wait() {
 /// `wake_latency` later; one that has not blocked yet pays nothing.
 #[test]
 fn timing_x2_oversubscribed_blocked_ranks_wake_late() {
-    let ring = |world: Comm| async move {
-        let (me, n) = (world.rank(), world.size());
-        let mut token = [0u8; 8];
-        if me == 0 {
-            world.send(&token, 1, 0).await?;
-            world.recv(&mut token, n - 1, 0).await?;
-        } else {
-            world.recv(&mut token, me - 1, 0).await?;
-            world.send(&token, (me + 1) % n, 0).await?;
-        }
-        Ok(())
-    };
     let cpu = |cores| CpuModel {
         cores: Some(cores),
         wake_latency_ns: 500,
@@ -146,12 +148,12 @@ fn timing_x2_oversubscribed_blocked_ranks_wake_late() {
     };
     // 3 ranks on 2 cores: every hop is 1000 ns + 500 ns of wake-up.
     assert_eq!(
-        clocks(&sim(3, with_cpu(cpu(2)), ring)),
+        clocks(&sim(3, with_cpu(cpu(2)), token_ring)),
         vec![4500, 1500, 3000]
     );
     // 3 ranks on 3 cores: not oversubscribed, nothing changes.
     assert_eq!(
-        clocks(&sim(3, with_cpu(cpu(3)), ring)),
+        clocks(&sim(3, with_cpu(cpu(3)), token_ring)),
         vec![3000, 1000, 2000]
     );
     // A receiver that comes late finds its message and does not block.
@@ -177,18 +179,6 @@ fn timing_x2_oversubscribed_blocked_ranks_wake_late() {
 /// made 0 by a `measure_overhead` longer than any of them, so the times are exact.)
 #[test]
 fn timing_x2_oversubscribed_measured_ranks_wait_for_a_handover() {
-    let ring = |world: Comm| async move {
-        let (me, n) = (world.rank(), world.size());
-        let mut token = [0u8; 8];
-        if me == 0 {
-            world.send(&token, 1, 0).await?;
-            world.recv(&mut token, n - 1, 0).await?;
-        } else {
-            world.recv(&mut token, me - 1, 0).await?;
-            world.send(&token, (me + 1) % n, 0).await?;
-        }
-        Ok(())
-    };
     let model = |compute, cores| Model {
         compute,
         ..with_cpu(CpuModel {
@@ -201,21 +191,21 @@ fn timing_x2_oversubscribed_measured_ranks_wait_for_a_handover() {
     };
     // Every hop: 1000 ns + 500 ns of wake-up + 300 ns of hand-over before the next send.
     assert_eq!(
-        clocks(&sim(3, model(ComputeMode::Measured, 2), ring)),
+        clocks(&sim(3, model(ComputeMode::Measured, 2), token_ring)),
         vec![5400, 1800, 3600]
     );
     // 5 ranks on 2 cores: two core mates, two hand-overs per resume.
     assert_eq!(
-        clocks(&sim(5, model(ComputeMode::Measured, 2), ring)),
+        clocks(&sim(5, model(ComputeMode::Measured, 2), token_ring)),
         vec![5 * 2100, 2100, 2 * 2100, 3 * 2100, 4 * 2100]
     );
     // Pure communication, or a core per rank: no hand-over.
     assert_eq!(
-        clocks(&sim(3, model(ComputeMode::Modeled, 2), ring)),
+        clocks(&sim(3, model(ComputeMode::Modeled, 2), token_ring)),
         vec![4500, 1500, 3000]
     );
     assert_eq!(
-        clocks(&sim(3, model(ComputeMode::Measured, 3), ring)),
+        clocks(&sim(3, model(ComputeMode::Measured, 3), token_ring)),
         vec![3000, 1000, 2000]
     );
 }
