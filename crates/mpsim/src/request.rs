@@ -285,10 +285,18 @@ async fn first_done(requests: &[Request<'_>], call: &'static str) -> Result<Opti
 /// status) in index order. Empty when none is active. On a request's error, the requests
 /// completed with it are lost: [`wait_some_results`] keeps every outcome.
 pub async fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
-    if first_done(requests, "wait_some").await?.is_none() {
+    let Some(index) = first_done(requests, "wait_some").await? else {
         return Ok(Vec::new());
+    };
+    let done = complete_ready(requests)?;
+    if done.is_empty() {
+        // `first_done` saw `index` complete: waiting for it returns at once.
+        return Ok(vec![(
+            index,
+            requests[index].wait_in_place(Some("wait_some")).await?,
+        )]);
     }
-    complete_ready(requests)
+    Ok(done)
 }
 
 /// Completes every request if all are complete (`Some`), else changes nothing (`None`). On a
@@ -394,10 +402,16 @@ pub async fn test_all_results(requests: &mut [Request<'_>]) -> Option<Vec<Result
 pub async fn wait_some_results(
     requests: &mut [Request<'_>],
 ) -> Result<Vec<(usize, Result<Status>)>> {
-    if first_done(requests, "wait_some").await?.is_none() {
+    let Some(index) = first_done(requests, "wait_some").await? else {
         return Ok(Vec::new());
+    };
+    let done = complete_ready_results(requests);
+    if done.is_empty() {
+        // As in `wait_some`.
+        let outcome = requests[index].wait_in_place(Some("wait_some")).await;
+        return Ok(vec![(index, outcome)]);
     }
-    Ok(complete_ready_results(requests))
+    Ok(done)
 }
 
 /// Completes every complete active request; returns each with its own outcome, in index
