@@ -159,7 +159,7 @@ fn show(f: &ModelFile) -> String {
         &mut s,
         "handover",
         time(c.handover_ns),
-        "X2: per core mate, a resumed rank's wait for its core (measured compute)",
+        "X2: per core mate, a woken rank's wait (measured compute)",
     );
     row(
         &mut s,
