@@ -551,7 +551,25 @@ fn drive<const TRACED: bool, F: Future<Output = Result<(), Error>>>(
             }
             continue;
         }
+        if rank.waiting.get().is_none() {
+            // Pending with no wait of mpsim's and no yield: on something this loop cannot
+            // see (a timer, a channel of the program's own). Waiting for mail would never see
+            // it end, nor could the watchdog tell it from a deadlock.
+            return Err(foreign_wait(rank.rank));
+        }
         wait_for_mail(rank);
+    }
+}
+
+/// The error of a program that awaited a future mpsim does not drive, as the simulator says
+/// it.
+#[cold]
+fn foreign_wait(rank: u32) -> Error {
+    Error::Unsupported {
+        what: format!(
+            "rank {rank} awaited something the threads backend does not drive (only mpsim \
+             calls may suspend a rank's program)"
+        ),
     }
 }
 

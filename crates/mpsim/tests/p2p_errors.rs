@@ -557,3 +557,32 @@ fn p2p_8_a_comm_kept_past_its_simulated_run_gives_run_ended() {
     assert_eq!(world.now_ns(), 500, "the clock stays at the run's end");
     assert_eq!((world.rank(), world.size()), (1, 2));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Futures mpsim does not drive
+// ---------------------------------------------------------------------------------------------
+
+/// A rank that awaits a future no mpsim call drives (here one that never wakes; a timer of
+/// another runtime is the same) ends the run with `Unsupported` on both backends, whatever
+/// the other ranks do: the threads backend used to spin on it forever once the others had
+/// finished, or to report a deadlock of ranks "blocked in ?" while they waited for it.
+fn awaiting_a_foreign_future(backend: Backend) {
+    for others_wait in [false, true] {
+        let err = run_err(launcher(2, backend), move |world: Comm| async move {
+            if world.rank() == 0 {
+                std::future::pending::<()>().await;
+            } else if others_wait {
+                world.recv(&mut [0u8; 1], 0, 0).await?;
+            }
+            Ok(())
+        });
+        match &err {
+            Error::Unsupported { what } => {
+                assert!(what.starts_with("rank 0 awaited something"), "{what}");
+                assert!(what.contains("does not drive"), "{what}");
+            }
+            other => panic!("expected Unsupported, got {other}"),
+        }
+    }
+}
+on_both!(awaiting_a_foreign_future => p2p_8_awaiting_a_future_mpsim_does_not_drive_is_unsupported_sim, p2p_8_awaiting_a_future_mpsim_does_not_drive_is_unsupported_threads);
