@@ -27,8 +27,8 @@ use mpsim_proto::error::{Error, Result};
 use mpsim_proto::matching::{Pattern, Source, Tag};
 use mpsim_proto::p2p::{SendMode, Status};
 
-use crate::comm::{ANY_SOURCE, ANY_TAG, Comm, PROC_NULL};
-use crate::request::{Names, Request};
+use crate::comm::{Comm, PROC_NULL};
+use crate::request::{Names, Request, empty_status};
 
 /// A send or receive that can be started again and again (MPI's persistent requests).
 ///
@@ -344,15 +344,5 @@ fn init_call(mode: SendMode) -> &'static str {
         SendMode::Buffered => "bsend_init",
         SendMode::Synchronous => "ssend_init",
         SendMode::Ready => "rsend_init",
-    }
-}
-
-/// What `wait` and `test` report for an inactive request (MPI's empty status).
-fn empty_status() -> Status {
-    Status {
-        source: ANY_SOURCE,
-        tag: ANY_TAG,
-        bytes: 0,
-        cancelled: false,
     }
 }

@@ -14,6 +14,8 @@ use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{Completion, ReqId, Status};
 use mpsim_proto::runtime::{Payload, RankRuntime, with_endpoint_for};
 
+use crate::comm::{ANY_SOURCE, ANY_TAG};
+
 /// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
 /// dropping it unfinished cancels a receive and lets a send complete in the background.
 #[must_use = "a request must be waited for or tested to completion"]
@@ -143,6 +145,9 @@ impl<'b> Request<'b> {
         let out = completion
             .finish_into(buf.as_deref_mut())
             .map_err(|e| stamped(&*self.rt, named(*e, names.call)));
+        // A request that failed reported its error once; waited for again, it is an inactive
+        // request (MPI's empty status), not a success with the failed message's status.
+        let status = if out.is_ok() { status } else { empty_status() };
         self.state = State::Null { status, buf };
         out
     }
@@ -187,6 +192,17 @@ pub(crate) fn let_go(rt: &dyn RankRuntime, id: ReqId) {
         }
         let _ = ep.free(id);
     });
+}
+
+/// What a wait or test reports for an inactive request (MPI's empty status): one that failed
+/// and was waited for again, an inactive persistent request.
+pub(crate) fn empty_status() -> Status {
+    Status {
+        source: ANY_SOURCE,
+        tag: ANY_TAG,
+        bytes: 0,
+        cancelled: false,
+    }
 }
 
 /// An error as the program gets it: under the simulator, with the virtual time it happened at.

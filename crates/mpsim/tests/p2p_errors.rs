@@ -586,3 +586,39 @@ fn awaiting_a_foreign_future(backend: Backend) {
     }
 }
 on_both!(awaiting_a_foreign_future => p2p_8_awaiting_a_future_mpsim_does_not_drive_is_unsupported_sim, p2p_8_awaiting_a_future_mpsim_does_not_drive_is_unsupported_threads);
+
+/// A request that failed reports its error once; waited for or tested again it is an
+/// inactive request, with MPI's empty status, never a success carrying the failed message's
+/// length (it reported 8 bytes received into a 4-byte buffer).
+fn a_failed_request_waited_again_is_inactive(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 0 {
+            world.send(&[1u8; 8], 1, 0).await?;
+            return world.send(&[2u8; 8], 1, 1).await;
+        }
+        let empty = mpsim::Status {
+            source: ANY_SOURCE,
+            tag: ANY_TAG,
+            bytes: 0,
+            cancelled: false,
+        };
+        let mut buf = [0u8; 4];
+        let mut reqs = [world.irecv(&mut buf, 0, 0)?];
+        let e = mpsim::wait_all(&mut reqs).await.expect_err("truncated");
+        assert!(matches!(e, Error::Truncate { .. }), "{e}");
+        assert_eq!(mpsim::wait_all(&mut reqs).await?, [empty]);
+        let [req] = reqs;
+        assert_eq!(req.wait().await?, empty);
+        let mut buf = [0u8; 4];
+        let mut req = world.irecv(&mut buf, 0, 1)?;
+        let tested = loop {
+            if let Some(outcome) = req.test().await.transpose() {
+                break outcome;
+            }
+        };
+        assert!(matches!(tested, Err(Error::Truncate { .. })), "{tested:?}");
+        assert_eq!(req.test().await?, Some(empty));
+        Ok(())
+    });
+}
+on_both!(a_failed_request_waited_again_is_inactive => p2p_4_a_failed_request_waited_again_is_inactive_sim, p2p_4_a_failed_request_waited_again_is_inactive_threads);
