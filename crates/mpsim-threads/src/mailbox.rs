@@ -132,11 +132,12 @@ impl Mailbox {
         known.extend_from_slice(&lanes[known.len()..]);
     }
 
-    /// After a sender pushed packets here: wakes the owner if it is parked.
+    /// After a sender pushed packets here: wakes the owner if it is parked, or finished (it
+    /// then serves its peers until every rank has finished, `run::serve_until_all_done`).
     #[inline]
     pub fn notify(&self) {
         fence(Ordering::SeqCst);
-        if self.activity() == Activity::Parked {
+        if self.activity() != Activity::Running {
             self.wake();
         }
     }

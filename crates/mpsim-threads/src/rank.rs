@@ -170,6 +170,17 @@ impl ThreadRank {
         inbound.iter().any(|i| i.lane.has_items())
     }
 
+    /// After the rank's program ended: takes in what arrived and sends the answers; whether
+    /// anything had arrived.
+    pub fn serve(&self) -> bool {
+        if !self.has_mail() {
+            return false;
+        }
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        true
+    }
+
     /// Takes in arrived packets and sends what the endpoint produced.
     fn progress(&self, ep: &mut Endpoint<Payload>) {
         let mailbox = self.mailbox();

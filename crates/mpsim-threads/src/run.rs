@@ -64,6 +64,8 @@ impl Outcome {
 pub(crate) struct Shared {
     pub mailboxes: Vec<Mailbox>,
     pub abort: AtomicBool,
+    /// Every rank has finished: the ranks that serve their peers after their end stop.
+    pub all_done: AtomicBool,
     /// How ranks wait for packets: `Options::wait`, or chosen by ranks per core.
     pub wait_policy: WaitPolicy,
     first_error: Mutex<Option<Error>>,
@@ -136,6 +138,7 @@ where
     let shared = Arc::new(Shared {
         mailboxes: (0..n).map(|_| Mailbox::new()).collect(),
         abort: AtomicBool::new(false),
+        all_done: AtomicBool::new(false),
         wait_policy: options
             .wait
             .unwrap_or_else(|| WaitPolicy::for_run(n as usize, cores)),
@@ -183,17 +186,17 @@ where
                             Ok(Err(e)) => Err(e),
                             Err(panic) => Err(Error::from_panic(rank, &*panic)),
                         };
-                        let unreceived = match result {
-                            Ok(()) => rt.unreceived(),
-                            Err(e) => {
-                                shared.fail(e);
-                                Vec::new()
-                            }
-                        };
+                        let failed = result.is_err();
+                        if let Err(e) = result {
+                            shared.fail(e);
+                        }
                         let finished = shared.start.elapsed().as_nanos() as u64;
                         mailbox.set_activity(Activity::Finished);
                         watchdog.unpark();
-                        (rt.take_trace(), finished, unreceived)
+                        let trace = rt.take_trace();
+                        serve_until_all_done(&rt, &shared);
+                        let unreceived = if failed { Vec::new() } else { rt.unreceived() };
+                        (trace, finished, unreceived)
                     })
             };
             match spawned {
@@ -250,6 +253,20 @@ where
     }
 }
 
+/// A rank whose program has ended still takes in its packets and answers them until every
+/// rank has ended (or the run aborts), as MPI's `MPI_Finalize` waits for its peers: a peer
+/// that cancels a send to it gets its answer (`spec/p2p.md` §5, "either way `wait`
+/// returns"; the simulator's finished ranks answer too), and a message that reaches it late
+/// is taken in, to be listed among those never received. Senders wake it as they wake a
+/// parked rank; a timed park backs that up.
+fn serve_until_all_done(rank: &ThreadRank, shared: &Shared) {
+    while !shared.all_done.load(Ordering::Acquire) && !shared.abort.load(Ordering::Acquire) {
+        if !rank.serve() {
+            std::thread::park_timeout(Duration::from_millis(10));
+        }
+    }
+}
+
 /// The launching thread: returns when every rank finished; declares a deadlock when every
 /// unfinished rank is parked, no mailbox holds a packet, and no packet moved between two looks;
 /// ends the run with the error `check` returns, if it does.
@@ -265,7 +282,8 @@ fn watch(shared: &Shared, check: &mut dyn FnMut() -> Option<Error>) {
         for m in &shared.mailboxes {
             pushed += m.taken();
             match m.activity() {
-                Activity::Finished => {}
+                // A finished rank still answers its peers (`serve_until_all_done`).
+                Activity::Finished => stuck &= !m.has_mail(),
                 Activity::Running => {
                     all_finished = false;
                     stuck = false;
@@ -277,6 +295,10 @@ fn watch(shared: &Shared, check: &mut dyn FnMut() -> Option<Error>) {
             }
         }
         if all_finished {
+            shared.all_done.store(true, Ordering::Release);
+            for m in &shared.mailboxes {
+                m.wake();
+            }
             return;
         }
         if !shared.abort.load(Ordering::Acquire)

@@ -1268,3 +1268,33 @@ fn p28_progress(backend: Backend) {
     });
 }
 on_both!(p28_progress => p2p_p28_progress_while_the_sender_computes_sim, p2p_p28_progress_while_the_sender_computes_threads);
+
+/// §5 "either way `wait` returns": cancelling a send whose receiver has already ended. The
+/// receiver still answers (MPI_Finalize waits for its peers; the simulator's finished ranks
+/// answer too): an unmatched message is withdrawn, one it had received is not. On threads
+/// this used to end in a deadlock (nobody answered the cancel).
+fn cancel_to_a_finished_receiver(backend: Backend) {
+    run_ok(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 1 {
+            world.recv(&mut [0u8; 4], 0, 3).await?;
+            return world.send(&[1u8], 0, 9).await;
+        }
+        let mut received = world.isend(&[3u8; 4], 1, 3)?;
+        world.recv(&mut [0u8; 1], 1, 9).await?;
+        // Rank 1 has ended, or is about to.
+        world.compute(std::time::Duration::from_millis(20)).await;
+        received.cancel()?;
+        assert!(!received.wait().await?.cancelled, "it was received");
+        for ssend in [false, true] {
+            let mut r = if ssend {
+                world.issend(&[1u8; 4], 1, 0)?
+            } else {
+                world.isend(&[1u8; 4], 1, 0)?
+            };
+            r.cancel()?;
+            assert!(r.wait().await?.cancelled, "ssend {ssend}: withdrawn");
+        }
+        Ok(())
+    });
+}
+on_both!(cancel_to_a_finished_receiver => p2p_5_cancelling_a_send_to_a_finished_receiver_returns_sim, p2p_5_cancelling_a_send_to_a_finished_receiver_returns_threads);
