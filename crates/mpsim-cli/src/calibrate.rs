@@ -166,10 +166,11 @@ pub struct CalibrateArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..),
           conflicts_with = "from_osu")]
     reps: u32,
-    /// Largest message size in bytes (the sweep is 1, 8, then powers of two up to it). Lower
-    /// it for a quick run, e.g. in tests.
+    /// Largest message size in bytes (the sweep is 1, 8, then powers of two up to it; at
+    /// least 8: one size would make a table of one point, the same delay for every size).
+    /// Lower it for a quick run, e.g. in tests.
     #[arg(long, default_value_t = DEFAULT_MAX_SIZE,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_MAX_SIZE),
+          value_parser = clap::value_parser!(u64).range(8..=MAX_MAX_SIZE),
           conflicts_with = "from_osu")]
     max_size: u64,
 }

@@ -157,6 +157,8 @@ fn calibrate_rejects_bad_flags() {
         &["calibrate", "--backend", "bogus"],
         &["calibrate", "--backend", "threads", "--reps", "0"],
         &["calibrate", "--backend", "threads", "--max-size", "0"],
+        // One size measured: a one-point table, the same delay for every size.
+        &["calibrate", "--backend", "threads", "--max-size", "7"],
         &["calibrate", "--backend", "threads", "--from-osu", "lat.txt"],
         &["calibrate", "--backend", "threads", "--mode", "ssend"],
         &["calibrate", "--from-osu", "lat.txt", "--reps", "2"],
@@ -295,6 +297,10 @@ fn calibrate_from_osu_names_the_line_of_a_malformed_row() {
         (
             "2K                      0.15",
             "5: size `2K` is not a whole number of bytes",
+        ),
+        (
+            "18446744073709551616    0.15",
+            "5: size `18446744073709551616` is too large (at most 18446744073709551615 bytes)",
         ),
         (
             "2                       -0.22",

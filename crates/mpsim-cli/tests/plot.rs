@@ -482,6 +482,12 @@ fn plot_a_trace_with_nothing_to_draw_says_so() {
         )
     );
     assert!(!Path::new(&format!("{path}.svg")).exists(), "no picture");
+    let (path, err) = plot_fails("empty.json", Some(r#"{"traceEvents":[]}"#));
+    assert_eq!(
+        err,
+        format!("mpsim: {path}: nothing to show: the trace has no spans or messages\n")
+    );
+    assert!(!Path::new(&format!("{path}.svg")).exists(), "no picture");
 }
 
 #[cfg(target_os = "linux")]

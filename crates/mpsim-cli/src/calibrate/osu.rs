@@ -158,12 +158,8 @@ fn parse(text: &str, file: &Path) -> Result<OsuLatency, String> {
                 ),
             ));
         };
-        let size = whole_number(size).ok_or_else(|| {
-            at(
-                n,
-                format!("size `{}` is not a whole number of bytes", shown(size)),
-            )
-        })?;
+        let size =
+            whole_number(size).map_err(|why| at(n, format!("size `{}` {why}", shown(size))))?;
         let delay = latency_ns(latency).map_err(|m| at(n, m))?;
         if delay == 0 {
             return Err(at(
@@ -192,11 +188,12 @@ fn parse(text: &str, file: &Path) -> Result<OsuLatency, String> {
 }
 
 /// `text` as a `u64` if it is only ASCII digits (no sign, no unit).
-fn whole_number(text: &str) -> Option<u64> {
+fn whole_number(text: &str) -> Result<u64, &'static str> {
     if text.is_empty() || !text.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
+        return Err("is not a whole number of bytes");
     }
-    text.parse().ok()
+    text.parse()
+        .map_err(|_| "is too large (at most 18446744073709551615 bytes)")
 }
 
 /// Microseconds as printed (`0.18`, `320.50`, `12`, and in exponent form `1.5e2`) to whole

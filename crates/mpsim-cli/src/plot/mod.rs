@@ -80,6 +80,11 @@ pub fn run(args: PlotArgs) -> Result<String, String> {
         format!("{path}:{line}: not valid JSON (not UTF-8 text)")
     })?;
     let t = Timeline::parse(&args.trace, &text).map_err(|e| e.to_string())?;
+    if t.extent().is_none() {
+        return Err(format!(
+            "{path}: nothing to show: the trace has no spans or messages"
+        ));
+    }
     let (from, to) = window(t.extent(), args.from, args.to)?;
     let options = Options {
         source: args.trace.display().to_string(),
@@ -124,6 +129,13 @@ fn window(
             "nothing to show: --to {} is not after {}",
             time(t),
             trace("start", first)
+        )),
+        (Some(f), Some(t)) if extent.is_some() && (last <= f || t <= first) => Err(format!(
+            "nothing to show: --from {} --to {} is outside the trace, {} to {}",
+            time(f),
+            time(t),
+            time(first),
+            time(last)
         )),
         (Some(f), Some(t)) => Ok((f, t)),
         (Some(f), None) => Ok((f, last)),
@@ -234,6 +246,19 @@ mod tests {
         assert_eq!(
             window(trace, None, Some(1_000)),
             Err("nothing to show: --to 1 us is not after the start of the trace, 1 us".into())
+        );
+        assert_eq!(
+            window(trace, Some(6_000), Some(9_000)),
+            Err("nothing to show: --from 6 us --to 9 us is outside the trace, 1 us to 5 us".into())
+        );
+        assert_eq!(
+            window(trace, Some(0), Some(1_000)),
+            Err("nothing to show: --from 0 ns --to 1 us is outside the trace, 1 us to 5 us".into())
+        );
+        assert_eq!(
+            window(trace, Some(0), Some(1_001)),
+            Ok((0, 1_001)),
+            "overlaps"
         );
         assert_eq!(
             window(None, Some(5), None),
