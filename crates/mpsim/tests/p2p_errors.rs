@@ -622,3 +622,24 @@ fn a_failed_request_waited_again_is_inactive(backend: Backend) {
     });
 }
 on_both!(a_failed_request_waited_again_is_inactive => p2p_4_a_failed_request_waited_again_is_inactive_sim, p2p_4_a_failed_request_waited_again_is_inactive_threads);
+
+/// A message a matched probe took and the program never received is listed at the rank's end
+/// as its `mprobe`, with the message's sender and tag (it was `improbe (peer ANY_SOURCE, tag
+/// ANY_TAG)`).
+fn a_message_never_received_after_mprobe(backend: Backend) {
+    let err = run_err(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 0 {
+            return world.send(&[1u8; 4], 1, 6).await;
+        }
+        let message = world.mprobe(0, 6).await?;
+        std::mem::forget(message);
+        Ok(())
+    });
+    match &err {
+        Error::PendingAtExit { rank: 1, .. } => {
+            assert!(err.to_string().contains("mprobe (peer 0, tag 6)"), "{err}");
+        }
+        other => panic!("expected PendingAtExit, got {other}"),
+    }
+}
+on_both!(a_message_never_received_after_mprobe => p2p_8_a_message_never_received_after_mprobe_names_it_sim, p2p_8_a_message_never_received_after_mprobe_names_it_threads);

@@ -253,8 +253,14 @@ impl<P> Endpoint<P> {
                     peer: source_world.map_or(Source::Any, Source::Rank),
                     tag: pattern.tag,
                 }),
-                Kind::Probed(_) => Some(PendingRequest {
-                    call: "improbe",
+                // A message a matched probe took and no `mrecv` received: its sender and tag.
+                Kind::Probed(Some(probed)) => Some(PendingRequest {
+                    call: "mprobe",
+                    peer: Source::Rank(probed.1.from),
+                    tag: Tag::Value(probed.0.tag),
+                }),
+                Kind::Probed(None) => Some(PendingRequest {
+                    call: "mprobe",
                     peer: Source::Any,
                     tag: Tag::Any,
                 }),
@@ -304,7 +310,13 @@ impl<P> Endpoint<P> {
                 pattern.tag,
                 pattern.context,
             ),
-            Kind::Probed(_) => ("mprobe", Source::Any, Tag::Any, ContextId(0)),
+            Kind::Probed(Some(probed)) => (
+                "mprobe",
+                Source::Rank(probed.1.from),
+                Tag::Value(probed.0.tag),
+                probed.0.context,
+            ),
+            Kind::Probed(None) => ("mprobe", Source::Any, Tag::Any, ContextId(0)),
             Kind::Free { .. } => return None,
         })
     }
