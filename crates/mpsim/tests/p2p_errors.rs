@@ -643,3 +643,34 @@ fn a_message_never_received_after_mprobe(backend: Backend) {
     }
 }
 on_both!(a_message_never_received_after_mprobe => p2p_8_a_message_never_received_after_mprobe_names_it_sim, p2p_8_a_message_never_received_after_mprobe_names_it_threads);
+
+/// A `split` dropped after its first poll has drawn its child index and sent its `(color,
+/// key)`: the next `split` on that communicator is `Unsupported`, naming the call, where it
+/// used to pair with the others' current call and give the rank a communicator of its own,
+/// silently. (Every member must complete a collective call, in the same order.)
+fn a_split_dropped_unfinished(backend: Backend) {
+    let err = run_err(launcher(3, backend), |world: Comm| async move {
+        if world.rank() == 1 {
+            let mut early = Box::pin(world.split(Some(5), 0));
+            std::future::poll_fn(|cx| {
+                let _ = std::future::Future::poll(early.as_mut(), cx);
+                std::task::Poll::Ready(())
+            })
+            .await;
+        }
+        let half = world.split(Some(0), 0).await?;
+        assert_eq!(half.map(|c| c.size()), Some(3));
+        Ok(())
+    });
+    match &err {
+        Error::Unsupported { what } => {
+            assert!(what.starts_with("rank 1 in comm_split"), "{what}");
+            assert!(
+                what.contains("dropped or failed before it completed"),
+                "{what}"
+            );
+        }
+        other => panic!("expected Unsupported, got {other}"),
+    }
+}
+on_both!(a_split_dropped_unfinished => p2p_6_a_split_dropped_unfinished_makes_the_next_one_an_error_sim, p2p_6_a_split_dropped_unfinished_makes_the_next_one_an_error_threads);

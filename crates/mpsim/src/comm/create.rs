@@ -71,7 +71,7 @@ impl Comm {
     ///     .expect("dup");
     /// ```
     pub fn dup(&self) -> Result<Comm> {
-        self.check_live(DUP)?;
+        self.check_creating(DUP)?;
         let id = child_id(self.inner.id, self.next_child_index(), 0);
         let (rank, size, group) = (self.rank(), self.size(), self.inner.group.clone());
         Ok(Comm::from_parts(self.rt().clone(), id, rank, size, group))
@@ -97,7 +97,9 @@ impl Comm {
     ///     .expect("split");
     /// ```
     pub async fn split(&self, color: Option<u32>, key: i64) -> Result<Option<Comm>> {
-        self.check_live(SPLIT)?;
+        self.check_creating(SPLIT)?;
+        // Marks the communicator if this call does not complete (dropped, or failed).
+        let mut unfinished = Unfinished(Some(&self.inner.abandoned));
         let index = self.next_child_index();
         let mine = encode_split(color, key);
         let members = if self.rank() == 0 {
@@ -105,6 +107,7 @@ impl Comm {
         } else {
             self.split_member(mine).await?
         };
+        unfinished.0 = None;
         Ok(color.map(|c| {
             let id = child_id(self.inner.id, index, u64::from(c) + 1);
             self.child(id, &members)
@@ -160,6 +163,26 @@ impl Comm {
     // ---- helpers ----
 
     /// The index of the next communicator-creating call on this communicator.
+    /// Before a communicator-creating call: the communicator is live, and no earlier `split`
+    /// on it was left unfinished. Such a split had drawn its child index and may have sent its
+    /// `(color, key)`: the next one would pair with the others' current call and give this
+    /// rank a communicator of its own, silently (`Unsupported` instead: a collective call
+    /// must complete on every member, in the same order).
+    fn check_creating(&self, call: &'static str) -> Result<()> {
+        self.check_live(call)?;
+        if self.inner.abandoned.get() {
+            return Err(Error::Unsupported {
+                what: format!(
+                    "{}: an earlier comm_split on this communicator was dropped or failed \
+                     before it completed; a communicator-creating call must complete on every \
+                     member, in the same order",
+                    self.site(call)
+                ),
+            });
+        }
+        Ok(())
+    }
+
     fn next_child_index(&self) -> u64 {
         let index = self.inner.created.get();
         self.inner.created.set(index + 1);
@@ -260,6 +283,17 @@ fn split_groups(entries: &[[i64; 2]]) -> BTreeMap<u32, Vec<u32>> {
 
 /// The id of the child made by the `index`th communicator-creating call on `parent`; `salt` is
 /// 0 for `dup` and `color + 1` for `split`.
+/// Sets its flag when dropped holding it: a `split` that did not complete.
+struct Unfinished<'a>(Option<&'a Cell<bool>>);
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if let Some(flag) = self.0 {
+            flag.set(true);
+        }
+    }
+}
+
 fn child_id(parent: u64, index: u64, salt: u64) -> u64 {
     mix(mix(parent, index), salt)
 }

@@ -139,6 +139,10 @@ struct Inner {
     group: Option<Rc<[u32]>>,
     /// Communicator-creating calls made on this communicator so far.
     created: Cell<u64>,
+    /// A `split` on it was dropped or failed before it completed: its members no longer agree
+    /// on `created`, and the next communicator-creating call is an error, not a silent
+    /// mismatch (`create.rs`).
+    abandoned: Cell<bool>,
     freed: Cell<bool>,
 }
 
@@ -172,6 +176,7 @@ impl Comm {
             size,
             group,
             created: Cell::new(0),
+            abandoned: Cell::new(false),
             freed: Cell::new(false),
         };
         Comm {
