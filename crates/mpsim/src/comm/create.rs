@@ -162,7 +162,6 @@ impl Comm {
 
     // ---- helpers ----
 
-    /// The index of the next communicator-creating call on this communicator.
     /// Before a communicator-creating call: the communicator is live, and no earlier `split`
     /// on it was left unfinished. Such a split had drawn its child index and may have sent its
     /// `(color, key)`: the next one would pair with the others' current call and give this
@@ -183,6 +182,7 @@ impl Comm {
         Ok(())
     }
 
+    /// The index of the next communicator-creating call on this communicator.
     fn next_child_index(&self) -> u64 {
         let index = self.inner.created.get();
         self.inner.created.set(index + 1);
