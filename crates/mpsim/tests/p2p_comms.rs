@@ -271,6 +271,37 @@ fn p2p_p21_split_of_split_and_key_ties() {
         .expect("nested split");
 }
 
+/// A `split` scales with the ranks: 16,000 simulated ranks split into one color and into
+/// even and odd ranks, each child checked by a ring of its own. (Every member used to get a
+/// table of its color's ranks, 16,000² in all: a gigabyte and a second here; evenly spaced
+/// members are now a first rank and a stride.) Under `sim` only: 16,000 rank threads are more
+/// than the threads backend gets here.
+#[test]
+fn p2p_p21_split_of_many_ranks_keeps_no_table_per_member() {
+    const N: u32 = 16_000;
+    let o = Launcher::new(N).simulate(|world: Comm| async move {
+        let me = world.rank();
+        let all = world.split(Some(0), 0).await?.expect("one color");
+        let parity = world.split(Some(me % 2), 0).await?.expect("two colors");
+        assert_eq!((all.rank(), all.size()), (me, N));
+        assert_eq!((parity.rank(), parity.size()), (me / 2, N / 2));
+        for c in [&all, &parity] {
+            let (r, n) = (c.rank(), c.size());
+            let mut left = [0u32];
+            c.sendrecv(&[me], (r + 1) % n, 3, &mut left, (r + n - 1) % n, 3)
+                .await?;
+            let step = if n == N { 1 } else { 2 };
+            assert_eq!(
+                left[0],
+                (me + N - step) % N,
+                "the left neighbour's world rank"
+            );
+        }
+        Ok(())
+    });
+    assert!(o.error.is_none(), "{:?}", o.error);
+}
+
 #[test]
 fn p2p_p22_freed_communicator_is_invalid_comm() {
     both(2)

@@ -3,12 +3,12 @@
 //! module docs of [`super`]).
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::matching::Pattern;
 use mpsim_proto::p2p::SendMode;
 
+use super::group::{Header, Members};
 use super::*;
 use crate::request::{Names, wait_all};
 
@@ -108,7 +108,7 @@ impl Comm {
             self.split_member(mine).await?
         };
         unfinished.0 = None;
-        Ok(color.map(|c| {
+        Ok(color.zip(members).map(|(c, members)| {
             let id = child_id(self.inner.id, index, u64::from(c) + 1);
             self.child(id, &members)
         }))
@@ -191,21 +191,19 @@ impl Comm {
 
     /// The child `id` whose members are `members` (ranks in `self`, in new-rank order), which
     /// include this rank.
-    fn child(&self, id: u64, members: &[u32]) -> Comm {
-        // Invariant: rank 0 sends each member the list of its own color, which names it.
+    fn child(&self, id: u64, members: &Members) -> Comm {
+        // Invariant: rank 0 sends each member the members of its own color, which name it.
         let rank = members
-            .iter()
-            .position(|&r| r == self.rank())
+            .new_rank(self.rank())
             .expect("a member's list names it");
-        let group: Rc<[u32]> = members.iter().map(|&r| self.world_rank(r)).collect();
-        let size = u32::try_from(group.len()).expect("no larger than the parent");
-        let rank = u32::try_from(rank).expect("below size");
-        Comm::from_parts(self.rt().clone(), id, rank, size, Some(group))
+        let group = self.inner.group.child(members);
+        Comm::from_parts(self.rt().clone(), id, rank, members.len(), group)
     }
 
     /// `split` at parent rank 0: gathers every `(color, key)`, answers each member, and
-    /// returns its own color's members.
-    async fn split_root(&self, mine: [i64; 2]) -> Result<Vec<u32>> {
+    /// returns its own color's members. A member's answer is a [`Header`]: evenly spaced
+    /// members in it, or the length of the list that follows in a second message.
+    async fn split_root(&self, mine: [i64; 2]) -> Result<Option<Members>> {
         let mut entries = vec![mine];
         for source in 1..self.size() {
             let mut entry = [0i64; 2];
@@ -216,40 +214,68 @@ impl Comm {
                 .await?;
             entries.push(entry);
         }
-        let groups = split_groups(&entries);
+        let own = split_color(mine[0]);
         let mut answers = Vec::new();
-        for members in groups.values() {
-            for &member in members.iter().filter(|&&m| m != 0) {
-                let bytes = bytemuck::cast_slice(members);
+        let mut mine = None;
+        for (color, list) in split_groups(&entries) {
+            let members = Members::of(list);
+            let header = members.header();
+            for r in 0..members.len() {
+                let member = members.parent_rank(r);
+                if member == 0 {
+                    continue;
+                }
                 let (mode, coll) = (SendMode::Standard, self.inner.coll);
+                let bytes = bytemuck::cast_slice(&header);
                 answers.push(self.post_send(coll, SPLIT_NAMES, mode, bytes, member, SPLIT_TAG)?);
+                if let Members::List(list) = &members {
+                    let bytes = bytemuck::cast_slice(list);
+                    answers.push(self.post_send(
+                        coll,
+                        SPLIT_NAMES,
+                        mode,
+                        bytes,
+                        member,
+                        SPLIT_TAG,
+                    )?);
+                }
+            }
+            if Some(color) == own {
+                mine = Some(members);
             }
         }
         wait_all(&mut answers).await?;
-        let own = split_color(mine[0]).and_then(|c| groups.get(&c));
-        Ok(own.cloned().unwrap_or_default())
+        Ok(mine)
     }
 
     /// `split` at a parent rank other than 0: sends `(color, key)` to rank 0 and, with a
-    /// color, receives its color's members.
-    async fn split_member(&self, mine: [i64; 2]) -> Result<Vec<u32>> {
+    /// color, receives its color's members ([`Comm::split_root`] says how).
+    async fn split_member(&self, mine: [i64; 2]) -> Result<Option<Members>> {
         let (mode, coll) = (SendMode::Standard, self.inner.coll);
         let bytes = bytemuck::cast_slice(&mine);
         self.post_send(coll, SPLIT_NAMES, mode, bytes, 0, SPLIT_TAG)?
             .wait()
             .await?;
         if split_color(mine[0]).is_none() {
-            return Ok(Vec::new());
+            return Ok(None);
         }
-        let mut members = vec![0u32; self.size() as usize];
         let pattern = Pattern::new(coll, 0, SPLIT_TAG);
-        let bytes = bytemuck::cast_slice_mut(&mut members);
-        let status = self
-            .post_recv(SPLIT_NAMES, Some(pattern), bytes)
+        let mut header: Header = [0; 4];
+        let bytes = bytemuck::cast_slice_mut(&mut header);
+        self.post_recv(SPLIT_NAMES, Some(pattern), bytes)
             .wait()
             .await?;
-        members.truncate(status.bytes / size_of::<u32>());
-        Ok(members)
+        match Members::from_header(header) {
+            Ok(members) => Ok(Some(members)),
+            Err(len) => {
+                let mut list = vec![0u32; len as usize];
+                let bytes = bytemuck::cast_slice_mut(&mut list);
+                self.post_recv(SPLIT_NAMES, Some(pattern), bytes)
+                    .wait()
+                    .await?;
+                Ok(Some(Members::List(list)))
+            }
+        }
     }
 }
 

@@ -18,10 +18,11 @@
 //!
 //! # Ranks
 //!
-//! A communicator's group maps its ranks to world ranks; the world and its dups keep no table
-//! (the identity), others share one `Rc<[u32]>`. A message goes to the *world* rank of its
-//! destination and its envelope carries the *communicator* rank of its sender, which is what
-//! receives match and statuses report.
+//! A communicator's group maps its ranks to world ranks (`group.rs`): the world and its dups
+//! keep no table (the identity), nor do the children of a `split` whose members are evenly
+//! spaced (a first rank and a stride); others share one `Rc<[u32]>`. A message goes to the
+//! *world* rank of its destination and its envelope carries the *communicator* rank of its
+//! sender, which is what receives match and statuses report.
 //!
 //! # Context ids (`spec/p2p.md` §6 "Ours")
 //!
@@ -59,6 +60,7 @@
 //! point-to-point calls; `create.rs` the calls that make, free and compare communicators.
 
 mod create;
+mod group;
 mod p2p;
 
 use std::cell::Cell;
@@ -74,6 +76,7 @@ use mpsim_proto::runtime::{PAYLOAD_INLINE, Payload, Posting, RankRuntime, start_
 
 pub use create::CommCompare;
 use create::mix;
+use group::Group;
 
 use crate::request::{Names, Request, stamped, yield_once};
 
@@ -135,8 +138,8 @@ struct Inner {
     coll: ContextId,
     rank: u32,
     size: u32,
-    /// Communicator rank → world rank; `None` is the identity (the world and its dups).
-    group: Option<Rc<[u32]>>,
+    /// Communicator rank → world rank.
+    group: Group,
     /// Communicator-creating calls made on this communicator so far.
     created: Cell<u64>,
     /// A `split` on it was dropped or failed before it completed: its members no longer agree
@@ -152,17 +155,11 @@ impl Comm {
     /// The world communicator of a rank.
     pub(crate) fn world(rt: Rc<dyn RankRuntime>) -> Self {
         let (rank, size) = (rt.rank(), rt.size());
-        Comm::from_parts(rt, WORLD_ID, rank, size, None)
+        Comm::from_parts(rt, WORLD_ID, rank, size, Group::Identity)
     }
 
     /// A communicator with id `id`; its contexts are derived from the id.
-    fn from_parts(
-        rt: Rc<dyn RankRuntime>,
-        id: u64,
-        rank: u32,
-        size: u32,
-        group: Option<Rc<[u32]>>,
-    ) -> Self {
+    fn from_parts(rt: Rc<dyn RankRuntime>, id: u64, rank: u32, size: u32, group: Group) -> Self {
         let inner = Inner {
             rt,
             id,
@@ -492,7 +489,7 @@ impl Comm {
 
     /// The world rank of communicator rank `rank` (`rank < size`).
     fn world_rank(&self, rank: u32) -> u32 {
-        self.inner.group.as_ref().map_or(rank, |g| g[rank as usize])
+        self.inner.group.world_rank(rank)
     }
 
     /// The world ranks of the members, in communicator-rank order.
