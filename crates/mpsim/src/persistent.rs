@@ -18,7 +18,8 @@
 //!
 //! Invariant: a receive's buffer is in exactly one place — the persistent request while
 //! inactive, its running `Request` while active. Dropping an active persistent request drops
-//! that `Request`: a receive is cancelled, a send completes in the background.
+//! that `Request`: a receive is cancelled (or, if a message had already matched it, that
+//! message is discarded), a send completes in the background.
 
 use std::fmt;
 

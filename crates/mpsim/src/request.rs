@@ -17,7 +17,9 @@ use mpsim_proto::runtime::{Payload, RankRuntime, with_endpoint_for};
 use crate::comm::{ANY_SOURCE, ANY_TAG};
 
 /// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
-/// dropping it unfinished cancels a receive and lets a send complete in the background.
+/// dropping it unfinished cancels a receive and lets a send complete in the background. (A
+/// receive that a message had already matched cannot be cancelled: dropping it discards that
+/// message, with no warning.)
 #[must_use = "a request must be waited for or tested to completion"]
 pub struct Request<'b> {
     rt: Rc<dyn RankRuntime>,
@@ -331,7 +333,11 @@ pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>
     Ok(Some(out))
 }
 
-/// Completes the lowest-index complete active request, if any.
+/// Completes the lowest-index complete active request, if any. `None` both when no active
+/// request is complete yet and when none is active at all (MPI's flag with
+/// `MPI_UNDEFINED`): a loop that tests until all are done should stop when
+/// `requests.iter().all(Request::is_null)`, or use [`wait_any`], which returns `None` only
+/// when none is active.
 pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
     for (i, r) in requests.iter_mut().enumerate() {
         if !r.is_null() && r.done_now() {
@@ -344,8 +350,9 @@ pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
     Ok(None)
 }
 
-/// Completes every complete active request; returns them in index order. On a request's
-/// error, the others completed with it are lost: [`test_some_results`] keeps every outcome.
+/// Completes every complete active request; returns them in index order (empty also when none
+/// is active: see [`test_any`]). On a request's error, the others completed with it are lost:
+/// [`test_some_results`] keeps every outcome.
 pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
     let out = complete_ready(requests)?;
     if out.is_empty()
