@@ -206,9 +206,7 @@ where
             }
             let measured = k.model().compute == ComputeMode::Measured;
             let cpu = measured.then(cpu_time::ThreadTime::now);
-            if measured {
-                k.stretch_start = cpu;
-            }
+            k.stretch_start = cpu;
             drop(k);
             let fut = self.futures[idx]
                 .as_mut()
@@ -216,8 +214,8 @@ where
             let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
                 .unwrap_or_else(|panic| Poll::Ready(Err(Error::from_panic(rank, &*panic))));
             let mut k = kernel.borrow_mut();
+            k.stretch_start = None;
             if let Some(cpu) = cpu {
-                k.stretch_start = None;
                 let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
                 let ns = k.model().measured_stretch_ns(host_ns, n);
                 let r = &mut k.ranks[idx];
