@@ -182,9 +182,6 @@ pub(crate) struct Kernel {
     /// The run is over: programs still suspended are being dropped, and what their requests'
     /// destructors do (cancel, free) no longer takes part in the simulation.
     pub closed: bool,
-    /// Under measured compute, when the stretch of the rank now running began (thread CPU
-    /// time): `now_ns` counts the stretch so far (`SimRank::now_ns`).
-    pub stretch_start: Option<cpu_time::ThreadTime>,
     /// The endpoint the last call of a rank whose run has ended acted on
     /// ([`Kernel::lend_outbox`]).
     void: Option<Box<Endpoint<Payload>>>,
@@ -287,7 +284,6 @@ impl Kernel {
             events: 0,
             finished: 0,
             closed: false,
-            stretch_start: None,
             void: None,
             trace: None,
             messages_sent: 0,

@@ -205,16 +205,14 @@ where
                 continue;
             }
             let measured = k.model().compute == ComputeMode::Measured;
-            let cpu = measured.then(cpu_time::ThreadTime::now);
-            k.stretch_start = cpu;
             drop(k);
             let fut = self.futures[idx]
                 .as_mut()
                 .expect("an unfinished rank has its future");
+            let cpu = measured.then(cpu_time::ThreadTime::now);
             let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
                 .unwrap_or_else(|panic| Poll::Ready(Err(Error::from_panic(rank, &*panic))));
             let mut k = kernel.borrow_mut();
-            k.stretch_start = None;
             if let Some(cpu) = cpu {
                 let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
                 let ns = k.model().measured_stretch_ns(host_ns, n);

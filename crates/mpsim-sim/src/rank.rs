@@ -348,23 +348,12 @@ impl RankRuntime for SimRank {
         self.advance(cost, false);
     }
 
-    /// The rank's clock, with the overhead it owes (X1: time it has spent) and, under
-    /// measured compute, its code's time since it last resumed: a program timing a phase of
-    /// its own code between two `now_ns` calls sees the phase (charged in full when it next
-    /// suspends).
     fn now_ns(&self) -> u64 {
+        // X1: the overhead the rank owes is time it has spent.
         let k = self.kernel.borrow();
-        let Some(r) = k.ranks.get(self.idx) else {
-            return k.now;
-        };
-        let now = r.clock.saturating_add(r.overhead_ns);
-        match k.stretch_start {
-            Some(start) => {
-                let host_ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                now.saturating_add(k.model().measured_stretch_ns(host_ns, k.total))
-            }
-            None => now,
-        }
+        k.ranks
+            .get(self.idx)
+            .map_or(k.now, |r| r.clock.saturating_add(r.overhead_ns))
     }
 
     fn virtual_time(&self) -> Option<u64> {
