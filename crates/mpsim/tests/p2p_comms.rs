@@ -271,8 +271,9 @@ fn p2p_p21_split_of_split_and_key_ties() {
         .expect("nested split");
 }
 
-/// A `split` scales with the ranks: 16,000 simulated ranks split into one color and into
-/// even and odd ranks, each child checked by a ring of its own. (Every member used to get a
+/// A `split` scales with the ranks: 16,000 simulated ranks split into one color, into even
+/// and odd ranks, and into one color in reverse order, each child checked by a ring of its
+/// own. (Every member used to get a
 /// table of its color's ranks, 16,000² in all: a gigabyte and a second here; evenly spaced
 /// members are now a first rank and a stride.) Under `sim` only: 16,000 rank threads are more
 /// than the threads backend gets here.
@@ -283,19 +284,20 @@ fn p2p_p21_split_of_many_ranks_keeps_no_table_per_member() {
         let me = world.rank();
         let all = world.split(Some(0), 0).await?.expect("one color");
         let parity = world.split(Some(me % 2), 0).await?.expect("two colors");
+        let reversed = world
+            .split(Some(0), -i64::from(me))
+            .await?
+            .expect("one color");
         assert_eq!((all.rank(), all.size()), (me, N));
         assert_eq!((parity.rank(), parity.size()), (me / 2, N / 2));
-        for c in [&all, &parity] {
+        assert_eq!((reversed.rank(), reversed.size()), (N - 1 - me, N));
+        // The left neighbour's world rank is `me + shift` (mod N).
+        for (c, shift) in [(&all, N - 1), (&parity, N - 2), (&reversed, 1)] {
             let (r, n) = (c.rank(), c.size());
             let mut left = [0u32];
             c.sendrecv(&[me], (r + 1) % n, 3, &mut left, (r + n - 1) % n, 3)
                 .await?;
-            let step = if n == N { 1 } else { 2 };
-            assert_eq!(
-                left[0],
-                (me + N - step) % N,
-                "the left neighbour's world rank"
-            );
+            assert_eq!(left[0], (me + shift) % N, "rank {me}, shift {shift}");
         }
         Ok(())
     });

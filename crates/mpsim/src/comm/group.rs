@@ -4,8 +4,9 @@
 //! Why not always a table: a `split` of `n` ranks into one color gives each of `n` members a
 //! table of `n` world ranks, `n²` in all. At 64,000 simulated ranks that was 16 GB and 40 s
 //! for one `split`. The common splits (all ranks, even and odd ranks, blocks of a grid row)
-//! give evenly spaced world ranks: a first rank and a stride say as much in two words, sent
-//! as one 16-byte message. Other orders (a key that reverses or shuffles) still get a table.
+//! give evenly spaced world ranks, and so does a key that reverses them: a first rank and a
+//! stride say as much in two words, sent as one 16-byte message. Other orders (a key that
+//! shuffles) still get a table.
 
 use std::rc::Rc;
 
@@ -14,8 +15,8 @@ use std::rc::Rc;
 pub(super) enum Group {
     /// The identity: the world and its dups.
     Identity,
-    /// World rank `first + rank · stride`.
-    Strided { first: u32, stride: u32 },
+    /// World rank `first + rank · stride` (a negative stride counts down).
+    Strided { first: u32, stride: i64 },
     /// Any other order: one table the communicator's clones share.
     Table(Rc<[u32]>),
 }
@@ -26,7 +27,7 @@ impl Group {
     pub fn world_rank(&self, rank: u32) -> u32 {
         match self {
             Group::Identity => rank,
-            Group::Strided { first, stride } => first + rank * stride,
+            Group::Strided { first, stride } => step(*first, *stride, rank),
             Group::Table(t) => t[rank as usize],
         }
     }
@@ -35,7 +36,9 @@ impl Group {
     /// group `self`, in new-rank order).
     pub fn child(&self, members: &Members) -> Group {
         let strided = match (self, members) {
-            (Group::Identity, &Members::Strided { first, stride, .. }) => Some((first, stride)),
+            (Group::Identity, &Members::Strided { first, stride, .. }) => {
+                Some((first, i64::from(stride)))
+            }
             (
                 &Group::Strided {
                     first: f0,
@@ -44,8 +47,8 @@ impl Group {
                 &Members::Strided { first, stride, .. },
             ) => {
                 // Member `r` is parent rank `first + r·stride`, world rank
-                // `f0 + (first + r·stride)·s0`. Within u32: every member's world rank is.
-                Some((f0 + first * s0, stride * s0))
+                // `f0 + (first + r·stride)·s0`: first `f0 + first·s0`, stride `stride·s0`.
+                Some((step(f0, s0, first), i64::from(stride) * s0))
             }
             _ => None,
         };
@@ -61,11 +64,18 @@ impl Group {
     }
 }
 
+/// `first + r · stride`: a rank of an evenly spaced group (in range for every member `r`).
+#[inline]
+fn step(first: u32, stride: i64, r: u32) -> u32 {
+    (i64::from(first) + i64::from(r) * stride) as u32
+}
+
 /// A `split` color's members, ranks of the parent communicator in new-rank order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Members {
-    /// Parent rank `first + r · stride` for new rank `r < len`.
-    Strided { first: u32, stride: u32, len: u32 },
+    /// Parent rank `first + r · stride` for new rank `r < len` (a negative stride counts
+    /// down).
+    Strided { first: u32, stride: i32, len: u32 },
     /// Any other order.
     List(Vec<u32>),
 }
@@ -76,19 +86,21 @@ pub(super) type Header = [u32; 4];
 
 impl Members {
     /// `list` (parent ranks in new-rank order, not empty) as evenly spaced ranks when they
-    /// are, with a positive stride.
+    /// are, up or down.
     pub fn of(list: Vec<u32>) -> Members {
         let len = u32::try_from(list.len()).expect("no more members than ranks");
         let first = list[0];
         let stride = match list.get(1) {
             None => 1,
-            Some(&second) if second > first => second - first,
-            Some(_) => return Members::List(list),
+            Some(&second) => match i32::try_from(i64::from(second) - i64::from(first)) {
+                Ok(stride) if stride != 0 => stride,
+                _ => return Members::List(list),
+            },
         };
         let evenly = list
             .iter()
-            .zip(0u64..)
-            .all(|(&m, r)| u64::from(m) == u64::from(first) + r * u64::from(stride));
+            .zip(0u32..)
+            .all(|(&m, r)| i64::from(m) == i64::from(first) + i64::from(r) * i64::from(stride));
         if evenly {
             Members::Strided { first, stride, len }
         } else {
@@ -107,7 +119,7 @@ impl Members {
     /// The parent rank of new rank `r` (`r < len`).
     pub fn parent_rank(&self, r: u32) -> u32 {
         match self {
-            Members::Strided { first, stride, .. } => first + r * stride,
+            Members::Strided { first, stride, .. } => step(*first, i64::from(*stride), r),
             Members::List(list) => list[r as usize],
         }
     }
@@ -116,8 +128,10 @@ impl Members {
     pub fn new_rank(&self, parent: u32) -> Option<u32> {
         match *self {
             Members::Strided { first, stride, len } => {
-                let offset = parent.checked_sub(first)?;
-                (offset % stride == 0 && offset / stride < len).then_some(offset / stride)
+                let offset = i64::from(parent) - i64::from(first);
+                let stride = i64::from(stride);
+                let r = offset / stride;
+                (offset % stride == 0 && (0..i64::from(len)).contains(&r)).then(|| r as u32)
             }
             Members::List(ref list) => list.iter().position(|&m| m == parent).map(|r| r as u32),
         }
@@ -126,7 +140,7 @@ impl Members {
     /// The header that announces these members ([`Header`]).
     pub fn header(&self) -> Header {
         match *self {
-            Members::Strided { first, stride, len } => [0, first, stride, len],
+            Members::Strided { first, stride, len } => [0, first, stride as u32, len],
             Members::List(ref list) => [1, list.len() as u32, 0, 0],
         }
     }
@@ -135,7 +149,11 @@ impl Members {
     /// `len` ranks follows.
     pub fn from_header(header: Header) -> Result<Members, u32> {
         match header {
-            [0, first, stride, len] => Ok(Members::Strided { first, stride, len }),
+            [0, first, stride, len] => Ok(Members::Strided {
+                first,
+                stride: stride as i32,
+                len,
+            }),
             [_, len, ..] => Err(len),
         }
     }
@@ -163,9 +181,22 @@ mod tests {
                 len: 1
             }
         );
-        assert_eq!(Members::of(vec![5, 3, 1]), Members::List(vec![5, 3, 1]));
+        assert_eq!(
+            Members::of(vec![5, 3, 1]),
+            Members::Strided {
+                first: 5,
+                stride: -2,
+                len: 3
+            },
+            "counting down"
+        );
+        assert_eq!(Members::of(vec![5, 3, 2]), Members::List(vec![5, 3, 2]));
         assert_eq!(Members::of(vec![0, 1, 3]), Members::List(vec![0, 1, 3]));
-        for members in [Members::of(vec![2, 5, 8]), Members::of(vec![7, 0, 2])] {
+        for members in [
+            Members::of(vec![2, 5, 8]),
+            Members::of(vec![7, 0, 2]),
+            Members::of(vec![9, 6, 3, 0]),
+        ] {
             let back = Members::from_header(members.header());
             match &members {
                 Members::Strided { .. } => assert_eq!(back, Ok(members.clone())),
