@@ -131,7 +131,7 @@ impl Members {
                 let offset = i64::from(parent) - i64::from(first);
                 let stride = i64::from(stride);
                 let r = offset / stride;
-                (offset % stride == 0 && (0..i64::from(len)).contains(&r)).then(|| r as u32)
+                (offset % stride == 0 && (0..i64::from(len)).contains(&r)).then_some(r as u32)
             }
             Members::List(ref list) => list.iter().position(|&m| m == parent).map(|r| r as u32),
         }
