@@ -216,7 +216,7 @@ impl Comm {
         }
         let own = split_color(mine[0]);
         let mut answers = Vec::new();
-        let mut mine = None;
+        let mut own_members = None;
         for (color, list) in split_groups(&entries) {
             let members = Members::of(list);
             let header = members.header();
@@ -241,11 +241,11 @@ impl Comm {
                 }
             }
             if Some(color) == own {
-                mine = Some(members);
+                own_members = Some(members);
             }
         }
         wait_all(&mut answers).await?;
-        Ok(mine)
+        Ok(own_members)
     }
 
     /// `split` at a parent rank other than 0: sends `(color, key)` to rank 0 and, with a
