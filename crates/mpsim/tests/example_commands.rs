@@ -15,6 +15,9 @@ use std::fs::File;
 use std::process::{Command, ExitCode, Output, Stdio};
 
 // The examples themselves: their `main`s are what the children run.
+#[allow(dead_code, unused_imports)]
+#[path = "../examples/grid_split.rs"]
+mod grid_split;
 #[allow(dead_code)] // items the examples' tests use, not these
 #[path = "../examples/pingpong.rs"]
 mod pingpong;
@@ -32,7 +35,7 @@ const EXAMPLE: &str = "MPSIM_TEST_EXAMPLE";
 
 /// Each example (and the launcher alone) on each backend, on small arguments; they all print
 /// to standard output on success.
-const RUNS: [(&str, &[&str]); 9] = [
+const RUNS: [(&str, &[&str]); 11] = [
     ("ring", &["--ranks", "2", "--iterations", "3"]),
     (
         "ring",
@@ -44,6 +47,8 @@ const RUNS: [(&str, &[&str]); 9] = [
         "stencil2d",
         &["--ranks", "2", "--n", "8", "--iterations", "2"],
     ),
+    ("grid_split", &["--ranks", "6"]),
+    ("grid_split", &["--ranks", "6", "--backend", "threads"]),
     ("launcher", &["--ranks", "2"]),
     ("launcher", &["--ranks", "2", "--report", "json"]),
     (
@@ -103,6 +108,7 @@ fn run_example(name: &str) -> ExitCode {
         "pingpong" => pingpong::main(),
         "ring" => ring::main(),
         "stencil2d" => stencil2d::main(),
+        "grid_split" => grid_split::main(),
         "launcher" => mpsim::run(|world| async move {
             let _ = world.rank();
             Ok(())
