@@ -1130,16 +1130,25 @@ fn p25_deadlock(backend: Backend) {
         world.recv(&mut [0u8], peer, 0).await?;
         Ok(())
     });
+    assert_deadlock_report(
+        &err,
+        &[
+            "rank 0 blocked in ssend",
+            "rank 1 blocked in ssend",
+            "(peer 1, tag 0",
+            "(peer 0, tag 0",
+            "cycle 0 → 1 → 0",
+        ],
+    );
+}
+
+/// `err` is a `Deadlock` whose report contains every one of `needles`.
+#[track_caller]
+fn assert_deadlock_report(err: &Error, needles: &[&str]) {
     let Error::Deadlock { report } = err else {
         panic!("expected Deadlock, got {err}");
     };
-    for needle in [
-        "rank 0 blocked in ssend",
-        "rank 1 blocked in ssend",
-        "(peer 1, tag 0",
-        "(peer 0, tag 0",
-        "cycle 0 → 1 → 0",
-    ] {
+    for needle in needles {
         assert!(report.contains(needle), "no {needle:?} in: {report}");
     }
 }
@@ -1160,18 +1169,16 @@ fn p25_probe_deadlock(backend: Backend) {
         }
         Ok(())
     });
-    let Error::Deadlock { report } = err else {
-        panic!("expected Deadlock, got {err}");
-    };
-    for needle in [
-        "rank 0 blocked in probe",
-        "probe (peer 1, tag 3, context",
-        "rank 1 blocked in mprobe",
-        "mprobe (peer 0, tag 4, context",
-        "cycle 0 → 1 → 0",
-    ] {
-        assert!(report.contains(needle), "no {needle:?} in: {report}");
-    }
+    assert_deadlock_report(
+        &err,
+        &[
+            "rank 0 blocked in probe",
+            "probe (peer 1, tag 3, context",
+            "rank 1 blocked in mprobe",
+            "mprobe (peer 0, tag 4, context",
+            "cycle 0 → 1 → 0",
+        ],
+    );
 }
 on_both!(p25_probe_deadlock => p2p_p25_head_to_head_probe_is_a_deadlock_naming_peer_and_tag_sim, p2p_p25_head_to_head_probe_is_a_deadlock_naming_peer_and_tag_threads);
 
