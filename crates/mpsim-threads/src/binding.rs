@@ -75,8 +75,18 @@ pub(crate) fn allowed_cores(binding: Binding) -> Vec<usize> {
 /// is an optimisation, and the run is correct either way.
 pub(crate) fn bind_rank(rank: u32, ranks: u32, allowed: &[usize]) {
     if !allowed.is_empty() {
-        os::run_on(&share(allowed, rank, ranks));
+        let _bound = os::run_on(&share(allowed, rank, ranks));
     }
+}
+
+/// Keeps the calling thread to the first core it may run on now; false where that cannot be
+/// done (the host does not say, or refuses). A threads run launched from this thread then
+/// runs all its ranks on that core, as ranks are dealt out of the launching thread's cores
+/// (`mpsim calibrate` times a hand-over between two ranks on one core so).
+pub fn bind_to_one_core() -> bool {
+    os::allowed_cores()
+        .first()
+        .is_some_and(|&core| os::run_on(&[core]))
 }
 
 #[cfg(target_os = "linux")]
@@ -94,14 +104,14 @@ mod os {
             .collect()
     }
 
-    /// Lets the calling thread run on `cores` only (best effort).
-    pub fn run_on(cores: &[usize]) {
+    /// Lets the calling thread run on `cores` only; whether the host agreed.
+    pub fn run_on(cores: &[usize]) -> bool {
         let mut set = CpuSet::new();
         for &c in cores {
             // Below `CpuSet::count()`: the cores came from such a set.
             let _in_range = set.set(c);
         }
-        let _refused = sched_setaffinity(Pid::from_raw(0), &set);
+        sched_setaffinity(Pid::from_raw(0), &set).is_ok()
     }
 }
 
@@ -112,7 +122,9 @@ mod os {
         Vec::new()
     }
 
-    pub fn run_on(_cores: &[usize]) {}
+    pub fn run_on(_cores: &[usize]) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

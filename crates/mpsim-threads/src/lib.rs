@@ -29,6 +29,6 @@ mod rank;
 mod run;
 mod trace;
 
-pub use binding::Binding;
+pub use binding::{Binding, bind_to_one_core};
 pub use rank::WaitPolicy;
 pub use run::{Options, Outcome, run, run_watched};

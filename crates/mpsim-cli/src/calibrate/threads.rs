@@ -229,7 +229,7 @@ fn run_pingpong(ranks: u32) -> Result<f64, String> {
 fn run_pingpong_on_one_core() -> Result<Option<f64>, String> {
     std::thread::scope(|s| {
         s.spawn(|| {
-            if !one_core::bind_here() {
+            if !mpsim_threads::bind_to_one_core() {
                 return Ok(None);
             }
             run_pingpong(2).map(Some)
@@ -237,34 +237,6 @@ fn run_pingpong_on_one_core() -> Result<Option<f64>, String> {
         .join()
         .unwrap_or_else(|_| Err("the same-core ping-pong's thread panicked".into()))
     })
-}
-
-/// Binding the calling thread to one core.
-#[cfg(target_os = "linux")]
-mod one_core {
-    use nix::sched::{CpuSet, sched_getaffinity, sched_setaffinity};
-    use nix::unistd::Pid;
-
-    /// Lets the calling thread run only on the first core it may run on now; false if that
-    /// cannot be done.
-    pub fn bind_here() -> bool {
-        let Ok(set) = sched_getaffinity(Pid::from_raw(0)) else {
-            return false;
-        };
-        let Some(first) = (0..CpuSet::count()).find(|&c| set.is_set(c).unwrap_or(false)) else {
-            return false;
-        };
-        let mut one = CpuSet::new();
-        one.set(first).is_ok() && sched_setaffinity(Pid::from_raw(0), &one).is_ok()
-    }
-}
-
-/// Binding the calling thread to one core: not known here.
-#[cfg(not(target_os = "linux"))]
-mod one_core {
-    pub fn bind_here() -> bool {
-        false
-    }
 }
 
 /// A token of `SMALL` bytes passed around a ring of all `ranks` ranks by blocking standard
