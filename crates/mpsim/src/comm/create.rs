@@ -220,16 +220,20 @@ impl Comm {
         for (color, list) in split_groups(&entries) {
             let members = Members::of(list);
             let header = members.header();
-            for r in 0..members.len() {
-                let member = members.parent_rank(r);
+            // The header, then a list's ranks when the members are not evenly spaced.
+            let list = match &members {
+                Members::List(list) => Some(bytemuck::cast_slice(list)),
+                Members::Strided { .. } => None,
+            };
+            let parts: Vec<&[u8]> = std::iter::once(bytemuck::cast_slice(&header))
+                .chain(list)
+                .collect();
+            let (mode, coll) = (SendMode::Standard, self.inner.coll);
+            for member in (0..members.len()).map(|r| members.parent_rank(r)) {
                 if member == 0 {
                     continue;
                 }
-                let (mode, coll) = (SendMode::Standard, self.inner.coll);
-                let bytes = bytemuck::cast_slice(&header);
-                answers.push(self.post_send(coll, SPLIT_NAMES, mode, bytes, member, SPLIT_TAG)?);
-                if let Members::List(list) = &members {
-                    let bytes = bytemuck::cast_slice(list);
+                for &bytes in &parts {
                     answers.push(self.post_send(
                         coll,
                         SPLIT_NAMES,
