@@ -147,17 +147,22 @@ fn p3_tag_selection(backend: Backend) {
 }
 on_both!(p3_tag_selection => p2p_p3_tag_selection_takes_later_tag_first_sim, p2p_p3_tag_selection_takes_later_tag_first_threads);
 
+/// P4's senders: rank `r` sends `[r, tag]` to rank 0 with tags `10 + r`, then `20 + r`.
+async fn send_rank_and_tag(world: &Comm) -> mpsim::Result<()> {
+    let me = world.rank() as i32;
+    for tag in [10 + me, 20 + me] {
+        world.send(&[me, tag], 0, tag).await?;
+    }
+    Ok(())
+}
+
 /// P4: ranks 1 and 2 each send `[rank, tag]` with tags `10 + rank` then `20 + rank`; rank 0
 /// receives with `(ANY, tag)`, `(rank, ANY)` and `(ANY, ANY)`: every status names the real
 /// source and tag, matching the data.
 fn p4_wildcards(backend: Backend) {
     run_ok(launcher(3, backend), |world: Comm| async move {
-        let me = world.rank();
-        if me != 0 {
-            for tag in [10 + me as i32, 20 + me as i32] {
-                world.send(&[me as i32, tag], 0, tag).await?;
-            }
-            return Ok(());
+        if world.rank() != 0 {
+            return send_rank_and_tag(&world).await;
         }
         let mut got = [0i32; 2];
         let check = |s: &Status, got: [i32; 2]| {
@@ -188,12 +193,8 @@ on_both!(p4_wildcards => p2p_p4_wildcards_report_real_source_and_tag_sim, p2p_p4
 /// probes and matched probes; each status names the real source and tag, matching the data.
 fn p4_any_constants(backend: Backend) {
     run_ok(launcher(3, backend), |world: Comm| async move {
-        let me = world.rank();
-        if me != 0 {
-            for tag in [10 + me as i32, 20 + me as i32] {
-                world.send(&[me as i32, tag], 0, tag).await?;
-            }
-            return Ok(());
+        if world.rank() != 0 {
+            return send_rank_and_tag(&world).await;
         }
         let mut got = [0i32; 2];
         let mut seen = Vec::new();
