@@ -217,6 +217,14 @@ pub enum Error {
         /// Blocked ranks, their calls, and the wait-for cycle.
         report: String,
     },
+    /// Simulator: for a while of virtual time (the run's livelock limit), nothing but polls
+    /// ran: no message was in flight, and every unfinished rank was blocked or polling, so no
+    /// poll could find anything (a `test` loop for a message never sent).
+    #[error("livelock: {report}")]
+    Livelock {
+        /// Since when, the polling and the blocked ranks, and how to change the limit.
+        report: String,
+    },
     /// MPI_ERR_ARG: a run asked for something it cannot be started with (no ranks, say).
     #[error("invalid argument: {what}")]
     InvalidArgument {
@@ -293,6 +301,7 @@ macro_rules! site_of {
             | Error::ReadyNotPosted { site, .. } => Some(site),
             Error::PendingAtExit { .. }
             | Error::Deadlock { .. }
+            | Error::Livelock { .. }
             | Error::Unsupported { .. }
             | Error::Internal { .. }
             | Error::Aborted { .. }

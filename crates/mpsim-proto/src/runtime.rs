@@ -319,9 +319,10 @@ pub trait RankRuntime {
     /// Accounts `flops` floating-point operations at the target machine's speed.
     fn compute_flops(&self, flops: u64);
 
-    /// A poll that found nothing (`test`, `iprobe`): lets other ranks progress. Real backends
-    /// may yield the thread; the simulator charges `poll_cost` (`timing.md` S2).
-    fn idle_poll(&self);
+    /// A poll that found nothing (`call`: `test`, `iprobe`, ...): lets other ranks progress.
+    /// Real backends may yield the thread; the simulator charges `poll_cost` (`timing.md` S2)
+    /// and names `call` if the run livelocks.
+    fn idle_poll(&self, call: &'static str);
 
     /// Nanoseconds since the start of the run: virtual under the simulator, host time otherwise.
     fn now_ns(&self) -> u64;

@@ -205,6 +205,10 @@ impl Front {
     }
 }
 
+/// The creator of a checkpoint's resume (`Queue::push_checkpoint`): no rank (ranks are below
+/// `u32::MAX`).
+pub(crate) const CHECKPOINT: u32 = u32::MAX;
+
 /// A priority queue of events by key.
 ///
 /// A one-event `front` sits before the heap: an event earlier than everything queued waits
@@ -230,6 +234,18 @@ pub(crate) struct Queue {
     /// Deliveries in the heap: destination and packet (the sender is the key's creator).
     bodies: Vec<Option<(u32, u64, Packet<Payload>)>>,
     free: Vec<u32>,
+    /// A sequential run's next checkpoint for a livelock, if any ([`Queue::push_checkpoint`]):
+    /// kept apart from the heap, whose emptiness keeps the common push and pop cheap.
+    checkpoint: Checkpoint,
+}
+
+/// The time of a queued checkpoint (`u64::MAX`: none).
+struct Checkpoint(u64);
+
+impl Default for Checkpoint {
+    fn default() -> Self {
+        Checkpoint(u64::MAX)
+    }
 }
 
 impl Queue {
@@ -282,7 +298,8 @@ impl Queue {
     /// Whether `key` comes before every start resume still queued.
     #[inline]
     fn before_start(&self, key: Key) -> bool {
-        self.start.is_empty() || self.start_key().is_none_or(|m| key < m)
+        (self.start.is_empty() || self.start_key().is_none_or(|m| key < m))
+            && key.time <= self.checkpoint.0
     }
 
     #[inline]
@@ -350,10 +367,12 @@ impl Queue {
         if let Some(key) = self.front.get() {
             return Some(key.time);
         }
-        match (self.heap_min(), self.start_key()) {
+        let queued = match (self.heap_min(), self.start_key()) {
             (Some(h), Some(s)) => Some(h.min(s).time),
             (h, s) => h.or(s).map(|k| k.time),
-        }
+        };
+        let checkpoint = (self.checkpoint.0 != u64::MAX).then_some(self.checkpoint.0);
+        queued.into_iter().chain(checkpoint).min()
     }
 
     /// `pop` when the earliest event is a resume in the front slot, else `None` (and nothing
@@ -368,6 +387,37 @@ impl Queue {
             }
             _ => None,
         }
+    }
+
+    /// Whether the queue holds resumes alone: no packet and no start (`livelock`).
+    pub fn resumes_only(&self) -> bool {
+        self.delivery.is_none() && self.bodies.len() == self.free.len() && self.start.is_empty()
+    }
+
+    /// Queues a sequential run's checkpoint for a livelock at `time` (`livelock`): a resume of
+    /// no rank ([`CHECKPOINT`]), after every other event at `time`. One at a time.
+    pub fn push_checkpoint(&mut self, time: u64) {
+        debug_assert_eq!(self.checkpoint.0, u64::MAX, "one checkpoint at a time");
+        self.checkpoint.0 = time;
+        // The front stays before every queued event.
+        if let Some(key) = self.front.get()
+            && key.time > time
+        {
+            self.front.clear();
+            let body = self.take_body(key);
+            self.push_heap(key.time, key.who, key.n, body);
+        }
+    }
+
+    /// The queued checkpoint's key, taken out, if it comes before the heap's first event.
+    #[inline]
+    fn pop_checkpoint(&mut self) -> Option<Key> {
+        let t = self.checkpoint.0;
+        if t == u64::MAX || self.heap_min().is_some_and(|m| m.time <= t) {
+            return None;
+        }
+        self.checkpoint.0 = u64::MAX;
+        Some(Key::new(t, RESUME, CHECKPOINT, 0))
     }
 
     /// The body of the delivery `pop` returned last: its destination, its send time and its
@@ -413,6 +463,9 @@ impl Queue {
 
     #[inline]
     fn pop_heap(&mut self) -> Option<Key> {
+        if let Some(key) = self.pop_checkpoint() {
+            return Some(key);
+        }
         let entry = self.heap.pop()?;
         let key = entry.key();
         if key.class() == DELIVERY {

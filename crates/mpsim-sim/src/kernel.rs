@@ -31,6 +31,7 @@ use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
 use crate::fifo::{Channels, LastSend};
+use crate::livelock::Watch;
 use crate::model::{ComputeMode, LastDelay, Model};
 use crate::stats::Stats;
 use crate::waits::TopWaits;
@@ -209,8 +210,9 @@ pub(crate) struct Kernel {
     /// The model's lookahead `L`: nothing sent at `t` arrives before `t + L`.
     lookahead: u64,
     /// In a parallel run, where this partition's round must end (`parallel.rs`): set by the
-    /// driver from the other partitions' next events, lowered to `a` by the first packet this
-    /// partition sends another to arrive at `a`. `u64::MAX` in a sequential run.
+    /// driver from the other partitions' next events and the next checkpoint for a livelock
+    /// (`livelock`), lowered to `a` by the first packet this partition sends another to arrive
+    /// at `a`. `u64::MAX` in a sequential run.
     pub horizon: u64,
     /// In a parallel run, the earliest a packet sent in this round can arrive (the time of
     /// the round's first event plus `L`): a check of the lookahead the rounds rely on.
@@ -226,6 +228,17 @@ pub(crate) struct Kernel {
     /// deadlock reports: a probe holds no request to describe. Kept apart from the ranks'
     /// state, which every rank pays for, as few ranks probe.
     pub probing: HashMap<u32, Awaited>,
+    /// Polls that found nothing so far, each ended by a resume (`livelock`).
+    polls: u64,
+    /// By index as `ranks` (empty until a rank polls, `livelock`): the call each rank last
+    /// polled in, and the number its poll's resume has among the events it made
+    /// (`RankState::made`): while that resume is queued, it is the last the rank made.
+    poll_calls: Vec<&'static str>,
+    poll_events: Vec<u64>,
+    /// The watch for a livelock (`livelock`), and once one is found, since when (virtual time)
+    /// and at which checkpoint.
+    pub livelock: Watch,
+    pub livelocked: Option<(u64, u64)>,
 }
 
 /// Room for `n` items in a new vector, or an out-of-memory error naming `what` they are and
@@ -298,6 +311,11 @@ impl Kernel {
             current: Key::new(0, RESUME, 0, 0),
             stop_key: Key::new(0, RESUME, 0, 0),
             probing: HashMap::new(),
+            polls: 0,
+            poll_calls: Vec::new(),
+            poll_events: Vec::new(),
+            livelock: Watch::new(0),
+            livelocked: None,
         })
     }
 
@@ -584,6 +602,64 @@ impl Kernel {
             self.schedule_resume(to, at);
         }
         self.flush(to, t, outputs);
+    }
+
+    /// `rank`, which runs, polled in `call` and found nothing: its resume, scheduled by the
+    /// poll if the rank had made `made_before` events before it, ends a poll (`livelock`).
+    ///
+    /// Nothing is done when its resume ends a poll: the run loop knows a poll's resume from
+    /// others only at checkpoints, by [`Kernel::polling_in`].
+    pub fn note_poll(&mut self, rank: u32, call: &'static str, made_before: u64) {
+        let i = self.at(rank);
+        let r = &self.ranks[i];
+        // Its resume was scheduled by the poll (not there already, not refused at the end of
+        // virtual time).
+        if !r.resume_scheduled || r.made != made_before + 1 {
+            return;
+        }
+        let made = r.made;
+        if self.poll_calls.is_empty() {
+            self.poll_calls = vec![""; self.ranks.len()];
+            self.poll_events = vec![u64::MAX; self.ranks.len()];
+        }
+        self.polls += 1;
+        self.poll_calls[i] = call;
+        // Its resume was the last event it made.
+        self.poll_events[i] = made - 1;
+    }
+
+    /// Whether a rank of this partition has polled and found nothing (`livelock`).
+    pub fn has_polled(&self) -> bool {
+        !self.poll_calls.is_empty()
+    }
+
+    /// The call rank `i` (an index in `ranks`) last polled in, if the resume it has queued
+    /// ends that poll.
+    pub fn polling_in(&self, i: usize) -> Option<&'static str> {
+        let r = &self.ranks[i];
+        let polling = r.resume_scheduled && self.poll_events.get(i) == Some(&(r.made - 1));
+        polling.then(|| self.poll_calls[i])
+    }
+
+    /// Whether this partition is quiet but for polls (`livelock`): no packet queued to any of
+    /// its ranks and none of them to start, every unfinished one blocked or polling; and if
+    /// so, how many polls it has queued and how many events it has run that were not polls.
+    /// Looks at every rank, so only at checkpoints, and only when the queue holds resumes
+    /// alone. (A partition of a parallel run may be quiet with no poll of its own.)
+    pub fn quiet(&self) -> Option<(u64, u64)> {
+        if !self.queue.resumes_only() {
+            return None;
+        }
+        let mut queued = 0;
+        for (i, r) in self.ranks.iter().enumerate() {
+            if self.polling_in(i).is_some() {
+                queued += 1;
+            } else if !(r.done || (r.wait.is_some() && !r.resume_scheduled)) {
+                return None;
+            }
+        }
+        // Every poll noted but those still queued has run.
+        Some((queued, self.events - (self.polls - queued)))
     }
 
     /// X1: puts `rank`'s pending per-request overhead on its clock (recorded as an `overhead`

@@ -27,6 +27,7 @@ mod fifo;
 mod host_memory;
 pub mod input;
 mod kernel;
+mod livelock;
 mod model;
 mod model_file;
 mod model_value;
@@ -42,6 +43,7 @@ pub mod units;
 mod waits;
 
 pub use host_memory::{MemoryWatch, Shortage};
+pub use livelock::DEFAULT_AFTER_NS as DEFAULT_LIVELOCK_AFTER_NS;
 pub use model::{ComputeMode, CpuModel, DelayTable, Model, ModelError};
 pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 /// The trace type every backend fills (`mpsim_proto::trace`); the simulator's is in virtual

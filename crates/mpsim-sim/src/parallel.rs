@@ -119,6 +119,12 @@ struct Words {
     finished: AtomicU64,
     /// Where its first error ends the run (`Kernel::stop_end`; `u64::MAX`: none).
     stop_end: AtomicU64,
+    /// For a livelock's checkpoint (`livelock`), looked at when every worker's next event is
+    /// at or after it: whether its partition is quiet, its polls queued, its events that
+    /// were not polls.
+    quiet: AtomicBool,
+    polls: AtomicU64,
+    progress: AtomicU64,
     /// `i + 1` once the worker has written its words of round `i` (a release: what it wrote
     /// before, its words and the mail it posted for this round, is seen by whoever reads it).
     /// The others wait for it: the meeting point of the round.
@@ -136,6 +142,9 @@ impl Round {
             events: AtomicU64::new(0),
             finished: AtomicU64::new(0),
             stop_end: AtomicU64::new(u64::MAX),
+            quiet: AtomicBool::new(false),
+            polls: AtomicU64::new(0),
+            progress: AtomicU64::new(0),
             arrived: AtomicU64::new(0),
         };
         Round((0..workers).map(|_| CachePadded::new(words())).collect())
@@ -304,16 +313,37 @@ where
     // after the others' acquire loads of it): relaxed accesses suffice.
     let relaxed = Ordering::Relaxed;
     let mut i = 0usize;
+    // Whether this partition was quiet (`Kernel::quiet`) when it had run this many events and
+    // had that many packets in its queue: it changes only as events run and mail comes, and a
+    // partition may wait at a checkpoint for several rounds.
+    let mut quiet_at: Option<(u64, Option<(u64, u64)>)> = None;
     let (stopped, finished) = loop {
         let round = &shared.rounds[i % 3].0;
         {
             let k = part.kernel.borrow();
             let mine = &round[w];
-            mine.next
-                .store(k.queue.peek_time().unwrap_or(u64::MAX), relaxed);
+            let next = k.queue.peek_time().unwrap_or(u64::MAX);
+            mine.next.store(next, relaxed);
             mine.events.store(k.events, relaxed);
             mine.finished.store(u64::from(k.finished), relaxed);
             mine.stop_end.store(k.stop_end, relaxed);
+            // Read only when every worker's next event is at the checkpoint or after it.
+            let quiet = if next <= k.livelock.next_check || !k.queue.resumes_only() {
+                None
+            } else {
+                match quiet_at {
+                    Some((events, quiet)) if events == k.events => quiet,
+                    _ => {
+                        let quiet = k.quiet();
+                        quiet_at = Some((k.events, quiet));
+                        quiet
+                    }
+                }
+            };
+            let (polls, progress) = quiet.unwrap_or_default();
+            mine.quiet.store(quiet.is_some(), relaxed);
+            mine.polls.store(polls, relaxed);
+            mine.progress.store(progress, relaxed);
             mine.arrived.store(i as u64 + 1, Ordering::Release);
         }
         shared.rounds[i % 3]
@@ -357,6 +387,24 @@ where
         if start == u64::MAX || start >= stop_end {
             break (stop_end != u64::MAX, finished);
         }
+        // A livelock's checkpoint, as a sequential run looks at it (`partition::checkpoint`):
+        // every worker reads the same words and decides the same.
+        {
+            let mut k = part.kernel.borrow_mut();
+            if stop_end != u64::MAX {
+                k.livelock.next_check = u64::MAX;
+            } else if start > k.livelock.next_check {
+                let no_mail = round.iter().all(|v| v.mail.load(relaxed) == u64::MAX);
+                let quiet = no_mail
+                    && round.iter().all(|v| v.quiet.load(relaxed))
+                    && round.iter().any(|v| v.polls.load(relaxed) > 0);
+                let progress = round.iter().map(|v| v.progress.load(relaxed)).sum();
+                k.livelocked = k.livelock.check(start, quiet, progress);
+                if k.livelocked.is_some() {
+                    break (false, finished);
+                }
+            }
+        }
         if events >= observed + OBSERVE_EVERY {
             observed = events;
             reached = reached.max(start);
@@ -379,7 +427,9 @@ where
         };
         {
             let mut k = part.kernel.borrow_mut();
-            k.horizon = others.saturating_add(lookahead);
+            k.horizon = others
+                .saturating_add(lookahead)
+                .min(k.livelock.next_check.saturating_add(1));
             k.stop_end = stop_end;
             k.remote_floor = own.saturating_add(lookahead);
         }

@@ -20,9 +20,10 @@ use mpsim_proto::p2p::never_received;
 use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::TraceEvent;
 
-use crate::event::{DELIVERY, Key};
+use crate::event::{CHECKPOINT, DELIVERY, Key};
 use crate::host_memory::{CHECK_EVERY, MemoryWatch};
 use crate::kernel::{Kernel, RankState, vec_for};
+use crate::livelock;
 use crate::model::ComputeMode;
 use crate::rank::SimRank;
 use crate::run::{OBSERVE_EVERY, Options, Progress};
@@ -57,6 +58,8 @@ pub(crate) struct PartOutcome {
     pub now: u64,
     /// The first error: the error, its virtual time, the key of its event.
     pub stop: Option<(Error, u64, Key)>,
+    /// A livelock (`livelock`): quiet since, found at, and the limit (virtual ns).
+    pub livelock: Option<(u64, u64, u64)>,
     /// Messages never received, in rank order.
     pub warnings: Vec<String>,
     /// For a deadlock: each unfinished rank, what it is blocked in, and its wait-for edge.
@@ -93,6 +96,7 @@ where
         if options.trace {
             kernel.borrow_mut().trace = Some(Vec::new());
         }
+        kernel.borrow_mut().livelock = livelock::Watch::new(options.livelock_after_ns);
         let order: Box<dyn Iterator<Item = u32>> = match order {
             Some(order) => Box::new(order.iter().copied().filter(|r| part.contains(r))),
             None => Box::new(part.clone()),
@@ -124,6 +128,16 @@ where
             runs: None,
             traced: 0,
         })
+    }
+
+    /// Queues a sequential run's first checkpoint for a livelock (`livelock`), if it watches
+    /// for one.
+    pub fn start_checkpoints(&mut self) {
+        let mut k = self.kernel.borrow_mut();
+        let at = k.livelock.next_check;
+        if at != u64::MAX {
+            k.queue.push_checkpoint(at);
+        }
     }
 
     /// Runs events in key order until none is left before the kernel's horizon (`u64::MAX`
@@ -164,9 +178,16 @@ where
                     None => continue,
                 }
             }
-            self.enter_event::<PARALLEL>(&mut k, key, observe);
-            // A resume: its rank is the event's creator.
+            // A resume: its rank is the event's creator; or a sequential run's checkpoint for
+            // a livelock, which is not an event of the run.
             let rank = key.creator();
+            if !PARALLEL && rank == CHECKPOINT {
+                if checkpoint(&mut k) {
+                    break;
+                }
+                continue;
+            }
+            self.enter_event::<PARALLEL>(&mut k, key, observe);
             let idx = k.at(rank);
             // The rank's state is looked up once; the trace and the top waits are told of its
             // wait once it is let go.
@@ -305,9 +326,9 @@ where
     }
 
     /// Ends the run of this partition: its programs still suspended are dropped (a deadlock, a
-    /// stop on error) and what is left is handed back; `deadlock`: the run as a whole is
-    /// deadlocked, so say what each unfinished rank is blocked in.
-    pub fn close(self, deadlock: bool) -> PartOutcome {
+    /// livelock, a stop on error) and what is left is handed back; `stuck`: the run as a whole
+    /// is deadlocked or livelocked, so say what each unfinished rank is blocked or polling in.
+    pub fn close(self, stuck: bool) -> PartOutcome {
         let Partition {
             kernel,
             futures,
@@ -317,15 +338,22 @@ where
         let mut k = kernel.borrow_mut();
         let base = k.base();
         let mut blocked = Vec::new();
-        if deadlock {
+        if stuck {
             for (i, state) in k.ranks.iter().enumerate() {
                 if state.done {
                     continue;
                 }
                 let rank = base + i as u32;
-                blocked.push(match k.describe_wait(rank) {
-                    Some((what, peer)) => (rank, format!("rank {rank} blocked in {what}"), peer),
-                    None => (
+                blocked.push(match (k.describe_wait(rank), k.polling_in(i)) {
+                    (Some((what, peer)), _) => {
+                        (rank, format!("rank {rank} blocked in {what}"), peer)
+                    }
+                    (None, Some(call)) => (
+                        rank,
+                        format!("rank {rank} polling in {call} (at t={} ns)", state.clock),
+                        None,
+                    ),
+                    (None, None) => (
                         rank,
                         format!("rank {rank} suspended at t={} ns", state.clock),
                         None,
@@ -352,6 +380,9 @@ where
             finished: k.finished,
             now: k.now,
             stop: k.stop.take().map(|(e, t)| (e, t, k.stop_key)),
+            livelock: k
+                .livelocked
+                .map(|(since, at)| (since, at, k.livelock.after_ns())),
             warnings,
             blocked,
             top_waits: std::mem::take(&mut k.top_waits),
@@ -359,6 +390,32 @@ where
             runs,
         }
     }
+}
+
+/// A sequential run's checkpoint for a livelock (`livelock`), just popped: true if the run is
+/// livelocked (and stops); else the next checkpoint is queued, unless nothing else is (the
+/// run is ending) or the run is stopping on an error.
+#[cold]
+#[inline(never)]
+fn checkpoint(k: &mut Kernel) -> bool {
+    let Some(next) = k.queue.peek_time() else {
+        return false;
+    };
+    if k.stop.is_some() {
+        return false;
+    }
+    // Without a poll so far, the run is not livelocked (and the ranks need no look).
+    let quiet = if k.has_polled() { k.quiet() } else { None };
+    let (quiet, progress) = match quiet {
+        Some((polls, progress)) => (polls > 0, progress),
+        None => (false, 0),
+    };
+    k.livelocked = k.livelock.check(next, quiet, progress);
+    if k.livelocked.is_none() {
+        let at = k.livelock.next_check;
+        k.queue.push_checkpoint(at);
+    }
+    k.livelocked.is_some()
 }
 
 fn progress(k: &Kernel) -> Progress {

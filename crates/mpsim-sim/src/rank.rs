@@ -343,9 +343,16 @@ impl RankRuntime for SimRank {
         self.advance(ns, true);
     }
 
-    fn idle_poll(&self) {
-        let cost = self.kernel.borrow().model().poll_cost_ns;
+    fn idle_poll(&self, call: &'static str) {
+        let (cost, made) = {
+            let k = self.kernel.borrow();
+            let made = k.ranks.get(self.idx).map(|r| r.made);
+            (k.model().poll_cost_ns, made)
+        };
         self.advance(cost, false);
+        if let Some(made) = made {
+            self.kernel.borrow_mut().note_poll(self.rank, call, made);
+        }
     }
 
     fn now_ns(&self) -> u64 {

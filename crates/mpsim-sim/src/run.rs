@@ -47,6 +47,10 @@ pub struct Options {
     /// and trace are the same, byte for byte, whatever the number. Used only when the
     /// lookahead is positive, and never more than one per rank.
     pub workers: u32,
+    /// Stop a run in which nothing but polls happened for this long (virtual ns) with
+    /// [`Error::Livelock`]: no message in flight, every unfinished rank blocked or polling
+    /// (a `test` loop for a message never sent). 0: never. Default 1 s.
+    pub livelock_after_ns: u64,
 }
 
 impl Options {
@@ -60,6 +64,7 @@ impl Options {
             trace: false,
             memory_floor: None,
             workers: 1,
+            livelock_after_ns: crate::livelock::DEFAULT_AFTER_NS,
         }
     }
 }
@@ -142,6 +147,7 @@ where
         Ok(part) => part,
         Err(e) => return refused(e, options.model.compute),
     };
+    part.start_checkpoints();
     part.run::<false>(observe);
     let deadlock = {
         let k = part.kernel.borrow();
@@ -193,6 +199,8 @@ pub(crate) fn merge(
         finished,
     });
     let mut stop: Option<(Error, u64, Key)> = None;
+    // Every partition found the same livelock, if any (`livelock`).
+    let livelock = parts.first().and_then(|p| p.livelock);
     let mut warnings = Vec::new();
     let mut blocked = Vec::new();
     let mut top_waits = Vec::with_capacity(parts.len());
@@ -212,12 +220,20 @@ pub(crate) fn merge(
     }
     let mut stop = stop.map(|(e, t, _)| (e, t));
     if stop.is_none() && finished < n {
-        stop = Some((
-            Error::Deadlock {
-                report: deadlock_report(n, &blocked),
-            },
-            now,
-        ));
+        stop = Some(match livelock {
+            Some((since, at, limit)) => (
+                Error::Livelock {
+                    report: livelock_report(since, at, limit, &blocked),
+                },
+                at,
+            ),
+            None => (
+                Error::Deadlock {
+                    report: deadlock_report(n, &blocked),
+                },
+                now,
+            ),
+        });
     }
     let stop_time = stop.as_ref().map(|(_, t)| *t);
     let error = stop.map(|(e, _)| e);
@@ -314,6 +330,23 @@ fn deadlock_report(n: u32, blocked: &[(u32, String, Option<u32>)]) -> String {
         lines.push(line.clone());
     }
     deadlock::report(&lines, &edges)
+}
+
+/// What a livelock report says (`livelock`): from when to when nothing but polls ran, each
+/// unfinished rank polling or blocked, and the limit.
+fn livelock_report(
+    since: u64,
+    at: u64,
+    limit: u64,
+    ranks: &[(u32, String, Option<u32>)],
+) -> String {
+    let lines: Vec<&str> = ranks.iter().map(|(_, line, _)| line.as_str()).collect();
+    format!(
+        "from t={since} ns to t={at} ns nothing but polls ran and no message was in flight, so \
+         no poll could find anything; {}; a run stops after {limit} ns of virtual time like this \
+         (Options::livelock_after_ns, --livelock-after; 0 never stops)",
+        lines.join("; ")
+    )
 }
 
 #[cfg(test)]

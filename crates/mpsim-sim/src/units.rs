@@ -1,6 +1,20 @@
 //! Exact text for quantities: model files and the `mpsim` command line print times and sizes
 //! with the same rules (whole units where they divide, exact decimals, no float rounding).
 
+/// A time written as in model files (`"500ms"`, `"1.5s"`, `"0"`) in nanoseconds, or why it is
+/// not one.
+///
+/// ```
+/// use mpsim_sim::units::time_ns;
+/// assert_eq!(time_ns("1.5us"), Ok(1500));
+/// assert_eq!(time_ns("2s"), Ok(2_000_000_000));
+/// assert!(time_ns("soon").is_err());
+/// ```
+pub fn time_ns(text: &str) -> Result<u64, String> {
+    use crate::model_value::{Scalar, TIME, quantity};
+    quantity(&Scalar::String(text.to_string()), &TIME)
+}
+
 /// Binary size units, largest first.
 pub const BINARY_SIZES: [(&str, u64); 4] = [
     ("TiB", 1 << 40),

@@ -485,7 +485,7 @@ impl RankRuntime for ThreadRank {
         self.compute(Duration::from_nanos(flops / 10));
     }
 
-    fn idle_poll(&self) {
+    fn idle_poll(&self, _call: &'static str) {
         std::thread::yield_now();
     }
 

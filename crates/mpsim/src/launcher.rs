@@ -75,6 +75,12 @@ pub struct LaunchArgs {
     /// message ends a round, and a round costs a hand-over between cores).
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub sim_threads: u32,
+    /// Under `sim`: stop with a livelock error a run in which, for this long of virtual time,
+    /// nothing but polls ran (no message in flight, every unfinished rank blocked or polling:
+    /// a `test` loop for a message never sent); `0` never stops one. Written as times in model
+    /// files: `500ms`, `2s`.
+    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = mpsim_sim::units::time_ns)]
+    pub livelock_after: u64,
     /// Under `threads`: how a rank waits for a message. `auto` spins when every rank has a
     /// core, yields its core for up to 1 ms and then parks with at most two ranks per core,
     /// and parks after a few yields with more.
@@ -259,6 +265,7 @@ impl Launcher {
                 report: None,
                 trace: None,
                 sim_threads: 1,
+                livelock_after: mpsim_sim::DEFAULT_LIVELOCK_AFTER_NS,
                 wait: Wait::Auto,
                 bind: Bind::Auto,
             },
@@ -330,6 +337,13 @@ impl Launcher {
     /// is the same whatever `n`.
     pub fn sim_threads(mut self, n: u32) -> Self {
         self.args.sim_threads = n.max(1);
+        self
+    }
+
+    /// Under `sim`, stops a run with a livelock error once nothing but polls has run for `ns`
+    /// of virtual time (`--livelock-after`; 1 s by default, 0 never).
+    pub fn livelock_after_ns(mut self, ns: u64) -> Self {
+        self.args.livelock_after = ns;
         self
     }
 
@@ -407,6 +421,7 @@ impl Launcher {
             trace: self.args.trace.is_some(),
             memory_floor: None,
             workers: self.args.sim_threads,
+            livelock_after_ns: self.args.livelock_after,
         }
     }
 

@@ -117,7 +117,7 @@ impl<'b> Request<'b> {
     pub async fn test(&mut self) -> Result<Option<Status>> {
         let out = self.try_complete()?;
         if out.is_none() {
-            idle(&self.rt).await;
+            idle(&self.rt, "test").await;
         }
         Ok(out)
     }
@@ -322,7 +322,7 @@ pub async fn wait_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Statu
 pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>>> {
     if !requests.iter().all(Request::done_now) {
         if let Some(r) = requests.first() {
-            idle(&r.rt).await;
+            idle(&r.rt, "test_all").await;
         }
         return Ok(None);
     }
@@ -345,7 +345,7 @@ pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
         }
     }
     if let Some(r) = requests.first() {
-        idle(&r.rt).await;
+        idle(&r.rt, "test_any").await;
     }
     Ok(None)
 }
@@ -358,7 +358,7 @@ pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Statu
     if out.is_empty()
         && let Some(r) = requests.first()
     {
-        idle(&r.rt).await;
+        idle(&r.rt, "test_some").await;
     }
     Ok(out)
 }
@@ -411,7 +411,7 @@ pub async fn wait_all_results(requests: &mut [Request<'_>]) -> Vec<Result<Status
 pub async fn test_all_results(requests: &mut [Request<'_>]) -> Option<Vec<Result<Status>>> {
     if !requests.iter().all(Request::done_now) {
         if let Some(r) = requests.first() {
-            idle(&r.rt).await;
+            idle(&r.rt, "test_all").await;
         }
         return None;
     }
@@ -444,7 +444,7 @@ pub async fn test_some_results(requests: &mut [Request<'_>]) -> Vec<(usize, Resu
     if out.is_empty()
         && let Some(r) = requests.first()
     {
-        idle(&r.rt).await;
+        idle(&r.rt, "test_some").await;
     }
     out
 }
@@ -466,8 +466,8 @@ fn complete_outcome(r: &mut Request<'_>) -> Result<Status> {
 }
 
 /// A poll that found nothing: charge it and let every other rank run once.
-pub(crate) async fn idle(rt: &Rc<dyn RankRuntime>) {
-    rt.idle_poll();
+pub(crate) async fn idle(rt: &Rc<dyn RankRuntime>, call: &'static str) {
+    rt.idle_poll(call);
     yield_once().await;
 }
 
@@ -564,7 +564,7 @@ mod tests {
         }
         fn compute(&self, _d: Duration) {}
         fn compute_flops(&self, _flops: u64) {}
-        fn idle_poll(&self) {}
+        fn idle_poll(&self, _call: &'static str) {}
         fn now_ns(&self) -> u64 {
             0
         }

@@ -187,7 +187,7 @@ impl Comm {
         self.rt()
             .with_endpoint(&mut |ep| found = ep.iprobe(&pattern));
         if found.is_none() {
-            idle(self.rt()).await;
+            idle(self.rt(), "iprobe").await;
         }
         Ok(found)
     }
@@ -233,7 +233,7 @@ impl Comm {
         match found {
             Some((id, status)) => Ok(Some(Message::new(self.rt().clone(), Some(id), status))),
             None => {
-                idle(self.rt()).await;
+                idle(self.rt(), "improbe").await;
                 Ok(None)
             }
         }
