@@ -146,7 +146,13 @@ fn livelock_after_flag_takes_a_time() {
     assert_eq!(default.launch.livelock_after, 1_000_000_000);
     let set = parse(&["--livelock-after", "250ms"]).expect("a time parses");
     assert_eq!(set.launch.livelock_after, 250_000_000);
-    assert_eq!(parse(&["--livelock-after", "0"]).expect("0").launch.livelock_after, 0);
+    assert_eq!(
+        parse(&["--livelock-after", "0"])
+            .expect("0")
+            .launch
+            .livelock_after,
+        0
+    );
     let err = parse(&["--livelock-after", "soon"]).err().expect("refused");
     assert!(err.to_string().contains("ns, us"), "{err}");
 }
