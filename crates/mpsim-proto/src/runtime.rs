@@ -324,6 +324,11 @@ pub trait RankRuntime {
     /// and names `call` if the run livelocks.
     fn idle_poll(&self, call: &'static str);
 
+    /// The program let go of a receive that had matched a message (`warning`, from
+    /// [`crate::p2p::discarded_receive`]): listed with the run's warnings, as a message never
+    /// received is.
+    fn discarded(&self, warning: String);
+
     /// Nanoseconds since the start of the run: virtual under the simulator, host time otherwise.
     fn now_ns(&self) -> u64;
 

@@ -20,7 +20,7 @@
 //!   rank wakes it, taking `wake_latency`, and it resumes when the wake-up under way at its
 //!   completion ends (X2).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use mpsim_proto::deadlock::{self, Awaited};
@@ -239,6 +239,10 @@ pub(crate) struct Kernel {
     /// and at which checkpoint.
     pub livelock: Watch,
     pub livelocked: Option<(u64, u64)>,
+    /// Warnings of receives the program let go of after they matched, by rank, each rank's in
+    /// the order they happened (`RankRuntime::discarded`): few, and listed by rank at the end
+    /// whatever the partitions.
+    pub discarded: BTreeMap<u32, Vec<String>>,
 }
 
 /// Room for `n` items in a new vector, or an out-of-memory error naming `what` they are and
@@ -316,6 +320,7 @@ impl Kernel {
             poll_events: Vec::new(),
             livelock: Watch::new(0),
             livelocked: None,
+            discarded: BTreeMap::new(),
         })
     }
 

@@ -363,6 +363,10 @@ where
         }
         let mut warnings = Vec::new();
         for (i, r) in k.ranks.iter().enumerate() {
+            // Each rank's dropped receives, then its messages never received.
+            if let Some(dropped) = k.discarded.get(&(base + i as u32)) {
+                warnings.extend(dropped.iter().cloned());
+            }
             for (from, e, bytes) in r.endpoint.unexpected_messages() {
                 warnings.push(never_received(from, base + i as u32, &e, bytes));
             }

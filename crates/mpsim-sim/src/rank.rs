@@ -343,6 +343,14 @@ impl RankRuntime for SimRank {
         self.advance(ns, true);
     }
 
+    fn discarded(&self, warning: String) {
+        let mut k = self.kernel.borrow_mut();
+        // Programs dropped when the run ends let go of their requests: the run has reported.
+        if !k.closed {
+            k.discarded.entry(self.rank).or_default().push(warning);
+        }
+    }
+
     fn idle_poll(&self, call: &'static str) {
         let (cost, made) = {
             let k = self.kernel.borrow();

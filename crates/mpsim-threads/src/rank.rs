@@ -105,6 +105,8 @@ pub(crate) struct ThreadRank {
     start: Instant,
     /// This rank's records when a trace was asked for (boxed: one pointer in this struct).
     trace: Option<Box<RefCell<RankTrace>>>,
+    /// Receives the program let go of after they matched (`RankRuntime::discarded`).
+    discarded: RefCell<Vec<String>>,
     /// Strict ready sends (`Config::strict_ready`): every call takes in what arrived first
     /// ([`ThreadRank::on_endpoint`]).
     strict_ready: bool,
@@ -131,6 +133,7 @@ impl ThreadRank {
             arrivals: Cell::new(0),
             start,
             trace: trace.then(Box::default),
+            discarded: RefCell::new(Vec::new()),
             strict_ready,
         }
     }
@@ -324,6 +327,11 @@ impl ThreadRank {
         self.endpoint.borrow().unexpected_messages().collect()
     }
 
+    /// The warnings of receives the program let go of after they matched, in order, taken.
+    pub fn take_discarded(&self) -> Vec<String> {
+        self.discarded.take()
+    }
+
     /// The rank's pending requests, for `PendingAtExit`.
     pub fn pending(&self) -> Vec<mpsim_proto::error::PendingRequest> {
         self.endpoint.borrow().pending_requests()
@@ -483,6 +491,10 @@ impl RankRuntime for ThreadRank {
     fn compute_flops(&self, flops: u64) {
         // No machine model here: spin as long as the default model's 10 Gflop/s would take.
         self.compute(Duration::from_nanos(flops / 10));
+    }
+
+    fn discarded(&self, warning: String) {
+        self.discarded.borrow_mut().push(warning);
     }
 
     fn idle_poll(&self, _call: &'static str) {

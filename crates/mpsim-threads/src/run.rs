@@ -196,7 +196,7 @@ where
                         let trace = rt.take_trace();
                         serve_until_all_done(&rt, &shared);
                         let unreceived = if failed { Vec::new() } else { rt.unreceived() };
-                        (trace, finished, unreceived)
+                        (trace, finished, unreceived, rt.take_discarded())
                     })
             };
             match spawned {
@@ -233,6 +233,9 @@ where
     let mut warnings = Vec::new();
     if error.is_none() {
         for (to, (rank, mailbox)) in ranks.iter().zip(&shared.mailboxes).enumerate() {
+            // As the simulator lists them: each rank's dropped receives, then its messages
+            // never received.
+            warnings.extend(rank.3.iter().cloned());
             let late = mailbox.leftover_messages();
             for (from, envelope, bytes) in rank.2.iter().chain(&late) {
                 warnings.push(never_received(*from, to as u32, envelope, *bytes));

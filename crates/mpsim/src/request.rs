@@ -11,7 +11,7 @@ use std::rc::Rc;
 use std::task::Poll;
 
 use mpsim_proto::error::{Error, Result};
-use mpsim_proto::p2p::{Completion, ReqId, Status};
+use mpsim_proto::p2p::{Completion, ReqId, Status, discarded_receive};
 use mpsim_proto::runtime::{Payload, RankRuntime, with_endpoint_for};
 
 use crate::comm::{ANY_SOURCE, ANY_TAG};
@@ -187,13 +187,21 @@ impl Drop for Request<'_> {
 
 /// The program lets go of an active request it will not wait for: a receive is withdrawn; a
 /// send goes on in the background. Errors here only mean the request already completed.
+///
+/// A receive that had matched a message holds its data for the wait that will not come: the
+/// data is discarded, and the run's warnings say so (`RankRuntime::discarded`).
 pub(crate) fn let_go(rt: &dyn RankRuntime, id: ReqId) {
+    let mut matched = None;
     rt.with_endpoint(&mut |ep| {
         if !ep.is_done(id) && ep.describe(id).is_some_and(|d| d.0 == "recv") {
             let _ = ep.cancel(id);
         }
+        matched = ep.matched_unread(id);
         let _ = ep.free(id);
     });
+    if let Some((source, tag, context, bytes)) = matched {
+        rt.discarded(discarded_receive(rt.rank(), source, tag, context, bytes));
+    }
 }
 
 /// What a wait or test reports for an inactive request (MPI's empty status): one that failed
@@ -565,6 +573,7 @@ mod tests {
         fn compute(&self, _d: Duration) {}
         fn compute_flops(&self, _flops: u64) {}
         fn idle_poll(&self, _call: &'static str) {}
+        fn discarded(&self, _warning: String) {}
         fn now_ns(&self) -> u64 {
             0
         }

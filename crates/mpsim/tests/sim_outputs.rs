@@ -377,3 +377,47 @@ fn threads_report_warns_of_messages_never_received_as_sim_does() {
     let v: Value = serde_json::from_str(&report.to_json()).expect("valid JSON");
     assert_eq!(v["warnings"].as_array().map(Vec::len), Some(2));
 }
+
+/// A receive the program drops after it matched a message (a request dropped once its message
+/// is in, not taken by a wait or test) loses the message's data; the
+/// run's warnings say so, in the same words under both backends, each rank's before its
+/// messages never received. A receive dropped before anything matched it is withdrawn and
+/// warns of nothing; the message it would have taken is then never received.
+#[test]
+fn dropped_matched_receives_are_warnings_on_both_backends() {
+    let program = |world: Comm| async move {
+        if world.rank() == 0 {
+            world.send(&[1u8; 8], 1, 5).await?;
+            world.ssend(&[2u8; 3], 1, 6).await?;
+            world.send(&[3u8; 2], 1, 7).await?;
+        } else if world.rank() == 1 {
+            let mut a = [0u8; 8];
+            let r = world.irecv(&mut a, 0, 5)?;
+            // Tag 6 comes after tag 5 (FIFO): once it is in, so is tag 5.
+            world.probe(0, 6).await?;
+            drop(r);
+            let mut b = [0u8; 3];
+            let mut r = world.irecv(&mut b, 0, 6)?;
+            while r.test().await?.is_none() {}
+            drop(r);
+            // Posted for a tag nobody sends, and dropped unmatched: withdrawn.
+            let mut c = [0u8; 2];
+            drop(world.irecv(&mut c, 0, 99)?);
+        }
+        Ok(())
+    };
+    let sim = Launcher::new(3).simulate(program);
+    assert!(sim.error.is_none(), "{:?}", sim.error);
+    let (report, error) = Launcher::new(3).backend(Backend::Threads).measure(program);
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(report.warnings, sim.report.warnings);
+    assert_eq!(
+        sim.report.warnings,
+        [
+            "rank 1 dropped a receive that had matched a message of 8 bytes (source 0, tag 5, \
+             context 0): its data was discarded (wait for or test a receive to completion to \
+             get its data)",
+            "a message of 2 bytes from rank 0 to rank 1 (tag 7, context 0) was never received",
+        ]
+    );
+}

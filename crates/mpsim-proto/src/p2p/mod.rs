@@ -10,6 +10,6 @@ mod packet;
 mod request;
 
 pub use buffer::BSEND_OVERHEAD;
-pub use endpoint::{Config, Endpoint, Event, Outbox, never_received};
+pub use endpoint::{Config, Endpoint, Event, Outbox, discarded_receive, never_received};
 pub use packet::{MessageData, Packet, Protocol, SendRef, Transmit};
 pub use request::{Completion, MessageId, RecvStart, ReqId, SendMode, Status};

@@ -33,7 +33,7 @@ mod packets;
 pub use outbox::Outbox;
 
 use crate::error::{Error, PendingRequest, Site};
-use crate::matching::{ContextId, Engine, Envelope, Pattern, Source, Tag};
+use crate::matching::{ContextId, Engine, Envelope, Pattern, Rank, Source, Tag};
 
 use super::buffer::{BSEND_OVERHEAD, Budget};
 use super::packet::{SendRef, Transmit};
@@ -82,6 +82,24 @@ pub fn never_received(from: u32, to: u32, envelope: &Envelope, bytes: usize) -> 
         "a message of {bytes} bytes from rank {from} to rank {to} (tag {}, context {}) was \
          never received",
         envelope.tag, envelope.context.0
+    )
+}
+
+/// The warning, shared by the backends, for a receive the program let go of (dropped its
+/// request or future) after it had matched a message: the data, held for the wait that never
+/// came, is discarded. `source` is the message's rank in its communicator (`context`).
+pub fn discarded_receive(
+    rank: u32,
+    source: Rank,
+    tag: i32,
+    context: ContextId,
+    bytes: usize,
+) -> String {
+    format!(
+        "rank {rank} dropped a receive that had matched a message of {bytes} bytes (source \
+         {source}, tag {tag}, context {}): its data was discarded (wait for or test a receive \
+         to completion to get its data)",
+        context.0
     )
 }
 
@@ -224,6 +242,24 @@ impl<P> Endpoint<P> {
     /// handle.
     pub fn is_done(&self, req: ReqId) -> bool {
         self.slot(req).is_some_and(|s| s.user_done())
+    }
+
+    /// The message receive `req` matched and holds for the program, if any: `(source, tag,
+    /// context, bytes)`, as its status will say. A program that lets go of the request now
+    /// loses it ([`discarded_receive`]).
+    pub fn matched_unread(&self, req: ReqId) -> Option<(Rank, i32, ContextId, usize)> {
+        let s = self.slot(req)?;
+        let Kind::Recv { pattern, .. } = &s.kind else {
+            return None;
+        };
+        let done = s.done.as_ref()?;
+        let status = done.status;
+        (done.error.is_none() && !status.cancelled).then_some((
+            status.source,
+            status.tag,
+            pattern.context,
+            status.bytes,
+        ))
     }
 
     /// Bytes of the attached buffer held by buffered messages not yet delivered.
