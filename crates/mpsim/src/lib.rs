@@ -57,6 +57,6 @@ pub mod sim {
 }
 
 pub use request::{
-    Request, test_all, test_all_results, test_any, test_some, test_some_results, wait_all,
+    Request, TestAny, test_all, test_all_results, test_any, test_some, test_some_results, wait_all,
     wait_all_results, wait_any, wait_some, wait_some_results,
 };

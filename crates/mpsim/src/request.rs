@@ -341,34 +341,86 @@ pub async fn test_all(requests: &mut [Request<'_>]) -> Result<Option<Vec<Status>
     Ok(Some(out))
 }
 
-/// Completes the lowest-index complete active request, if any. `None` both when no active
-/// request is complete yet and when none is active at all (MPI's flag with
-/// `MPI_UNDEFINED`): a loop that tests until all are done should stop when
-/// `requests.iter().all(Request::is_null)`, or use [`wait_any`], which returns `None` only
-/// when none is active.
-pub async fn test_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
-    for (i, r) in requests.iter_mut().enumerate() {
-        if !r.is_null() && r.done_now() {
-            return Ok(Some((i, complete_outcome(r)?)));
-        }
-    }
-    if let Some(r) = requests.first() {
-        idle(&r.rt, "test_any").await;
-    }
-    Ok(None)
+/// What [`test_any`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestAny {
+    /// The request at this index completed (it is now inactive), with its status.
+    Completed(usize, Status),
+    /// Some request is active, none is complete yet.
+    Pending,
+    /// No request is active, so none will complete (MPI's flag set with `MPI_UNDEFINED`): a
+    /// loop that tests until this ends.
+    NoneActive,
 }
 
-/// Completes every complete active request; returns them in index order (empty also when none
-/// is active: see [`test_any`]). On a request's error, the others completed with it are lost:
-/// [`test_some_results`] keeps every outcome.
-pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> {
+impl TestAny {
+    /// The completed request's index and status, if one completed.
+    pub fn completed(self) -> Option<(usize, Status)> {
+        match self {
+            TestAny::Completed(i, s) => Some((i, s)),
+            TestAny::Pending | TestAny::NoneActive => None,
+        }
+    }
+}
+
+/// Completes the lowest-index complete active request, if any; tells "none complete yet"
+/// ([`TestAny::Pending`], after a poll that lets other ranks progress) from "none active"
+/// ([`TestAny::NoneActive`], at once), as MPI's `MPI_Testany` does.
+///
+/// ```
+/// use mpsim::{Comm, Launcher, TestAny, test_any};
+/// Launcher::new(2).run(|world: Comm| async move {
+///     if world.rank() == 0 {
+///         let (mut a, mut b) = ([0u8; 1], [0u8; 1]);
+///         let mut reqs = [world.irecv(&mut a, 1, 0)?, world.irecv(&mut b, 1, 1)?];
+///         let mut tags = Vec::new();
+///         loop {
+///             match test_any(&mut reqs).await? {
+///                 TestAny::Completed(_, status) => tags.push(status.tag),
+///                 TestAny::Pending => {}
+///                 TestAny::NoneActive => break,
+///             }
+///         }
+///         assert_eq!(tags, [0, 1]);
+///     } else {
+///         world.send(&[7u8], 0, 0).await?;
+///         world.send(&[8u8], 0, 1).await?;
+///     }
+///     Ok(())
+/// })?;
+/// # Ok::<(), mpsim::Error>(())
+/// ```
+pub async fn test_any(requests: &mut [Request<'_>]) -> Result<TestAny> {
+    let mut active = None;
+    for (i, r) in requests.iter_mut().enumerate() {
+        if r.is_null() {
+            continue;
+        }
+        if r.done_now() {
+            return Ok(TestAny::Completed(i, complete_outcome(r)?));
+        }
+        active.get_or_insert(i);
+    }
+    let Some(first) = active else {
+        return Ok(TestAny::NoneActive);
+    };
+    idle(&requests[first].rt, "test_any").await;
+    Ok(TestAny::Pending)
+}
+
+/// Completes every complete active request; returns them in index order: empty when some
+/// request is active but none complete (after a poll that lets other ranks progress), `None`
+/// when none is active (MPI's `MPI_UNDEFINED` count; at once). On a request's error, the
+/// others completed with it are lost: [`test_some_results`] keeps every outcome.
+pub async fn test_some(requests: &mut [Request<'_>]) -> Result<Option<Vec<(usize, Status)>>> {
     let out = complete_ready(requests)?;
-    if out.is_empty()
-        && let Some(r) = requests.first()
-    {
+    if out.is_empty() {
+        let Some(r) = requests.iter().find(|r| !r.is_null()) else {
+            return Ok(None);
+        };
         idle(&r.rt, "test_some").await;
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// Completes every complete active request, with no scheduling point.
@@ -446,15 +498,17 @@ pub async fn wait_some_results(
 }
 
 /// Completes every complete active request; returns each with its own outcome, in index
-/// order (as [`wait_some_results`], without blocking).
-pub async fn test_some_results(requests: &mut [Request<'_>]) -> Vec<(usize, Result<Status>)> {
+/// order (as [`wait_some_results`], without blocking): empty when none is complete yet, `None`
+/// when none is active (as [`test_some`]).
+pub async fn test_some_results(
+    requests: &mut [Request<'_>],
+) -> Option<Vec<(usize, Result<Status>)>> {
     let out = complete_ready_results(requests);
-    if out.is_empty()
-        && let Some(r) = requests.first()
-    {
+    if out.is_empty() {
+        let r = requests.iter().find(|r| !r.is_null())?;
         idle(&r.rt, "test_some").await;
     }
-    out
+    Some(out)
 }
 
 /// Completes every complete active request, with no scheduling point, keeping each outcome.

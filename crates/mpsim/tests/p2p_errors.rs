@@ -466,7 +466,9 @@ fn some_results_lose_nothing(backend: Backend) {
             let mut seen = [0; 4];
             while seen.iter().sum::<i32>() < 4 {
                 let batch = if testing {
-                    mpsim::test_some_results(&mut reqs).await
+                    mpsim::test_some_results(&mut reqs)
+                        .await
+                        .expect("active until all are seen")
                 } else {
                     mpsim::wait_some_results(&mut reqs).await?
                 };
