@@ -313,9 +313,9 @@ where
     // after the others' acquire loads of it): relaxed accesses suffice.
     let relaxed = Ordering::Relaxed;
     let mut i = 0usize;
-    // Whether this partition was quiet (`Kernel::quiet`) when it had run this many events and
-    // had that many packets in its queue: it changes only as events run and mail comes, and a
-    // partition may wait at a checkpoint for several rounds.
+    // Whether this partition was quiet (`Kernel::quiet`) when it had run this many events: its
+    // ranks change only as events run (mail, which changes its queue, is looked at afresh
+    // first), and a partition may wait at a checkpoint for several rounds.
     let mut quiet_at: Option<(u64, Option<(u64, u64)>)> = None;
     let (stopped, finished) = loop {
         let round = &shared.rounds[i % 3].0;

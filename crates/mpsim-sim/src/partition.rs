@@ -348,11 +348,7 @@ where
                     (Some((what, peer)), _) => {
                         (rank, format!("rank {rank} blocked in {what}"), peer)
                     }
-                    (None, Some(call)) => (
-                        rank,
-                        format!("rank {rank} polling in {call} (at t={} ns)", state.clock),
-                        None,
-                    ),
+                    (None, Some(call)) => (rank, format!("rank {rank} polling in {call}"), None),
                     (None, None) => (
                         rank,
                         format!("rank {rank} suspended at t={} ns", state.clock),
