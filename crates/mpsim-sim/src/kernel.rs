@@ -612,8 +612,8 @@ impl Kernel {
     /// `rank`, which runs, polled in `call` and found nothing: its resume, scheduled by the
     /// poll if the rank had made `made_before` events before it, ends a poll (`livelock`).
     ///
-    /// Nothing is done when its resume ends a poll: the run loop knows a poll's resume from
-    /// others only at checkpoints, by [`Kernel::polling_in`].
+    /// Nothing happens when that resume runs: a poll's resume is told from others only at
+    /// checkpoints, by [`Kernel::polling_in`] (the run loop stays as it was).
     pub fn note_poll(&mut self, rank: u32, call: &'static str, made_before: u64) {
         let i = self.at(rank);
         let r = &self.ranks[i];

@@ -346,6 +346,21 @@ fn threads_report_of_no_ranks_is_an_error() {
 /// S14's warning on both backends: the threads report lists the messages no receive took in
 /// the simulator's words, the same list for the same program (here: one taken in by a probe
 /// before its receiver ended, one that arrived after).
+/// `program` on 3 ranks under sim and under threads, both without error: the threads
+/// backend's measured report, whose warnings must be the simulator's.
+fn threads_report_warning_as_sim_does<F, Fut>(program: F) -> mpsim::MeasuredReport
+where
+    F: Fn(Comm) -> Fut + Sync + Copy,
+    Fut: std::future::Future<Output = mpsim::Result<()>>,
+{
+    let sim = Launcher::new(3).simulate(program);
+    assert!(sim.error.is_none(), "{:?}", sim.error);
+    let (report, error) = Launcher::new(3).backend(Backend::Threads).measure(program);
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(report.warnings, sim.report.warnings);
+    report
+}
+
 #[test]
 fn threads_report_warns_of_messages_never_received_as_sim_does() {
     let program = |world: Comm| async move {
@@ -357,11 +372,7 @@ fn threads_report_warns_of_messages_never_received_as_sim_does() {
         }
         Ok(())
     };
-    let sim = Launcher::new(3).simulate(program);
-    assert!(sim.error.is_none(), "{:?}", sim.error);
-    let (report, error) = Launcher::new(3).backend(Backend::Threads).measure(program);
-    assert!(error.is_none(), "{error:?}");
-    assert_eq!(report.warnings, sim.report.warnings);
+    let report = threads_report_warning_as_sim_does(program);
     assert_eq!(
         report.warnings,
         [
@@ -406,13 +417,9 @@ fn dropped_matched_receives_are_warnings_on_both_backends() {
         }
         Ok(())
     };
-    let sim = Launcher::new(3).simulate(program);
-    assert!(sim.error.is_none(), "{:?}", sim.error);
-    let (report, error) = Launcher::new(3).backend(Backend::Threads).measure(program);
-    assert!(error.is_none(), "{error:?}");
-    assert_eq!(report.warnings, sim.report.warnings);
+    let report = threads_report_warning_as_sim_does(program);
     assert_eq!(
-        sim.report.warnings,
+        report.warnings,
         [
             "rank 1 dropped a receive that had matched a message of 8 bytes (source 0, tag 5, \
              context 0): its data was discarded (wait for or test a receive to completion to \
