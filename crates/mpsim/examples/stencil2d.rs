@@ -52,7 +52,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mpsim::{Comm, LaunchArgs, Launcher, Request, Result, wait_all};
+use mpsim::{Comm, Error, LaunchArgs, Launcher, Request, Result, wait_all};
 
 /// Tag of the barrier's empty messages.
 const BARRIER_TAG: i32 = 1;
@@ -133,8 +133,9 @@ struct Block {
 }
 
 impl Block {
-    /// Rank `rank`'s block of the `px` x `py` grid, with a deterministic initial field.
-    fn new(rank: u32, (px, py): (u32, u32), n: usize) -> Self {
+    /// Rank `rank`'s block of the `px` x `py` grid, with a deterministic initial field; an
+    /// out-of-memory error, not an abort, when the host cannot hold its two fields.
+    fn new(rank: u32, (px, py): (u32, u32), n: usize) -> Result<Self> {
         let (rx, ry) = (rank % px, rank / px);
         let at = |x: u32, y: u32| Some(y * px + x);
         let neighbour = [
@@ -145,7 +146,7 @@ impl Block {
         ];
         let w = n + 2;
         // Every value is written here, ghosts included, so page faults happen before timing.
-        let mut u = vec![0.0; w * w];
+        let mut u = field(w * w, n)?;
         for i in 1..=n {
             for j in 1..=n {
                 let gx = (rx as usize * n + j - 1) as u64;
@@ -153,8 +154,9 @@ impl Block {
                 u[i * w + j] = ((gx * 31 + gy * 17) % 101) as f64;
             }
         }
-        let v = u.clone();
-        Block { n, neighbour, u, v }
+        let mut v = field(0, n)?;
+        v.extend_from_slice(&u);
+        Ok(Block { n, neighbour, u, v })
     }
 
     /// Row stride.
@@ -267,6 +269,21 @@ async fn exchange(
     Ok(())
 }
 
+/// A field of `len` zeros, room for `(n + 2)^2` values reserved first: `--n` up to 16,384
+/// asks for 2 GiB per field, which a host or its limits (`ulimit -v`, a container) may refuse.
+fn field(len: usize, n: usize) -> Result<Vec<f64>> {
+    let w = n + 2;
+    let mut f = Vec::new();
+    f.try_reserve_exact(w * w).map_err(|e| Error::NoMemory {
+        what: format!(
+            "--n {n}: no room for a block of {w} x {w} values ({} bytes): {e}",
+            w * w * size_of::<f64>()
+        ),
+    })?;
+    f.resize(len, 0.0);
+    Ok(f)
+}
+
 /// What rank 0 prints.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Summary {
@@ -281,7 +298,7 @@ pub(crate) struct Summary {
 /// The stencil on one rank; rank 0 returns the summary.
 pub(crate) async fn stencil(world: Comm, n: usize, iterations: u32) -> Result<Option<Summary>> {
     let (me, size) = (world.rank(), world.size());
-    let mut b = Block::new(me, dims(size), n);
+    let mut b = Block::new(me, dims(size), n)?;
     let mut send: [Vec<f64>; 4] = std::array::from_fn(|_| vec![0.0; n]);
     let mut recv: [Vec<f64>; 4] = std::array::from_fn(|_| vec![0.0; n]);
     barrier(&world).await?;
