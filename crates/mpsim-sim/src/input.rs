@@ -14,11 +14,17 @@
 //!   whose cap is large (traces). Only the start is checked: later NUL bytes are left to the
 //!   parsers, which name their line.
 //!
+//! A named pipe (FIFO) is opened without waiting for a writer: `open` of a pipe nobody writes
+//! to would otherwise wait for ever. One with a writer (`--model <(gen-model)`) is read as it
+//! comes; one without reads as nothing, which is refused ([`InputError::EmptyPipe`]).
+//!
 //! It lives in `mpsim-sim` because the model loader needs it and the `mpsim` command depends on
 //! this crate (`mpsim-proto`, the only crate below, does no I/O).
 
 use std::fs::File;
 use std::io::{self, Read};
+#[cfg(unix)]
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
 use crate::units::{BINARY_SIZES, in_largest_unit};
@@ -68,6 +74,12 @@ pub enum InputError {
         /// What the kind says of a file over it ([`InputKind::too_large`]).
         too_large: &'static str,
     },
+    /// A named pipe gave nothing: no program had it open for writing, or it wrote nothing.
+    #[error("a named pipe that gave no data (nothing had it open for writing), not {what}")]
+    EmptyPipe {
+        /// What the file should have been ([`InputKind::what`]).
+        what: &'static str,
+    },
     /// The file starts with binary data (a NUL byte), so it is not text.
     #[error("binary data (a NUL byte on line {line}), not {what}")]
     Binary {
@@ -91,10 +103,50 @@ impl InputError {
 /// Reads the whole file at `path`, refusing it as soon as it is over `kind`'s cap or starts
 /// with binary data (module doc).
 pub fn read_capped(path: &Path, kind: &InputKind) -> Result<Vec<u8>, InputError> {
+    #[cfg(unix)]
+    if std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
+        return read_pipe(path, kind);
+    }
     let file = File::open(path).map_err(InputError::Io)?;
     // A regular file says its size; devices and pipes say 0 and grow the buffer as they go.
     let hint = file.metadata().map_or(0, |m| m.len()).min(kind.max_bytes);
     read_capped_from(file, usize::try_from(hint).unwrap_or(0), kind)
+}
+
+/// [`read_capped`] of a named pipe (module doc): opened without blocking, so that the open
+/// does not wait for a writer; its reads wait for data while a writer has it open.
+#[cfg(unix)]
+fn read_pipe(path: &Path, kind: &InputKind) -> Result<Vec<u8>, InputError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(InputError::Io)?;
+    let bytes = read_capped_from(Patient(file), 0, kind)?;
+    if bytes.is_empty() {
+        return Err(InputError::EmptyPipe { what: kind.what });
+    }
+    Ok(bytes)
+}
+
+/// A non-blocking pipe read as a blocking one: a read that would block (a writer has it open
+/// but has not written yet) is tried again a millisecond later; end of file is the writer's
+/// close, or no writer at all.
+#[cfg(unix)]
+struct Patient(File);
+
+#[cfg(unix)]
+impl Read for Patient {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.0.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                r => return r,
+            }
+        }
+    }
 }
 
 /// [`read_capped`] from any reader; `hint` is the expected size, to allocate once.
@@ -184,6 +236,46 @@ mod tests {
         let e = read_capped(Path::new("/nonexistent/mpsim/input"), &MODEL_FILE).expect_err("gone");
         assert_eq!(e.io().map(io::Error::kind), Some(io::ErrorKind::NotFound));
         assert!(e.to_string().starts_with("cannot read: "), "{e}");
+    }
+
+    /// A named pipe at `dir/name`, made with `mkfifo`.
+    #[cfg(target_os = "linux")]
+    fn fifo(dir: &Path, name: &str) -> std::path::PathBuf {
+        let path = dir.join(name);
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+        path
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_named_pipe_without_a_writer_is_refused_at_once() {
+        let dir = std::env::temp_dir().join(format!("mpsim-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = fifo(&dir, "nobody-writes");
+        let e = read_capped(&path, &MODEL_FILE).expect_err("no writer");
+        assert_eq!(
+            e.to_string(),
+            "a named pipe that gave no data (nothing had it open for writing), not a model file"
+        );
+        // One with a writer that writes slowly is read whole, until the writer closes it. The
+        // writer opens it for reading and writing: such an open does not wait for a reader.
+        let path = fifo(&dir, "written");
+        let mut w = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .expect("open the pipe's writing end");
+        let writer = std::thread::spawn(move || {
+            for part in [&b"[meta]\n"[..], b"x = 1\n"] {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                std::io::Write::write_all(&mut w, part).expect("write");
+            }
+        });
+        let got = read_capped(&path, &MODEL_FILE).expect("written");
+        writer.join().expect("writer");
+        assert_eq!(got, b"[meta]\nx = 1\n");
+        std::fs::remove_dir_all(&dir).expect("clean up");
     }
 
     #[cfg(target_os = "linux")]
