@@ -50,7 +50,8 @@
 //! `TiB` and must be whole bytes. A plain TOML integer is nanoseconds or bytes. `g` takes
 //! `ns/byte` or `ps/byte` (`/B` works too; a plain number is ns/byte) and is kept to the nearest
 //! picosecond per byte; `flops_per_s` to the nearest integer, `host_to_target` to the nearest
-//! millionth. Numbers never take a sign: negative values are errors.
+//! millionth. A number in a string may take an exponent (`"1e3ns"`, `"2.5e-1us"`), read as
+//! exactly as its digits. Numbers never take a sign: negative values are errors.
 //!
 //! Loading checks everything and names the file and line of the first problem: TOML syntax,
 //! unknown keys (a misspelt key is an error, not a silently ignored one), types, units and
@@ -437,9 +438,37 @@ fn toml_error(file: &Path, text: &str, e: &toml::de::Error) -> ModelFileError {
         None => ModelFileError::Toml {
             file,
             line,
-            message: short_quotes(&message, written),
+            message: with_line_text(&short_quotes(&message, written), text, line),
         },
     }
+}
+
+/// `message` about line `line` of `text`, followed by that line as written (cut if long), so
+/// that an error the TOML parser does not tie to a key ("duplicate key", a table written as an
+/// array of tables) still shows what it is about; the array of tables gets a hint.
+fn with_line_text(message: &str, text: &str, line: usize) -> String {
+    let Some(written) = text.lines().nth(line - 1).map(str::trim) else {
+        return message.to_owned();
+    };
+    if written.is_empty() {
+        return message.to_owned();
+    }
+    let shown = if written.chars().count() > 60 {
+        format!("{}...", written.chars().take(60).collect::<String>())
+    } else {
+        written.to_owned()
+    };
+    let mut out = format!("{message}: `{shown}`");
+    if let Some(name) = written
+        .strip_prefix("[[")
+        .and_then(|r| r.split("]]").next())
+        .map(str::trim)
+    {
+        out.push_str(&format!(
+            " (an array of tables: write `[{name}]`, with single brackets)"
+        ));
+    }
+    out
 }
 
 /// `message` with what it quotes (between backticks) kept short: a long number as `written`,

@@ -327,6 +327,26 @@ fn missing_key_is_an_error() {
 }
 
 #[test]
+fn duplicate_key_shows_its_line() {
+    let got = toml_error(&with_line(
+        "poll_cost",
+        "poll_cost = \"1us\"\npoll_cost = \"2us\"",
+    ));
+    assert_at(&got, 13, "duplicate key: `poll_cost = \"2us\"`");
+}
+
+#[test]
+fn a_table_written_as_an_array_of_tables_gets_a_hint() {
+    let got = toml_error(&GOOD_TOML.replace("[network]", "[[network]]"));
+    assert!(
+        got.1
+            .contains("`[[network]]` (an array of tables: write `[network]`, with single brackets)"),
+        "{}",
+        got.1
+    );
+}
+
+#[test]
 fn wrong_type_is_an_error() {
     let got = toml_error(&with_line("ssend_table", "ssend_table = 5"));
     assert_at(&got, 6, "string");
