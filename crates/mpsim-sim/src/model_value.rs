@@ -209,7 +209,18 @@ pub(crate) fn quantity(v: &Scalar, kind: &Kind) -> Result<u64, String> {
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
-    let (num, unit) = (&text[..split], text[split..].trim());
+    let (num, rest) = text.split_at(split);
+    // Exponent form in a string (`"1e3ns"`, `"2.5E-1us"`): the number's digits with the
+    // decimal point moved, so that it is read as exactly as any other.
+    let (shifted, unit) = match exponent(rest) {
+        Some((exp, after)) if !num.is_empty() => (Some(shift_point(num, exp)), after.trim()),
+        _ => (None, rest.trim()),
+    };
+    let num = match &shifted {
+        Some(Ok(n)) => n.as_str(),
+        Some(Err(())) => return Err(format!("`{shown}`: its exponent is out of range")),
+        None => num,
+    };
     let units_hint = || {
         if kind.units.is_empty() {
             format!("{} is a plain number", kind.what)
@@ -323,6 +334,47 @@ fn scaled(int: &str, frac: &str, scale: u128) -> Option<Scaled> {
         whole: whole.checked_add(carry)?,
         exact,
         half_or_more,
+    })
+}
+
+/// The exponent that starts `rest` (`e3`, `E-12`, `e+4`: an `e` or `E`, a sign or none, and
+/// digits) and what follows it; `None` if `rest` does not start with one (an `e` before a
+/// letter does not).
+fn exponent(rest: &str) -> Option<(i64, &str)> {
+    let after_e = rest.strip_prefix(['e', 'E'])?;
+    let digits_at = usize::from(after_e.starts_with(['+', '-']));
+    let end = after_e[digits_at..]
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(after_e.len(), |i| i + digits_at);
+    if end == digits_at {
+        return None;
+    }
+    // Beyond 4 digits the shift is refused (`shift_point`); `i64` holds the parse either way.
+    let exp: i64 = after_e[..end].parse().unwrap_or(i64::MAX);
+    Some((exp, &after_e[end..]))
+}
+
+/// `num` (digits with at most one `.`) times 10^`exp`, as digits with at most one `.`;
+/// `Err` for an exponent beyond 1,000 either way (no quantity needs one; the digits would be
+/// that long).
+fn shift_point(num: &str, exp: i64) -> Result<String, ()> {
+    if exp.unsigned_abs() > 1000 {
+        return Err(());
+    }
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if frac.contains('.') {
+        // Not a number: left for the caller's check to say so.
+        return Ok(num.to_owned());
+    }
+    let digits: String = [int, frac].concat();
+    let point = int.len() as i64 + exp;
+    Ok(if point <= 0 {
+        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        let (i, f) = digits.split_at(point as usize);
+        format!("{i}.{f}")
     })
 }
 
@@ -463,6 +515,23 @@ mod tests {
             quantity(&s("0.5000000000000000000000000000000000"), &FLOPS),
             Ok(1)
         );
+    }
+
+    #[test]
+    fn exponent_form_in_a_string_is_read_exactly() {
+        assert_eq!(quantity(&s("1e3ns"), &TIME), Ok(1000));
+        assert_eq!(quantity(&s("2.5E-1us"), &TIME), Ok(250));
+        assert_eq!(quantity(&s("1e+1 ms"), &TIME), Ok(10_000_000));
+        assert_eq!(quantity(&s("1.5e3"), &TIME), Ok(1500));
+        assert_eq!(quantity(&s("125e-3ns/byte"), &BSP_G), Ok(125));
+        let e = |v: Scalar, k| quantity(&v, k).unwrap_err();
+        assert_eq!(
+            e(s("1e30ns"), &TIME),
+            "`1e30ns` is too large: at most 18446744073709551615ns"
+        );
+        assert!(e(s("1e-3ns"), &TIME).contains("whole number of ns"));
+        assert!(e(s("1e99999999999999999999ns"), &TIME).contains("exponent is out of range"));
+        assert!(e(s("1eons"), &TIME).contains("unknown unit `eons`"));
     }
 
     #[test]
