@@ -339,8 +339,9 @@ fn duplicate_key_shows_its_line() {
 fn a_table_written_as_an_array_of_tables_gets_a_hint() {
     let got = toml_error(&GOOD_TOML.replace("[network]", "[[network]]"));
     assert!(
-        got.1
-            .contains("`[[network]]` (an array of tables: write `[network]`, with single brackets)"),
+        got.1.contains(
+            "`[[network]]` (an array of tables: write `[network]`, with single brackets)"
+        ),
         "{}",
         got.1
     );
