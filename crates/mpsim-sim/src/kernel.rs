@@ -461,7 +461,8 @@ impl Kernel {
         if r.wait.is_some() {
             let at = r.wake_at(t, self.wake_ns);
             if !resume(&mut self.queue, r, rank, at) {
-                self.time_overflow(rank, t, "its wake-up would come".into());
+                let call = r.wait.map_or("a wait", |w| w.call);
+                self.time_overflow(rank, t, format!("its wake-up in {call} would come"));
             }
         }
     }

@@ -125,5 +125,8 @@ fn sim_time_overflow_of_a_wake_up_names_it() {
         }
         Ok(())
     });
-    assert_eq!(overflow(&o), (1, 1_000, "its wake-up would come".into()));
+    assert_eq!(
+        overflow(&o),
+        (1, 1_000, "its wake-up in recv would come".into())
+    );
 }
