@@ -230,7 +230,10 @@ pub(crate) fn quantity(v: &Scalar, kind: &Kind) -> Result<u64, String> {
         }
     };
     if num.is_empty() {
-        return Err(if text.starts_with('-') {
+        let signed_number = text
+            .strip_prefix('-')
+            .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+        return Err(if signed_number {
             format!("`{shown}` is negative")
         } else {
             format!("`{shown}` is not {}; {}", kind.what, units_hint())
@@ -549,6 +552,8 @@ mod tests {
         assert!(e(Scalar::Other("a boolean"), &TIME).contains("found a boolean"));
         assert!(e(Scalar::Other("an array"), &TIME).contains("found an array"));
         assert!(e(s("ns"), &TIME).contains("is not a time"));
+        // A flag where a value belongs (`--livelock-after --ranks 4`) is not a negative number.
+        assert!(e(s("--ranks"), &TIME).contains("is not a time"));
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub enum Backend {
 #[derive(Clone, Debug, Args)]
 pub struct LaunchArgs {
     /// Number of ranks (at least 1).
-    #[arg(long, short = 'n', default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, short = 'n', default_value_t = 4, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub ranks: u32,
     /// Where to run the program.
     #[arg(long, value_enum, default_value_t = Backend::Sim)]
@@ -45,7 +45,7 @@ pub struct LaunchArgs {
     /// Standard sends up to this many bytes are eager (complete without a matching receive)
     /// [default: under sim the model's `eager_threshold`, under threads 65536]. Overrides the
     /// model's when given.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
     pub eager_threshold: Option<usize>,
     /// Report an rsend that arrives before its receive is posted (ReadyNotPosted).
     #[arg(long)]
@@ -73,13 +73,13 @@ pub struct LaunchArgs {
     /// trace are the same whatever the number. Pays off for wide exchanges of many ranks; a
     /// token ring runs no faster, and a ping-pong between two blocks 3-11x slower (each
     /// message ends a round, and a round costs a hand-over between cores).
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub sim_threads: u32,
     /// Under `sim`: stop with a livelock error a run in which, for this long of virtual time,
     /// nothing but polls ran (no message in flight, every unfinished rank blocked or polling:
     /// a `test` loop for a message never sent); `0` never stops one. Written as times in model
     /// files: `500ms`, `2s`.
-    #[arg(long, value_name = "TIME", default_value = "1s", value_parser = mpsim_sim::units::time_ns)]
+    #[arg(long, value_name = "TIME", default_value = "1s", allow_hyphen_values = true, value_parser = mpsim_sim::units::time_ns)]
     pub livelock_after: u64,
     /// Under `threads`: how a rank waits for a message. `auto` spins when every rank has a
     /// core, yields its core for up to 1 ms and then parks with at most two ranks per core,

@@ -35,6 +35,36 @@ fn launch_with_no_ranks_is_an_invalid_argument() {
     assert_eq!(outcome.report.predicted_ns(), 0);
 }
 
+/// A negative number given as a flag's own argument (`--ranks -1`) is refused as a value out
+/// of range, naming the flag, not as an unknown argument `-1`.
+#[test]
+fn negative_flag_values_are_refused_naming_the_flag() {
+    for (args, flag, why) in [
+        (["--ranks", "-1"], "--ranks", "not in 1.."),
+        (["-n", "-3"], "--ranks", "not in 1.."),
+        (["--sim-threads", "-2"], "--sim-threads", "not in 1.."),
+        (
+            ["--eager-threshold", "-1"],
+            "--eager-threshold",
+            "invalid digit",
+        ),
+        (
+            ["--livelock-after", "-1s"],
+            "--livelock-after",
+            "`-1s` is negative",
+        ),
+    ] {
+        let err = match Cli::try_parse_from(["prog"].into_iter().chain(args)) {
+            Ok(_) => panic!("{args:?} parses"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            err.contains(&format!("invalid value '{}' for '{flag}", args[1])) && err.contains(why),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 /// A simulation of more ranks than the host's memory could hold is refused before it starts,
 /// with the memory it needs and the memory there is (`MemAvailable`), not aborted part way.
 #[cfg(target_os = "linux")]
