@@ -352,7 +352,8 @@ fn exponent(rest: &str) -> Option<(i64, &str)> {
     if end == digits_at {
         return None;
     }
-    // Beyond 4 digits the shift is refused (`shift_point`); `i64` holds the parse either way.
+    // One too long for `i64` stands as `i64::MAX`, which `shift_point` refuses as any beyond
+    // 1,000.
     let exp: i64 = after_e[..end].parse().unwrap_or(i64::MAX);
     Some((exp, &after_e[end..]))
 }

@@ -146,7 +146,8 @@ impl Block {
         ];
         let w = n + 2;
         // Every value is written here, ghosts included, so page faults happen before timing.
-        let mut u = field(w * w, n)?;
+        let mut u = field_room(n)?;
+        u.resize(w * w, 0.0);
         for i in 1..=n {
             for j in 1..=n {
                 let gx = (rx as usize * n + j - 1) as u64;
@@ -154,7 +155,7 @@ impl Block {
                 u[i * w + j] = ((gx * 31 + gy * 17) % 101) as f64;
             }
         }
-        let mut v = field(0, n)?;
+        let mut v = field_room(n)?;
         v.extend_from_slice(&u);
         Ok(Block { n, neighbour, u, v })
     }
@@ -269,9 +270,10 @@ async fn exchange(
     Ok(())
 }
 
-/// A field of `len` zeros, room for `(n + 2)^2` values reserved first: `--n` up to 16,384
-/// asks for 2 GiB per field, which a host or its limits (`ulimit -v`, a container) may refuse.
-fn field(len: usize, n: usize) -> Result<Vec<f64>> {
+/// An empty field with room for the `(n + 2)^2` values of a block with its ghosts, or an
+/// out-of-memory error: `--n` up to 16,384 asks for 2 GiB per field, which a host or its limits
+/// (`ulimit -v`, a container) may refuse.
+fn field_room(n: usize) -> Result<Vec<f64>> {
     let w = n + 2;
     let mut f = Vec::new();
     f.try_reserve_exact(w * w).map_err(|e| Error::NoMemory {
@@ -280,7 +282,6 @@ fn field(len: usize, n: usize) -> Result<Vec<f64>> {
             w * w * size_of::<f64>()
         ),
     })?;
-    f.resize(len, 0.0);
     Ok(f)
 }
 
