@@ -129,16 +129,14 @@ where
             what: "a simulated run needs at least 1 rank".into(),
         })
     } else {
-        host_memory::check_fits(n, least_bytes_per_rank(std::mem::size_of::<Fut>()))
+        check_options(options)
+            .and_then(|()| host_memory::check_fits(n, least_bytes_per_rank(size_of::<Fut>())))
     };
     if let Err(e) = checked {
         return refused(e, options.model.compute);
     }
-    // Checked once here: every partition takes its ranks from it.
-    let order = options
-        .spawn_order
-        .as_deref()
-        .filter(|o| is_permutation(o, n));
+    // Checked above: every partition takes its ranks from it.
+    let order = options.spawn_order.as_deref();
     let workers = parallel::workers(options);
     if workers > 1 {
         return parallel::simulate(options, program, order, workers, observe);
@@ -311,6 +309,28 @@ fn merge_traces(parts: Vec<PartTrace>) -> Vec<TraceEvent> {
         }
     }
     out
+}
+
+/// The options a run cannot start with: a model that breaks its invariants (a model built in
+/// code skips the loader's checks; a zero `poll_cost_ns` would let a polling loop run for ever
+/// at one virtual time), a spawn order that is not a permutation of the ranks.
+fn check_options(options: &Options) -> Result<(), Error> {
+    options
+        .model
+        .validate()
+        .map_err(|e| Error::InvalidArgument {
+            what: format!("the machine model: {e}"),
+        })?;
+    match options.spawn_order.as_deref() {
+        Some(order) if !is_permutation(order, options.ranks) => Err(Error::InvalidArgument {
+            what: format!(
+                "the spawn order ({} ranks listed) is not a permutation of the {} ranks",
+                order.len(),
+                options.ranks
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 fn is_permutation(order: &[u32], n: u32) -> bool {

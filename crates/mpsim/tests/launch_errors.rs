@@ -35,6 +35,38 @@ fn launch_with_no_ranks_is_an_invalid_argument() {
     assert_eq!(outcome.report.predicted_ns(), 0);
 }
 
+/// A model built in code is checked as a loaded one is: a zero `poll_cost_ns` (a polling loop
+/// that never moves virtual time) or `flops_per_s`, or no cores, is refused before the run
+/// starts; so is a spawn order that is not a permutation of the ranks.
+#[test]
+fn sim_refuses_an_invalid_model_or_spawn_order_up_front() {
+    use mpsim::sim::Model;
+    let broken: [(fn(&mut Model), &str); 3] = [
+        (|m| m.poll_cost_ns = 0, "`poll_cost_ns` must be > 0"),
+        (|m| m.flops_per_s = 0, "`flops_per_s` must be > 0"),
+        (|m| m.cpu.cores = Some(0), "`cores` must be > 0"),
+    ];
+    for (breaks, says) in broken {
+        let mut model = Model::default();
+        breaks(&mut model);
+        let outcome = Launcher::new(2).model(model).simulate(hello);
+        match &outcome.error {
+            Some(e @ Error::InvalidArgument { .. }) => {
+                assert!(e.to_string().contains(says), "{e}");
+            }
+            other => panic!("{says}: {other:?}"),
+        }
+    }
+    for order in [vec![0, 0, 1], vec![0, 1], vec![2, 1, 9]] {
+        let outcome = Launcher::new(3).spawn_order(order.clone()).simulate(hello);
+        assert!(
+            matches!(&outcome.error, Some(Error::InvalidArgument { what }) if what.contains("spawn order")),
+            "{order:?}: {:?}",
+            outcome.error
+        );
+    }
+}
+
 /// A negative number given as a flag's own argument (`--ranks -1`) is refused as a value out
 /// of range, naming the flag, not as an unknown argument `-1`.
 #[test]
