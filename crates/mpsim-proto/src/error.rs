@@ -202,7 +202,12 @@ pub enum Error {
         site: Box<Site>,
     },
     /// Requests still active when a rank finished.
-    #[error("rank {rank} finished with {} active request(s): {}", requests.len(), list(requests))]
+    #[error(
+        "rank {rank} finished{} with {} active request(s): {}",
+        time_ns.map(|t| format!(" at t={t} ns")).unwrap_or_default(),
+        requests.len(),
+        list(requests)
+    )]
     PendingAtExit {
         /// World rank.
         rank: u32,

@@ -152,12 +152,16 @@ impl SimRank {
         };
         *spent = spent.saturating_add(d);
         let at = r.clock;
-        k.record_span(
-            self.rank,
-            if compute { "compute" } else { "poll" },
-            from,
-            at,
-        );
+        let name = if compute { "compute" } else { "poll" };
+        if at == u64::MAX {
+            k.time_overflow(
+                self.rank,
+                from,
+                format!("the end of its {name} of {d} ns would come"),
+            );
+            return;
+        }
+        k.record_span(self.rank, name, from, at);
         k.schedule_resume(self.rank, at);
     }
 }

@@ -48,7 +48,10 @@ fn sim_time_overflow_of_compute_stops_the_run() {
     });
     let (rank, time_ns, what) = overflow(&o);
     assert_eq!((rank, time_ns), (1, 1 << 63));
-    assert_eq!(what, "its next step would come");
+    assert_eq!(
+        what,
+        "the end of its compute of 9223372036854775808 ns would come"
+    );
     let shown = o.error.as_ref().unwrap().to_string();
     assert!(
         shown.starts_with("rank 1: virtual time overflow at t=9223372036854775808 ns"),

@@ -800,6 +800,13 @@ fn timing_s14_end_of_rank() {
                 },
             ];
             assert_eq!(requests, &expected);
+            assert!(
+                o.error.as_ref().is_some_and(|e| e
+                    .to_string()
+                    .starts_with("rank 0 finished at t=300 ns with 2 active request(s)")),
+                "{:?}",
+                o.error
+            );
         }
         other => panic!("expected PendingAtExit, got {other:?}"),
     }
