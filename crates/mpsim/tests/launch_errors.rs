@@ -41,7 +41,9 @@ fn launch_with_no_ranks_is_an_invalid_argument() {
 #[test]
 fn sim_refuses_an_invalid_model_or_spawn_order_up_front() {
     use mpsim::sim::Model;
-    let broken: [(fn(&mut Model), &str); 3] = [
+    /// Breaks one parameter of a model.
+    type Breaks = fn(&mut Model);
+    let broken: [(Breaks, &str); 3] = [
         (|m| m.poll_cost_ns = 0, "`poll_cost_ns` must be > 0"),
         (|m| m.flops_per_s = 0, "`flops_per_s` must be > 0"),
         (|m| m.cpu.cores = Some(0), "`cores` must be > 0"),
