@@ -461,10 +461,18 @@ impl Kernel {
         if r.wait.is_some() {
             let at = r.wake_at(t, self.wake_ns);
             if !resume(&mut self.queue, r, rank, at) {
-                let call = r.wait.map_or("a wait", |w| w.call);
-                self.time_overflow(rank, t, format!("its wake-up in {call} would come"));
+                self.wake_overflow(rank, t);
             }
         }
+    }
+
+    /// A wake-up of `rank`, woken at `t`, would come past virtual time's range: the run stops,
+    /// naming the call it waits in. Out of line: `wake` is inlined into every delivery.
+    #[cold]
+    #[inline(never)]
+    fn wake_overflow(&mut self, rank: u32, t: u64) {
+        let call = self.ranks[self.at(rank)].wait.map_or("a wait", |w| w.call);
+        self.time_overflow(rank, t, format!("its wake-up in {call} would come"));
     }
 
     /// Sends one of `rank`'s packets at time `t`: queues its delivery at its modelled arrival.
