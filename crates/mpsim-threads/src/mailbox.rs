@@ -68,6 +68,11 @@ impl Blocked {
     /// The report's text for this wait, and its wait-for edge (`deadlock::waiting_for`).
     pub fn waiting_for(&self) -> (String, Option<u32>) {
         match self.awaited {
+            // A detach waits for a buffered message to be received, not for a detach.
+            Some(awaited) if self.call == "buffer_detach" => {
+                let (bsend, edge) = awaited.waiting_for("bsend");
+                (format!("{}, waiting for {bsend}", self.call), edge)
+            }
             Some(awaited) => awaited.waiting_for(self.call),
             None => (self.call.to_string(), None),
         }

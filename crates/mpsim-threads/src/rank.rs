@@ -151,6 +151,10 @@ impl ThreadRank {
         let described = req.and_then(|r| self.endpoint.borrow().describe(r));
         let awaited = match (described, self.probing.get()) {
             (Some((_, peer, tag, context)), _) => Some(Awaited { peer, tag, context }),
+            // A detach waits for its buffered messages to be received: the first names a peer.
+            (None, _) if req.is_none() && call == "buffer_detach" => {
+                self.endpoint.borrow().undelivered_bsend()
+            }
             (None, probing) if req.is_none() => probing,
             (None, _) => None,
         };

@@ -1187,6 +1187,32 @@ fn p25_probe_deadlock(backend: Backend) {
 }
 on_both!(p25_probe_deadlock => p2p_p25_head_to_head_probe_is_a_deadlock_naming_peer_and_tag_sim, p2p_p25_head_to_head_probe_is_a_deadlock_naming_peer_and_tag_threads);
 
+/// P25 for `buffer_detach`, which holds no request: it waits for its buffered messages to be
+/// received, so the report names the first of them (peer and tag), and the cycle through the
+/// rank that does not receive it.
+fn p25_detach_deadlock(backend: Backend) {
+    let err = run_err(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 0 {
+            world.buffer_attach(4096)?;
+            world.bsend(&[1u8; 64], 1, 5).await?;
+            world.buffer_detach().await?;
+        } else {
+            world.recv(&mut [0u8; 64], 0, 6).await?;
+        }
+        Ok(())
+    });
+    assert_deadlock_report(
+        &err,
+        &[
+            "rank 0 blocked in buffer_detach",
+            "bsend (peer 1, tag 5, context 0)",
+            "rank 1 blocked in recv",
+            "cycle 0 → 1 → 0",
+        ],
+    );
+}
+on_both!(p25_detach_deadlock => p2p_p25_detach_waiting_for_an_unreceived_bsend_names_it_sim, p2p_p25_detach_waiting_for_an_unreceived_bsend_names_it_threads);
+
 // ---------------------------------------------------------------------------------------------
 // P26 typed buffers, P27 64 MiB, P28 progress
 // ---------------------------------------------------------------------------------------------

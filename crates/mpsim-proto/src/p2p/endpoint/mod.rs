@@ -32,12 +32,13 @@ mod packets;
 
 pub use outbox::Outbox;
 
+use crate::deadlock::Awaited;
 use crate::error::{Error, PendingRequest, Site};
 use crate::matching::{ContextId, Engine, Envelope, Pattern, Rank, Source, Tag};
 
 use super::buffer::{BSEND_OVERHEAD, Budget};
 use super::packet::{SendRef, Transmit};
-use super::request::{Completion, Kind, ReqId, Slot, Status};
+use super::request::{Completion, Held, Kind, ReqId, Slot, Status};
 
 /// Protocol settings of an endpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,6 +321,25 @@ impl<P> Endpoint<P> {
             tag: p.envelope.tag,
             bytes: p.msg.bytes,
             cancelled: false,
+        })
+    }
+
+    /// The first buffered message (by request slot) still holding attached-buffer bytes, that
+    /// is, not yet received: what a `buffer_detach` waits for, as a deadlock report names it
+    /// (`bsend (peer p, tag t, context c)`).
+    pub fn undelivered_bsend(&self) -> Option<Awaited> {
+        self.slots.iter().find_map(|s| match &s.kind {
+            Kind::Send {
+                held: Held::Attached(_),
+                to,
+                envelope,
+                ..
+            } if s.live => Some(Awaited {
+                peer: Source::Rank(*to),
+                tag: Tag::Value(envelope.tag),
+                context: envelope.context,
+            }),
+            _ => None,
         })
     }
 
