@@ -26,7 +26,9 @@ impl Awaited {
 }
 
 /// What a blocked rank waits for, as a report names it — `call (peer p, tag t, context c)` —
-/// and the rank it waits on, its wait-for edge (none for `ANY_SOURCE`).
+/// and the rank it waits on, its wait-for edge (none for `ANY_SOURCE`). A communicator call
+/// ([`is_communicator_call`]) is named with its peer alone: its tag and context are the
+/// library's own, which no program wrote.
 pub fn waiting_for(
     call: &str,
     peer: Source,
@@ -37,10 +39,19 @@ pub fn waiting_for(
         Source::Rank(p) => Some(p),
         Source::Any => None,
     };
+    if is_communicator_call(call) {
+        return (format!("{call} (peer {peer})"), edge);
+    }
     (
         format!("{call} (peer {peer}, tag {tag}, context {})", context.0),
         edge,
     )
+}
+
+/// Whether `call` makes or frees communicators (`comm_split`, `comm_dup`, `comm_free`): its
+/// messages are the library's, on a context and with a tag of its own.
+pub fn is_communicator_call(call: &str) -> bool {
+    call.starts_with("comm_")
 }
 
 /// The text of a deadlock report: each blocked rank's line, then the cycle if there is one

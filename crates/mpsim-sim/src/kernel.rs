@@ -805,6 +805,10 @@ impl Kernel {
         let w = r.wait?;
         let described = w.req.and_then(|q| r.endpoint.describe(q));
         let (what, edge) = match (described, self.probing.get(&rank)) {
+            // A communicator call's request is the library's: named after the call.
+            (Some((_, peer, tag, context)), _) if deadlock::is_communicator_call(w.call) => {
+                deadlock::waiting_for(w.call, peer, tag, context)
+            }
             (Some((call, peer, tag, context)), _) => {
                 deadlock::waiting_for(call, peer, tag, context)
             }

@@ -1213,6 +1213,23 @@ fn p25_detach_deadlock(backend: Backend) {
 }
 on_both!(p25_detach_deadlock => p2p_p25_detach_waiting_for_an_unreceived_bsend_names_it_sim, p2p_p25_detach_waiting_for_an_unreceived_bsend_names_it_threads);
 
+/// P25 for a communicator call: a `split` that only rank 0 makes waits for rank 1's part, and
+/// the report names it by the call and peer, not by the library's own tag and context.
+fn p25_split_deadlock(backend: Backend) {
+    let err = run_err(launcher(2, backend), |world: Comm| async move {
+        if world.rank() == 0 {
+            world.split(Some(0), 0).await?;
+        }
+        Ok(())
+    });
+    assert_deadlock_report(
+        &err,
+        &["rank 0 blocked in comm_split", "comm_split (peer 1)"],
+    );
+    assert!(!err.to_string().contains("tag"), "{err}");
+}
+on_both!(p25_split_deadlock => p2p_p25_split_deadlock_names_the_call_and_peer_sim, p2p_p25_split_deadlock_names_the_call_and_peer_threads);
+
 // ---------------------------------------------------------------------------------------------
 // P26 typed buffers, P27 64 MiB, P28 progress
 // ---------------------------------------------------------------------------------------------
