@@ -94,7 +94,14 @@ impl TopWaits {
                 call: w.call,
                 since_ns: w.since_ns,
                 waited_ns: w.waited_ns,
+                // A communicator call's request is the library's: named after the call, as a
+                // deadlock report names it.
                 waiting_for: w.request.map(|(call, peer, tag, context)| {
+                    let call = if deadlock::is_communicator_call(w.call) {
+                        w.call
+                    } else {
+                        call
+                    };
                     deadlock::waiting_for(call, peer, tag, context).0
                 }),
             })
