@@ -815,13 +815,13 @@ impl Kernel {
             // Only a blocking probe waits on arrivals with no request.
             (None, Some(awaited)) if w.on_arrival && w.req.is_none() => awaited.waiting_for(w.call),
             // A detach waits for its buffered messages to be received: the first names a peer.
-            (None, _) if w.call == "buffer_detach" && w.req.is_none() => {
-                match r.endpoint.undelivered_bsend() {
-                    Some(awaited) => awaited.waiting_for("bsend"),
-                    None => return Some((format!("{} since t={} ns", w.call, w.since), None)),
-                }
-            }
-            (None, _) => return Some((format!("{} since t={} ns", w.call, w.since), None)),
+            (None, _) => match (w.call == "buffer_detach")
+                .then(|| r.endpoint.undelivered_bsend())
+                .flatten()
+            {
+                Some(awaited) => awaited.waiting_for("bsend"),
+                None => return Some((format!("{} since t={} ns", w.call, w.since), None)),
+            },
         };
         Some((
             format!("{} since t={} ns, waiting for {what}", w.call, w.since),
