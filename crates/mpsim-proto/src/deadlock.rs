@@ -25,6 +25,9 @@ impl Awaited {
     }
 }
 
+/// The call that waits, holding no request, until the buffered messages are received.
+pub const BUFFER_DETACH: &str = "buffer_detach";
+
 /// What a blocked rank waits for, as a report names it — `call (peer p, tag t, context c)` —
 /// and the rank it waits on, its wait-for edge (none for `ANY_SOURCE`). A communicator call
 /// ([`is_communicator_call`]) is named with its peer alone: its tag and context are the

@@ -815,11 +815,8 @@ impl Kernel {
             // Only a blocking probe waits on arrivals with no request.
             (None, Some(awaited)) if w.on_arrival && w.req.is_none() => awaited.waiting_for(w.call),
             // A detach waits for its buffered messages to be received: the first names a peer.
-            (None, _) => match (w.call == "buffer_detach")
-                .then(|| r.endpoint.undelivered_bsend())
-                .flatten()
-            {
-                Some(awaited) => awaited.waiting_for("bsend"),
+            (None, _) => match r.endpoint.awaited_without_request(w.call) {
+                Some((awaited_call, awaited)) => awaited.waiting_for(awaited_call),
                 None => return Some((format!("{} since t={} ns", w.call, w.since), None)),
             },
         };

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use mpsim_proto::deadlock::Awaited;
+use mpsim_proto::deadlock::{self, Awaited};
 use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode};
@@ -322,7 +322,7 @@ impl RankRuntime for SimRank {
     }
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.poll_until("buffer_detach", None, false, |r| {
+        self.poll_until(deadlock::BUFFER_DETACH, None, false, |r| {
             r.endpoint.buffer_in_use() == 0
         })
     }

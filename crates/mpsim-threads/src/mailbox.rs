@@ -56,24 +56,25 @@ pub(crate) struct Mailbox {
 }
 
 /// What a parked rank waits for: its call, and what the call awaits when it names it (a
-/// request's or a probe's peer, tag and context). Kept as data and put into words only for a
+/// request's or a probe's peer, tag and context, or the message a detach waits for, with the
+/// call that awaited thing is: `bsend`). Kept as data and put into words only for a
 /// deadlock report: a rank publishes it each time it parks, every hop of an oversubscribed run.
 #[derive(Clone, Copy, Debug)]
 pub struct Blocked {
     pub call: &'static str,
-    pub awaited: Option<Awaited>,
+    pub awaited: Option<(&'static str, Awaited)>,
 }
 
 impl Blocked {
     /// The report's text for this wait, and its wait-for edge (`deadlock::waiting_for`).
     pub fn waiting_for(&self) -> (String, Option<u32>) {
         match self.awaited {
-            // A detach waits for a buffered message to be received, not for a detach.
-            Some(awaited) if self.call == "buffer_detach" => {
-                let (bsend, edge) = awaited.waiting_for("bsend");
-                (format!("{}, waiting for {bsend}", self.call), edge)
+            Some((call, awaited)) if call == self.call => awaited.waiting_for(call),
+            // Something other than the call itself (a detach waits for a `bsend`).
+            Some((call, awaited)) => {
+                let (what, edge) = awaited.waiting_for(call);
+                (format!("{}, waiting for {what}", self.call), edge)
             }
-            Some(awaited) => awaited.waiting_for(self.call),
             None => (self.call.to_string(), None),
         }
     }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use mpsim_proto::deadlock::Awaited;
+use mpsim_proto::deadlock::{self, Awaited};
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
@@ -150,12 +150,13 @@ impl ThreadRank {
         };
         let described = req.and_then(|r| self.endpoint.borrow().describe(r));
         let awaited = match (described, self.probing.get()) {
-            (Some((_, peer, tag, context)), _) => Some(Awaited { peer, tag, context }),
+            (Some((_, peer, tag, context)), _) => Some((call, Awaited { peer, tag, context })),
             // A detach waits for its buffered messages to be received: the first names a peer.
-            (None, _) if req.is_none() && call == "buffer_detach" => {
-                self.endpoint.borrow().undelivered_bsend()
-            }
-            (None, probing) if req.is_none() => probing,
+            (None, probing) if req.is_none() => self
+                .endpoint
+                .borrow()
+                .awaited_without_request(call)
+                .or(probing.map(|p| (call, p))),
             (None, _) => None,
         };
         *lock(&self.mailbox().blocked) = Some(Blocked { call, awaited });
@@ -461,7 +462,7 @@ impl RankRuntime for ThreadRank {
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         self.probing.set(None);
-        let polled = self.poll_until("buffer_detach", None, |ep| ep.buffer_in_use() == 0);
+        let polled = self.poll_until(deadlock::BUFFER_DETACH, None, |ep| ep.buffer_in_use() == 0);
         if polled.is_ready() {
             self.trace_wait_ended();
         }

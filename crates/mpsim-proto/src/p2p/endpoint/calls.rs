@@ -444,7 +444,7 @@ impl<P: MessageData> Endpoint<P> {
                 Ok(b.capacity.unwrap_or(0))
             }
             None => Err(Error::NoBufferAttached {
-                site: Site::new(self.rank, "buffer_detach"),
+                site: Site::new(self.rank, BUFFER_DETACH),
             }),
         }
     }

@@ -32,7 +32,7 @@ mod packets;
 
 pub use outbox::Outbox;
 
-use crate::deadlock::Awaited;
+use crate::deadlock::{Awaited, BUFFER_DETACH};
 use crate::error::{Error, PendingRequest, Site};
 use crate::matching::{ContextId, Engine, Envelope, Pattern, Rank, Source, Tag};
 
@@ -324,10 +324,20 @@ impl<P> Endpoint<P> {
         })
     }
 
+    /// What a wait in `call` that holds no request waits for, when this endpoint knows it: for
+    /// [`BUFFER_DETACH`], the first buffered message not yet received, as `("bsend", ...)`. A
+    /// deadlock report names it (`waiting for bsend (peer p, tag t, context c)`) and takes its
+    /// peer as the wait-for edge.
+    pub fn awaited_without_request(&self, call: &str) -> Option<(&'static str, Awaited)> {
+        if call != BUFFER_DETACH {
+            return None;
+        }
+        self.undelivered_bsend().map(|awaited| ("bsend", awaited))
+    }
+
     /// The first buffered message (by request slot) still holding attached-buffer bytes, that
-    /// is, not yet received: what a `buffer_detach` waits for, as a deadlock report names it
-    /// (`bsend (peer p, tag t, context c)`).
-    pub fn undelivered_bsend(&self) -> Option<Awaited> {
+    /// is, not yet received.
+    fn undelivered_bsend(&self) -> Option<Awaited> {
         self.slots.iter().find_map(|s| match &s.kind {
             Kind::Send {
                 held: Held::Attached(_),
