@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use mpsim_proto::deadlock::{self, Awaited};
 use mpsim_proto::error::Error;
+use mpsim_proto::matching::{ContextId, Source, Tag};
 use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId, Transmit};
 use mpsim_proto::runtime::Payload;
 use mpsim_proto::trace::TraceEvent;
@@ -799,16 +800,30 @@ impl Kernel {
         self.stop_end = self.stop_end.min(self.now);
     }
 
+    /// What request `req` of `rank`, waited for in `wait_call`, is about, for reports
+    /// (`Endpoint::describe`): a communicator call's request is the library's, so it is named
+    /// after the call (`deadlock::is_communicator_call`).
+    pub fn describe_request(
+        &self,
+        rank: u32,
+        req: ReqId,
+        wait_call: &'static str,
+    ) -> Option<(&'static str, Source, Tag, ContextId)> {
+        let (call, peer, tag, context) = self.ranks[self.at(rank)].endpoint.describe(req)?;
+        let call = if deadlock::is_communicator_call(wait_call) {
+            wait_call
+        } else {
+            call
+        };
+        Some((call, peer, tag, context))
+    }
+
     /// The context of the first incomplete request of a waiting rank, for reports.
     pub fn describe_wait(&self, rank: u32) -> Option<(String, Option<u32>)> {
         let r = &self.ranks[self.at(rank)];
         let w = r.wait?;
-        let described = w.req.and_then(|q| r.endpoint.describe(q));
+        let described = w.req.and_then(|q| self.describe_request(rank, q, w.call));
         let (what, edge) = match (described, self.probing.get(&rank)) {
-            // A communicator call's request is the library's: named after the call.
-            (Some((_, peer, tag, context)), _) if deadlock::is_communicator_call(w.call) => {
-                deadlock::waiting_for(w.call, peer, tag, context)
-            }
             (Some((call, peer, tag, context)), _) => {
                 deadlock::waiting_for(call, peer, tag, context)
             }

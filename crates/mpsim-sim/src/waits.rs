@@ -94,14 +94,7 @@ impl TopWaits {
                 call: w.call,
                 since_ns: w.since_ns,
                 waited_ns: w.waited_ns,
-                // A communicator call's request is the library's: named after the call, as a
-                // deadlock report names it.
                 waiting_for: w.request.map(|(call, peer, tag, context)| {
-                    let call = if deadlock::is_communicator_call(w.call) {
-                        w.call
-                    } else {
-                        call
-                    };
                     deadlock::waiting_for(call, peer, tag, context).0
                 }),
             })
@@ -129,7 +122,7 @@ pub(crate) fn offer(
     if at >= TOP_WAITS {
         return;
     }
-    let request = req.and_then(|q| k.ranks[k.at(rank)].endpoint.describe(q));
+    let request = req.and_then(|q| k.describe_request(rank, q, call));
     let list = &mut k.top_waits.list;
     list.insert(
         at,
