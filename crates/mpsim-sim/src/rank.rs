@@ -135,6 +135,19 @@ impl SimRank {
         out
     }
 
+    /// A blocking receive on an endpoint with messages waiting: it may match one at once and
+    /// make outputs, so it goes through the outbox (`on_endpoint`). Out of line.
+    #[inline(never)]
+    fn start_recv_matching(
+        &self,
+        pattern: Pattern,
+        buf: &mut [u8],
+        source_world: Option<u32>,
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        self.on_endpoint(|ep| WaitPoll::recv_into(ep, pattern, buf, source_world, error))
+    }
+
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
     fn advance(&self, d: u64, compute: bool) {
         let mut k = self.kernel.borrow_mut();
@@ -179,7 +192,9 @@ impl RankRuntime for SimRank {
         self.on_endpoint(f);
     }
 
-    /// A blocking receive posts straight to the endpoint: no dyn closure.
+    /// A blocking receive posts straight to the endpoint: no dyn closure. With no message
+    /// waiting it cannot match at once, so it makes no outputs (`Endpoint::has_unexpected`):
+    /// it posts without the outbox's loan and flush, as most blocking receives do.
     fn start_recv_into(
         &self,
         pattern: Pattern,
@@ -187,7 +202,21 @@ impl RankRuntime for SimRank {
         source_world: Option<u32>,
         error: &mut Option<Error>,
     ) -> WaitPoll {
-        self.on_endpoint(|ep| WaitPoll::recv_into(ep, pattern, buf, source_world, error))
+        let (mut k, t) = self.begin_call();
+        if let Some(r) = k.ranks.get_mut(self.idx)
+            && !r.endpoint.has_unexpected()
+        {
+            let ep = &mut r.endpoint;
+            ep.set_now(t);
+            let started = WaitPoll::recv_into(ep, pattern, buf, source_world, error);
+            debug_assert!(
+                !ep.has_output(),
+                "a receive that matched nothing made outputs"
+            );
+            return started;
+        }
+        drop(k);
+        self.start_recv_matching(pattern, buf, source_world, error)
     }
 
     /// A blocking send's message goes to the kernel as it is made, not through the endpoint's

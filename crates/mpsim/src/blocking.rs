@@ -124,19 +124,18 @@ impl Future for Blocking<'_> {
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Status>> {
         let this = self.get_mut();
-        match this.step {
-            Step::Sent => {
-                this.step = Step::Taken;
-                Poll::Ready(Ok(Status::default()))
-            }
-            Step::Done(_) => {
-                let Step::Done(result) = std::mem::replace(&mut this.step, Step::Taken) else {
-                    unreachable!("matched Done above");
-                };
-                Poll::Ready(result)
-            }
-            Step::Waiting { .. } => this.poll_wait(cx),
-            Step::Taken => panic!("a blocking call's future was polled after it completed"),
+        // Tested one by one, the most common first: a `match` became a jump table whose
+        // lowering wrote the same value to many stack slots on every poll.
+        if let Step::Waiting { .. } = this.step {
+            return this.poll_wait(cx);
+        }
+        if let Step::Sent = this.step {
+            this.step = Step::Taken;
+            return Poll::Ready(Ok(Status::default()));
+        }
+        match std::mem::replace(&mut this.step, Step::Taken) {
+            Step::Done(result) => Poll::Ready(result),
+            _ => panic!("a blocking call's future was polled after it completed"),
         }
     }
 }

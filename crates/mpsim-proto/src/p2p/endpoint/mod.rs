@@ -314,6 +314,14 @@ impl<P> Endpoint<P> {
             .map(|(e, m)| (m.from, e, m.bytes))
     }
 
+    /// Whether any message waits that no receive has taken. Posting a receive can make outputs
+    /// (a `Fin`, a completion) only by matching one of them, so a driver with none waiting may
+    /// post without lending an outbox.
+    #[inline]
+    pub fn has_unexpected(&self) -> bool {
+        self.engine.unexpected_len() != 0
+    }
+
     /// The status of the message a receive with `pattern` would get now, without taking it.
     pub fn iprobe(&mut self, pattern: &Pattern) -> Option<Status> {
         self.engine.probe(pattern).map(|p| Status {
