@@ -177,11 +177,21 @@ impl Blocking<'_> {
 }
 
 impl Drop for Blocking<'_> {
+    /// Inlined: every blocking call's future is dropped once it completed, when this only reads
+    /// its step. A future dropped while it waits lets go of its request (out of line).
+    #[inline(always)]
     fn drop(&mut self) {
         if let Step::Waiting { id, .. } = self.step {
-            let_go(self.rt, id);
+            dropped_waiting(self.rt, id);
         }
     }
+}
+
+/// A blocking call's future dropped while it waits for request `id` (`let_go`): rare.
+#[cold]
+#[inline(never)]
+fn dropped_waiting(rt: &dyn RankRuntime, id: ReqId) {
+    let_go(rt, id);
 }
 
 /// A blocking send's future: a [`Blocking`] without the status.
