@@ -403,24 +403,33 @@ impl Kernel {
             .push_start(self.base..self.base + self.ranks.len() as u32);
     }
 
-    /// Sends what `rank`'s endpoint produced at time `t` (`outputs`, which the caller took
-    /// from the endpoint it has in hand: `Endpoint::take_outputs`), and wakes or stops on its
-    /// events. Inlined (with `send`) into its two callers, which feed every input: three calls
-    /// per simulated message.
+    /// Sends what `rank`'s endpoint produced at time `t` (`outputs` and `completed`, which the
+    /// caller took from the endpoint it has in hand: `Endpoint::take_outputs`,
+    /// `Endpoint::take_completed`), and wakes or stops on its events. Inlined (with `send`)
+    /// into its callers, which feed every input: three calls per simulated message.
     #[inline(always)]
-    pub fn flush(&mut self, rank: u32, t: u64, outputs: Option<Box<Outbox<Payload>>>) {
+    pub fn flush(
+        &mut self,
+        rank: u32,
+        t: u64,
+        outputs: Option<Box<Outbox<Payload>>>,
+        completed: bool,
+    ) {
         let Some(mut out) = outputs else {
+            // A completion alone (a message for a posted receive) needs no outbox.
+            if completed && !self.closed {
+                self.wake(rank, t);
+            }
             return;
         };
         // Many inputs produce nothing (posting a receive, taking a completed request): the
         // lent outbox then comes back as it went.
-        if !out.is_empty() {
+        if !out.is_empty() || completed {
             if self.closed {
                 while out.poll_transmit().is_some() {}
-                let _ = out.take_completed();
                 while out.poll_event().is_some() {}
             } else {
-                self.send(rank, t, &mut out);
+                self.send(rank, t, &mut out, completed);
             }
         }
         if self.outbox.is_none() {
@@ -428,15 +437,16 @@ impl Kernel {
         }
     }
 
-    /// Sends `rank`'s packets, then acts on its events (`flush`).
+    /// Sends `rank`'s packets, then wakes it if a request `completed`, then acts on its events
+    /// (`flush`).
     #[inline(always)]
-    fn send(&mut self, rank: u32, t: u64, out: &mut Outbox<Payload>) {
+    fn send(&mut self, rank: u32, t: u64, out: &mut Outbox<Payload>, completed: bool) {
         while let Some(tx) = out.poll_transmit() {
             self.transmit(rank, t, tx);
         }
         // Waking is idempotent at one time `t`, and independent of a failure: flagged
         // completions may go first.
-        if out.take_completed() {
+        if completed {
             self.wake(rank, t);
         }
         while let Some(event) = out.poll_event() {
@@ -608,15 +618,20 @@ impl Kernel {
                 r.wake_at(t, self.wake_ns);
             }
         }
-        r.endpoint.lend_outbox(&mut self.outbox);
+        // A message that needs no `Fin` makes no outputs but its completion, which is a flag
+        // (and, rarely, a strict ready send's error, which allocates an outbox): no loan.
+        if !matches!(packet, Packet::Message { ack: false, .. }) {
+            r.endpoint.lend_outbox(&mut self.outbox);
+        }
         r.endpoint.set_now(t);
         r.endpoint.handle_packet_sent_at(from, packet, sent_at);
+        let completed = r.endpoint.take_completed();
         let outputs = r.endpoint.take_outputs();
         if message.is_some() && r.wait.is_some_and(|w| w.on_arrival) {
             let at = r.wake_at(t, self.wake_ns);
             self.schedule_resume(to, at);
         }
-        self.flush(to, t, outputs);
+        self.flush(to, t, outputs, completed);
     }
 
     /// `rank`, which runs, polled in `call` and found nothing: its resume, scheduled by the

@@ -26,8 +26,14 @@ fn stamped(mut e: Error, t: u64) -> Error {
 /// Sends what an input that rarely has outputs made (`Kernel::flush`), out of line.
 #[cold]
 #[inline(never)]
-fn flush_rare(k: &mut Kernel, rank: u32, t: u64, outputs: Option<Box<Outbox<Payload>>>) {
-    k.flush(rank, t, outputs);
+fn flush_rare(
+    k: &mut Kernel,
+    rank: u32,
+    t: u64,
+    outputs: Option<Box<Outbox<Payload>>>,
+    completed: bool,
+) {
+    k.flush(rank, t, outputs, completed);
 }
 
 /// The error of a call on a rank whose run has ended ([`SimRank::ended`]), at the run's end.
@@ -129,9 +135,10 @@ impl SimRank {
         let ep = k.lend_outbox(self.rank);
         ep.set_now(t);
         let out = f(ep);
+        let completed = ep.take_completed();
         let outputs = ep.take_outputs();
         // Always: the flush also takes the lent outbox back.
-        k.flush(self.rank, t, outputs);
+        k.flush(self.rank, t, outputs, completed);
         out
     }
 
@@ -255,12 +262,13 @@ impl RankRuntime for SimRank {
         // Held here, not sent from the closure: the endpoint is borrowed from the kernel.
         let mut message = None;
         let started = ep.send_now(mode, to, envelope, payload, |tx| message = Some(tx));
+        let completed = ep.take_completed();
         let outputs = ep.take_outputs();
         if let Some(tx) = message {
             k.transmit(self.rank, t, tx);
         }
-        if outputs.is_some() {
-            flush_rare(&mut k, self.rank, t, outputs);
+        if outputs.is_some() || completed {
+            flush_rare(&mut k, self.rank, t, outputs, completed);
         }
         WaitPoll::started(started, error)
     }

@@ -175,6 +175,10 @@ pub struct Endpoint<P> {
     /// How a completion is told to the driver ([`Endpoint::set_completion_events`],
     /// [`Endpoint::flag_completions`]).
     completions: Completions,
+    /// Flagged completions: some request completed since the driver last took the flag
+    /// ([`Endpoint::take_completed`]). Kept here, not in the outbox, so that an input whose only
+    /// output is a completion (a message for a posted receive) needs no outbox.
+    completed: bool,
 }
 
 impl<P> Endpoint<P> {
@@ -195,6 +199,7 @@ impl<P> Endpoint<P> {
             system_used: 0,
             out: None,
             completions: Completions::Events,
+            completed: false,
         }
     }
 
@@ -217,12 +222,11 @@ impl<P> Endpoint<P> {
         };
     }
 
-    /// Tells completions by one flag in the outbox ([`Outbox::take_completed`]) instead of an
+    /// Tells completions by one flag ([`Endpoint::take_completed`]) instead of an
     /// [`Event::Completed`] each: for a driver that only needs to know that some request of
     /// this rank completed (a simulator wakes a waiting rank, which then looks at its requests
-    /// itself), it saves a queue push and pop per completion. Read the flag through
-    /// [`Endpoint::take_outputs`]; [`Endpoint::set_completion_events`] goes back to events or
-    /// to silence.
+    /// itself), it saves a queue push and pop per completion, and the outbox.
+    /// [`Endpoint::set_completion_events`] goes back to events or to silence.
     pub fn flag_completions(&mut self) {
         self.completions = Completions::Flag;
     }
@@ -401,7 +405,15 @@ impl<P> Endpoint<P> {
     /// driver's cheap test before draining them).
     #[inline]
     pub fn has_output(&self) -> bool {
-        self.out.as_deref().is_some_and(|o| !o.is_empty())
+        self.completed || self.out.as_deref().is_some_and(|o| !o.is_empty())
+    }
+
+    /// Whether some request completed since the flag was last taken, for an endpoint that
+    /// flags completions ([`Endpoint::flag_completions`]); the flag is then cleared. Take it
+    /// with the outputs ([`Endpoint::take_outputs`]), and act on it after the transmits.
+    #[inline]
+    pub fn take_completed(&mut self) -> bool {
+        std::mem::take(&mut self.completed)
     }
 
     /// The next packet to deliver. Drain in order after every input.
@@ -449,7 +461,7 @@ impl<P> Endpoint<P> {
     fn completed(&mut self, req: ReqId) {
         match self.completions {
             Completions::Events => self.push_event(Event::Completed(req)),
-            Completions::Flag => self.out.get_or_insert_with(Box::default).completed = true,
+            Completions::Flag => self.completed = true,
             Completions::Silent => {}
         }
     }

@@ -15,14 +15,10 @@ use std::collections::VecDeque;
 use super::Event;
 use crate::p2p::packet::Transmit;
 
-/// An endpoint's outputs in order: packets to send, then events (drain in that order), and
-/// whether a request completed, for an endpoint that flags completions
-/// ([`Endpoint::flag_completions`](super::Endpoint::flag_completions)).
+/// An endpoint's outputs in order: packets to send, then events (drain in that order).
 pub struct Outbox<P> {
     pub(super) transmits: VecDeque<Transmit<P>>,
     pub(super) events: VecDeque<Event>,
-    /// Some request became complete for the program since the flag was last taken.
-    pub(super) completed: bool,
 }
 
 impl<P> Default for Outbox<P> {
@@ -30,7 +26,6 @@ impl<P> Default for Outbox<P> {
         Outbox {
             transmits: VecDeque::new(),
             events: VecDeque::new(),
-            completed: false,
         }
     }
 }
@@ -49,17 +44,10 @@ impl<P> Outbox<P> {
         self.events.pop_front()
     }
 
-    /// Whether some request became complete for the program (an endpoint that flags
-    /// completions); the flag is then cleared. Take it with the events, after the transmits.
-    #[inline]
-    pub fn take_completed(&mut self) -> bool {
-        std::mem::take(&mut self.completed)
-    }
-
-    /// Whether both queues are empty and no completion is flagged.
+    /// Whether both queues are empty.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.transmits.is_empty() && self.events.is_empty() && !self.completed
+        self.transmits.is_empty() && self.events.is_empty()
     }
 }
 
