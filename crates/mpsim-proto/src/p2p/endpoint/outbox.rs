@@ -9,6 +9,12 @@
 //! outbox for the next loan. Its storage then moves from endpoint to endpoint instead of each
 //! keeping queues of its own. A driver that does neither (the threads backend) gets an outbox
 //! allocated at the first output and kept.
+//!
+//! An endpoint that flags completions
+//! ([`Endpoint::flag_completions`](super::Endpoint::flag_completions)) keeps that flag beside
+//! the outbox, not in it: such a driver also takes
+//! [`Endpoint::take_completed`](super::Endpoint::take_completed) after every input, with or
+//! without an outbox.
 
 use std::collections::VecDeque;
 
@@ -81,7 +87,8 @@ impl<P> super::Endpoint<P> {
 
     /// Takes the endpoint's outbox with the outputs in it: the driver drains them from there
     /// ([`Outbox::poll_transmit`], then [`Outbox::poll_event`]) and keeps it to lend again. The
-    /// endpoint then holds no output memory until its next output or loan.
+    /// endpoint then holds no output memory until its next output or loan. A flagged
+    /// completion is not in it: take it with `take_completed` (module doc).
     #[inline]
     pub fn take_outputs(&mut self) -> Option<Box<Outbox<P>>> {
         self.out.take()
