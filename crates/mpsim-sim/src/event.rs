@@ -266,7 +266,7 @@ impl Queue {
     #[inline(always)]
     pub fn push(&mut self, key: Key, body: Body) {
         match self.front.get() {
-            None if self.heap_min().is_none_or(|m| key < m) && self.before_start(key) => {
+            None if self.before_heap(key) && self.before_start(key) => {
                 self.set_front(key, body);
             }
             Some(front_key) if key < front_key => {
@@ -304,6 +304,14 @@ impl Queue {
     fn before_start(&self, key: Key) -> bool {
         (self.start.is_empty() || self.start_key().is_none_or(|m| key < m))
             && key.time <= self.checkpoint.0
+    }
+
+    /// Whether `key` comes before every event in the heap. The empty heap is told inline: it
+    /// is the common case of a chain of events (a ring's), and the out-of-line `heap_min`
+    /// hands its key back through memory.
+    #[inline(always)]
+    fn before_heap(&self, key: Key) -> bool {
+        self.heap.is_empty() || self.heap_min().is_none_or(|m| key < m)
     }
 
     #[inline]

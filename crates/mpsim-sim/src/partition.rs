@@ -231,8 +231,23 @@ where
                 .as_mut()
                 .expect("an unfinished rank has its future");
             let cpu = measured.then(cpu_time::ThreadTime::now);
-            let polled = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
-                .unwrap_or_else(|panic| Poll::Ready(Err(Error::from_panic(rank, &*panic))));
+            // What comes out of the unwind guard is whether the program is still pending, one
+            // byte: its result, with an error as large as it is, is moved out only when it
+            // ends (moved whole through the guard, it was copied twice on every poll).
+            let mut ended = None;
+            let pending = catch_unwind(AssertUnwindSafe(|| {
+                let polled = fut.as_mut().poll(&mut cx);
+                let pending = polled.is_pending();
+                if let Poll::Ready(result) = polled {
+                    ended = Some(result);
+                }
+                pending
+            }));
+            let polled = match pending {
+                Ok(true) => Poll::Pending,
+                Ok(false) => Poll::Ready(ended.expect("a program that ended has its result")),
+                Err(panic) => Poll::Ready(Err(Error::from_panic(rank, &*panic))),
+            };
             let mut k = kernel.borrow_mut();
             if let Some(cpu) = cpu {
                 let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
