@@ -93,12 +93,11 @@ impl SimRank {
     /// blocking receive that waits comes here once.
     #[inline(always)]
     fn suspend(&self, k: &mut Kernel, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
-        // X1: overhead the rank still owes is CPU work before it can block; it waits after.
-        if let Some(at) = k.settle_overhead(self.rank) {
-            k.schedule_resume(self.rank, at);
+        let r = &mut k.ranks[self.idx];
+        if r.overhead_ns != 0 {
+            self.settle_first(k);
             return;
         }
-        let r = &mut k.ranks[self.idx];
         let since = r.wait.map_or(r.clock, |w| w.since);
         r.wait = Some(Wait {
             since,
@@ -106,6 +105,16 @@ impl SimRank {
             req,
             on_arrival,
         });
+    }
+
+    /// X1: a wait of a rank that still owes overhead: that is CPU work before it can block, so
+    /// it is put on the clock and the rank resumes after it, to wait then. Out of line: rare.
+    #[cold]
+    #[inline(never)]
+    fn settle_first(&self, k: &mut Kernel) {
+        if let Some(at) = k.settle_overhead(self.rank) {
+            k.schedule_resume(self.rank, at);
+        }
     }
 
     /// The kernel, borrowed for a call of this rank's program, and the time the call acts at
