@@ -108,8 +108,9 @@ impl SimRank {
     }
 
     /// X1: a wait of a rank that still owes overhead: that is CPU work before it can block, so
-    /// it is put on the clock and the rank resumes after it, to wait then. Out of line: rare.
-    #[cold]
+    /// it is put on the clock and the rank resumes after it, to wait then. Out of line, not
+    /// cold: only nonblocking calls and a shared core's hand-over (X2) make overhead, so the
+    /// blocking calls' waits skip it, but programs of nonblocking calls come here often.
     #[inline(never)]
     fn settle_first(&self, k: &mut Kernel) {
         if let Some(at) = k.settle_overhead(self.rank) {
