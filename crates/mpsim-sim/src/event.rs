@@ -299,7 +299,9 @@ impl Queue {
         }
     }
 
-    /// Whether `key` comes before every start resume still queued.
+    /// Whether `key` comes before every start resume still queued and no later than a queued
+    /// checkpoint (which runs after every other event of its time): the rest of what the front
+    /// must come before, beside the heap ([`Queue::before_heap`]).
     #[inline]
     fn before_start(&self, key: Key) -> bool {
         (self.start.is_empty() || self.start_key().is_none_or(|m| key < m))

@@ -1,7 +1,7 @@
 //! The host's memory, watched so that a simulation too big for it ends with an error rather
 //! than a kill: a run whose ranks cannot fit is refused before it starts ([`check_fits`]), and a
 //! run that grows toward exhausting the host (its programs' own data, millions of messages in
-//! flight) is stopped while the host still has a margin left ([`Watch`]). Without this, Linux's
+//! flight) is stopped while the host still has a margin left ([`MemoryWatch`]). Without this, Linux's
 //! out-of-memory killer ends the process with SIGKILL and not a word, after minutes of paging.
 //!
 //! Results never depend on it: a run that fits never sees it, and one that does not stops with
