@@ -225,6 +225,33 @@ pub trait RankRuntime {
         })
     }
 
+    /// Starts a nonblocking send for the program's call `call` ([`Endpoint::isend_as`]) after
+    /// charging its request's overhead ([`RankRuntime::request_overhead`]), as
+    /// [`RankRuntime::start_on_endpoint`] would: its request, or its error (not stamped with a
+    /// time: the caller does). Backends override it to post without a dyn closure: it is every
+    /// `isend` and every start of a persistent send.
+    fn start_isend(
+        &self,
+        call: &'static str,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: Payload,
+    ) -> Result<ReqId, Error> {
+        self.request_overhead(Posting::Send);
+        start_on_endpoint_for(self, |ep| ep.isend_as(call, mode, to, envelope, payload))
+    }
+
+    /// Posts a nonblocking receive of up to `capacity` bytes ([`Endpoint::irecv_from`]) after
+    /// charging its request's overhead ([`RankRuntime::request_overhead`]), as
+    /// [`RankRuntime::start_on_endpoint`] would. `source_world` is as for
+    /// [`RankRuntime::start_recv_into`]. Backends override it to post without a dyn closure: it
+    /// is every `irecv` and every start of a persistent receive.
+    fn start_irecv(&self, pattern: Pattern, capacity: usize, source_world: Option<u32>) -> ReqId {
+        self.request_overhead(Posting::Recv);
+        start_on_endpoint_for(self, |ep| ep.irecv_from(pattern, capacity, source_world))
+    }
+
     /// Ready when `req` is complete for the program; otherwise registers the rank as waiting on
     /// it (a deadlock report names it as `call`) and arranges a wake-up. An error ends the wait
     /// for a run-wide reason (deadlock, another rank failed).

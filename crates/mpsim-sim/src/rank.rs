@@ -45,6 +45,18 @@ fn run_ended(k: &Kernel, rank: u32, call: &'static str) -> Error {
     Error::RunEnded { site }
 }
 
+/// X1: the CPU overhead of posting a request of kind `posting` under `k`'s model (0 unless
+/// the model's `[cpu]` sets it).
+#[inline]
+fn posting_overhead(k: &Kernel, posting: Posting) -> u64 {
+    let cpu = &k.model().cpu;
+    let o = match posting {
+        Posting::Send => cpu.send_overhead_ns,
+        Posting::Recv => cpu.recv_overhead_ns,
+    };
+    cpu.shared_overhead_ns(k.total, o)
+}
+
 pub(crate) struct SimRank {
     pub kernel: Rc<RefCell<Kernel>>,
     pub rank: u32,
@@ -136,12 +148,37 @@ impl SimRank {
         (k, t)
     }
 
+    /// [`SimRank::begin_call`] of a nonblocking call that posts a request of kind `posting`,
+    /// whose overhead (X1) is charged first: the call acts that much later.
+    #[inline]
+    fn begin_posting(&self, posting: Posting) -> (RefMut<'_, Kernel>, u64) {
+        let mut k = self.kernel.borrow_mut();
+        let o = posting_overhead(&k, posting);
+        let Some(r) = k.ranks.get_mut(self.idx) else {
+            let end = k.now;
+            return (k, end);
+        };
+        r.overhead_ns = r.overhead_ns.saturating_add(o);
+        let t = r.clock.saturating_add(r.overhead_ns);
+        (k, t)
+    }
+
     /// Runs `f` on this rank's endpoint at the time of the call and sends what it produced
     /// (every input of the program; a generic, so that a call made with a known function
     /// inlines it).
     #[inline]
     fn on_endpoint<R>(&self, f: impl FnOnce(&mut Endpoint<Payload>) -> R) -> R {
-        let (mut k, t) = self.begin_call();
+        self.on_endpoint_at(self.begin_call(), f)
+    }
+
+    /// [`SimRank::on_endpoint`] with the kernel borrowed and the call's time found already
+    /// (`begin_call`, `begin_posting`).
+    #[inline(always)]
+    fn on_endpoint_at<R>(
+        &self,
+        (mut k, t): (RefMut<'_, Kernel>, u64),
+        f: impl FnOnce(&mut Endpoint<Payload>) -> R,
+    ) -> R {
         let ep = k.lend_outbox(self.rank);
         ep.set_now(t);
         let out = f(ep);
@@ -283,6 +320,28 @@ impl RankRuntime for SimRank {
         WaitPoll::started(started, error)
     }
 
+    /// A nonblocking send: its overhead (X1) is charged and it starts in one call, with no dyn
+    /// closure.
+    fn start_isend(
+        &self,
+        call: &'static str,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: Payload,
+    ) -> Result<ReqId, Error> {
+        self.on_endpoint_at(self.begin_posting(Posting::Send), |ep| {
+            ep.isend_as(call, mode, to, envelope, payload)
+        })
+    }
+
+    /// A nonblocking receive: as `start_isend`.
+    fn start_irecv(&self, pattern: Pattern, capacity: usize, source_world: Option<u32>) -> ReqId {
+        self.on_endpoint_at(self.begin_posting(Posting::Recv), |ep| {
+            ep.irecv_from(pattern, capacity, source_world)
+        })
+    }
+
     fn poll_done(
         &self,
         req: ReqId,
@@ -338,12 +397,7 @@ impl RankRuntime for SimRank {
 
     fn request_overhead(&self, posting: Posting) {
         let mut k = self.kernel.borrow_mut();
-        let cpu = &k.model().cpu;
-        let o = match posting {
-            Posting::Send => cpu.send_overhead_ns,
-            Posting::Recv => cpu.recv_overhead_ns,
-        };
-        let o = cpu.shared_overhead_ns(k.total, o);
+        let o = posting_overhead(&k, posting);
         if let Some(r) = k.ranks.get_mut(self.idx) {
             r.overhead_ns = r.overhead_ns.saturating_add(o);
         }

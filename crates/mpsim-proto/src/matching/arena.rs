@@ -95,8 +95,9 @@ impl<T, const L: usize> Arena<T, L> {
             .filter(|s| s.value.is_some() && s.seq == seq)
     }
 
-    /// Stores a new entry, on no list yet, and returns its index.
-    #[inline]
+    /// Stores a new entry, on no list yet, and returns its index. Always inlined: see
+    /// `Engine::post`.
+    #[inline(always)]
     pub fn insert(&mut self, seq: u64, key: Key, value: T) -> u32 {
         let slot = Slot {
             value: Some(value),

@@ -217,8 +217,9 @@ impl<R, M> Engine<R, M> {
     // ---- inputs ----
 
     /// A receive with `pattern` is posted (M2): it takes the earliest-arrived unexpected message
-    /// it accepts, or waits in the posted queue.
-    #[inline]
+    /// it accepts, or waits in the posted queue. Always inlined, as what it calls: see
+    /// `Endpoint::post_recv`.
+    #[inline(always)]
     pub fn post(&mut self, pattern: Pattern, recv: R) -> Posted<R, M> {
         let key = pattern.key();
         if let Some(idx) = self.find_unexpected(&key) {
@@ -328,8 +329,8 @@ impl<R, M> Engine<R, M> {
         seq
     }
 
-    /// The earliest unexpected message accepted by `pattern`.
-    #[inline]
+    /// The earliest unexpected message accepted by `pattern`. Always inlined: see `post`.
+    #[inline(always)]
     fn find_unexpected(&mut self, pattern: &Key) -> Option<u32> {
         let queue = self.unexpected.as_deref_mut()?;
         if queue.len() == 0 {

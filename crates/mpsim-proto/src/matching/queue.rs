@@ -149,8 +149,8 @@ impl<T, const L: usize> Queue<T, L> {
         self.arena.live(idx, seq)
     }
 
-    /// Appends an entry; returns its index.
-    #[inline]
+    /// Appends an entry; returns its index. Always inlined: see `Engine::post`.
+    #[inline(always)]
     pub fn push(&mut self, seq: u64, key: Key, value: T) -> u32 {
         let idx = self.arena.insert(seq, key, value);
         self.arena.push_back(&mut self.order, idx, 0);

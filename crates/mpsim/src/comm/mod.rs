@@ -71,8 +71,8 @@ use std::time::Duration;
 use mpsim_proto::deadlock::Awaited;
 use mpsim_proto::error::{Error, Result, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
-use mpsim_proto::p2p::{ReqId, SendMode, Status};
-use mpsim_proto::runtime::{PAYLOAD_INLINE, Payload, Posting, RankRuntime, start_on_endpoint_for};
+use mpsim_proto::p2p::{SendMode, Status};
+use mpsim_proto::runtime::{PAYLOAD_INLINE, Payload, Posting, RankRuntime};
 
 pub use create::CommCompare;
 use create::mix;
@@ -299,36 +299,20 @@ impl Comm {
         dest: u32,
         tag: i32,
     ) -> Result<Request<'static>> {
-        self.rt().request_overhead(Posting::Send);
-        Ok(
-            match self.start_send_on(context, names.call, mode, bytes, dest, tag)? {
-                None => Request::null(self.rt().clone(), Status::default(), None),
-                Some(id) => Request::active(self.rt().clone(), id, names, None),
-            },
-        )
-    }
-
-    /// Starts a nonblocking send on the endpoint for the program's call `call`: the request to
-    /// wait for, or `None` for `PROC_NULL`. (Blocking sends start in `Comm::send_blocking`.)
-    fn start_send_on(
-        &self,
-        context: ContextId,
-        call: &'static str,
-        mode: SendMode,
-        bytes: &[u8],
-        dest: u32,
-        tag: i32,
-    ) -> Result<Option<ReqId>> {
+        let call = names.call;
         if dest == PROC_NULL {
-            return Ok(None);
+            self.rt().request_overhead(Posting::Send);
+            return Ok(Request::null(self.rt().clone(), Status::default(), None));
         }
         let payload = self.copy_data(call, bytes, dest, tag)?;
         let to = self.world_rank(dest);
         let envelope = Envelope::new(context, self.rank(), tag);
-        start_on_endpoint_for(&**self.rt(), |ep| {
-            ep.isend_as(call, mode, to, envelope, payload).map(Some)
-        })
-        .map_err(|e| stamped(&**self.rt(), e))
+        // The request's overhead (X1) is charged by the runtime's start.
+        let id = self
+            .rt()
+            .start_isend(call, mode, to, envelope, payload)
+            .map_err(|e| stamped(&**self.rt(), e))?;
+        Ok(Request::active(self.rt().clone(), id, names, None))
     }
 
     /// The sender's copy of a message's data (`bytes`, for `call` to `dest` with `tag`), or
@@ -385,12 +369,9 @@ impl Comm {
         let Some(pattern) = pattern else {
             return Request::null(self.rt().clone(), proc_null_status(), Some(buf));
         };
-        self.rt().request_overhead(Posting::Recv);
         let source_world = self.source_world(&pattern);
-        let capacity = buf.len();
-        let id = start_on_endpoint_for(&**self.rt(), |ep| {
-            ep.irecv_from(pattern, capacity, source_world)
-        });
+        // The request's overhead (X1) is charged by the runtime's start.
+        let id = self.rt().start_irecv(pattern, buf.len(), source_world);
         Request::active(self.rt().clone(), id, names, Some(buf))
     }
 
