@@ -330,16 +330,44 @@ impl RankRuntime for SimRank {
         envelope: Envelope,
         payload: Payload,
     ) -> Result<ReqId, Error> {
-        self.on_endpoint_at(self.begin_posting(Posting::Send), |ep| {
-            ep.isend_as(call, mode, to, envelope, payload)
-        })
+        let (mut k, t) = self.begin_posting(Posting::Send);
+        let Some(r) = k.ranks.get_mut(self.idx) else {
+            return self
+                .on_endpoint_at((k, t), |ep| ep.isend_as(call, mode, to, envelope, payload));
+        };
+        // As `start_blocking_send`: the message goes to the kernel as it is made.
+        let ep = &mut r.endpoint;
+        ep.set_now(t);
+        let mut message = None;
+        let started = ep.isend_now(call, mode, to, envelope, payload, |tx| message = Some(tx));
+        let completed = ep.take_completed();
+        let outputs = ep.take_outputs();
+        if let Some(tx) = message {
+            k.transmit(self.rank, t, tx);
+        }
+        if outputs.is_some() || completed {
+            flush_rare(&mut k, self.rank, t, outputs, completed);
+        }
+        started
     }
 
     /// A nonblocking receive: as `start_isend`.
     fn start_irecv(&self, pattern: Pattern, capacity: usize, source_world: Option<u32>) -> ReqId {
-        self.on_endpoint_at(self.begin_posting(Posting::Recv), |ep| {
-            ep.irecv_from(pattern, capacity, source_world)
-        })
+        let (mut k, t) = self.begin_posting(Posting::Recv);
+        // As `start_recv_into`: with no message waiting, nothing can match, so no outputs.
+        if let Some(r) = k.ranks.get_mut(self.idx)
+            && !r.endpoint.has_unexpected()
+        {
+            let ep = &mut r.endpoint;
+            ep.set_now(t);
+            let req = ep.irecv_from(pattern, capacity, source_world);
+            debug_assert!(
+                !ep.has_output(),
+                "a receive that matched nothing made outputs"
+            );
+            return req;
+        }
+        self.on_endpoint_at((k, t), |ep| ep.irecv_from(pattern, capacity, source_world))
     }
 
     fn poll_done(

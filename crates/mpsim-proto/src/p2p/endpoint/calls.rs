@@ -79,6 +79,28 @@ impl<P: MessageData> Endpoint<P> {
         Ok(req)
     }
 
+    /// Starts a nonblocking send as [`Endpoint::isend_as`], handing its message to `transport`
+    /// as [`Endpoint::send_now`] does.
+    #[inline]
+    pub fn isend_now(
+        &mut self,
+        call: &'static str,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: P,
+        transport: impl FnOnce(Transmit<P>),
+    ) -> Result<ReqId, Error> {
+        let queued = self.out.as_deref().is_some_and(|o| !o.transmits.is_empty());
+        let (req, transmit) = self.make_send(call, mode, to, envelope, payload, true)?;
+        if queued {
+            self.push_transmit(transmit);
+        } else {
+            transport(transmit);
+        }
+        Ok(req.expect("a send the program holds always has a request"))
+    }
+
     /// `isend` (`held`: the program holds the request) and `send` (it does not, when the send
     /// completes at once), made by the program's call `call`.
     fn start_send(
