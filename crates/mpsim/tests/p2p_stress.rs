@@ -36,9 +36,11 @@
 //! receive. Before the ready send, `s` waits for that receive (it gets a non-ready message from
 //! `d`: channels carry their non-ready messages first), so `d` has posted all its receives of the
 //! round. The run is in strict mode, so an rsend that found no posted receive would fail the test
-//! (`ReadyNotPosted`). (The wait is a `wait_all` on that one receive rather than a `wait_any` over
-//! all of them: `wait_any` can miss a wake-up on the threads backend and park for good — a
-//! library bug, reported separately.)
+//! (`ReadyNotPosted`). (The wait is a `wait_all` on that one receive, the one the ready send
+//! depends on, rather than a `wait_any` over all of them. A `wait_any` that missed a wake-up
+//! and parked for good on the threads backend, found while writing this test, was fixed in
+//! the same change; `request.rs` keeps its regression test
+//! (`p2p_p17_wait_any_sees_a_completion_its_own_poll_took_in`).)
 //!
 //! Buffered sends: every rank attaches the total its buffered sends of the whole run may need
 //! (`bytes + BSEND_OVERHEAD` each): a buffered message holds its bytes until it is delivered,
