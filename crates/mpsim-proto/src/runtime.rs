@@ -41,6 +41,9 @@ impl WaitPoll {
     const PENDING_BIT: u64 = 1 << 63;
     const FAILED_BIT: u64 = 1 << 62;
     const CANCELLED_BIT: u64 = 1 << 61;
+    /// Beside `FAILED_BIT`: the error is the request's own (it is finished, as a `Truncate`),
+    /// not the wait's (a deadlock, the run's end). A failed poll carries no byte count.
+    const OWN_ERROR_BIT: u64 = 1 << 60;
     /// Byte counts up to 2^61 - 1 fit below the flags (a message is one allocation: far less).
     const BYTES: u64 = Self::CANCELLED_BIT - 1;
 
@@ -138,6 +141,24 @@ impl WaitPoll {
     pub fn failed(e: Error, error: &mut Option<Error>) -> Self {
         *error = Some(e);
         Self::FAILED
+    }
+
+    /// Failed with the request's own error `e` (the request is finished: a receive's
+    /// `Truncate`), put in `error`; [`WaitPoll::failed`] is the wait's.
+    #[cold]
+    pub fn failed_request(e: Error, error: &mut Option<Error>) -> Self {
+        *error = Some(e);
+        WaitPoll {
+            ids: 0,
+            bytes: Self::FAILED_BIT | Self::OWN_ERROR_BIT,
+        }
+    }
+
+    /// Whether this failed with the request's own error ([`WaitPoll::failed_request`]).
+    #[inline]
+    pub fn is_request_error(self) -> bool {
+        self.bytes & (Self::FAILED_BIT | Self::OWN_ERROR_BIT)
+            == Self::FAILED_BIT | Self::OWN_ERROR_BIT
     }
 
     /// The poll unpacked: `Err(())` means failed, with the error handed out beside it.
@@ -300,18 +321,20 @@ pub trait RankRuntime {
         buf: Option<&mut [u8]>,
         error: &mut Option<Error>,
     ) -> WaitPoll {
-        let polled = self.poll_complete(req, call, cx).map(|polled| {
-            polled.and_then(|mut completion| {
-                completion.finish_into(buf).map_err(|e| {
+        match self.poll_complete(req, call, cx) {
+            Poll::Pending => WaitPoll::PENDING,
+            Poll::Ready(Err(e)) => WaitPoll::failed(e, error),
+            Poll::Ready(Ok(mut completion)) => match completion.finish_into(buf) {
+                Ok(status) => WaitPoll::ready(status),
+                Err(e) => {
                     let mut e = *e;
                     if let Some(t) = self.virtual_time() {
                         e.stamp_time(t);
                     }
-                    e
-                })
-            })
-        });
-        WaitPoll::new(polled, error)
+                    WaitPoll::failed_request(e, error)
+                }
+            },
+        }
     }
 
     /// A nonblocking call is about to post a request of kind `posting`. Simulated backends

@@ -417,7 +417,7 @@ impl RankRuntime for SimRank {
             // Stamped as `now_ns` reads the time (X1: the overhead owed is time spent).
             Some(Err(e)) => {
                 let t = r.clock.saturating_add(r.overhead_ns);
-                return WaitPoll::failed(stamped(*e, t), error);
+                return WaitPoll::failed_request(stamped(*e, t), error);
             }
             None => {}
         }

@@ -435,7 +435,10 @@ impl RankRuntime for ThreadRank {
         let mut ep = self.endpoint.borrow_mut();
         self.progress(&mut ep);
         if let Some(out) = ep.finish_if_done(req, buf) {
-            return WaitPoll::new(Poll::Ready(out.map_err(|e| *e)), error);
+            return match out {
+                Ok(status) => WaitPoll::ready(status),
+                Err(e) => WaitPoll::failed_request(*e, error),
+            };
         }
         drop(ep);
         WaitPoll::new(self.blocked(call, Some(req)), error)

@@ -104,9 +104,43 @@ impl<'b> Request<'b> {
             State::Null { status, .. } => return Ok(status),
             State::Active { id, names, .. } => (id, user_call.unwrap_or(names.wait)),
         };
+        // The runtime finishes the request into its buffer while it holds the endpoint
+        // (`poll_complete_into`, as a blocking wait does): no completion comes out through
+        // memory.
         let rt = Rc::clone(&self.rt);
-        let completion = poll_fn(|cx| rt.poll_complete(id, call, cx)).await?;
-        self.complete_with(completion)
+        let mut error = None;
+        let polled = poll_fn(|cx| {
+            let State::Active { buf, .. } = &mut self.state else {
+                unreachable!("an active request waits");
+            };
+            let polled = rt.poll_complete_into(id, call, cx, buf.as_deref_mut(), &mut error);
+            if polled.get().is_pending() {
+                Poll::Pending
+            } else {
+                Poll::Ready(polled)
+            }
+        })
+        .await;
+        let status = match polled.get() {
+            Poll::Ready(Ok(status)) => status,
+            // The wait failed (the run deadlocked or ended): the request stays active.
+            _ if !polled.is_request_error() => {
+                return Err(error.expect("a failed wait hands out its error"));
+            }
+            // A request that failed reported its error once; waited for again, it is an
+            // inactive request (MPI's empty status), not a success with the failed message's.
+            _ => empty_status(),
+        };
+        let State::Active { buf, names, .. } =
+            std::mem::replace(&mut self.state, State::Null { status, buf: None })
+        else {
+            unreachable!("matched Active above");
+        };
+        self.state = State::Null { status, buf };
+        match error {
+            None => Ok(status),
+            Some(e) => Err(stamped(&*self.rt, named(e, names.call))),
+        }
     }
 
     /// Completes the request if it is done (`Some(status)`), without blocking for it.
