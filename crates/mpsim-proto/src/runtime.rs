@@ -24,7 +24,8 @@ pub const PAYLOAD_INLINE: usize = 16;
 /// A blocking call's start or wait as the runtime answers it ([`RankRuntime::start_recv_into`],
 /// [`RankRuntime::start_blocking_send`], [`RankRuntime::poll_complete_into`]), in two words:
 /// pending (after a start: on the request it posted), ready with the request's status, or
-/// failed (the error is handed out beside it). Every blocking call crosses the runtime's `dyn`
+/// failed (the error is handed out beside it; a wait says whether it is the request's own,
+/// [`WaitPoll::is_request_error`]). Every blocking call crosses the runtime's `dyn`
 /// boundary. As a `Poll<Result<Status, Error>>` the answer went through memory, written field
 /// by field and copied on with wider loads, which cannot take their data from the narrower
 /// stores just made and wait for them to reach the cache (a store-to-load interlock, `perf stat
@@ -308,11 +309,13 @@ pub trait RankRuntime {
     /// As [`RankRuntime::poll_complete`], but ready with the request finished as the program
     /// gets it ([`Completion::finish_into`]): a receive's data copied into `buf`, then its
     /// status, or an error put in `error` (stamped with the rank's virtual time as every error
-    /// the program gets). An error may also be a wait that ended early, as from
-    /// `poll_complete`: the program then still holds the request, so a caller lets go of it on
-    /// any error (letting go of a finished request does nothing: its handle is spent). Every
-    /// blocking wait comes here, which is why the result is a [`WaitPoll`] (two words, returned
-    /// in registers) and backends override it to copy the data while they hold the endpoint.
+    /// the program gets). The request's own error (a `Truncate`: the request is finished) is
+    /// [`WaitPoll::failed_request`]; an error may also be a wait that ended early, as from
+    /// `poll_complete` ([`WaitPoll::failed`]): the program then still holds the request, so a
+    /// blocking call lets go of it on any error (letting go of a finished request does nothing:
+    /// its handle is spent), and a `Request` stays active. Every wait comes here, which is why
+    /// the result is a [`WaitPoll`] (two words, returned in registers) and backends override
+    /// it to copy the data while they hold the endpoint.
     fn poll_complete_into(
         &self,
         req: ReqId,
