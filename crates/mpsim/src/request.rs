@@ -8,7 +8,7 @@
 
 use std::future::poll_fn;
 use std::rc::Rc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{Completion, ReqId, Status, discarded_receive};
@@ -100,36 +100,41 @@ impl<'b> Request<'b> {
         &mut self,
         user_call: Option<&'static str>,
     ) -> Result<Status> {
-        let (id, call) = match self.state {
-            State::Null { status, .. } => return Ok(status),
-            State::Active { id, names, .. } => (id, user_call.unwrap_or(names.wait)),
-        };
-        // The runtime finishes the request into its buffer while it holds the endpoint
-        // (`poll_complete_into`, as a blocking wait does): no completion comes out through
-        // memory.
-        let rt = Rc::clone(&self.rt);
         let mut error = None;
-        let polled = poll_fn(|cx| {
-            let State::Active { buf, .. } = &mut self.state else {
-                unreachable!("an active request waits");
-            };
-            let polled = rt.poll_complete_into(id, call, cx, buf.as_deref_mut(), &mut error);
-            if polled.get().is_pending() {
-                Poll::Pending
-            } else {
-                Poll::Ready(polled)
-            }
-        })
-        .await;
+        match poll_fn(|cx| self.poll_wait(user_call, cx, &mut error)).await {
+            Ok(status) => Ok(status),
+            Err(()) => Err(error.expect("a failed wait hands out its error")),
+        }
+    }
+
+    /// One poll of [`Request::wait_in_place`]: ready with the status, or failed with the error
+    /// put in `error` (a small `Poll`: an error, as large as it is, stays where the caller
+    /// keeps it). `wait_all` polls its requests through it with no future per request.
+    ///
+    /// The runtime finishes the request into its buffer while it holds the endpoint
+    /// (`poll_complete_into`, as a blocking wait does): no completion comes out through memory.
+    #[inline]
+    fn poll_wait(
+        &mut self,
+        user_call: Option<&'static str>,
+        cx: &mut Context<'_>,
+        error: &mut Option<Error>,
+    ) -> Poll<std::result::Result<Status, ()>> {
+        let (id, call, buf) = match &mut self.state {
+            State::Null { status, .. } => return Poll::Ready(Ok(*status)),
+            State::Active { id, names, buf } => (*id, user_call.unwrap_or(names.wait), buf),
+        };
+        let polled = self
+            .rt
+            .poll_complete_into(id, call, cx, buf.as_deref_mut(), error);
         let status = match polled.get() {
+            Poll::Pending => return Poll::Pending,
             Poll::Ready(Ok(status)) => status,
             // The wait failed (the run deadlocked or ended): the request stays active.
-            _ if !polled.is_request_error() => {
-                return Err(error.expect("a failed wait hands out its error"));
-            }
+            Poll::Ready(Err(())) if !polled.is_request_error() => return Poll::Ready(Err(())),
             // A request that failed reported its error once; waited for again, it is an
             // inactive request (MPI's empty status), not a success with the failed message's.
-            _ => empty_status(),
+            Poll::Ready(Err(())) => empty_status(),
         };
         let State::Active { buf, names, .. } =
             std::mem::replace(&mut self.state, State::Null { status, buf: None })
@@ -137,9 +142,12 @@ impl<'b> Request<'b> {
             unreachable!("matched Active above");
         };
         self.state = State::Null { status, buf };
-        match error {
-            None => Ok(status),
-            Some(e) => Err(stamped(&*self.rt, named(e, names.call))),
+        match error.take() {
+            None => Poll::Ready(Ok(status)),
+            Some(e) => {
+                *error = Some(stamped(&*self.rt, named(e, names.call)));
+                Poll::Ready(Err(()))
+            }
         }
     }
 
@@ -280,15 +288,25 @@ pub(crate) async fn wait_all_in(
 ) -> Result<Vec<Status>> {
     let mut statuses = Vec::with_capacity(requests.len());
     let mut first_error = None;
-    for r in requests.iter_mut() {
-        match r.wait_in_place(Some(call)).await {
-            Ok(s) => statuses.push(s),
-            Err(e) => {
-                statuses.push(Status::default());
-                first_error.get_or_insert(e);
+    // One poll function over the requests in order, each polled in place (no future per
+    // request): the next is polled only once the one before is complete, as awaiting them one
+    // by one would.
+    let mut error = None;
+    poll_fn(|cx| {
+        while let Some(r) = requests.get_mut(statuses.len()) {
+            match r.poll_wait(Some(call), cx, &mut error) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(s)) => statuses.push(s),
+                Poll::Ready(Err(())) => {
+                    statuses.push(Status::default());
+                    let e = error.take().expect("a failed wait hands out its error");
+                    first_error.get_or_insert(e);
+                }
             }
         }
-    }
+        Poll::Ready(())
+    })
+    .await;
     match first_error {
         Some(e) => Err(e),
         None => Ok(statuses),
