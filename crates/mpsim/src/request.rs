@@ -101,10 +101,9 @@ impl<'b> Request<'b> {
         user_call: Option<&'static str>,
     ) -> Result<Status> {
         let mut error = None;
-        match poll_fn(|cx| self.poll_wait(user_call, cx, &mut error)).await {
-            Ok(status) => Ok(status),
-            Err(()) => Err(error.expect("a failed wait hands out its error")),
-        }
+        poll_fn(|cx| self.poll_wait(user_call, cx, &mut error))
+            .await
+            .map_err(|()| error.expect("a failed wait hands out its error"))
     }
 
     /// One poll of [`Request::wait_in_place`]: ready with the status, or failed with the error
@@ -127,28 +126,14 @@ impl<'b> Request<'b> {
         let polled = self
             .rt
             .poll_complete_into(id, call, cx, buf.as_deref_mut(), error);
-        let status = match polled.get() {
+        let outcome = match polled.get() {
             Poll::Pending => return Poll::Pending,
-            Poll::Ready(Ok(status)) => status,
+            Poll::Ready(Ok(status)) => Ok(status),
             // The wait failed (the run deadlocked or ended): the request stays active.
             Poll::Ready(Err(())) if !polled.is_request_error() => return Poll::Ready(Err(())),
-            // A request that failed reported its error once; waited for again, it is an
-            // inactive request (MPI's empty status), not a success with the failed message's.
-            Poll::Ready(Err(())) => empty_status(),
+            Poll::Ready(Err(())) => Err(error.take().expect("a failed wait hands out its error")),
         };
-        let State::Active { buf, names, .. } =
-            std::mem::replace(&mut self.state, State::Null { status, buf: None })
-        else {
-            unreachable!("matched Active above");
-        };
-        self.state = State::Null { status, buf };
-        match error.take() {
-            None => Poll::Ready(Ok(status)),
-            Some(e) => {
-                *error = Some(stamped(&*self.rt, named(e, names.call)));
-                Poll::Ready(Err(()))
-            }
-        }
+        Poll::Ready(self.finish_as(outcome).map_err(|e| *error = Some(e)))
     }
 
     /// Completes the request if it is done (`Some(status)`), without blocking for it.
@@ -181,17 +166,28 @@ impl<'b> Request<'b> {
     /// Makes an active request null with its completion: the data into the buffer, the status
     /// or error out (a receive's `Truncate`, naming the call that made the request).
     fn complete_with(&mut self, mut completion: Completion<Payload>) -> Result<Status> {
-        let status = completion.status;
-        let done = State::Null { status, buf: None };
-        let State::Active { mut buf, names, .. } = std::mem::replace(&mut self.state, done) else {
-            unreachable!("matched Active above");
+        let State::Active { buf, .. } = &mut self.state else {
+            unreachable!("completing an active request");
         };
-        let out = completion
-            .finish_into(buf.as_deref_mut())
-            .map_err(|e| stamped(&*self.rt, named(*e, names.call)));
-        // A request that failed reported its error once; waited for again, it is an inactive
-        // request (MPI's empty status), not a success with the failed message's status.
-        let status = if out.is_ok() { status } else { empty_status() };
+        let outcome = completion.finish_into(buf.as_deref_mut()).map_err(|e| *e);
+        self.finish_as(outcome)
+    }
+
+    /// Makes an active request null with its outcome, as a wait or test finished it (the data
+    /// is in the buffer already): its status, or its own error, named after the call that made
+    /// the request (a receive's `Truncate`) and stamped with the time.
+    #[inline]
+    fn finish_as(&mut self, outcome: std::result::Result<Status, Error>) -> Result<Status> {
+        let State::Active { buf, names, .. } = &mut self.state else {
+            unreachable!("finishing an active request");
+        };
+        let (buf, call) = (buf.take(), names.call);
+        let (status, out) = match outcome {
+            Ok(status) => (status, Ok(status)),
+            // A request that failed reported its error once; waited for or tested again, it is
+            // an inactive request (MPI's empty status), not a success with the failed message's.
+            Err(e) => (empty_status(), Err(stamped(&*self.rt, named(e, call)))),
+        };
         self.state = State::Null { status, buf };
         out
     }
