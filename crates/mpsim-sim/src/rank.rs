@@ -189,6 +189,32 @@ impl SimRank {
         out
     }
 
+    /// Posts a receive with `post` at time `t` straight to this rank's endpoint when no message
+    /// waits there (`Endpoint::has_unexpected`): it cannot match at once, so it makes no
+    /// outputs, and needs no outbox's loan and flush, as most receives do. `None` (nothing
+    /// done) when a message waits, or when the rank's run has ended: the caller then posts
+    /// through the outbox.
+    #[inline(always)]
+    fn post_unmatched<R>(
+        &self,
+        k: &mut Kernel,
+        t: u64,
+        post: impl FnOnce(&mut Endpoint<Payload>) -> R,
+    ) -> Option<R> {
+        let r = k.ranks.get_mut(self.idx)?;
+        if r.endpoint.has_unexpected() {
+            return None;
+        }
+        let ep = &mut r.endpoint;
+        ep.set_now(t);
+        let posted = post(ep);
+        debug_assert!(
+            !ep.has_output(),
+            "a receive that matched nothing made outputs"
+        );
+        Some(posted)
+    }
+
     /// A blocking receive on an endpoint with messages waiting: it may match one at once and
     /// make outputs, so it goes through the outbox (`on_endpoint`). Out of line.
     #[inline(never)]
@@ -246,9 +272,8 @@ impl RankRuntime for SimRank {
         self.on_endpoint(f);
     }
 
-    /// A blocking receive posts straight to the endpoint: no dyn closure. With no message
-    /// waiting it cannot match at once, so it makes no outputs (`Endpoint::has_unexpected`):
-    /// it posts without the outbox's loan and flush, as most blocking receives do.
+    /// A blocking receive posts straight to the endpoint, with no dyn closure, and with no
+    /// message waiting without the outbox (`post_unmatched`).
     fn start_recv_into(
         &self,
         pattern: Pattern,
@@ -257,16 +282,9 @@ impl RankRuntime for SimRank {
         error: &mut Option<Error>,
     ) -> WaitPoll {
         let (mut k, t) = self.begin_call();
-        if let Some(r) = k.ranks.get_mut(self.idx)
-            && !r.endpoint.has_unexpected()
-        {
-            let ep = &mut r.endpoint;
-            ep.set_now(t);
-            let started = WaitPoll::recv_into(ep, pattern, buf, source_world, error);
-            debug_assert!(
-                !ep.has_output(),
-                "a receive that matched nothing made outputs"
-            );
+        if let Some(started) = self.post_unmatched(&mut k, t, |ep| {
+            WaitPoll::recv_into(ep, pattern, buf, source_world, error)
+        }) {
             return started;
         }
         drop(k);
@@ -356,20 +374,13 @@ impl RankRuntime for SimRank {
         started
     }
 
-    /// A nonblocking receive: as `start_isend`.
+    /// A nonblocking receive: its overhead (X1) charged in the same call, it posts as a
+    /// blocking one does (`post_unmatched`).
     fn start_irecv(&self, pattern: Pattern, capacity: usize, source_world: Option<u32>) -> ReqId {
         let (mut k, t) = self.begin_posting(Posting::Recv);
-        // As `start_recv_into`: with no message waiting, nothing can match, so no outputs.
-        if let Some(r) = k.ranks.get_mut(self.idx)
-            && !r.endpoint.has_unexpected()
-        {
-            let ep = &mut r.endpoint;
-            ep.set_now(t);
-            let req = ep.irecv_from(pattern, capacity, source_world);
-            debug_assert!(
-                !ep.has_output(),
-                "a receive that matched nothing made outputs"
-            );
+        if let Some(req) = self.post_unmatched(&mut k, t, |ep| {
+            ep.irecv_from(pattern, capacity, source_world)
+        }) {
             return req;
         }
         self.on_endpoint_at((k, t), |ep| ep.irecv_from(pattern, capacity, source_world))
