@@ -468,7 +468,7 @@ impl RankRuntime for SimRank {
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         self.poll_until(deadlock::BUFFER_DETACH, None, false, |r| {
-            r.endpoint.buffer_in_use() == 0
+            r.endpoint.buffered_messages() == 0
         })
     }
 

@@ -465,7 +465,9 @@ impl RankRuntime for ThreadRank {
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         self.probing.set(None);
-        let polled = self.poll_until(deadlock::BUFFER_DETACH, None, |ep| ep.buffer_in_use() == 0);
+        let polled = self.poll_until(deadlock::BUFFER_DETACH, None, |ep| {
+            ep.buffered_messages() == 0
+        });
         if polled.is_ready() {
             self.trace_wait_ended();
         }

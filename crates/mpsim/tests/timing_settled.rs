@@ -487,6 +487,29 @@ fn timing_s8_detach_waits_for_the_latest_ack() {
     assert_eq!(clocks(&o), vec![5000, 3000, 4200]);
 }
 
+/// S8 for a buffered message that holds no bytes (zero bytes, no `BSEND_OVERHEAD` in the
+/// worked examples' model): the detach still waits for its ack. It used to return at once,
+/// as it waited for the buffer's bytes to come free rather than for its messages
+/// (`timing_reference_model.rs` found it).
+#[test]
+fn timing_s8_detach_waits_for_a_zero_byte_bsend() {
+    let o = sim(2, Model::worked_examples(), |world: Comm| async move {
+        if world.rank() == 0 {
+            world.buffer_attach(100)?;
+            world.bsend::<u8>(&[], 1, 0).await?;
+            assert_eq!(world.now_ns(), 0, "a bsend returns at once");
+            assert_eq!(world.buffer_detach().await?, 100);
+            assert_eq!(world.now_ns(), 2200, "ack send_ts max(1000, 2000) + 200");
+        } else {
+            world.compute(ns(2000)).await;
+            world.recv::<u8>(&mut [], 0, 0).await?;
+        }
+        Ok(())
+    });
+    assert!(o.error.is_none(), "S8 program must succeed: {:?}", o.error);
+    assert_eq!(clocks(&o), vec![2200, 2000]);
+}
+
 /// S9: an ack arrives at exactly `send_ts + ACK_LATENCY`, even when a message on the same
 /// channel (rank 1 → rank 0: 1024 bytes, arrival 9000) is still in flight.
 #[test]

@@ -29,3 +29,42 @@ impl Budget {
         self.used -= bytes;
     }
 }
+
+/// The attached buffer: its bytes, and the buffered messages that hold some of them until
+/// they are received. Counted apart from the bytes because a message holds its place even
+/// when it takes none (a zero-byte `bsend` under a model whose `BSEND_OVERHEAD` is 0), and
+/// `buffer_detach` waits for every buffered message (`timing.md` S8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Attached {
+    pub bytes: Budget,
+    pub messages: usize,
+}
+
+impl Attached {
+    /// An empty buffer of `capacity` bytes.
+    pub fn new(capacity: usize) -> Self {
+        Attached {
+            bytes: Budget {
+                capacity: Some(capacity),
+                used: 0,
+            },
+            messages: 0,
+        }
+    }
+
+    /// Takes `bytes` for one more message, if they fit.
+    pub fn hold(&mut self, bytes: usize) -> bool {
+        let fits = self.bytes.reserve(bytes);
+        if fits {
+            self.messages += 1;
+        }
+        fits
+    }
+
+    /// A message that held `bytes` was received.
+    pub fn let_go(&mut self, bytes: usize) {
+        debug_assert!(self.messages > 0, "letting go of a message never held");
+        self.bytes.release(bytes);
+        self.messages -= 1;
+    }
+}

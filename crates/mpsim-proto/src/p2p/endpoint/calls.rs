@@ -5,7 +5,7 @@ use crate::error::{Error, Site};
 use crate::matching::{Envelope, Pattern, Posted, Source};
 
 use super::*;
-use crate::p2p::buffer::Budget;
+use crate::p2p::buffer::Attached;
 use crate::p2p::packet::{MessageData, Packet, Protocol, SendRef, Transmit};
 use crate::p2p::request::{Completion, Held, Kind, MessageId, RecvStart, ReqId, SendMode, Status};
 
@@ -137,31 +137,15 @@ impl<P: MessageData> Endpoint<P> {
             SendMode::Buffered => {
                 let requested = bytes.saturating_add(self.config.bsend_overhead);
                 // With no buffer attached, only a message that needs no bytes fits (a zero-byte
-                // one when the overhead is 0).
-                let fits = match self.attached.as_deref_mut() {
-                    Some(budget) => budget.reserve(requested),
-                    None => requested == 0,
+                // one when the overhead is 0); it is in no buffer, so no detach waits for it.
+                let held = match self.attached.as_deref_mut() {
+                    Some(buffer) => buffer.hold(requested).then_some(Held::Attached(requested)),
+                    None => (requested == 0).then_some(Held::None),
                 };
-                if !fits {
-                    let (attached, used) = self
-                        .attached
-                        .as_deref()
-                        .map_or((0, 0), |b| (b.capacity.unwrap_or(0), b.used));
-                    let err = Error::BufferOverflow {
-                        site: Site::new(self.rank, call)
-                            .context(envelope.context)
-                            .peer(to)
-                            .tag(envelope.tag),
-                        requested,
-                        attached,
-                        used,
-                    };
-                    // A program error that ends the run (`timing.md` §3: "a real run would abort
-                    // there"; MPI's default error handler): the caller gets it too.
-                    self.push_event(Event::Fatal(err.clone()));
-                    return Err(err);
-                }
-                (Protocol::Buffered, Held::Attached(requested))
+                let Some(held) = held else {
+                    return Err(self.buffer_overflow(call, to, &envelope, requested));
+                };
+                (Protocol::Buffered, held)
             }
             SendMode::Standard
                 if bytes <= self.config.eager_threshold && self.config.system_buffer.is_none() =>
@@ -214,6 +198,36 @@ impl<P: MessageData> Endpoint<P> {
             },
         };
         Ok((req.filter(|_| held_by_user || !locally_complete), transmit))
+    }
+
+    /// A buffered send of `requested` bytes (with the overhead) that does not fit: a program
+    /// error that ends the run (`timing.md` §3: "a real run would abort there"; MPI's default
+    /// error handler), queued as a fatal event and returned to the caller. Out of line: every
+    /// send inlines `make_send`.
+    #[cold]
+    #[inline(never)]
+    fn buffer_overflow(
+        &mut self,
+        call: &'static str,
+        to: u32,
+        envelope: &Envelope,
+        requested: usize,
+    ) -> Error {
+        let (attached, used) = self
+            .attached
+            .as_deref()
+            .map_or((0, 0), |b| (b.bytes.capacity.unwrap_or(0), b.bytes.used));
+        let err = Error::BufferOverflow {
+            site: Site::new(self.rank, call)
+                .context(envelope.context)
+                .peer(to)
+                .tag(envelope.tag),
+            requested,
+            attached,
+            used,
+        };
+        self.push_event(Event::Fatal(err.clone()));
+        err
     }
 
     /// Posts a receive for `pattern` into a buffer of `capacity` bytes, on a communicator whose
@@ -450,24 +464,24 @@ impl<P: MessageData> Endpoint<P> {
         if let Some(b) = self.attached.as_deref() {
             return Err(Error::BufferAlreadyAttached {
                 site: Site::new(self.rank, "buffer_attach"),
-                attached: b.capacity.unwrap_or(0),
+                attached: b.bytes.capacity.unwrap_or(0),
             });
         }
-        self.attached = Some(Box::new(Budget {
-            capacity: Some(bytes),
-            used: 0,
-        }));
+        self.attached = Some(Box::new(Attached::new(bytes)));
         Ok(())
     }
 
     /// Detaches the buffer and returns its size (0 for a zero-byte one); `NoBufferAttached` if
-    /// none is. Call when [`Endpoint::buffer_in_use`] is 0 (a blocking `buffer_detach` waits
-    /// for that, woken by [`Event::BufferFreed`]).
+    /// none is. Call when [`Endpoint::buffered_messages`] is 0 (a blocking `buffer_detach`
+    /// waits for that, woken by [`Event::BufferFreed`]).
     pub fn buffer_detach(&mut self) -> Result<usize, Error> {
         match self.attached.take() {
             Some(b) => {
-                debug_assert_eq!(b.used, 0, "detach while buffered messages are in flight");
-                Ok(b.capacity.unwrap_or(0))
+                debug_assert_eq!(
+                    b.messages, 0,
+                    "detach while buffered messages are in flight"
+                );
+                Ok(b.bytes.capacity.unwrap_or(0))
             }
             None => Err(Error::NoBufferAttached {
                 site: Site::new(self.rank, BUFFER_DETACH),

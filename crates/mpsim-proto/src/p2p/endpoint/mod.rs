@@ -3,7 +3,7 @@
 //!
 //! Methods, by kind (the quinn-proto split):
 //! - getters: [`Endpoint::rank`], [`Endpoint::is_done`], [`Endpoint::buffer_in_use`],
-//!   [`Endpoint::pending_requests`], [`Endpoint::iprobe`];
+//!   [`Endpoint::buffered_messages`], [`Endpoint::pending_requests`], [`Endpoint::iprobe`];
 //! - `handle_*` inputs: calls of the program ([`Endpoint::isend`], [`Endpoint::irecv`],
 //!   [`Endpoint::improbe`], [`Endpoint::mrecv`], [`Endpoint::cancel`], [`Endpoint::free`],
 //!   [`Endpoint::buffer_attach`], [`Endpoint::buffer_detach`]) and packets from peers
@@ -36,7 +36,7 @@ use crate::deadlock::{Awaited, BUFFER_DETACH};
 use crate::error::{Error, PendingRequest, Site};
 use crate::matching::{ContextId, Engine, Envelope, Pattern, Rank, Source, Tag};
 
-use super::buffer::{BSEND_OVERHEAD, Budget};
+use super::buffer::{Attached, BSEND_OVERHEAD, Budget};
 use super::packet::{SendRef, Transmit};
 use super::request::{Completion, Held, Kind, ReqId, Slot, Status};
 
@@ -167,7 +167,7 @@ pub struct Endpoint<P> {
     free_head: u32,
     /// The attached buffer (`bsend`): `Some` exactly while one is attached, a zero-byte one
     /// too. Boxed: rare, and a simulation holds millions of endpoints.
-    attached: Option<Box<Budget>>,
+    attached: Option<Box<Attached>>,
     /// Bytes of the system buffer (`Config::system_buffer`) that eager sends hold.
     system_used: usize,
     /// Outputs not yet drained; `None` until the first (or a driver's loan).
@@ -269,7 +269,13 @@ impl<P> Endpoint<P> {
 
     /// Bytes of the attached buffer held by buffered messages not yet delivered.
     pub fn buffer_in_use(&self) -> usize {
-        self.attached.as_deref().map_or(0, |b| b.used)
+        self.attached.as_deref().map_or(0, |b| b.bytes.used)
+    }
+
+    /// Buffered messages in the attached buffer not yet delivered: what a blocking
+    /// `buffer_detach` waits for (`timing.md` S8), zero-byte ones too, which may hold no bytes.
+    pub fn buffered_messages(&self) -> usize {
+        self.attached.as_deref().map_or(0, |b| b.messages)
     }
 
     /// Requests the program still holds that are not complete, for `PendingAtExit`.

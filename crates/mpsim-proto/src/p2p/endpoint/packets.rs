@@ -192,7 +192,7 @@ impl<P: MessageData> Endpoint<P> {
         match held {
             Held::Attached(n) => {
                 if let Some(b) = self.attached.as_mut() {
-                    b.release(n);
+                    b.let_go(n);
                 }
                 self.push_event(Event::BufferFreed);
             }
