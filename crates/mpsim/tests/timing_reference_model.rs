@@ -1,20 +1,24 @@
-//! The simulator against a reference model of `spec/timing.md` §2–§5 and S4/S8, on random
-//! programs: every rank's final clock must be the model's, to the nanosecond.
+//! The simulator against a reference model of `spec/timing.md` §2–§5 and S2, S4, S5, S8, on
+//! random programs: every rank's final clock must be the model's, to the nanosecond.
 //!
 //! The worked examples (E1–E6) check a handful of hand-made cases. Here proptest makes
 //! programs of 2 to 5 ranks from every blocking and nonblocking send mode (standard, eager
-//! and rendezvous, synchronous, buffered), blocking and nonblocking receives whose waits come
-//! at once or at the end of the program, `compute` between them and `buffer_detach` (S8), on
-//! delay tables that interpolate and extrapolate (§4) and channels where a large message is
-//! followed by a small one (the FIFO rule of §5).
+//! and rendezvous, synchronous, buffered), blocking and nonblocking receives, `sendrecv` ring
+//! shifts, `compute` between them and `buffer_detach` (S8), on delay tables that interpolate
+//! and extrapolate (§4) and channels where a large message is followed by a small one (the
+//! FIFO rule of §5). A nonblocking call is finished by a `wait` at once, by a loop of `test`s
+//! (S2: each that finds nothing costs `poll_cost`), or at the end of the program with its
+//! rank's other requests, by `wait` on each, `wait_all`, or `wait_any` or `wait_some` until
+//! none is left (S5: the test also checks which requests each returns).
 //!
 //! The reference knows nothing of the simulator: it is the spec's arithmetic, evaluated by
 //! running each rank's operations as far as they can go, round after round. Every receive
 //! names its source and tag, so the k-th receive of rank `r` from `s` with tag `t` takes the
 //! k-th message `s` sent `r` with tag `t` (non-overtaking), whatever the times: what matches
 //! is known without a simulation, and only the times are to be computed. Programs are made
-//! from one global sequence of messages, each rank's calls in that order, which keeps them
-//! free of deadlock (by induction along the sequence).
+//! from one global sequence of steps, each rank's calls in that order, which keeps them free
+//! of deadlock (by induction along the sequence; the waits kept for the end come after
+//! everything else).
 //!
 //! Every run is also made on 2 threads and on one per rank, which must give the same report
 //! (`common::simulate_all_ways`).
@@ -26,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mpsim::sim::{DelayTable, Model};
-use mpsim::{Comm, Launcher, Request};
+use mpsim::{Comm, Launcher, Request, wait_all, wait_any, wait_some};
 use proptest::prelude::*;
 
 /// `D_ssend`: two points, so sizes between them interpolate and larger ones extrapolate.
@@ -45,19 +49,37 @@ enum SendKind {
     Bsend,
     Isend,
     Issend,
+    /// The send half of a `sendrecv` (a standard `isend`, §2).
+    Sendrecv,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RecvKind {
     Recv,
     Irecv,
+    /// The receive half of a `sendrecv` (an `irecv`).
+    Sendrecv,
 }
 
-/// When a nonblocking call's wait comes: right after it, or at the end of the program.
+/// How a nonblocking call is finished: `wait` right after it, a loop of `test`s right after
+/// it (S2), or with the other requests of its rank at the end of the program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum WaitAt {
     Now,
+    Poll,
     End,
+}
+
+/// How a rank finishes the requests it kept for the end (§5, S5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EndStyle {
+    /// `wait` on each, in the order they were made.
+    OneByOne,
+    WaitAll,
+    /// `wait_any` until none is active.
+    WaitAny,
+    /// `wait_some` until none is active.
+    WaitSome,
 }
 
 #[derive(Clone, Debug)]
@@ -78,13 +100,13 @@ impl Message {
     fn buffered_timing(&self) -> bool {
         match self.send {
             SendKind::Bsend => true,
-            SendKind::Send | SendKind::Isend => self.bytes <= EAGER_THRESHOLD,
+            SendKind::Send | SendKind::Isend | SendKind::Sendrecv => self.bytes <= EAGER_THRESHOLD,
             SendKind::Ssend | SendKind::Issend => false,
         }
     }
 
-    /// Whether the send's wait lasts until the acknowledgement (§3: SSEND), rather than
-    /// returning at once (BSEND and eager standard sends, S4).
+    /// Whether the send completes when its acknowledgement arrives (§3: SSEND), rather than
+    /// at its posting (BSEND and eager standard sends, S4).
     fn waits_for_ack(&self) -> bool {
         !self.buffered_timing()
     }
@@ -93,18 +115,41 @@ impl Message {
 /// One step of the global sequence the program is made from.
 #[derive(Clone, Debug)]
 enum Step {
-    Compute { rank: u32, ns: u64 },
+    Compute {
+        rank: u32,
+        ns: u64,
+    },
     Message(Message),
+    /// Every rank `sendrecv`s: to `rank + hop`, from `rank - hop`; rank `r` sends
+    /// `bytes[r]`.
+    Shift {
+        hop: u32,
+        tag: i32,
+        bytes: Vec<usize>,
+    },
+}
+
+/// A request, by the message it sends or receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Req {
+    Send(usize),
+    Recv(usize),
 }
 
 /// One call of one rank; messages by their index in the program's list.
 #[derive(Clone, Copy, Debug)]
 enum Op {
     Compute(u64),
+    /// The message's send, finished as its `send_wait` says.
     Send(usize),
+    /// The message's receive, finished as its `recv_wait` says.
     Recv(usize),
-    WaitSend(usize),
-    WaitRecv(usize),
+    Sendrecv {
+        send: usize,
+        recv: usize,
+    },
+    /// The requests kept for the end, finished in the rank's [`EndStyle`].
+    End,
     /// `buffer_detach`, last, by a rank that made buffered sends.
     Detach,
 }
@@ -113,17 +158,28 @@ enum Op {
 struct Program {
     ranks: u32,
     ack_ns: u64,
+    poll_ns: u64,
     messages: Vec<Message>,
     ops: Vec<Vec<Op>>,
+    /// Per rank: the requests kept for the end, in the order made, and how they end.
+    end: Vec<Vec<Req>>,
+    end_style: Vec<EndStyle>,
     /// Whether each rank makes buffered sends (it attaches a buffer first).
     buffers: Vec<bool>,
 }
 
 impl Program {
-    fn new(ranks: u32, ack_ns: u64, steps: Vec<Step>) -> Self {
+    fn new(
+        ranks: u32,
+        ack_ns: u64,
+        poll_ns: u64,
+        steps: Vec<Step>,
+        end_style: Vec<EndStyle>,
+    ) -> Self {
         let n = ranks as usize;
-        let (mut ops, mut at_end) = (vec![Vec::new(); n], vec![Vec::new(); n]);
-        let (mut messages, mut buffers) = (Vec::new(), vec![false; n]);
+        let mut ops = vec![Vec::new(); n];
+        let (mut messages, mut end, mut buffers) =
+            (Vec::new(), vec![Vec::new(); n], vec![false; n]);
         for step in steps {
             match step {
                 Step::Compute { rank, ns } => ops[rank as usize].push(Op::Compute(ns)),
@@ -131,26 +187,45 @@ impl Program {
                     let i = messages.len();
                     let (from, to) = (m.from as usize, m.to as usize);
                     ops[from].push(Op::Send(i));
-                    if matches!(m.send, SendKind::Isend | SendKind::Issend) {
-                        match m.send_wait {
-                            WaitAt::Now => ops[from].push(Op::WaitSend(i)),
-                            WaitAt::End => at_end[from].push(Op::WaitSend(i)),
-                        }
+                    let nonblocking = matches!(m.send, SendKind::Isend | SendKind::Issend);
+                    if nonblocking && m.send_wait == WaitAt::End {
+                        end[from].push(Req::Send(i));
                     }
                     buffers[from] |= m.send == SendKind::Bsend;
                     ops[to].push(Op::Recv(i));
-                    if m.recv == RecvKind::Irecv {
-                        match m.recv_wait {
-                            WaitAt::Now => ops[to].push(Op::WaitRecv(i)),
-                            WaitAt::End => at_end[to].push(Op::WaitRecv(i)),
-                        }
+                    if m.recv == RecvKind::Irecv && m.recv_wait == WaitAt::End {
+                        end[to].push(Req::Recv(i));
                     }
                     messages.push(m);
+                }
+                Step::Shift { hop, tag, bytes } => {
+                    let base = messages.len();
+                    for (from, &bytes) in bytes.iter().enumerate() {
+                        messages.push(Message {
+                            from: from as u32,
+                            to: (from as u32 + hop) % ranks,
+                            tag,
+                            bytes,
+                            send: SendKind::Sendrecv,
+                            send_wait: WaitAt::Now,
+                            recv: RecvKind::Sendrecv,
+                            recv_wait: WaitAt::Now,
+                        });
+                    }
+                    for (r, ops) in ops.iter_mut().enumerate() {
+                        let from = (r + n - hop as usize) % n;
+                        ops.push(Op::Sendrecv {
+                            send: base + r,
+                            recv: base + from,
+                        });
+                    }
                 }
             }
         }
         for (r, ops) in ops.iter_mut().enumerate() {
-            ops.append(&mut at_end[r]);
+            if !end[r].is_empty() {
+                ops.push(Op::End);
+            }
             if buffers[r] {
                 ops.push(Op::Detach);
             }
@@ -158,8 +233,11 @@ impl Program {
         Program {
             ranks,
             ack_ns,
+            poll_ns,
             messages,
             ops,
+            end,
+            end_style,
             buffers,
         }
     }
@@ -169,6 +247,7 @@ impl Program {
         model.ssend = DelayTable::new("ssend", SSEND.to_vec()).expect("a valid table");
         model.bsend = DelayTable::new("bsend", BSEND.to_vec()).expect("a valid table");
         model.ack_latency_ns = self.ack_ns;
+        model.poll_cost_ns = self.poll_ns;
         model.eager_threshold = EAGER_THRESHOLD;
         model
     }
@@ -192,81 +271,185 @@ fn delay(points: &[(u64, u64)], s: u64) -> u64 {
     if s > x1 { d.max(y1) } else { d }
 }
 
-/// Every rank's final clock by the spec's rules, evaluated rank by rank as far as each can
-/// go until all are done.
-fn reference_clocks(p: &Program) -> Vec<u64> {
+/// What the reference expects of a run: every rank's final clock, and the indices (into the
+/// rank's end requests) that each `wait_any` or `wait_some` of its end returns.
+#[derive(Debug, Default)]
+struct Expected {
+    clocks: Vec<u64>,
+    groups: Vec<Vec<Vec<usize>>>,
+}
+
+/// The spec's times of every message, filled in as the reference runs.
+struct Times<'p> {
+    p: &'p Program,
+    sent: Vec<Option<u64>>,
+    arrival: Vec<Option<u64>>,
+    posted: Vec<Option<u64>>,
+    /// Latest arrival per channel (§5).
+    channel: HashMap<(u32, u32), u64>,
+}
+
+impl Times<'_> {
+    /// Message `i` sent at `t`: `recv_ts = t + D(s)` (§3), its arrival monotone per channel.
+    fn send(&mut self, i: usize, t: u64) {
+        if self.sent[i].is_some() {
+            return;
+        }
+        let m = &self.p.messages[i];
+        let table = if m.buffered_timing() { BSEND } else { SSEND };
+        let last = self.channel.entry((m.from, m.to)).or_insert(0);
+        *last = (t + delay(table, m.bytes as u64)).max(*last);
+        self.arrival[i] = Some(*last);
+        self.sent[i] = Some(t);
+    }
+
+    /// When the ack of message `i` arrives back: `max(arrival, posted) + ACK_LATENCY` (§3,
+    /// S9); `None` while either is unknown.
+    fn ack(&self, i: usize) -> Option<u64> {
+        Some(self.arrival[i]?.max(self.posted[i]?) + self.p.ack_ns)
+    }
+
+    /// When `req` completes (§3, S4); `None` while that is unknown.
+    fn completion(&self, req: Req) -> Option<u64> {
+        match req {
+            Req::Send(i) if self.p.messages[i].waits_for_ack() => self.ack(i),
+            Req::Send(i) => self.sent[i],
+            Req::Recv(i) => Some(self.arrival[i]?.max(self.posted[i]?)),
+        }
+    }
+
+    /// The clock after finishing `req` at `t` as `how` says; `None` while its completion is
+    /// unknown.
+    fn finish(&self, req: Req, how: WaitAt, t: u64) -> Option<u64> {
+        match how {
+            WaitAt::End => Some(t),
+            WaitAt::Now => Some(t.max(self.completion(req)?)),
+            // S2: every `test` that finds it incomplete costs `poll_cost`; one at or after the
+            // completion finds it complete.
+            WaitAt::Poll => {
+                let done = self.completion(req)?;
+                let polls = done.saturating_sub(t).div_ceil(self.p.poll_ns);
+                Some(t + polls * self.p.poll_ns)
+            }
+        }
+    }
+}
+
+/// What a rank's end makes of its requests that complete at `done` (in the order made),
+/// starting at `t`: the clock after it, and the indices each `wait_any` / `wait_some` returns.
+fn end_of_rank(style: EndStyle, done: &[u64], t: u64) -> (u64, Vec<Vec<usize>>) {
+    let last = done.iter().copied().fold(t, u64::max);
+    let (mut clock, mut groups) = (t, Vec::new());
+    let mut active: Vec<usize> = (0..done.len()).collect();
+    while !active.is_empty() {
+        match style {
+            EndStyle::OneByOne | EndStyle::WaitAll => return (last, groups),
+            // S5: every request complete at `max(t, earliest completion)`, in index order;
+            // `wait_any` the lowest index of them.
+            EndStyle::WaitAny | EndStyle::WaitSome => {
+                let earliest = active.iter().map(|&k| done[k]).min().expect("active");
+                clock = clock.max(earliest);
+                let ready: Vec<usize> = active
+                    .iter()
+                    .copied()
+                    .filter(|&k| done[k] <= clock)
+                    .collect();
+                let group = if style == EndStyle::WaitAny {
+                    vec![ready[0]]
+                } else {
+                    ready
+                };
+                active.retain(|k| !group.contains(k));
+                groups.push(group);
+            }
+        }
+    }
+    (clock, groups)
+}
+
+/// The spec's outcome of `p`, evaluated rank by rank as far as each can go until all are
+/// done.
+fn reference(p: &Program) -> Expected {
     let n = p.ranks as usize;
     let m = p.messages.len();
-    let (mut arrival, mut posted) = (vec![None; m], vec![None::<u64>; m]);
-    let mut sent = vec![false; m];
-    let mut channel: HashMap<(u32, u32), u64> = HashMap::new();
-    let (mut pc, mut clock) = (vec![0; n], vec![0u64; n]);
-    // The ack of message `i` arrives back at `max(arrival, posted) + ACK_LATENCY` (§3, S9).
-    let ack = |i: usize, arrival: &[Option<u64>], posted: &[Option<u64>]| {
-        Some(arrival[i]?.max(posted[i]?) + p.ack_ns)
+    let mut times = Times {
+        p,
+        sent: vec![None; m],
+        arrival: vec![None; m],
+        posted: vec![None; m],
+        channel: HashMap::new(),
+    };
+    let mut pc = vec![0; n];
+    let mut expected = Expected {
+        clocks: vec![0; n],
+        groups: vec![Vec::new(); n],
     };
     loop {
         let mut moved = false;
         for r in 0..n {
             while let Some(&op) = p.ops[r].get(pc[r]) {
-                let c = &mut clock[r];
-                match op {
-                    Op::Compute(ns) => *c += ns,
+                let t = expected.clocks[r];
+                let after = match op {
+                    Op::Compute(ns) => Some(t + ns),
                     Op::Send(i) => {
-                        let msg = &p.messages[i];
-                        if !sent[i] {
-                            // §3: recv_ts = t + D(s); §5: arrivals monotone per channel.
-                            let table = if msg.buffered_timing() { BSEND } else { SSEND };
-                            let recv_ts = *c + delay(table, msg.bytes as u64);
-                            let last = channel.entry((msg.from, msg.to)).or_insert(0);
-                            *last = recv_ts.max(*last);
-                            arrival[i] = Some(*last);
-                            sent[i] = true;
-                        }
-                        let blocking = matches!(msg.send, SendKind::Send | SendKind::Ssend);
-                        if blocking && msg.waits_for_ack() {
-                            let Some(a) = ack(i, &arrival, &posted) else {
-                                break;
-                            };
-                            *c = (*c).max(a);
+                        times.send(i, t);
+                        match p.messages[i].send {
+                            SendKind::Send | SendKind::Ssend => {
+                                times.finish(Req::Send(i), WaitAt::Now, t)
+                            }
+                            SendKind::Bsend => Some(t),
+                            SendKind::Isend | SendKind::Issend => {
+                                times.finish(Req::Send(i), p.messages[i].send_wait, t)
+                            }
+                            SendKind::Sendrecv => unreachable!("sendrecv is its own op"),
                         }
                     }
                     Op::Recv(i) => {
-                        let t = *posted[i].get_or_insert(*c);
-                        if p.messages[i].recv == RecvKind::Recv {
-                            let Some(a) = arrival[i] else { break };
-                            *c = t.max(a);
-                        }
+                        times.posted[i].get_or_insert(t);
+                        let how = match p.messages[i].recv {
+                            RecvKind::Recv => WaitAt::Now,
+                            _ => p.messages[i].recv_wait,
+                        };
+                        times.finish(Req::Recv(i), how, t)
                     }
-                    Op::WaitSend(i) => {
-                        if p.messages[i].waits_for_ack() {
-                            let Some(a) = ack(i, &arrival, &posted) else {
-                                break;
-                            };
-                            *c = (*c).max(a);
-                        }
+                    Op::Sendrecv { send, recv } => {
+                        times.posted[recv].get_or_insert(t);
+                        times.send(send, t);
+                        // §2: isend + irecv + waitall.
+                        times
+                            .finish(Req::Send(send), WaitAt::Now, t)
+                            .zip(times.finish(Req::Recv(recv), WaitAt::Now, t))
+                            .map(|(a, b)| a.max(b))
                     }
-                    Op::WaitRecv(i) => {
-                        let Some(a) = arrival[i] else { break };
-                        *c = (*c).max(a);
+                    Op::End => {
+                        let done: Option<Vec<u64>> =
+                            p.end[r].iter().map(|&req| times.completion(req)).collect();
+                        done.map(|done| {
+                            let (clock, groups) = end_of_rank(p.end_style[r], &done, t);
+                            expected.groups[r] = groups;
+                            clock
+                        })
                     }
                     Op::Detach => {
                         // S8: the latest ack of the rank's buffered messages.
-                        let mine = p.messages.iter().enumerate().filter(|(_, msg)| {
-                            msg.from as usize == r && msg.send == SendKind::Bsend
-                        });
-                        let acks: Option<Vec<u64>> =
-                            mine.map(|(i, _)| ack(i, &arrival, &posted)).collect();
-                        let Some(acks) = acks else { break };
-                        *c = acks.into_iter().fold(*c, u64::max);
+                        let acks: Option<Vec<u64>> = p
+                            .messages
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, m)| m.from as usize == r && m.send == SendKind::Bsend)
+                            .map(|(i, _)| times.ack(i))
+                            .collect();
+                        acks.map(|acks| acks.into_iter().fold(t, u64::max))
                     }
-                }
+                };
+                let Some(after) = after else { break };
+                expected.clocks[r] = after;
                 pc[r] += 1;
                 moved = true;
             }
         }
         if (0..n).all(|r| pc[r] == p.ops[r].len()) {
-            return clock;
+            return expected;
         }
         assert!(moved, "the generated program deadlocks: {p:?}");
     }
@@ -277,14 +460,38 @@ fn payload(i: usize, bytes: usize) -> Vec<u8> {
     (0..bytes).map(|k| (i * 31 + k * 7) as u8).collect()
 }
 
+/// Finishes `req` as `how` says, or keeps it for the end.
+async fn finish<'b>(
+    p: &Program,
+    req: Request<'b>,
+    key: Req,
+    how: WaitAt,
+    end: &mut Vec<Request<'b>>,
+) -> mpsim::Result<()> {
+    match how {
+        WaitAt::Now => check(p, key, req.wait().await?),
+        WaitAt::Poll => {
+            let mut req = req;
+            loop {
+                if let Some(status) = req.test().await? {
+                    check(p, key, status);
+                    break;
+                }
+            }
+        }
+        WaitAt::End => end.push(req),
+    }
+    Ok(())
+}
+
 /// Rank `world.rank()`'s part of `p`: its calls in order, each received message checked.
-async fn run_rank(world: Comm, p: Arc<Program>) -> mpsim::Result<()> {
+async fn run_rank(world: Comm, p: Arc<Program>, expected: Arc<Expected>) -> mpsim::Result<()> {
     let me = world.rank() as usize;
     let ops = &p.ops[me];
     let receives: Vec<usize> = ops
         .iter()
         .filter_map(|op| match *op {
-            Op::Recv(i) => Some(i),
+            Op::Recv(i) | Op::Sendrecv { recv: i, .. } => Some(i),
             _ => None,
         })
         .collect();
@@ -297,8 +504,7 @@ async fn run_rank(world: Comm, p: Arc<Program>) -> mpsim::Result<()> {
     }
     {
         let mut free = buffers.iter_mut();
-        let mut sends: HashMap<usize, Request<'static>> = HashMap::new();
-        let mut recvs: HashMap<usize, Request<'_>> = HashMap::new();
+        let mut end: Vec<Request<'_>> = Vec::new();
         for &op in ops {
             match op {
                 Op::Compute(ns) => world.compute(Duration::from_nanos(ns)).await,
@@ -306,41 +512,81 @@ async fn run_rank(world: Comm, p: Arc<Program>) -> mpsim::Result<()> {
                     let m = &p.messages[i];
                     let data = payload(i, m.bytes);
                     let (to, tag) = (m.to, m.tag);
-                    match m.send {
-                        SendKind::Send => world.send(&data, to, tag).await?,
-                        SendKind::Ssend => world.ssend(&data, to, tag).await?,
-                        SendKind::Bsend => world.bsend(&data, to, tag).await?,
-                        SendKind::Isend => drop(sends.insert(i, world.isend(&data, to, tag)?)),
-                        SendKind::Issend => drop(sends.insert(i, world.issend(&data, to, tag)?)),
+                    let req = match m.send {
+                        SendKind::Send => world.send(&data, to, tag).await.map(|()| None)?,
+                        SendKind::Ssend => world.ssend(&data, to, tag).await.map(|()| None)?,
+                        SendKind::Bsend => world.bsend(&data, to, tag).await.map(|()| None)?,
+                        SendKind::Isend => Some(world.isend(&data, to, tag)?),
+                        SendKind::Issend => Some(world.issend(&data, to, tag)?),
+                        SendKind::Sendrecv => unreachable!("sendrecv is its own op"),
+                    };
+                    if let Some(req) = req {
+                        finish(&p, req, Req::Send(i), m.send_wait, &mut end).await?;
                     }
                 }
                 Op::Recv(i) => {
                     let m = &p.messages[i];
                     let buf = free.next().expect("a buffer per receive");
-                    match m.recv {
-                        RecvKind::Recv => {
-                            let status = world.recv(buf, m.from, m.tag).await?;
-                            check(&p, i, status);
-                        }
-                        RecvKind::Irecv => drop(recvs.insert(i, world.irecv(buf, m.from, m.tag)?)),
+                    if m.recv == RecvKind::Recv {
+                        let status = world.recv(buf, m.from, m.tag).await?;
+                        check(&p, Req::Recv(i), status);
+                    } else {
+                        let req = world.irecv(buf, m.from, m.tag)?;
+                        finish(&p, req, Req::Recv(i), m.recv_wait, &mut end).await?;
                     }
                 }
-                Op::WaitSend(i) => {
-                    sends.remove(&i).expect("sent").wait().await?;
+                Op::Sendrecv { send, recv } => {
+                    let (s, r) = (&p.messages[send], &p.messages[recv]);
+                    let buf = free.next().expect("a buffer per receive");
+                    let data = payload(send, s.bytes);
+                    let status = world
+                        .sendrecv(&data, s.to, s.tag, buf, r.from, r.tag)
+                        .await?;
+                    check(&p, Req::Recv(recv), status);
                 }
-                Op::WaitRecv(i) => {
-                    let status = recvs.remove(&i).expect("posted").wait().await?;
-                    check(&p, i, status);
+                Op::End => {
+                    let keys = &p.end[me];
+                    let mut groups = Vec::new();
+                    match p.end_style[me] {
+                        EndStyle::OneByOne => {
+                            for (req, &key) in end.drain(..).zip(keys) {
+                                check(&p, key, req.wait().await?);
+                            }
+                        }
+                        EndStyle::WaitAll => {
+                            for (status, &key) in wait_all(&mut end).await?.into_iter().zip(keys) {
+                                check(&p, key, status);
+                            }
+                        }
+                        EndStyle::WaitAny => {
+                            while let Some((k, status)) = wait_any(&mut end).await? {
+                                check(&p, keys[k], status);
+                                groups.push(vec![k]);
+                            }
+                        }
+                        EndStyle::WaitSome => loop {
+                            let done = wait_some(&mut end).await?;
+                            if done.is_empty() {
+                                break;
+                            }
+                            for &(k, status) in &done {
+                                check(&p, keys[k], status);
+                            }
+                            groups.push(done.iter().map(|&(k, _)| k).collect());
+                        },
+                    }
+                    assert_eq!(
+                        groups, expected.groups[me],
+                        "rank {me}'s wait_any/wait_some"
+                    );
+                    end.clear();
                 }
                 Op::Detach => {
                     world.buffer_detach().await?;
                 }
             }
         }
-        assert!(
-            sends.is_empty() && recvs.is_empty(),
-            "every request waited for"
-        );
+        assert!(end.is_empty(), "every request finished");
     }
     for (&i, buf) in receives.iter().zip(&buffers) {
         assert_eq!(buf, &payload(i, p.messages[i].bytes), "message {i}'s data");
@@ -348,13 +594,24 @@ async fn run_rank(world: Comm, p: Arc<Program>) -> mpsim::Result<()> {
     Ok(())
 }
 
-fn check(p: &Program, i: usize, status: mpsim::Status) {
-    let m = &p.messages[i];
-    assert_eq!(
-        (status.source, status.tag, status.bytes),
-        (m.from, m.tag, m.bytes),
-        "message {i}'s status"
-    );
+/// A receive's status names its message; a send's is empty.
+fn check(p: &Program, req: Req, status: mpsim::Status) {
+    match req {
+        Req::Recv(i) => {
+            let m = &p.messages[i];
+            assert_eq!(
+                (status.source, status.tag, status.bytes),
+                (m.from, m.tag, m.bytes),
+                "message {i}'s status"
+            );
+        }
+        Req::Send(i) => assert_eq!(status, mpsim::Status::default(), "send {i}'s status"),
+    }
+}
+
+/// Sizes around both tables' points and the eager threshold, and past the last points.
+fn bytes() -> impl Strategy<Value = usize> {
+    prop_oneof![0usize..=16, 48usize..=300, 900usize..=2_000]
 }
 
 fn message(ranks: u32) -> impl Strategy<Value = Step> {
@@ -366,14 +623,12 @@ fn message(ranks: u32) -> impl Strategy<Value = Step> {
         Just(SendKind::Issend),
     ];
     let recv = prop_oneof![Just(RecvKind::Recv), Just(RecvKind::Irecv)];
-    let wait = || prop_oneof![Just(WaitAt::Now), Just(WaitAt::End)];
-    // Sizes around both tables' points and the eager threshold, and past the last points.
-    let bytes = prop_oneof![0usize..=16, 48usize..=300, 900usize..=2_000];
+    let wait = || prop_oneof![Just(WaitAt::Now), Just(WaitAt::Poll), Just(WaitAt::End)];
     (
         0..ranks,
         1..ranks,
         0i32..3,
-        bytes,
+        bytes(),
         send,
         wait(),
         recv,
@@ -398,32 +653,49 @@ fn message(ranks: u32) -> impl Strategy<Value = Step> {
 fn program() -> impl Strategy<Value = Program> {
     (2u32..=5).prop_flat_map(|ranks| {
         let compute = (0..ranks, 0u64..4_000).prop_map(|(rank, ns)| Step::Compute { rank, ns });
-        let step = prop_oneof![1 => compute, 4 => message(ranks)];
+        let shift = (
+            1..ranks,
+            0i32..3,
+            proptest::collection::vec(bytes(), ranks as usize),
+        )
+            .prop_map(|(hop, tag, bytes)| Step::Shift { hop, tag, bytes });
+        let step = prop_oneof![2 => compute, 8 => message(ranks), 1 => shift];
+        let style = prop_oneof![
+            Just(EndStyle::OneByOne),
+            Just(EndStyle::WaitAll),
+            Just(EndStyle::WaitAny),
+            Just(EndStyle::WaitSome),
+        ];
         (
             Just(ranks),
             1u64..=500,
+            1u64..=300,
             proptest::collection::vec(step, 1..30),
+            proptest::collection::vec(style, ranks as usize),
         )
-            .prop_map(|(ranks, ack_ns, steps)| Program::new(ranks, ack_ns, steps))
+            .prop_map(|(ranks, ack_ns, poll_ns, steps, styles)| {
+                Program::new(ranks, ack_ns, poll_ns, steps, styles)
+            })
     })
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
-    /// `spec/timing.md` §2–§5, S4 and S8 on random programs: every final clock is the
-    /// reference's, every message arrives intact, the compute and message counts add up.
+    /// `spec/timing.md` §2–§5 and S2, S4, S5, S8 on random programs: every final clock is the
+    /// reference's, `wait_any` and `wait_some` return what it says, every message arrives
+    /// intact, the compute and message counts add up.
     #[test]
     fn timing_reference_model_agrees_on_random_programs(p in program()) {
-        let expected = reference_clocks(&p);
+        let expected = Arc::new(reference(&p));
         let launcher = Launcher::new(p.ranks).model(p.model());
         let p = Arc::new(p);
         let outcome = common::simulate_all_ways(launcher, p.ranks, |world: Comm| {
-            run_rank(world, Arc::clone(&p))
+            run_rank(world, Arc::clone(&p), Arc::clone(&expected))
         });
         prop_assert!(outcome.error.is_none(), "the run failed: {:?}", outcome.error);
         let clocks: Vec<u64> = outcome.report.ranks.iter().map(|r| r.clock_ns).collect();
-        prop_assert_eq!(&clocks, &expected, "final clocks of {:?}", p);
+        prop_assert_eq!(&clocks, &expected.clocks, "final clocks of {:?}", p);
         for (r, report) in outcome.report.ranks.iter().enumerate() {
             let computed: u64 = p.ops[r]
                 .iter()
