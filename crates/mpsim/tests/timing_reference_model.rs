@@ -386,8 +386,8 @@ fn reference(p: &Program) -> Expected {
     };
     loop {
         let mut moved = false;
-        for r in 0..n {
-            while let Some(&op) = p.ops[r].get(pc[r]) {
+        for (r, pc) in pc.iter_mut().enumerate() {
+            while let Some(&op) = p.ops[r].get(*pc) {
                 let t = expected.clocks[r];
                 let after = match op {
                     Op::Compute(ns) => Some(t + ns),
@@ -444,11 +444,11 @@ fn reference(p: &Program) -> Expected {
                 };
                 let Some(after) = after else { break };
                 expected.clocks[r] = after;
-                pc[r] += 1;
+                *pc += 1;
                 moved = true;
             }
         }
-        if (0..n).all(|r| pc[r] == p.ops[r].len()) {
+        if pc.iter().zip(&p.ops).all(|(&pc, ops)| pc == ops.len()) {
             return expected;
         }
         assert!(moved, "the generated program deadlocks: {p:?}");
