@@ -1,15 +1,17 @@
-//! The simulator against a reference model of `spec/timing.md` §2–§5 and S2, S4, S5, S8, on
-//! random programs: every rank's final clock must be the model's, to the nanosecond.
+//! The simulator against a reference model of `spec/timing.md` §2–§5 and S2, S4, S5, S6, S8,
+//! on random programs: every rank's final clock must be the model's, to the nanosecond.
 //!
 //! The worked examples (E1–E6) check a handful of hand-made cases. Here proptest makes
 //! programs of 2 to 5 ranks from every blocking and nonblocking send mode (standard, eager
-//! and rendezvous, synchronous, buffered), blocking and nonblocking receives, `sendrecv` ring
-//! shifts, `compute` between them and `buffer_detach` (S8), on delay tables that interpolate
-//! and extrapolate (§4) and channels where a large message is followed by a small one (the
-//! FIFO rule of §5). A nonblocking call is finished by a `wait` at once, by a loop of `test`s
-//! (S2: each that finds nothing costs `poll_cost`), or at the end of the program with its
-//! rank's other requests, by `wait` on each, `wait_all`, or `wait_any` or `wait_some` until
-//! none is left (S5: the test also checks which requests each returns).
+//! and rendezvous, synchronous, buffered), blocking and nonblocking receives, receives after a
+//! `probe` or a loop of `iprobe`s, `sendrecv` ring shifts, `compute` between them and
+//! `buffer_detach` (S8), on delay tables that interpolate and extrapolate (§4), channels where
+//! a large message is followed by a small one (the FIFO rule of §5), and a system buffer that
+//! is unbounded or small enough that eager sends fill it and go as `ssend` (S6). A nonblocking
+//! call is finished by a `wait` at once, by a loop of `test`s (S2: each that finds nothing
+//! costs `poll_cost`), or at the end of the program with its rank's other requests, by `wait`
+//! on each, `wait_all`, or `wait_any` or `wait_some` until none is left (S5: the test also
+//! checks which requests each returns).
 //!
 //! The reference knows nothing of the simulator: it is the spec's arithmetic, evaluated by
 //! running each rank's operations as far as they can go, round after round. Every receive
@@ -56,6 +58,10 @@ enum SendKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RecvKind {
     Recv,
+    /// `probe`, then `recv`.
+    ProbeRecv,
+    /// `iprobe` until it finds the message (S2), then `recv`.
+    IprobeRecv,
     Irecv,
     /// The receive half of a `sendrecv` (an `irecv`).
     Sendrecv,
@@ -95,20 +101,12 @@ struct Message {
 }
 
 impl Message {
-    /// Timed from `D_bsend` (a buffered or an eager standard send) rather than `D_ssend`
-    /// (§2).
-    fn buffered_timing(&self) -> bool {
-        match self.send {
-            SendKind::Bsend => true,
-            SendKind::Send | SendKind::Isend | SendKind::Sendrecv => self.bytes <= EAGER_THRESHOLD,
-            SendKind::Ssend | SendKind::Issend => false,
-        }
-    }
-
-    /// Whether the send completes when its acknowledgement arrives (§3: SSEND), rather than
-    /// at its posting (BSEND and eager standard sends, S4).
-    fn waits_for_ack(&self) -> bool {
-        !self.buffered_timing()
+    /// A standard send small enough to go eagerly, if the system buffer has room (§2, S6).
+    fn may_go_eagerly(&self) -> bool {
+        matches!(
+            self.send,
+            SendKind::Send | SendKind::Isend | SendKind::Sendrecv
+        ) && self.bytes <= EAGER_THRESHOLD
     }
 }
 
@@ -159,6 +157,8 @@ struct Program {
     ranks: u32,
     ack_ns: u64,
     poll_ns: u64,
+    /// The system buffer's bytes per rank (S6); `None`: unbounded.
+    system: Option<usize>,
     messages: Vec<Message>,
     ops: Vec<Vec<Op>>,
     /// Per rank: the requests kept for the end, in the order made, and how they end.
@@ -171,8 +171,7 @@ struct Program {
 impl Program {
     fn new(
         ranks: u32,
-        ack_ns: u64,
-        poll_ns: u64,
+        (ack_ns, poll_ns, system): (u64, u64, Option<usize>),
         steps: Vec<Step>,
         end_style: Vec<EndStyle>,
     ) -> Self {
@@ -234,6 +233,7 @@ impl Program {
             ranks,
             ack_ns,
             poll_ns,
+            system,
             messages,
             ops,
             end,
@@ -248,6 +248,7 @@ impl Program {
         model.bsend = DelayTable::new("bsend", BSEND.to_vec()).expect("a valid table");
         model.ack_latency_ns = self.ack_ns;
         model.poll_cost_ns = self.poll_ns;
+        model.system_buffer = self.system;
         model.eager_threshold = EAGER_THRESHOLD;
         model
     }
@@ -285,22 +286,59 @@ struct Times<'p> {
     sent: Vec<Option<u64>>,
     arrival: Vec<Option<u64>>,
     posted: Vec<Option<u64>>,
+    /// Whether each message went from a buffer (decided when it is sent): buffered sends and
+    /// eager standard sends, timed from `D_bsend` and complete at once (§2, S4).
+    buffered: Vec<bool>,
     /// Latest arrival per channel (§5).
     channel: HashMap<(u32, u32), u64>,
 }
 
 impl Times<'_> {
     /// Message `i` sent at `t`: `recv_ts = t + D(s)` (§3), its arrival monotone per channel.
-    fn send(&mut self, i: usize, t: u64) {
+    /// False, doing nothing, while it cannot be known whether a standard send fits in the
+    /// system buffer.
+    fn send(&mut self, i: usize, t: u64) -> bool {
         if self.sent[i].is_some() {
-            return;
+            return true;
         }
         let m = &self.p.messages[i];
-        let table = if m.buffered_timing() { BSEND } else { SSEND };
+        let buffered = match m.send {
+            SendKind::Bsend => true,
+            _ if m.may_go_eagerly() => match self.system_room(m.from, t) {
+                Some(room) => m.bytes <= room,
+                None => return false,
+            },
+            _ => false,
+        };
+        self.buffered[i] = buffered;
+        let table = if buffered { BSEND } else { SSEND };
         let last = self.channel.entry((m.from, m.to)).or_insert(0);
         *last = (t + delay(table, m.bytes as u64)).max(*last);
         self.arrival[i] = Some(*last);
         self.sent[i] = Some(t);
+        true
+    }
+
+    /// S6: the bytes of rank `from`'s system buffer free at `t`: each eager standard send
+    /// holds its bytes until its ack arrives (released at `t` if it arrives at `t`). `None`
+    /// while an ack is unknown.
+    fn system_room(&self, from: u32, t: u64) -> Option<usize> {
+        let Some(capacity) = self.p.system else {
+            return Some(usize::MAX);
+        };
+        let mut used = 0;
+        for (j, m) in self.p.messages.iter().enumerate() {
+            let held = m.from == from && self.sent[j].is_some() && m.may_go_eagerly();
+            if held && self.buffered[j] && self.ack(j)? > t {
+                used += m.bytes;
+            }
+        }
+        Some(capacity.saturating_sub(used))
+    }
+
+    /// How many sends and receives have been made so far.
+    fn made(&self) -> usize {
+        self.sent.iter().chain(&self.posted).flatten().count()
     }
 
     /// When the ack of message `i` arrives back: `max(arrival, posted) + ACK_LATENCY` (§3,
@@ -312,8 +350,8 @@ impl Times<'_> {
     /// When `req` completes (§3, S4); `None` while that is unknown.
     fn completion(&self, req: Req) -> Option<u64> {
         match req {
-            Req::Send(i) if self.p.messages[i].waits_for_ack() => self.ack(i),
-            Req::Send(i) => self.sent[i],
+            Req::Send(i) if self.buffered[i] => self.sent[i],
+            Req::Send(i) => self.ack(i),
             Req::Recv(i) => Some(self.arrival[i]?.max(self.posted[i]?)),
         }
     }
@@ -326,12 +364,15 @@ impl Times<'_> {
             WaitAt::Now => Some(t.max(self.completion(req)?)),
             // S2: every `test` that finds it incomplete costs `poll_cost`; one at or after the
             // completion finds it complete.
-            WaitAt::Poll => {
-                let done = self.completion(req)?;
-                let polls = done.saturating_sub(t).div_ceil(self.p.poll_ns);
-                Some(t + polls * self.p.poll_ns)
-            }
+            WaitAt::Poll => Some(self.polled(t, self.completion(req)?)),
         }
+    }
+
+    /// S2: a loop of polls from `t` for something that happens at `done`: every poll that
+    /// finds nothing costs `poll_cost`; one at or after `done` finds it.
+    fn polled(&self, t: u64, done: u64) -> u64 {
+        let polls = done.saturating_sub(t).div_ceil(self.p.poll_ns);
+        t + polls * self.p.poll_ns
     }
 }
 
@@ -377,6 +418,7 @@ fn reference(p: &Program) -> Expected {
         sent: vec![None; m],
         arrival: vec![None; m],
         posted: vec![None; m],
+        buffered: vec![false; m],
         channel: HashMap::new(),
     };
     let mut pc = vec![0; n];
@@ -385,36 +427,48 @@ fn reference(p: &Program) -> Expected {
         groups: vec![Vec::new(); n],
     };
     loop {
-        let mut moved = false;
+        // A round moves when a rank gets past a call, or a call that waits has sent or posted.
+        let before = (pc.clone(), times.made());
         for (r, pc) in pc.iter_mut().enumerate() {
             while let Some(&op) = p.ops[r].get(*pc) {
                 let t = expected.clocks[r];
                 let after = match op {
                     Op::Compute(ns) => Some(t + ns),
-                    Op::Send(i) => {
-                        times.send(i, t);
-                        match p.messages[i].send {
-                            SendKind::Send | SendKind::Ssend => {
-                                times.finish(Req::Send(i), WaitAt::Now, t)
-                            }
-                            SendKind::Bsend => Some(t),
-                            SendKind::Isend | SendKind::Issend => {
-                                times.finish(Req::Send(i), p.messages[i].send_wait, t)
-                            }
-                            SendKind::Sendrecv => unreachable!("sendrecv is its own op"),
+                    Op::Send(i) if !times.send(i, t) => None,
+                    Op::Send(i) => match p.messages[i].send {
+                        SendKind::Send | SendKind::Ssend => {
+                            times.finish(Req::Send(i), WaitAt::Now, t)
                         }
-                    }
-                    Op::Recv(i) => {
-                        times.posted[i].get_or_insert(t);
-                        let how = match p.messages[i].recv {
-                            RecvKind::Recv => WaitAt::Now,
-                            _ => p.messages[i].recv_wait,
-                        };
-                        times.finish(Req::Recv(i), how, t)
-                    }
+                        SendKind::Bsend => Some(t),
+                        SendKind::Isend | SendKind::Issend => {
+                            times.finish(Req::Send(i), p.messages[i].send_wait, t)
+                        }
+                        SendKind::Sendrecv => unreachable!("sendrecv is its own op"),
+                    },
+                    Op::Recv(i) => match p.messages[i].recv {
+                        RecvKind::Recv => {
+                            times.posted[i].get_or_insert(t);
+                            times.finish(Req::Recv(i), WaitAt::Now, t)
+                        }
+                        RecvKind::Irecv => {
+                            times.posted[i].get_or_insert(t);
+                            times.finish(Req::Recv(i), p.messages[i].recv_wait, t)
+                        }
+                        // §5: a probe waits for the message like a receive and leaves it; the
+                        // receive is posted when the probe returns (the ack's `send_ts`). The
+                        // message probed is the next from its source with its tag: `i`.
+                        RecvKind::ProbeRecv => {
+                            times.arrival[i].map(|arrival| *times.posted[i].insert(t.max(arrival)))
+                        }
+                        RecvKind::IprobeRecv => {
+                            let found = times.arrival[i].map(|arrival| times.polled(t, arrival));
+                            found.map(|found| *times.posted[i].insert(found))
+                        }
+                        RecvKind::Sendrecv => unreachable!("sendrecv is its own op"),
+                    },
+                    Op::Sendrecv { send, .. } if !times.send(send, t) => None,
                     Op::Sendrecv { send, recv } => {
                         times.posted[recv].get_or_insert(t);
-                        times.send(send, t);
                         // §2: isend + irecv + waitall.
                         times
                             .finish(Req::Send(send), WaitAt::Now, t)
@@ -445,13 +499,15 @@ fn reference(p: &Program) -> Expected {
                 let Some(after) = after else { break };
                 expected.clocks[r] = after;
                 *pc += 1;
-                moved = true;
             }
         }
         if pc.iter().zip(&p.ops).all(|(&pc, ops)| pc == ops.len()) {
             return expected;
         }
-        assert!(moved, "the generated program deadlocks: {p:?}");
+        assert!(
+            (pc.clone(), times.made()) != before,
+            "the generated program deadlocks: {p:?}"
+        );
     }
 }
 
@@ -527,12 +583,25 @@ async fn run_rank(world: Comm, p: Arc<Program>, expected: Arc<Expected>) -> mpsi
                 Op::Recv(i) => {
                     let m = &p.messages[i];
                     let buf = free.next().expect("a buffer per receive");
-                    if m.recv == RecvKind::Recv {
-                        let status = world.recv(buf, m.from, m.tag).await?;
-                        check(&p, Req::Recv(i), status);
-                    } else {
-                        let req = world.irecv(buf, m.from, m.tag)?;
-                        finish(&p, req, Req::Recv(i), m.recv_wait, &mut end).await?;
+                    match m.recv {
+                        RecvKind::Irecv => {
+                            let req = world.irecv(buf, m.from, m.tag)?;
+                            finish(&p, req, Req::Recv(i), m.recv_wait, &mut end).await?;
+                        }
+                        RecvKind::ProbeRecv | RecvKind::IprobeRecv => {
+                            let status = if m.recv == RecvKind::ProbeRecv {
+                                world.probe(m.from, m.tag).await?
+                            } else {
+                                loop {
+                                    if let Some(status) = world.iprobe(m.from, m.tag).await? {
+                                        break status;
+                                    }
+                                }
+                            };
+                            check(&p, Req::Recv(i), status);
+                            check(&p, Req::Recv(i), world.recv(buf, m.from, m.tag).await?);
+                        }
+                        _ => check(&p, Req::Recv(i), world.recv(buf, m.from, m.tag).await?),
                     }
                 }
                 Op::Sendrecv { send, recv } => {
@@ -622,7 +691,12 @@ fn message(ranks: u32) -> impl Strategy<Value = Step> {
         Just(SendKind::Isend),
         Just(SendKind::Issend),
     ];
-    let recv = prop_oneof![Just(RecvKind::Recv), Just(RecvKind::Irecv)];
+    let recv = prop_oneof![
+        2 => Just(RecvKind::Recv),
+        1 => Just(RecvKind::ProbeRecv),
+        1 => Just(RecvKind::IprobeRecv),
+        3 => Just(RecvKind::Irecv),
+    ];
     let wait = || prop_oneof![Just(WaitAt::Now), Just(WaitAt::Poll), Just(WaitAt::End)];
     (
         0..ranks,
@@ -666,15 +740,16 @@ fn program() -> impl Strategy<Value = Program> {
             Just(EndStyle::WaitAny),
             Just(EndStyle::WaitSome),
         ];
+        // Small enough that eager sends fill it; or unbounded, as by default.
+        let system = proptest::option::weighted(0.5, 0usize..=600);
         (
             Just(ranks),
-            1u64..=500,
-            1u64..=300,
+            (1u64..=500, 1u64..=300, system),
             proptest::collection::vec(step, 1..30),
             proptest::collection::vec(style, ranks as usize),
         )
-            .prop_map(|(ranks, ack_ns, poll_ns, steps, styles)| {
-                Program::new(ranks, ack_ns, poll_ns, steps, styles)
+            .prop_map(|(ranks, constants, steps, styles)| {
+                Program::new(ranks, constants, steps, styles)
             })
     })
 }
