@@ -7,7 +7,8 @@
 //!   thread in a parallel one, `parallel.rs`); packets for other partitions' ranks wait in
 //!   `remote` until the partition's round ends;
 //! - a rank executes program code only when its clock equals the global time `now` (calls take
-//!   0 ns; `compute` and polls that find nothing schedule a resume and yield);
+//!   0 ns; `compute` and polls that find nothing schedule a resume and yield), or, in the poll
+//!   of a wait that put its overhead on its clock (X1 below), at the resume that scheduled;
 //! - every packet a rank emits while it runs or while a packet is delivered to it is sent at
 //!   that instant: messages arrive at `t + D(mode, size)` made monotone per channel
 //!   (`fifo`), acks at `t + ACK_LATENCY` exactly (S9), cancel traffic like acks, but behind
@@ -518,7 +519,11 @@ impl Kernel {
                 }
                 arrival
             }
-            Packet::Fin { .. } => t.saturating_add(self.model.ack_latency_ns),
+            // Not before the receive that took the message was posted (X1: a rank that owes
+            // overhead posts later than it runs).
+            Packet::Fin { not_before, .. } => {
+                t.max(*not_before).saturating_add(self.model.ack_latency_ns)
+            }
             // A control message like an ack (S12), behind the channel's messages (FIFO).
             Packet::CancelSend { .. } | Packet::CancelReply { .. } => {
                 let at = t.saturating_add(self.model.ack_latency_ns);

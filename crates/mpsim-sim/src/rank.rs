@@ -139,9 +139,11 @@ impl SimRank {
             let end = k.now;
             return (k, end);
         };
+        // A wait that found the rank owing overhead (X1) put it on the clock and scheduled the
+        // resume (`settle_first`); the same poll may still look at its requests, from there.
         debug_assert!(
-            k.closed || r.clock == k.now,
-            "a rank runs only at the global time"
+            k.closed || r.clock == k.now || (r.resume_scheduled && r.clock > k.now),
+            "a rank runs only at the global time, or at the resume it has just scheduled"
         );
         // X1: a rank that owes overhead acts that much later.
         let t = r.clock.saturating_add(r.overhead_ns);

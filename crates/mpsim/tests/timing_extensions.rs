@@ -137,6 +137,60 @@ fn timing_x1_send_overhead_overlaps_a_later_wait() {
     assert_eq!(clocks(&o), vec![3080, 2080]);
 }
 
+/// X1 with §3's ack rule: a receive posted by a rank that owes overhead takes effect when it
+/// is posted, after the overhead, and a message that arrives meanwhile is acknowledged then:
+/// `ack.send_ts = max(m.arrival, req.ts)`. The ack used to leave at the arrival, before the
+/// receive existed (`timing_reference_model.rs` found it).
+#[test]
+fn timing_x1_an_ack_leaves_when_the_owed_receive_is_posted() {
+    let model = with_cpu(CpuModel {
+        recv_overhead_ns: 500,
+        ..CpuModel::default()
+    });
+    let o = sim(2, model, |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        if world.rank() == 0 {
+            // Arrives at 1000; the receive takes effect at 800 + 500.
+            world.ssend(&[1u8; 8], 1, 0).await?;
+            assert_eq!(world.now_ns(), 1500, "ack max(1000, 1300) + 200");
+        } else {
+            world.compute(Duration::from_nanos(800)).await;
+            let req = world.irecv(&mut buf, 0, 0)?;
+            assert_eq!(world.now_ns(), 1300);
+            req.wait().await?;
+            assert_eq!(world.now_ns(), 1300, "the message came at 1000");
+        }
+        Ok(())
+    });
+    assert_eq!(clocks(&o), vec![1500, 1300]);
+}
+
+/// X1 with `wait_any`: a rank whose requests are not complete puts the overhead it owes on its
+/// clock before it blocks, and looks at its requests once more in the same poll (a wake-up
+/// could otherwise be lost), from its new clock. That look failed the simulator's check that
+/// a rank calls only at the global time (a debug assertion, so the test suite aborted).
+#[test]
+fn timing_x1_a_wait_any_that_pays_overhead_looks_again() {
+    let model = with_cpu(CpuModel {
+        send_overhead_ns: 250,
+        ..CpuModel::default()
+    });
+    let o = sim(2, model, |world: Comm| async move {
+        if world.rank() == 0 {
+            let mut reqs = [world.issend(&[1u8; 8], 1, 0)?];
+            assert_eq!(world.now_ns(), 250);
+            let done = mpsim::wait_any(&mut reqs).await?;
+            assert_eq!(done.map(|(i, _)| i), Some(0));
+            assert_eq!(world.now_ns(), 1450, "sent at 250, arrived 1250, ack 1450");
+        } else {
+            world.recv(&mut [0u8; 8], 0, 0).await?;
+            assert_eq!(world.now_ns(), 1250);
+        }
+        Ok(())
+    });
+    assert_eq!(clocks(&o), vec![1450, 1250]);
+}
+
 /// X2: with more ranks than cores, a rank blocked when its message arrives resumes
 /// `wake_latency` later; one that has not blocked yet pays nothing.
 #[test]

@@ -89,6 +89,13 @@ pub enum Packet<P> {
     Fin {
         /// The sender's request.
         sender: SendRef,
+        /// When the receive that took the message was posted, if later than the match, in the
+        /// driver's time ([`crate::p2p::Endpoint::set_now`]): a receive takes effect when it
+        /// is posted, and its ack cannot leave before (`timing.md` §3: `ack.send_ts =
+        /// max(m.arrival, req.ts)`). A simulator's rank that owes per-request overhead posts
+        /// a receive that late while messages still arrive at the current time (X1 of
+        /// `crates/mpsim-sim/EXTENSIONS.md`). A driver without a clock ignores it.
+        not_before: u64,
     },
     /// The sender asks to withdraw its unmatched message.
     CancelSend {

@@ -311,7 +311,7 @@ impl<P: MessageData> Endpoint<P> {
             bytes: msg.bytes,
             cancelled: false,
         };
-        self.fin(&msg);
+        self.fin(&msg, self.now);
         let req = self.alloc(Kind::Probed(Some(Box::new((envelope, msg)))));
         Some((MessageId(req), status))
     }

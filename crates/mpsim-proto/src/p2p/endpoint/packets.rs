@@ -58,7 +58,7 @@ impl<P: MessageData> Endpoint<P> {
                     Arrived::Queued(_) => {}
                 }
             }
-            Packet::Fin { sender } => self.send_finished(sender, false),
+            Packet::Fin { sender, .. } => self.send_finished(sender, false),
             Packet::CancelSend { sender } => {
                 let found = self
                     .engine
@@ -100,17 +100,28 @@ impl<P: MessageData> Endpoint<P> {
     /// out of line on the path of every message.
     #[inline(always)]
     pub(super) fn deliver(&mut self, req: ReqId, envelope: Envelope, msg: Incoming<P>) {
-        self.fin(&msg);
+        if msg.ack {
+            let posted_at = match self.slots[req.idx as usize].kind {
+                Kind::Recv { posted_at, .. } => posted_at,
+                _ => self.now,
+            };
+            self.fin(&msg, posted_at);
+        }
         self.complete_recv(req, envelope, msg);
     }
 
-    pub(super) fn fin(&mut self, msg: &Incoming<P>) {
+    /// Tells the sender of `msg`, if it asked, that its message was taken by a receive posted
+    /// at `posted_at` (the match happens now, or at the posting if later: [`Packet::Fin`]).
+    pub(super) fn fin(&mut self, msg: &Incoming<P>, posted_at: u64) {
         if !msg.ack {
             return;
         }
         self.push_transmit(Transmit {
             to: msg.from,
-            packet: Packet::Fin { sender: msg.sender },
+            packet: Packet::Fin {
+                sender: msg.sender,
+                not_before: posted_at.max(self.now),
+            },
         });
     }
 
