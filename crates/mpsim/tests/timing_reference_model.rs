@@ -159,6 +159,9 @@ struct Program {
     poll_ns: u64,
     /// The system buffer's bytes per rank (S6); `None`: unbounded.
     system: Option<usize>,
+    /// X1's `send_overhead` and `recv_overhead`, ns.
+    send_overhead: u64,
+    recv_overhead: u64,
     messages: Vec<Message>,
     ops: Vec<Vec<Op>>,
     /// Per rank: the requests kept for the end, in the order made, and how they end.
@@ -172,6 +175,7 @@ impl Program {
     fn new(
         ranks: u32,
         (ack_ns, poll_ns, system): (u64, u64, Option<usize>),
+        (send_overhead, recv_overhead): (u64, u64),
         steps: Vec<Step>,
         end_style: Vec<EndStyle>,
     ) -> Self {
@@ -234,6 +238,8 @@ impl Program {
             ack_ns,
             poll_ns,
             system,
+            send_overhead,
+            recv_overhead,
             messages,
             ops,
             end,
@@ -249,6 +255,8 @@ impl Program {
         model.ack_latency_ns = self.ack_ns;
         model.poll_cost_ns = self.poll_ns;
         model.system_buffer = self.system;
+        model.cpu.send_overhead_ns = self.send_overhead;
+        model.cpu.recv_overhead_ns = self.recv_overhead;
         model.eager_threshold = EAGER_THRESHOLD;
         model
     }
@@ -295,16 +303,17 @@ struct Times<'p> {
 
 impl Times<'_> {
     /// Message `i` sent at `t`: `recv_ts = t + D(s)` (§3), its arrival monotone per channel.
-    /// False, doing nothing, while it cannot be known whether a standard send fits in the
-    /// system buffer.
-    fn send(&mut self, i: usize, t: u64) -> bool {
+    /// Its sender has seen what happened by `seen` (its clock: X1, what arrives while it works
+    /// off its overhead is seen later), acks that free its system buffer too. False, doing
+    /// nothing, while it cannot be known whether a standard send fits in the system buffer.
+    fn send(&mut self, i: usize, t: u64, seen: u64) -> bool {
         if self.sent[i].is_some() {
             return true;
         }
         let m = &self.p.messages[i];
         let buffered = match m.send {
             SendKind::Bsend => true,
-            _ if m.may_go_eagerly() => match self.system_room(m.from, t) {
+            _ if m.may_go_eagerly() => match self.system_room(m.from, seen) {
                 Some(room) => m.bytes <= room,
                 None => return false,
             },
@@ -319,9 +328,9 @@ impl Times<'_> {
         true
     }
 
-    /// S6: the bytes of rank `from`'s system buffer free at `t`: each eager standard send
-    /// holds its bytes until its ack arrives (released at `t` if it arrives at `t`). `None`
-    /// while an ack is unknown.
+    /// S6: the bytes of rank `from`'s system buffer free once it has seen what happened by
+    /// `t`: each eager standard send holds its bytes until its ack arrives (released at `t` if
+    /// it arrives at `t`). `None` while an ack is unknown.
     fn system_room(&self, from: u32, t: u64) -> Option<usize> {
         let Some(capacity) = self.p.system else {
             return Some(usize::MAX);
@@ -347,53 +356,105 @@ impl Times<'_> {
         Some(self.arrival[i]?.max(self.posted[i]?) + self.p.ack_ns)
     }
 
-    /// When `req` completes (§3, S4); `None` while that is unknown.
-    fn completion(&self, req: Req) -> Option<u64> {
+    /// When the event that completes `req` happens (§3, S4): a receive's message arrives, a
+    /// synchronous or rendezvous send's ack arrives; a send from a buffer is complete as it
+    /// is posted (0: whenever asked). `None` while that is unknown.
+    fn event(&self, req: Req) -> Option<u64> {
         match req {
-            Req::Send(i) if self.buffered[i] => self.sent[i],
+            Req::Send(i) if self.buffered[i] => Some(0),
             Req::Send(i) => self.ack(i),
-            Req::Recv(i) => Some(self.arrival[i]?.max(self.posted[i]?)),
+            Req::Recv(i) => self.arrival[i],
         }
     }
 
-    /// The clock after finishing `req` at `t` as `how` says; `None` while its completion is
-    /// unknown.
-    fn finish(&self, req: Req, how: WaitAt, t: u64) -> Option<u64> {
+    /// The rank's time after finishing `req` from `cpu` as `how` says; `None` while its
+    /// completion is unknown.
+    fn finish(&self, req: Req, how: WaitAt, cpu: Cpu) -> Option<Cpu> {
         match how {
-            WaitAt::End => Some(t),
-            WaitAt::Now => Some(t.max(self.completion(req)?)),
-            // S2: every `test` that finds it incomplete costs `poll_cost`; one at or after the
-            // completion finds it complete.
-            WaitAt::Poll => Some(self.polled(t, self.completion(req)?)),
+            WaitAt::End => Some(cpu),
+            WaitAt::Now => Some(cpu.wait(self.event(req)?)),
+            WaitAt::Poll => Some(cpu.poll(self.event(req)?, self.p.poll_ns)),
         }
-    }
-
-    /// S2: a loop of polls from `t` for something that happens at `done`: every poll that
-    /// finds nothing costs `poll_cost`; one at or after `done` finds it.
-    fn polled(&self, t: u64, done: u64) -> u64 {
-        let polls = done.saturating_sub(t).div_ceil(self.p.poll_ns);
-        t + polls * self.p.poll_ns
     }
 }
 
-/// What a rank's end makes of its requests that complete at `done` (in the order made),
-/// starting at `t`: the clock after it, and the indices each `wait_any` / `wait_some` returns.
-fn end_of_rank(style: EndStyle, done: &[u64], t: u64) -> (u64, Vec<Vec<usize>>) {
-    let last = done.iter().copied().fold(t, u64::max);
-    let (mut clock, mut groups) = (t, Vec::new());
-    let mut active: Vec<usize> = (0..done.len()).collect();
-    while !active.is_empty() {
-        match style {
-            EndStyle::OneByOne | EndStyle::WaitAll => return (last, groups),
-            // S5: every request complete at `max(t, earliest completion)`, in index order;
-            // `wait_any` the lowest index of them.
-            EndStyle::WaitAny | EndStyle::WaitSome => {
-                let earliest = active.iter().map(|&k| done[k]).min().expect("active");
-                clock = clock.max(earliest);
+/// A rank's time: its clock, and the per-request overhead it owes (X1 of
+/// `crates/mpsim-sim/EXTENSIONS.md`). It acts at `clock + owed`, and pays what it owes when it
+/// is about to block, computes, polls without success, or finishes. With no overhead (the
+/// spec's own model), `owed` stays 0.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cpu {
+    clock: u64,
+    owed: u64,
+}
+
+impl Cpu {
+    /// When the rank acts: its calls, sends and postings (X1: "Owing").
+    fn now(self) -> u64 {
+        self.clock + self.owed
+    }
+
+    /// A wait for what happens at `event`: satisfied if it happened by the rank's clock (what
+    /// happens while it works off its overhead is seen when it next suspends); otherwise it
+    /// pays what it owes, blocks, and its clock becomes `max(now, event)` (§3's
+    /// `C = max(C, ...)`).
+    fn wait(self, event: u64) -> Cpu {
+        if event <= self.clock {
+            return self;
+        }
+        Cpu {
+            clock: self.now().max(event),
+            owed: 0,
+        }
+    }
+
+    /// A loop of polls (`test`, `iprobe`) for what happens at `event` (S2): a poll at or after
+    /// it finds it; each before it pays what is owed and costs `poll_ns`.
+    fn poll(self, event: u64, poll_ns: u64) -> Cpu {
+        if event <= self.clock {
+            return self;
+        }
+        let from = self.now();
+        let polls = event.saturating_sub(from).div_ceil(poll_ns).max(1);
+        Cpu {
+            clock: from + polls * poll_ns,
+            owed: 0,
+        }
+    }
+
+    /// `compute(ns)`: what is owed, then the compute's own time.
+    fn compute(self, ns: u64) -> Cpu {
+        Cpu {
+            clock: self.now() + ns,
+            owed: 0,
+        }
+    }
+}
+
+/// What a rank's end makes of its requests whose completing events happen at `events` (in
+/// the order made), starting from `cpu`: its time after it, and the indices each `wait_any` /
+/// `wait_some` returns.
+fn end_of_rank(style: EndStyle, events: &[u64], mut cpu: Cpu) -> (Cpu, Vec<Vec<usize>>) {
+    let mut groups = Vec::new();
+    match style {
+        EndStyle::OneByOne => {
+            for &e in events {
+                cpu = cpu.wait(e);
+            }
+        }
+        // Satisfied when every request is; otherwise blocked until the last.
+        EndStyle::WaitAll => cpu = cpu.wait(events.iter().copied().fold(0, u64::max)),
+        // S5: the requests complete by the time the call returns (if none is, it blocks until
+        // the earliest), in index order; `wait_any` the lowest index of them.
+        EndStyle::WaitAny | EndStyle::WaitSome => {
+            let mut active: Vec<usize> = (0..events.len()).collect();
+            while !active.is_empty() {
+                let earliest = active.iter().map(|&k| events[k]).min().expect("active");
+                cpu = cpu.wait(earliest);
                 let ready: Vec<usize> = active
                     .iter()
                     .copied()
-                    .filter(|&k| done[k] <= clock)
+                    .filter(|&k| events[k] <= cpu.clock)
                     .collect();
                 let group = if style == EndStyle::WaitAny {
                     vec![ready[0]]
@@ -405,7 +466,7 @@ fn end_of_rank(style: EndStyle, done: &[u64], t: u64) -> (u64, Vec<Vec<usize>>) 
             }
         }
     }
-    (clock, groups)
+    (cpu, groups)
 }
 
 /// The spec's outcome of `p`, evaluated rank by rank as far as each can go until all are
@@ -422,66 +483,91 @@ fn reference(p: &Program) -> Expected {
         channel: HashMap::new(),
     };
     let mut pc = vec![0; n];
-    let mut expected = Expected {
-        clocks: vec![0; n],
-        groups: vec![Vec::new(); n],
-    };
+    let mut cpus = vec![Cpu::default(); n];
+    let mut groups = vec![Vec::new(); n];
     loop {
         // A round moves when a rank gets past a call, or a call that waits has sent or posted.
         let before = (pc.clone(), times.made());
         for (r, pc) in pc.iter_mut().enumerate() {
+            let cpu = &mut cpus[r];
             while let Some(&op) = p.ops[r].get(*pc) {
-                let t = expected.clocks[r];
+                // Each arm may be taken up again after it could not finish (`None`): what it
+                // did first (a send, a posting, their X1 charge) is done once.
                 let after = match op {
-                    Op::Compute(ns) => Some(t + ns),
-                    Op::Send(i) if !times.send(i, t) => None,
-                    Op::Send(i) => match p.messages[i].send {
-                        SendKind::Send | SendKind::Ssend => {
-                            times.finish(Req::Send(i), WaitAt::Now, t)
+                    Op::Compute(ns) => Some(cpu.compute(ns)),
+                    Op::Send(i) => {
+                        let m = &p.messages[i];
+                        let nonblocking = matches!(m.send, SendKind::Isend | SendKind::Issend);
+                        if times.sent[i].is_none() {
+                            let o = if nonblocking { p.send_overhead } else { 0 };
+                            if !times.send(i, cpu.now() + o, cpu.clock) {
+                                break;
+                            }
+                            cpu.owed += o;
                         }
-                        SendKind::Bsend => Some(t),
-                        SendKind::Isend | SendKind::Issend => {
-                            times.finish(Req::Send(i), p.messages[i].send_wait, t)
+                        match m.send {
+                            // A blocking send from a buffer completes as it is made.
+                            SendKind::Send | SendKind::Ssend | SendKind::Bsend => {
+                                times.event(Req::Send(i)).map(|e| cpu.wait(e))
+                            }
+                            _ => times.finish(Req::Send(i), m.send_wait, *cpu),
                         }
-                        SendKind::Sendrecv => unreachable!("sendrecv is its own op"),
-                    },
-                    Op::Recv(i) => match p.messages[i].recv {
-                        RecvKind::Recv => {
-                            times.posted[i].get_or_insert(t);
-                            times.finish(Req::Recv(i), WaitAt::Now, t)
+                    }
+                    Op::Recv(i) => {
+                        let m = &p.messages[i];
+                        match m.recv {
+                            RecvKind::Recv => {
+                                times.posted[i].get_or_insert(cpu.now());
+                                times.finish(Req::Recv(i), WaitAt::Now, *cpu)
+                            }
+                            RecvKind::Irecv => {
+                                if times.posted[i].is_none() {
+                                    cpu.owed += p.recv_overhead;
+                                    times.posted[i] = Some(cpu.now());
+                                }
+                                times.finish(Req::Recv(i), m.recv_wait, *cpu)
+                            }
+                            // §5: a probe waits for the message like a receive and leaves it;
+                            // the receive is posted once it returns (the ack's `send_ts`). The
+                            // message probed is the next from its source with its tag: `i`.
+                            RecvKind::ProbeRecv | RecvKind::IprobeRecv => {
+                                times.arrival[i].map(|arrival| {
+                                    let found = if m.recv == RecvKind::ProbeRecv {
+                                        cpu.wait(arrival)
+                                    } else {
+                                        cpu.poll(arrival, p.poll_ns)
+                                    };
+                                    times.posted[i] = Some(found.now());
+                                    found
+                                })
+                            }
+                            RecvKind::Sendrecv => unreachable!("sendrecv is its own op"),
                         }
-                        RecvKind::Irecv => {
-                            times.posted[i].get_or_insert(t);
-                            times.finish(Req::Recv(i), p.messages[i].recv_wait, t)
-                        }
-                        // §5: a probe waits for the message like a receive and leaves it; the
-                        // receive is posted when the probe returns (the ack's `send_ts`). The
-                        // message probed is the next from its source with its tag: `i`.
-                        RecvKind::ProbeRecv => {
-                            times.arrival[i].map(|arrival| *times.posted[i].insert(t.max(arrival)))
-                        }
-                        RecvKind::IprobeRecv => {
-                            let found = times.arrival[i].map(|arrival| times.polled(t, arrival));
-                            found.map(|found| *times.posted[i].insert(found))
-                        }
-                        RecvKind::Sendrecv => unreachable!("sendrecv is its own op"),
-                    },
-                    Op::Sendrecv { send, .. } if !times.send(send, t) => None,
+                    }
                     Op::Sendrecv { send, recv } => {
-                        times.posted[recv].get_or_insert(t);
-                        // §2: isend + irecv + waitall.
+                        // §2: irecv + isend + waitall; X1: both pay.
+                        if times.posted[recv].is_none() {
+                            cpu.owed += p.recv_overhead;
+                            times.posted[recv] = Some(cpu.now());
+                        }
+                        if times.sent[send].is_none() {
+                            if !times.send(send, cpu.now() + p.send_overhead, cpu.clock) {
+                                break;
+                            }
+                            cpu.owed += p.send_overhead;
+                        }
                         times
-                            .finish(Req::Send(send), WaitAt::Now, t)
-                            .zip(times.finish(Req::Recv(recv), WaitAt::Now, t))
-                            .map(|(a, b)| a.max(b))
+                            .event(Req::Send(send))
+                            .zip(times.event(Req::Recv(recv)))
+                            .map(|(a, b)| cpu.wait(a.max(b)))
                     }
                     Op::End => {
-                        let done: Option<Vec<u64>> =
-                            p.end[r].iter().map(|&req| times.completion(req)).collect();
-                        done.map(|done| {
-                            let (clock, groups) = end_of_rank(p.end_style[r], &done, t);
-                            expected.groups[r] = groups;
-                            clock
+                        let events: Option<Vec<u64>> =
+                            p.end[r].iter().map(|&req| times.event(req)).collect();
+                        events.map(|events| {
+                            let (after, returned) = end_of_rank(p.end_style[r], &events, *cpu);
+                            groups[r] = returned;
+                            after
                         })
                     }
                     Op::Detach => {
@@ -493,16 +579,18 @@ fn reference(p: &Program) -> Expected {
                             .filter(|(_, m)| m.from as usize == r && m.send == SendKind::Bsend)
                             .map(|(i, _)| times.ack(i))
                             .collect();
-                        acks.map(|acks| acks.into_iter().fold(t, u64::max))
+                        acks.map(|acks| cpu.wait(acks.into_iter().fold(0, u64::max)))
                     }
                 };
                 let Some(after) = after else { break };
-                expected.clocks[r] = after;
+                *cpu = after;
                 *pc += 1;
             }
         }
         if pc.iter().zip(&p.ops).all(|(&pc, ops)| pc == ops.len()) {
-            return expected;
+            // X1: a rank that finishes pays what it owes.
+            let clocks = cpus.iter().map(|c| c.now()).collect();
+            return Expected { clocks, groups };
         }
         assert!(
             (pc.clone(), times.made()) != before,
@@ -742,14 +830,17 @@ fn program() -> impl Strategy<Value = Program> {
         ];
         // Small enough that eager sends fill it; or unbounded, as by default.
         let system = proptest::option::weighted(0.5, 0usize..=600);
+        // X1 off (the spec's own model) or on, up to a few hundred ns a request.
+        let overhead = || prop_oneof![Just(0u64), 1u64..=400];
         (
             Just(ranks),
             (1u64..=500, 1u64..=300, system),
+            (overhead(), overhead()),
             proptest::collection::vec(step, 1..30),
             proptest::collection::vec(style, ranks as usize),
         )
-            .prop_map(|(ranks, constants, steps, styles)| {
-                Program::new(ranks, constants, steps, styles)
+            .prop_map(|(ranks, constants, overheads, steps, styles)| {
+                Program::new(ranks, constants, overheads, steps, styles)
             })
     })
 }
