@@ -40,7 +40,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mpsim::sim::{DelayTable, Model};
-use mpsim::{Backend, Comm, Launcher, PersistentRequest, Request, wait_all, wait_any, wait_some};
+use mpsim::{
+    Backend, Comm, Error, Launcher, PersistentRequest, Request, wait_all, wait_any, wait_some,
+};
 use proptest::prelude::*;
 
 /// `D_ssend`: two points, so sizes between them interpolate and larger ones extrapolate.
@@ -980,5 +982,132 @@ proptest! {
         let p = Arc::new(p);
         let launcher = Launcher::new(p.ranks).backend(Backend::Threads);
         backends::run_ok(launcher, move |world: Comm| run_rank(world, Arc::clone(&p), None));
+    }
+}
+
+/// `p` without the send of one message, picked by `pick` among those last on their channel
+/// with their tag (so that no receive takes another message in its place) and not half of a
+/// `sendrecv`: its receive waits for ever. `None` when no message qualifies.
+fn without_a_send(mut p: Program, pick: prop::sample::Index) -> Option<(Program, usize)> {
+    let last_of_its_kind = |k: usize| {
+        let m = &p.messages[k];
+        let later = &p.messages[k + 1..];
+        m.send != SendKind::Sendrecv
+            && !later
+                .iter()
+                .any(|n| (n.from, n.to, n.tag) == (m.from, m.to, m.tag))
+    };
+    let candidates: Vec<usize> = (0..p.messages.len())
+        .filter(|&k| last_of_its_kind(k))
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    let k = candidates[pick.index(candidates.len())];
+    let from = p.messages[k].from as usize;
+    p.ops[from].retain(|op| !matches!(op, Op::Send(i) if *i == k));
+    p.end[from].retain(|&req| req != Req::Send(k));
+    Some((p, k))
+}
+
+/// Whether some rank of `p` polls (a loop of `test`s or `iprobe`s), which never blocks.
+fn polls(p: &Program) -> bool {
+    p.messages.iter().any(|m| {
+        m.send_wait == WaitAt::Poll || m.recv_wait == WaitAt::Poll || m.recv == RecvKind::IprobeRecv
+    })
+}
+
+/// `p` with every loop of polls made the blocking call it waits for (`wait`, `probe`).
+fn without_polls(mut p: Program) -> Program {
+    for m in &mut p.messages {
+        for wait in [&mut m.send_wait, &mut m.recv_wait] {
+            if *wait == WaitAt::Poll {
+                *wait = WaitAt::Now;
+            }
+        }
+        if m.recv == RecvKind::IprobeRecv {
+            m.recv = RecvKind::ProbeRecv;
+        }
+    }
+    p
+}
+
+/// Simulates `p` with a send left out, as the deadlock tests below do.
+fn simulate_without_a_send(p: &Arc<Program>) -> mpsim::sim::Outcome {
+    // A livelock is declared after 50 us of nothing but polls rather than 1 s: a poll of 1 ns
+    // would otherwise make a billion events first.
+    let launcher = Launcher::new(p.ranks)
+        .model(p.model())
+        .livelock_after_ns(50_000);
+    common::simulate_all_ways(launcher, p.ranks, |world: Comm| {
+        run_rank(world, Arc::clone(p), None)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// §5 and S15 on the same programs, their polls made blocking calls, with one send left
+    /// out: the simulated run stops with a deadlock report that names the rank whose receive
+    /// waits for ever; never a hang or a panic, sequential or parallel.
+    #[test]
+    fn timing_s15_a_missing_send_ends_the_run_with_a_deadlock(
+        p in program(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let Some((p, k)) = without_a_send(without_polls(p), pick) else {
+            return Ok(());
+        };
+        let to = p.messages[k].to;
+        let outcome = simulate_without_a_send(&Arc::new(p));
+        match &outcome.error {
+            Some(Error::Deadlock { report }) => prop_assert!(
+                report.contains(&format!("rank {to}")),
+                "the report does not name rank {}: {}",
+                to,
+                report
+            ),
+            other => prop_assert!(false, "expected a deadlock, got {:?}", other),
+        }
+    }
+
+    /// The same with the polls kept: a rank that polls for ever makes a livelock
+    /// (`Launcher::livelock_after_ns`) where it would block; the run ends either way.
+    #[test]
+    fn timing_s15_a_missing_send_with_polls_ends_the_run(
+        p in program(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let Some((p, _)) = without_a_send(p, pick) else {
+            return Ok(());
+        };
+        let p = Arc::new(p);
+        match &simulate_without_a_send(&p).error {
+            Some(Error::Deadlock { .. }) => {}
+            Some(Error::Livelock { .. }) => prop_assert!(polls(&p), "a livelock with no poll"),
+            other => prop_assert!(false, "expected a deadlock or a livelock, got {:?}", other),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// The same on the threads backend, polls made blocking calls (a real rank that polls for
+    /// a message never sent spins, as it would under MPI): its watchdog reports the deadlock.
+    #[test]
+    fn a_missing_send_is_a_deadlock_on_threads(
+        p in program(),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let Some((p, _)) = without_a_send(without_polls(p), pick) else {
+            return Ok(());
+        };
+        let p = Arc::new(p);
+        let launcher = Launcher::new(p.ranks).backend(Backend::Threads);
+        let err = backends::run_err(launcher, move |world: Comm| {
+            run_rank(world, Arc::clone(&p), None)
+        });
+        prop_assert!(matches!(err, Error::Deadlock { .. }), "expected a deadlock, got {err}");
     }
 }
