@@ -39,7 +39,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mpsim::sim::{DelayTable, Model};
+use mpsim::sim::{DelayTable, Model, Traffic};
 use mpsim::{
     Backend, Comm, Error, Launcher, PersistentRequest, Request, wait_all, wait_any, wait_some,
 };
@@ -320,6 +320,12 @@ fn delay(points: &[(u64, u64)], s: u64) -> u64 {
 struct Expected {
     clocks: Vec<u64>,
     groups: Vec<Vec<Vec<usize>>>,
+    /// Per rank: its time and what the report adds up ([`Cpu`]).
+    cpus: Vec<Cpu>,
+    /// Per rank: messages and bytes sent and received, by the report's protocol columns
+    /// (eager, buffered, rendezvous, ready).
+    sent: Vec<Traffic>,
+    received: Vec<Traffic>,
 }
 
 /// The spec's times of every message, filled in as the reference runs.
@@ -415,11 +421,14 @@ impl Times<'_> {
 /// A rank's time: its clock, and the per-request overhead it owes (X1 of
 /// `crates/mpsim-sim/EXTENSIONS.md`). It acts at `clock + owed`, and pays what it owes when it
 /// is about to block, computes, polls without success, or finishes. With no overhead (the
-/// spec's own model), `owed` stays 0.
+/// spec's own model), `owed` stays 0. Also what the report adds up: the time charged to polls
+/// that found nothing, and the overhead charged.
 #[derive(Clone, Copy, Debug, Default)]
 struct Cpu {
     clock: u64,
     owed: u64,
+    poll_ns: u64,
+    overhead_ns: u64,
 }
 
 impl Cpu {
@@ -439,6 +448,7 @@ impl Cpu {
         Cpu {
             clock: self.now().max(event),
             owed: 0,
+            ..self
         }
     }
 
@@ -453,6 +463,8 @@ impl Cpu {
         Cpu {
             clock: from + polls * poll_ns,
             owed: 0,
+            poll_ns: self.poll_ns + polls * poll_ns,
+            ..self
         }
     }
 
@@ -461,7 +473,14 @@ impl Cpu {
         Cpu {
             clock: self.now() + ns,
             owed: 0,
+            ..self
         }
+    }
+
+    /// X1: a request's overhead, owed from now on.
+    fn charge(&mut self, ns: u64) {
+        self.owed += ns;
+        self.overhead_ns += ns;
     }
 }
 
@@ -540,7 +559,7 @@ fn reference(p: &Program) -> Expected {
                             if !times.send(i, cpu.now() + o, cpu.clock) {
                                 break;
                             }
-                            cpu.owed += o;
+                            cpu.charge(o);
                         }
                         match m.send {
                             // A blocking send from a buffer completes as it is made.
@@ -559,7 +578,7 @@ fn reference(p: &Program) -> Expected {
                             }
                             RecvKind::Irecv | RecvKind::Persistent => {
                                 if times.posted[i].is_none() {
-                                    cpu.owed += p.recv_overhead;
+                                    cpu.charge(p.recv_overhead);
                                     times.posted[i] = Some(cpu.now());
                                 }
                                 times.finish(Req::Recv(i), m.recv_wait, *cpu)
@@ -584,14 +603,14 @@ fn reference(p: &Program) -> Expected {
                     Op::Sendrecv { send, recv } => {
                         // §2: irecv + isend + waitall; X1: both pay.
                         if times.posted[recv].is_none() {
-                            cpu.owed += p.recv_overhead;
+                            cpu.charge(p.recv_overhead);
                             times.posted[recv] = Some(cpu.now());
                         }
                         if times.sent[send].is_none() {
                             if !times.send(send, cpu.now() + p.send_overhead, cpu.clock) {
                                 break;
                             }
-                            cpu.owed += p.send_overhead;
+                            cpu.charge(p.send_overhead);
                         }
                         times
                             .event(Req::Send(send))
@@ -627,7 +646,28 @@ fn reference(p: &Program) -> Expected {
         if pc.iter().zip(&p.ops).all(|(&pc, ops)| pc == ops.len()) {
             // X1: a rank that finishes pays what it owes.
             let clocks = cpus.iter().map(|c| c.now()).collect();
-            return Expected { clocks, groups };
+            let (mut sent, mut received) =
+                (vec![Traffic::default(); n], vec![Traffic::default(); n]);
+            for (i, m) in p.messages.iter().enumerate() {
+                let column = if m.buffered_send() {
+                    1
+                } else if times.buffered[i] {
+                    0
+                } else {
+                    2
+                };
+                for t in [&mut sent[m.from as usize], &mut received[m.to as usize]] {
+                    t.messages[column] += 1;
+                    t.bytes[column] += m.bytes as u64;
+                }
+            }
+            return Expected {
+                clocks,
+                groups,
+                cpus,
+                sent,
+                received,
+            };
         }
         assert!(
             (pc.clone(), times.made()) != before,
@@ -948,10 +988,13 @@ proptest! {
                 .map(|op| if let Op::Compute(ns) = op { *ns } else { 0 })
                 .sum();
             prop_assert_eq!(report.compute_ns, computed, "rank {}'s compute", r);
-            let sent = p.messages.iter().filter(|m| m.from as usize == r).count() as u64;
-            let received = p.messages.iter().filter(|m| m.to as usize == r).count() as u64;
-            prop_assert_eq!(report.sent.messages.iter().sum::<u64>(), sent);
-            prop_assert_eq!(report.received.messages.iter().sum::<u64>(), received);
+            let cpu = expected.cpus[r];
+            prop_assert_eq!(report.poll_ns, cpu.poll_ns, "rank {}'s polls", r);
+            prop_assert_eq!(report.overhead_ns, cpu.overhead_ns, "rank {}'s overhead", r);
+            // §6: all of a finished rank's time is compute or communication.
+            prop_assert_eq!(report.compute_ns + report.comm_ns, report.clock_ns);
+            prop_assert_eq!(&report.sent, &expected.sent[r], "rank {}'s sends", r);
+            prop_assert_eq!(&report.received, &expected.received[r], "rank {}'s receives", r);
         }
     }
 }
