@@ -5,8 +5,9 @@
 //! The worked examples (E1–E6) check a handful of hand-made cases. Here proptest makes
 //! programs of 2 to 5 ranks from every blocking and nonblocking send mode (standard, eager
 //! and rendezvous, synchronous, buffered) and persistent standard sends, blocking, nonblocking
-//! and persistent receives, receives after a `probe` or a loop of `iprobe`s, `sendrecv` ring
-//! shifts, `compute` between them and
+//! and persistent receives, receives after a `probe` or a loop of `iprobe`s, matched probes
+//! (`mprobe`, a loop of `improbe`s; S12) and their `mrecv`, `sendrecv` ring shifts, `compute`
+//! between them and
 //! `buffer_detach` (S8), on delay tables that interpolate and extrapolate (§4), channels where
 //! a large message is followed by a small one (the FIFO rule of §5), and a system buffer that
 //! is unbounded or small enough that eager sends fill it and go as `ssend` (S6). A nonblocking
@@ -75,6 +76,10 @@ enum RecvKind {
     ProbeRecv,
     /// `iprobe` until it finds the message (S2), then `recv`.
     IprobeRecv,
+    /// `mprobe`, then `mrecv` of the message it took (S12).
+    MprobeRecv,
+    /// `improbe` until it takes the message, then `mrecv`.
+    ImprobeRecv,
     Irecv,
     /// A persistent receive (`recv_init`), started once.
     Persistent,
@@ -584,19 +589,20 @@ fn reference(p: &Program) -> Expected {
                                 times.finish(Req::Recv(i), m.recv_wait, *cpu)
                             }
                             // §5: a probe waits for the message like a receive and leaves it;
-                            // the receive is posted once it returns (the ack's `send_ts`). The
-                            // message probed is the next from its source with its tag: `i`.
-                            RecvKind::ProbeRecv | RecvKind::IprobeRecv => {
-                                times.arrival[i].map(|arrival| {
-                                    let found = if m.recv == RecvKind::ProbeRecv {
-                                        cpu.wait(arrival)
-                                    } else {
-                                        cpu.poll(arrival, p.poll_ns)
-                                    };
-                                    times.posted[i] = Some(found.now());
-                                    found
-                                })
-                            }
+                            // the receive is posted once it returns (the ack's `send_ts`). S12:
+                            // a matched probe is the match, then. The message probed is the
+                            // next from its source with its tag: `i`.
+                            RecvKind::ProbeRecv
+                            | RecvKind::IprobeRecv
+                            | RecvKind::MprobeRecv
+                            | RecvKind::ImprobeRecv => times.arrival[i].map(|arrival| {
+                                let found = match m.recv {
+                                    RecvKind::ProbeRecv | RecvKind::MprobeRecv => cpu.wait(arrival),
+                                    _ => cpu.poll(arrival, p.poll_ns),
+                                };
+                                times.posted[i] = Some(found.now());
+                                found
+                            }),
                             RecvKind::Sendrecv => unreachable!("sendrecv is its own op"),
                         }
                     }
@@ -791,6 +797,19 @@ async fn run_rank(
                             req.start()?;
                             finish_persistent(&p, &mut req, Req::Recv(i), m.recv_wait).await?;
                         }
+                        RecvKind::MprobeRecv | RecvKind::ImprobeRecv => {
+                            let message = if m.recv == RecvKind::MprobeRecv {
+                                world.mprobe(m.from, m.tag).await?
+                            } else {
+                                loop {
+                                    if let Some(message) = world.improbe(m.from, m.tag).await? {
+                                        break message;
+                                    }
+                                }
+                            };
+                            check(&p, Req::Recv(i), message.status());
+                            check(&p, Req::Recv(i), message.mrecv(buf).await?);
+                        }
                         RecvKind::ProbeRecv | RecvKind::IprobeRecv => {
                             let status = if m.recv == RecvKind::ProbeRecv {
                                 world.probe(m.from, m.tag).await?
@@ -902,6 +921,8 @@ fn message(ranks: u32) -> impl Strategy<Value = Step> {
         2 => Just(RecvKind::Recv),
         1 => Just(RecvKind::ProbeRecv),
         1 => Just(RecvKind::IprobeRecv),
+        1 => Just(RecvKind::MprobeRecv),
+        1 => Just(RecvKind::ImprobeRecv),
         3 => Just(RecvKind::Irecv),
         1 => Just(RecvKind::Persistent),
     ];
@@ -1056,7 +1077,9 @@ fn without_a_send(mut p: Program, pick: prop::sample::Index) -> Option<(Program,
 /// Whether some rank of `p` polls (a loop of `test`s or `iprobe`s), which never blocks.
 fn polls(p: &Program) -> bool {
     p.messages.iter().any(|m| {
-        m.send_wait == WaitAt::Poll || m.recv_wait == WaitAt::Poll || m.recv == RecvKind::IprobeRecv
+        m.send_wait == WaitAt::Poll
+            || m.recv_wait == WaitAt::Poll
+            || matches!(m.recv, RecvKind::IprobeRecv | RecvKind::ImprobeRecv)
     })
 }
 
@@ -1068,9 +1091,11 @@ fn without_polls(mut p: Program) -> Program {
                 *wait = WaitAt::Now;
             }
         }
-        if m.recv == RecvKind::IprobeRecv {
-            m.recv = RecvKind::ProbeRecv;
-        }
+        m.recv = match m.recv {
+            RecvKind::IprobeRecv => RecvKind::ProbeRecv,
+            RecvKind::ImprobeRecv => RecvKind::MprobeRecv,
+            other => other,
+        };
     }
     p
 }
