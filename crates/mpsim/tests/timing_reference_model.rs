@@ -3,19 +3,22 @@
 //! programs: every rank's final clock must be the model's, to the nanosecond.
 //!
 //! The worked examples (E1–E6) check a handful of hand-made cases. Here proptest makes
-//! programs of 2 to 5 ranks from every blocking and nonblocking send mode (standard, eager
-//! and rendezvous, synchronous, buffered) and persistent standard sends, blocking, nonblocking
-//! and persistent receives, receives after a `probe` or a loop of `iprobe`s, matched probes
-//! (`mprobe`, a loop of `improbe`s; S12) and their `mrecv`, `sendrecv` ring shifts, `compute`
-//! between them and
-//! `buffer_detach` (S8), on delay tables that interpolate and extrapolate (§4), channels where
-//! a large message is followed by a small one (the FIFO rule of §5), and a system buffer that
-//! is unbounded or small enough that eager sends fill it and go as `ssend` (S6). A nonblocking
-//! call is finished by a `wait` at once, by a loop of `test`s (S2: each that finds nothing
-//! costs `poll_cost`), or at the end of the program with its rank's other requests, by `wait`
-//! on each, `wait_all`, or `wait_any` or `wait_some` until none is left (S5: the test also
-//! checks which requests each returns). Each of X1's two overheads is 0 in half the
-//! programs and up to 400 ns a request in the others.
+//! programs of 2 to 5 ranks from:
+//! - every blocking and nonblocking send mode (standard, eager and rendezvous, synchronous,
+//!   buffered) and persistent standard sends;
+//! - blocking, nonblocking and persistent receives, receives after a `probe` or a loop of
+//!   `iprobe`s, and matched probes (`mprobe`, a loop of `improbe`s; S12) with their `mrecv`;
+//! - `sendrecv` ring shifts, `compute` between the calls, and `buffer_detach` (S8);
+//! - delay tables that interpolate and extrapolate (§4), channels where a large message is
+//!   followed by a small one (the FIFO rule of §5), and a system buffer that is unbounded or
+//!   small enough that eager sends fill it and go as `ssend` (S6).
+//!
+//! A nonblocking call is finished by a `wait` at once, by a loop of `test`s (S2: each that
+//! finds nothing costs `poll_cost`), or at the end of the program with its rank's other
+//! requests, by `wait` on each, `wait_all`, or `wait_any` or `wait_some` until none is left
+//! (S5: the test also checks which requests each returns). Each of X1's two overheads is 0 in
+//! half the programs and up to 400 ns a request in the others. Besides the clocks, the test
+//! checks every payload and status and the report's accounting (§6).
 //!
 //! The reference knows nothing of the simulator: it is the spec's arithmetic, evaluated by
 //! running each rank's operations as far as they can go, round after round. Every receive
