@@ -5,7 +5,9 @@
 //! The worked examples (E1–E6) check a handful of hand-made cases. Here proptest makes
 //! programs of 2 to 5 ranks from:
 //! - every blocking and nonblocking send mode (standard, eager and rendezvous, synchronous,
-//!   buffered) and persistent standard sends;
+//!   buffered, ready) and persistent standard sends; in strict mode (half the programs), a
+//!   ready send that finds no receive posted by the time it was sent stops the run (S13), and
+//!   the test checks which one;
 //! - blocking, nonblocking and persistent receives, receives after a `probe` or a loop of
 //!   `iprobe`s, and matched probes (`mprobe`, a loop of `improbe`s; S12) with their `mrecv`;
 //! - `sendrecv` ring shifts, `compute` between the calls, and `buffer_detach` (S8);
@@ -66,6 +68,9 @@ enum SendKind {
     Isend,
     Issend,
     Ibsend,
+    /// Ready sends: timed as `ssend` (§2); in strict mode, S13.
+    Rsend,
+    Irsend,
     /// A persistent standard send (`send_init`), started once.
     Persistent,
     /// The send half of a `sendrecv` (a standard `isend`, §2).
@@ -136,8 +141,17 @@ impl Message {
     fn nonblocking_send(&self) -> bool {
         matches!(
             self.send,
-            SendKind::Isend | SendKind::Issend | SendKind::Ibsend | SendKind::Persistent
+            SendKind::Isend
+                | SendKind::Issend
+                | SendKind::Ibsend
+                | SendKind::Irsend
+                | SendKind::Persistent
         )
+    }
+
+    /// A ready send.
+    fn ready_send(&self) -> bool {
+        matches!(self.send, SendKind::Rsend | SendKind::Irsend)
     }
 
     /// A send from the attached buffer.
@@ -198,6 +212,8 @@ struct Program {
     /// X1's `send_overhead` and `recv_overhead`, ns.
     send_overhead: u64,
     recv_overhead: u64,
+    /// Strict ready sends (`Launcher::strict`, S13).
+    strict: bool,
     messages: Vec<Message>,
     ops: Vec<Vec<Op>>,
     /// Per rank: the requests kept for the end, in the order made, and how they end.
@@ -211,7 +227,7 @@ impl Program {
     fn new(
         ranks: u32,
         (ack_ns, poll_ns, system): (u64, u64, Option<usize>),
-        (send_overhead, recv_overhead): (u64, u64),
+        (send_overhead, recv_overhead, strict): (u64, u64, bool),
         steps: Vec<Step>,
         end_style: Vec<EndStyle>,
     ) -> Self {
@@ -282,6 +298,7 @@ impl Program {
             system,
             send_overhead,
             recv_overhead,
+            strict,
             messages,
             ops,
             end,
@@ -334,6 +351,10 @@ struct Expected {
     /// (eager, buffered, rendezvous, ready).
     sent: Vec<Traffic>,
     received: Vec<Traffic>,
+    /// In strict mode, the first ready send that found no receive posted by the time it was
+    /// sent (S13), by the key of its arrival `(time, sender, order sent)`: the run stops there
+    /// with `ReadyNotPosted`.
+    not_ready: Option<usize>,
 }
 
 /// The spec's times of every message, filled in as the reference runs.
@@ -571,9 +592,10 @@ fn reference(p: &Program) -> Expected {
                         }
                         match m.send {
                             // A blocking send from a buffer completes as it is made.
-                            SendKind::Send | SendKind::Ssend | SendKind::Bsend => {
-                                times.event(Req::Send(i)).map(|e| cpu.wait(e))
-                            }
+                            SendKind::Send
+                            | SendKind::Ssend
+                            | SendKind::Bsend
+                            | SendKind::Rsend => times.event(Req::Send(i)).map(|e| cpu.wait(e)),
                             _ => times.finish(Req::Send(i), m.send_wait, *cpu),
                         }
                     }
@@ -658,7 +680,9 @@ fn reference(p: &Program) -> Expected {
             let (mut sent, mut received) =
                 (vec![Traffic::default(); n], vec![Traffic::default(); n]);
             for (i, m) in p.messages.iter().enumerate() {
-                let column = if m.buffered_send() {
+                let column = if m.ready_send() {
+                    3
+                } else if m.buffered_send() {
                     1
                 } else if times.buffered[i] {
                     0
@@ -670,12 +694,18 @@ fn reference(p: &Program) -> Expected {
                     t.bytes[column] += m.bytes as u64;
                 }
             }
+            let not_ready = (0..m)
+                .filter(|&i| {
+                    p.strict && p.messages[i].ready_send() && times.posted[i] > times.sent[i]
+                })
+                .min_by_key(|&i| (times.arrival[i], p.messages[i].from, i));
             return Expected {
                 clocks,
                 groups,
                 cpus,
                 sent,
                 received,
+                not_ready,
             };
         }
         assert!(
@@ -774,6 +804,8 @@ async fn run_rank(
                         SendKind::Isend => Some(world.isend(&data, to, tag)?),
                         SendKind::Issend => Some(world.issend(&data, to, tag)?),
                         SendKind::Ibsend => Some(world.ibsend(&data, to, tag)?),
+                        SendKind::Rsend => world.rsend(&data, to, tag).await.map(|()| None)?,
+                        SendKind::Irsend => Some(world.irsend(&data, to, tag)?),
                         SendKind::Persistent => {
                             let mut data = data;
                             let mut req = world.send_init(&mut data, to, tag)?;
@@ -918,6 +950,8 @@ fn message(ranks: u32) -> impl Strategy<Value = Step> {
         Just(SendKind::Isend),
         Just(SendKind::Issend),
         Just(SendKind::Ibsend),
+        Just(SendKind::Rsend),
+        Just(SendKind::Irsend),
         Just(SendKind::Persistent),
     ];
     let recv = prop_oneof![
@@ -979,7 +1013,7 @@ fn program() -> impl Strategy<Value = Program> {
         (
             Just(ranks),
             (1u64..=500, 1u64..=300, system),
-            (overhead(), overhead()),
+            (overhead(), overhead(), any::<bool>()),
             proptest::collection::vec(step, 1..30),
             proptest::collection::vec(style, ranks as usize),
         )
@@ -998,11 +1032,20 @@ proptest! {
     #[test]
     fn timing_reference_model_agrees_on_random_programs(p in program()) {
         let expected = Arc::new(reference(&p));
-        let launcher = Launcher::new(p.ranks).model(p.model());
+        let launcher = Launcher::new(p.ranks).model(p.model()).strict(p.strict);
         let p = Arc::new(p);
         let outcome = common::simulate_all_ways(launcher, p.ranks, |world: Comm| {
             run_rank(world, Arc::clone(&p), Some(Arc::clone(&expected)))
         });
+        if let Some(i) = expected.not_ready {
+            let m = &p.messages[i];
+            let stopped = match &outcome.error {
+                Some(Error::ReadyNotPosted { site, receiver }) => Some((site.rank, *receiver)),
+                _ => None,
+            };
+            prop_assert_eq!(stopped, Some((m.from, m.to)), "{:?}", outcome.error);
+            return Ok(());
+        }
         prop_assert!(outcome.error.is_none(), "the run failed: {:?}", outcome.error);
         let clocks: Vec<u64> = outcome.report.ranks.iter().map(|r| r.clock_ns).collect();
         prop_assert_eq!(&clocks, &expected.clocks, "final clocks of {:?}", p);
