@@ -10,6 +10,8 @@
 //!   the test checks which one;
 //! - blocking, nonblocking and persistent receives, receives after a `probe` or a loop of
 //!   `iprobe`s, and matched probes (`mprobe`, a loop of `improbe`s; S12) with their `mrecv`;
+//! - receives into a buffer half the message's length, which end in `Truncate` at the time
+//!   the receive would have completed, the run going on (S11);
 //! - `sendrecv` ring shifts, `compute` between the calls, and `buffer_detach` (S8);
 //! - delay tables that interpolate and extrapolate (§4), channels where a large message is
 //!   followed by a small one (the FIFO rule of §5), and a system buffer that is unbounded or
@@ -126,9 +128,20 @@ struct Message {
     send_wait: WaitAt,
     recv: RecvKind,
     recv_wait: WaitAt,
+    /// Received into a buffer of half its length: `Truncate` (S11).
+    short: bool,
 }
 
 impl Message {
+    /// The receive buffer's length.
+    fn capacity(&self) -> usize {
+        if self.short {
+            self.bytes / 2
+        } else {
+            self.bytes
+        }
+    }
+
     /// A standard send small enough to go eagerly, if the system buffer has room (§2, S6).
     fn may_go_eagerly(&self) -> bool {
         matches!(
@@ -243,7 +256,8 @@ impl Program {
                     if m.send == SendKind::Persistent && m.send_wait == WaitAt::End {
                         m.send_wait = WaitAt::Now;
                     }
-                    if m.recv == RecvKind::Persistent && m.recv_wait == WaitAt::End {
+                    // So is a receive that truncates (a `wait_all`'s error would hide the others').
+                    if (m.recv == RecvKind::Persistent || m.short) && m.recv_wait == WaitAt::End {
                         m.recv_wait = WaitAt::Now;
                     }
                     let i = messages.len();
@@ -271,6 +285,7 @@ impl Program {
                             send_wait: WaitAt::Now,
                             recv: RecvKind::Sendrecv,
                             recv_wait: WaitAt::Now,
+                            short: false,
                         });
                     }
                     for (r, ops) in ops.iter_mut().enumerate() {
@@ -729,19 +744,20 @@ async fn finish<'b>(
     end: &mut Vec<Request<'b>>,
 ) -> mpsim::Result<()> {
     match how {
-        WaitAt::Now => check(p, key, req.wait().await?),
+        WaitAt::Now => settle(p, key, req.wait().await),
         WaitAt::Poll => {
             let mut req = req;
             loop {
-                if let Some(status) = req.test().await? {
-                    check(p, key, status);
-                    break;
+                if let Some(outcome) = req.test().await.transpose() {
+                    return settle(p, key, outcome);
                 }
             }
         }
-        WaitAt::End => end.push(req),
+        WaitAt::End => {
+            end.push(req);
+            Ok(())
+        }
     }
-    Ok(())
 }
 
 /// Finishes a started persistent request as `how` says (at once: it is not kept for the end).
@@ -751,16 +767,15 @@ async fn finish_persistent(
     key: Req,
     how: WaitAt,
 ) -> mpsim::Result<()> {
-    let status = match how {
+    let outcome = match how {
         WaitAt::Poll => loop {
-            if let Some(status) = req.test().await? {
-                break status;
+            if let Some(outcome) = req.test().await.transpose() {
+                break outcome;
             }
         },
-        _ => req.wait().await?,
+        _ => req.wait().await,
     };
-    check(p, key, status);
-    Ok(())
+    settle(p, key, outcome)
 }
 
 /// Rank `world.rank()`'s part of `p`: its calls in order, each received message checked.
@@ -782,7 +797,7 @@ async fn run_rank(
         .collect();
     let mut buffers: Vec<Vec<u8>> = receives
         .iter()
-        .map(|&i| vec![0u8; p.messages[i].bytes])
+        .map(|&i| vec![0u8; p.messages[i].capacity()])
         .collect();
     if p.buffers[me] {
         world.buffer_attach(ATTACHED)?;
@@ -843,7 +858,7 @@ async fn run_rank(
                                 }
                             };
                             check(&p, Req::Recv(i), message.status());
-                            check(&p, Req::Recv(i), message.mrecv(buf).await?);
+                            settle(&p, Req::Recv(i), message.mrecv(buf).await)?;
                         }
                         RecvKind::ProbeRecv | RecvKind::IprobeRecv => {
                             let status = if m.recv == RecvKind::ProbeRecv {
@@ -856,9 +871,9 @@ async fn run_rank(
                                 }
                             };
                             check(&p, Req::Recv(i), status);
-                            check(&p, Req::Recv(i), world.recv(buf, m.from, m.tag).await?);
+                            settle(&p, Req::Recv(i), world.recv(buf, m.from, m.tag).await)?;
                         }
-                        _ => check(&p, Req::Recv(i), world.recv(buf, m.from, m.tag).await?),
+                        _ => settle(&p, Req::Recv(i), world.recv(buf, m.from, m.tag).await)?,
                     }
                 }
                 Op::Sendrecv { send, recv } => {
@@ -917,12 +932,50 @@ async fn run_rank(
         assert!(end.is_empty(), "every request finished");
     }
     for (&i, buf) in receives.iter().zip(&buffers) {
-        assert_eq!(buf, &payload(i, p.messages[i].bytes), "message {i}'s data");
+        let m = &p.messages[i];
+        assert_eq!(
+            buf,
+            &payload(i, m.bytes)[..m.capacity()],
+            "message {i}'s data"
+        );
     }
     Ok(())
 }
 
-/// A receive's status names its message; a send's is empty.
+/// What receiving (or sending) `req` ended with: its status, or, for a message longer than its
+/// buffer, `Truncate` naming both lengths (S11; the rest of the run goes on). Any other error
+/// is the run's.
+fn settle(p: &Program, req: Req, outcome: mpsim::Result<mpsim::Status>) -> mpsim::Result<()> {
+    match (req, outcome) {
+        (
+            Req::Recv(i),
+            Err(Error::Truncate {
+                message_bytes,
+                buffer_bytes,
+                ..
+            }),
+        ) if p.messages[i].short => {
+            let m = &p.messages[i];
+            assert_eq!(
+                (message_bytes, buffer_bytes),
+                (m.bytes, m.capacity()),
+                "message {i}"
+            );
+            Ok(())
+        }
+        (req, Ok(status)) => {
+            if let Req::Recv(i) = req {
+                let m = &p.messages[i];
+                assert!(!m.short, "message {i} fits its buffer of {}", m.capacity());
+            }
+            check(p, req, status);
+            Ok(())
+        }
+        (_, Err(e)) => Err(e),
+    }
+}
+
+/// A receive's (or probe's) status names its message; a send's is empty.
 fn check(p: &Program, req: Req, status: mpsim::Status) {
     match req {
         Req::Recv(i) => {
@@ -973,9 +1026,10 @@ fn message(ranks: u32) -> impl Strategy<Value = Step> {
         wait(),
         recv,
         wait(),
+        proptest::bool::weighted(0.1),
     )
         .prop_map(
-            move |(from, hop, tag, bytes, send, send_wait, recv, recv_wait)| {
+            move |(from, hop, tag, bytes, send, send_wait, recv, recv_wait, short)| {
                 Step::Message(Message {
                     from,
                     to: (from + hop) % ranks,
@@ -985,6 +1039,8 @@ fn message(ranks: u32) -> impl Strategy<Value = Step> {
                     send_wait,
                     recv,
                     recv_wait,
+                    // Half of 0 or 1 byte is not shorter.
+                    short: short && bytes >= 2,
                 })
             },
         )
