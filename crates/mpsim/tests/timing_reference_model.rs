@@ -12,6 +12,7 @@
 //!   `iprobe`s, and matched probes (`mprobe`, a loop of `improbe`s; S12) with their `mrecv`;
 //! - receives into a buffer half the message's length, which end in `Truncate` at the time
 //!   the receive would have completed, the run going on (S11);
+//! - receives that nothing matches, cancelled at once (S12: in 0 ns);
 //! - `sendrecv` ring shifts, `compute` between the calls, and `buffer_detach` (S8);
 //! - delay tables that interpolate and extrapolate (§4), channels where a large message is
 //!   followed by a small one (the FIFO rule of §5), and a system buffer that is unbounded or
@@ -59,6 +60,8 @@ const SSEND: &[(u64, u64)] = &[(8, 1_300), (1_024, 9_300)];
 const BSEND: &[(u64, u64)] = &[(4, 900), (64, 1_150), (1_024, 6_000)];
 /// Standard sends above this many bytes go by rendezvous (timed as `ssend`).
 const EAGER_THRESHOLD: usize = 256;
+/// The tag of receives that are cancelled: no message has it.
+const NEVER_SENT: i32 = 7;
 /// What each rank that buffers sends attaches: more than any program can fill.
 const ATTACHED: usize = 1 << 20;
 
@@ -181,6 +184,12 @@ enum Step {
         ns: u64,
     },
     Message(Message),
+    /// `rank` posts a receive from `from` with [`NEVER_SENT`], which nothing matches, cancels
+    /// it and waits for it.
+    Cancel {
+        rank: u32,
+        from: u32,
+    },
     /// Every rank `sendrecv`s: to `rank + hop`, from `rank - hop`; rank `r` sends
     /// `bytes[r]`.
     Shift {
@@ -211,6 +220,9 @@ enum Op {
     },
     /// The requests kept for the end, finished in the rank's [`EndStyle`].
     End,
+    /// An `irecv` from the rank, cancelled at once (S12: at the caller's time, in 0 ns) and
+    /// waited for.
+    Cancel(u32),
     /// `buffer_detach`, last, by a rank that made buffered sends.
     Detach,
 }
@@ -251,6 +263,7 @@ impl Program {
         for step in steps {
             match step {
                 Step::Compute { rank, ns } => ops[rank as usize].push(Op::Compute(ns)),
+                Step::Cancel { rank, from } => ops[rank as usize].push(Op::Cancel(from)),
                 Step::Message(mut m) => {
                     // A persistent request is finished where it is made, not kept for the end.
                     if m.send == SendKind::Persistent && m.send_wait == WaitAt::End {
@@ -592,6 +605,11 @@ fn reference(p: &Program) -> Expected {
                 // did first (a send, a posting, their X1 charge) is done once.
                 let after = match op {
                     Op::Compute(ns) => Some(cpu.compute(ns)),
+                    // X1 charges the receive; its cancel completes it at once.
+                    Op::Cancel(_) => {
+                        cpu.charge(p.recv_overhead);
+                        Some(*cpu)
+                    }
                     Op::Send(i) => {
                         let m = &p.messages[i];
                         if times.sent[i].is_none() {
@@ -808,6 +826,12 @@ async fn run_rank(
         for &op in ops {
             match op {
                 Op::Compute(ns) => world.compute(Duration::from_nanos(ns)).await,
+                Op::Cancel(from) => {
+                    let mut nothing = [0u8; 8];
+                    let mut req = world.irecv(&mut nothing, from, NEVER_SENT)?;
+                    req.cancel()?;
+                    assert!(req.wait().await?.cancelled, "the receive was cancelled");
+                }
                 Op::Send(i) => {
                     let m = &p.messages[i];
                     let data = payload(i, m.bytes);
@@ -1055,7 +1079,11 @@ fn program() -> impl Strategy<Value = Program> {
             proptest::collection::vec(bytes(), ranks as usize),
         )
             .prop_map(|(hop, tag, bytes)| Step::Shift { hop, tag, bytes });
-        let step = prop_oneof![2 => compute, 8 => message(ranks), 1 => shift];
+        let cancel = (0..ranks, 1..ranks).prop_map(move |(rank, hop)| Step::Cancel {
+            rank,
+            from: (rank + hop) % ranks,
+        });
+        let step = prop_oneof![2 => compute, 8 => message(ranks), 1 => shift, 1 => cancel];
         let style = prop_oneof![
             Just(EndStyle::OneByOne),
             Just(EndStyle::WaitAll),
