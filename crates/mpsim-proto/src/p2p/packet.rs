@@ -89,11 +89,11 @@ pub enum Packet<P> {
     Fin {
         /// The sender's request.
         sender: SendRef,
-        /// When the receive that took the message was posted, if later than the match, in the
-        /// driver's time ([`crate::p2p::Endpoint::set_now`]): a receive takes effect when it
-        /// is posted, and its ack cannot leave before (`timing.md` §3: `ack.send_ts =
-        /// max(m.arrival, req.ts)`). A simulator's rank that owes per-request overhead posts
-        /// a receive that late while messages still arrive at the current time (X1 of
+        /// When the ack may leave, in the driver's time ([`crate::p2p::Endpoint::set_now`]):
+        /// at the match, or when the receive that took the message was posted if that is
+        /// later. A receive takes effect when it is posted (`timing.md` §3: `ack.send_ts =
+        /// max(m.arrival, req.ts)`), and a simulator's rank that owes per-request overhead
+        /// posts a receive later than the messages that still arrive meanwhile (X1 of
         /// `crates/mpsim-sim/EXTENSIONS.md`). A driver without a clock ignores it.
         not_before: u64,
     },
