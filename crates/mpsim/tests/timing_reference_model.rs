@@ -14,6 +14,8 @@
 //!   the receive would have completed, the run going on (S11);
 //! - receives that nothing matches, cancelled at once (S12: in 0 ns);
 //! - `sendrecv` ring shifts, `compute` between the calls, and `buffer_detach` (S8);
+//! - messages on a `dup` of the world beside those on the world: other contexts, the same
+//!   FIFO channels;
 //! - delay tables that interpolate and extrapolate (§4), channels where a large message is
 //!   followed by a small one (the FIFO rule of §5), and a system buffer that is unbounded or
 //!   small enough that eager sends fill it and go as `ssend` (S6).
@@ -149,6 +151,9 @@ struct Message {
     /// Received (and probed) with `ANY_SOURCE` or `ANY_TAG` ([`Program::wildcards`]).
     any_source: bool,
     any_tag: bool,
+    /// Sent and received on a `dup` of the world, not the world: another context, which no
+    /// receive on the world matches, on the same FIFO channels (§5).
+    twin: bool,
 }
 
 impl Message {
@@ -330,6 +335,7 @@ impl Program {
                             short: false,
                             any_source: false,
                             any_tag: false,
+                            twin: false,
                         });
                     }
                     for (r, ops) in ops.iter_mut().enumerate() {
@@ -868,6 +874,7 @@ async fn run_rank(
     if p.buffers[me] {
         world.buffer_attach(ATTACHED)?;
     }
+    let twin = world.dup()?;
     {
         let mut free = buffers.iter_mut();
         let mut end: Vec<Request<'_>> = Vec::new();
@@ -884,18 +891,19 @@ async fn run_rank(
                     let m = &p.messages[i];
                     let data = payload(i, m.bytes);
                     let (to, tag) = (m.to, m.tag);
+                    let comm = if m.twin { &twin } else { &world };
                     let req = match m.send {
-                        SendKind::Send => world.send(&data, to, tag).await.map(|()| None)?,
-                        SendKind::Ssend => world.ssend(&data, to, tag).await.map(|()| None)?,
-                        SendKind::Bsend => world.bsend(&data, to, tag).await.map(|()| None)?,
-                        SendKind::Isend => Some(world.isend(&data, to, tag)?),
-                        SendKind::Issend => Some(world.issend(&data, to, tag)?),
-                        SendKind::Ibsend => Some(world.ibsend(&data, to, tag)?),
-                        SendKind::Rsend => world.rsend(&data, to, tag).await.map(|()| None)?,
-                        SendKind::Irsend => Some(world.irsend(&data, to, tag)?),
+                        SendKind::Send => comm.send(&data, to, tag).await.map(|()| None)?,
+                        SendKind::Ssend => comm.ssend(&data, to, tag).await.map(|()| None)?,
+                        SendKind::Bsend => comm.bsend(&data, to, tag).await.map(|()| None)?,
+                        SendKind::Isend => Some(comm.isend(&data, to, tag)?),
+                        SendKind::Issend => Some(comm.issend(&data, to, tag)?),
+                        SendKind::Ibsend => Some(comm.ibsend(&data, to, tag)?),
+                        SendKind::Rsend => comm.rsend(&data, to, tag).await.map(|()| None)?,
+                        SendKind::Irsend => Some(comm.irsend(&data, to, tag)?),
                         SendKind::Persistent => {
                             let mut data = data;
-                            let mut req = world.send_init(&mut data, to, tag)?;
+                            let mut req = comm.send_init(&mut data, to, tag)?;
                             req.start()?;
                             finish_persistent(&p, &mut req, Req::Send(i), m.send_wait).await?;
                             None
@@ -910,22 +918,23 @@ async fn run_rank(
                     let m = &p.messages[i];
                     let buf = free.next().expect("a buffer per receive");
                     let (from, tag) = m.pattern();
+                    let comm = if m.twin { &twin } else { &world };
                     match m.recv {
                         RecvKind::Irecv => {
-                            let req = world.irecv(buf, from, tag)?;
+                            let req = comm.irecv(buf, from, tag)?;
                             finish(&p, req, Req::Recv(i), m.recv_wait, &mut end).await?;
                         }
                         RecvKind::Persistent => {
-                            let mut req = world.recv_init(buf, from, tag)?;
+                            let mut req = comm.recv_init(buf, from, tag)?;
                             req.start()?;
                             finish_persistent(&p, &mut req, Req::Recv(i), m.recv_wait).await?;
                         }
                         RecvKind::MprobeRecv | RecvKind::ImprobeRecv => {
                             let message = if m.recv == RecvKind::MprobeRecv {
-                                world.mprobe(from, tag).await?
+                                comm.mprobe(from, tag).await?
                             } else {
                                 loop {
-                                    if let Some(message) = world.improbe(from, tag).await? {
+                                    if let Some(message) = comm.improbe(from, tag).await? {
                                         break message;
                                     }
                                 }
@@ -935,18 +944,18 @@ async fn run_rank(
                         }
                         RecvKind::ProbeRecv | RecvKind::IprobeRecv => {
                             let status = if m.recv == RecvKind::ProbeRecv {
-                                world.probe(from, tag).await?
+                                comm.probe(from, tag).await?
                             } else {
                                 loop {
-                                    if let Some(status) = world.iprobe(from, tag).await? {
+                                    if let Some(status) = comm.iprobe(from, tag).await? {
                                         break status;
                                     }
                                 }
                             };
                             check(&p, Req::Recv(i), status);
-                            settle(&p, Req::Recv(i), world.recv(buf, from, tag).await)?;
+                            settle(&p, Req::Recv(i), comm.recv(buf, from, tag).await)?;
                         }
-                        _ => settle(&p, Req::Recv(i), world.recv(buf, from, tag).await)?,
+                        _ => settle(&p, Req::Recv(i), comm.recv(buf, from, tag).await)?,
                     }
                 }
                 Op::Sendrecv { send, recv } => {
@@ -1100,9 +1109,10 @@ fn message(ranks: u32) -> impl Strategy<Value = Step> {
         recv,
         wait(),
         proptest::bool::weighted(0.1),
+        proptest::bool::weighted(0.3),
     )
         .prop_map(
-            move |(from, hop, tag, bytes, send, send_wait, recv, recv_wait, short)| {
+            move |(from, hop, tag, bytes, send, send_wait, recv, recv_wait, short, twin)| {
                 Step::Message(Message {
                     from,
                     to: (from + hop) % ranks,
@@ -1116,6 +1126,7 @@ fn message(ranks: u32) -> impl Strategy<Value = Step> {
                     short: short && bytes >= 2,
                     any_source: false,
                     any_tag: false,
+                    twin,
                 })
             },
         )
@@ -1237,15 +1248,17 @@ proptest! {
 }
 
 /// `p` without the send of one message, picked by `pick` among those last on their channel
-/// with their tag (or last on a channel received with `ANY_TAG`: no receive takes another
-/// message in its place) and not half of a `sendrecv`: its receive waits for ever. `None`
-/// when no message qualifies.
+/// and communicator with their tag (or last on a channel received with `ANY_TAG`: no receive
+/// takes another message in its place) and not half of a `sendrecv`: its receive waits for
+/// ever. `None` when no message qualifies.
 fn without_a_send(mut p: Program, pick: prop::sample::Index) -> Option<(Program, usize)> {
     let last_of_its_kind = |k: usize| {
         let m = &p.messages[k];
         let later = &p.messages[k + 1..];
         // On a channel received with `ANY_TAG`, the last message of the channel.
-        let same = |n: &Message| (n.from, n.to) == (m.from, m.to) && (m.any_tag || n.tag == m.tag);
+        let same = |n: &Message| {
+            (n.from, n.to, n.twin) == (m.from, m.to, m.twin) && (m.any_tag || n.tag == m.tag)
+        };
         m.send != SendKind::Sendrecv && !later.iter().any(same)
     };
     let candidates: Vec<usize> = (0..p.messages.len())
