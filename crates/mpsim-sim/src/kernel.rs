@@ -106,14 +106,16 @@ impl RankState {
     /// X2: when this rank, blocked and woken by something that happens at `t`, can run: a
     /// wake-up already under way (started by an earlier arrival in the same wait) ends when it
     /// ends; otherwise one starts at `t` and takes `wake_ns` (the kernel's: 0 unless
-    /// oversubscribed).
+    /// oversubscribed). A rank whose wait is over and whose resume is scheduled is awake
+    /// already: what arrives at its resume's time starts nothing (a wake-up started then
+    /// would outlive the wait, and the rank's next wait would take it for one under way).
     #[inline]
     fn wake_at(&mut self, t: u64, wake_ns: u64) -> u64 {
         if wake_ns == 0 {
             // A wake-up takes no time: `awake_at` never passes the time of the call.
             return t;
         }
-        if t >= self.awake_at {
+        if t >= self.awake_at && !self.resume_scheduled {
             self.awake_at = t.saturating_add(wake_ns);
         }
         self.awake_at

@@ -331,6 +331,46 @@ fn timing_x2_oversubscribed_each_arrival_wakes_a_blocked_rank() {
     assert_eq!(clocks(&sim(3, model, gather(4000)))[1], 5500);
 }
 
+/// X2: a message that arrives as a rank's wake-up ends, when the rank resumes, finds it awake:
+/// it starts no wake-up of its own. It used to, and the rank's next wait took that phantom
+/// wake-up for one under way and resumed before its own wake-up could have ended
+/// (`timing_wildcard_reference.rs` found it).
+#[test]
+fn timing_x2_a_message_at_the_end_of_a_wake_up_wakes_nothing() {
+    let model = with_cpu(CpuModel {
+        cores: Some(2),
+        wake_latency_ns: 300,
+        ..CpuModel::default()
+    });
+    let o = sim(3, model, |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        match world.rank() {
+            0 => {
+                // Arrive at 2000 and 2500.
+                world.compute(Duration::from_nanos(1000)).await;
+                world.send(&[1u8; 8], 1, 0).await?;
+                world.compute(Duration::from_nanos(500)).await;
+                world.send(&[3u8; 8], 1, 0).await?;
+            }
+            2 => {
+                // Arrives at 2300, as rank 1's wake-up ends.
+                world.compute(Duration::from_nanos(1300)).await;
+                world.send(&[2u8; 8], 1, 0).await?;
+            }
+            _ => {
+                world.recv(&mut buf, 0, 0).await?;
+                assert_eq!(world.now_ns(), 2300, "arrival 2000, woken at 2300");
+                world.recv(&mut buf, 2, 0).await?;
+                assert_eq!(world.now_ns(), 2300, "rank 2's message was there");
+                world.recv(&mut buf, 0, 0).await?;
+                assert_eq!(world.now_ns(), 2800, "arrival 2500, a wake-up of its own");
+            }
+        }
+        Ok(())
+    });
+    assert_eq!(clocks(&o), vec![1500, 2800, 1300]);
+}
+
 /// X2: a blocking probe woken by an arrival on an oversubscribed run wakes late too.
 #[test]
 fn timing_x2_oversubscribed_probe_wakes_late() {
