@@ -59,6 +59,10 @@ struct Program {
     ranks: u32,
     /// Every delay 1000 ns (ties are frequent), or [`TABLE`].
     flat: bool,
+    /// X2 of `crates/mpsim-sim/EXTENSIONS.md`: the cores the ranks share (`None`: one each)
+    /// and the wake-up latency of a blocked rank when they are fewer than the ranks.
+    cores: Option<u32>,
+    wake_ns: u64,
     messages: Vec<Message>,
     ops: Vec<Vec<Op>>,
 }
@@ -77,7 +81,17 @@ impl Program {
         if !self.flat {
             model.bsend = DelayTable::new("bsend", TABLE.to_vec()).expect("a valid table");
         }
+        model.cpu.cores = self.cores;
+        model.cpu.wake_latency_ns = self.wake_ns;
         model
+    }
+
+    /// X2: what a blocked rank's wake-up takes (0 unless the ranks outnumber the cores).
+    fn wake_ns(&self) -> u64 {
+        match self.cores {
+            Some(cores) if self.ranks > cores => self.wake_ns,
+            _ => 0,
+        }
     }
 }
 
@@ -102,6 +116,9 @@ fn reference(p: &Program) -> (Vec<u64>, Vec<Vec<usize>>) {
     let mut arrival = vec![0u64; p.messages.len()];
     let mut channel: HashMap<(u32, u32), u64> = HashMap::new();
     let mut made = vec![0u64; n];
+    // X2: when the wake-up under way of each blocked rank ends.
+    let mut awake_at = vec![0u64; n];
+    let wake_ns = p.wake_ns();
     let mut queue = BinaryHeap::new();
     for rank in 0..p.ranks {
         queue.push(Reverse((0, Event::Resume { rank, n: 0 })));
@@ -114,11 +131,17 @@ fn reference(p: &Program) -> (Vec<u64>, Vec<Vec<usize>>) {
         match event {
             Event::Arrival { i, .. } => {
                 let r = p.messages[i].to as usize;
+                // X2: every message delivered to a blocked rank starts a wake-up, unless one
+                // is under way; the rank resumes when the one under way at its completion
+                // ends.
+                if blocked[r].is_some() && wake_ns > 0 && t >= awake_at[r] {
+                    awake_at[r] = t + wake_ns;
+                }
                 match blocked[r] {
                     Some(pattern) if matches(pattern, &p.messages[i]) => {
                         blocked[r] = None;
                         taken[r].push(i);
-                        clock[r] = clock[r].max(t);
+                        clock[r] = clock[r].max(t.max(awake_at[r]));
                         let k = made[r];
                         made[r] += 1;
                         queue.push(Reverse((
@@ -227,7 +250,8 @@ async fn run_rank(world: Comm, p: Arc<Program>, taken: Arc<Vec<Vec<usize>>>) -> 
 }
 
 fn program() -> impl Strategy<Value = Program> {
-    (2u32..=6, any::<bool>()).prop_flat_map(|(ranks, flat)| {
+    let x2 = (proptest::option::weighted(0.5, 1u32..=4), 1u64..=700);
+    (2u32..=6, any::<bool>(), x2).prop_flat_map(|(ranks, flat, (cores, wake_ns))| {
         // On a grid of 500 ns when flat: many sends at one instant, many arrivals at another.
         let compute = (0..ranks, 0u64..8).prop_map(move |(rank, k)| {
             let ns = if flat { k * 500 } else { k * 437 };
@@ -261,6 +285,8 @@ fn program() -> impl Strategy<Value = Program> {
             Program {
                 ranks,
                 flat,
+                cores,
+                wake_ns,
                 messages,
                 ops,
             }
