@@ -11,7 +11,10 @@
 //! that arrived by its posting, or else the first one to arrive; among arrivals at one
 //! instant the lower-ranked sender's comes first, and a rank that resumes at that instant sees
 //! them all. Half the programs run on a flat delay table with compute on a coarse grid, so
-//! that ties happen often.
+//! that ties happen often. Half share fewer cores than they have ranks, with X2's wake-ups
+//! (`crates/mpsim-sim/EXTENSIONS.md`): every message delivered to a blocked rank starts a
+//! wake-up unless one is under way, and the rank resumes when the one under way at its
+//! completion ends.
 //!
 //! Programs are made from one global sequence of messages, each rank's calls in that order:
 //! sends never block, and a wildcard receive finds, by the time its own message was sent, at
