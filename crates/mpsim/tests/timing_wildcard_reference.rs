@@ -3,22 +3,23 @@
 //! pick the one the spec says, every time.
 //!
 //! `timing_reference_model.rs` covers every call, but its wildcards are chosen so that they
-//! cannot change what matches. Here they do: programs of eager standard sends (they never
-//! block) and blocking receives, some from a named source, some from `ANY_SOURCE` with a tag
-//! of their own, `compute` between them. The reference is a discrete-event simulation written
+//! cannot change what matches. Here they do: programs of eager standard sends and `ssend`s
+//! and blocking receives, some from a named source, some from `ANY_SOURCE` with a tag of
+//! their own (whose messages are all eager), `compute` between them. The reference is a discrete-event simulation written
 //! from §5 alone, far smaller than the simulator: a message becomes visible to its receiver at
 //! its arrival (made monotone per channel); a receive takes the earliest matching message
 //! that arrived by its posting, or else the first one to arrive; among arrivals at one
 //! instant the lower-ranked sender's comes first, and a rank that resumes at that instant sees
-//! them all. Half the programs run on a flat delay table with compute on a coarse grid, so
+//! them all; an `ssend` ends when its ack arrives, `ACK_LATENCY` after the match (§3). Half the programs run on a flat delay table with compute on a coarse grid, so
 //! that ties happen often. Half share fewer cores than they have ranks, with X2's wake-ups
 //! (`crates/mpsim-sim/EXTENSIONS.md`): every message delivered to a blocked rank starts a
 //! wake-up unless one is under way, and the rank resumes when the one under way at its
 //! completion ends.
 //!
 //! Programs are made from one global sequence of messages, each rank's calls in that order:
-//! sends never block, and a wildcard receive finds, by the time its own message was sent, at
-//! least as many messages of its tag as there were such receives before it, so none deadlock.
+//! a wildcard receive finds, by the time its own message was sent, at least as many messages
+//! of its tag as there were such receives before it, and an `ssend`'s receive takes it alone,
+//! so none deadlock.
 //! Every run is made sequentially, on 2 threads and on one per rank (the parallel simulator
 //! must agree, wildcards and all).
 
@@ -35,8 +36,9 @@ use proptest::prelude::*;
 
 /// The tag of every message received with `ANY_SOURCE`, and of no other.
 const WILD: i32 = 5;
-/// The three-point delay table of the programs that are not flat.
+/// The delay tables of the programs that are not flat: `D_bsend` (eager sends) and `D_ssend`.
 const TABLE: &[(u64, u64)] = &[(4, 900), (64, 1_150), (1_024, 6_000)];
+const SSEND: &[(u64, u64)] = &[(8, 1_300), (1_024, 9_300)];
 
 #[derive(Clone, Copy, Debug)]
 struct Message {
@@ -44,6 +46,10 @@ struct Message {
     to: u32,
     tag: i32,
     bytes: usize,
+    /// Sent by `ssend` (timed by `D_ssend`, its sender blocked until the ack), else by an
+    /// eager `send`. Never a wildcard's message: a wildcard receive may take another message
+    /// of its tag first, and an `ssend` waiting for a later one could then deadlock.
+    sync: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -60,8 +66,10 @@ enum Op {
 #[derive(Debug)]
 struct Program {
     ranks: u32,
-    /// Every delay 1000 ns (ties are frequent), or [`TABLE`].
+    /// Every delay 1000 ns (ties are frequent), or [`TABLE`] and [`SSEND`].
     flat: bool,
+    /// `ACK_LATENCY`, ns.
+    ack_ns: u64,
     /// X2 of `crates/mpsim-sim/EXTENSIONS.md`: the cores the ranks share (`None`: one each)
     /// and the wake-up latency of a blocked rank when they are fewer than the ranks.
     cores: Option<u32>,
@@ -71,19 +79,23 @@ struct Program {
 }
 
 impl Program {
-    fn delay(&self, bytes: usize) -> u64 {
+    /// §3's `D(s)` of message `m`.
+    fn delay(&self, m: &Message) -> u64 {
         if self.flat {
             return 1_000;
         }
-        let table = DelayTable::new("bsend", TABLE.to_vec()).expect("a valid table");
-        table.delay(bytes as u64)
+        let points = if m.sync { SSEND } else { TABLE };
+        let table = DelayTable::new("table", points.to_vec()).expect("a valid table");
+        table.delay(m.bytes as u64)
     }
 
     fn model(&self) -> Model {
         let mut model = Model::worked_examples();
         if !self.flat {
             model.bsend = DelayTable::new("bsend", TABLE.to_vec()).expect("a valid table");
+            model.ssend = DelayTable::new("ssend", SSEND.to_vec()).expect("a valid table");
         }
+        model.ack_latency_ns = self.ack_ns;
         model.cpu.cores = self.cores;
         model.cpu.wake_latency_ns = self.wake_ns;
         model
@@ -101,116 +113,208 @@ impl Program {
 /// An event of the reference, ordered as §5's key `(time, class, creator, n)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
-    /// Message `i` arrives (class 0), sent by `from` as its `n`-th message.
-    Arrival { from: u32, n: u64, i: usize },
+    /// A packet (class 0), the `n`-th event its creator made: message `i` reaching its
+    /// receiver (made by its sender), or its acknowledgement reaching its sender (`ack`; made
+    /// by its receiver).
+    Packet {
+        creator: u32,
+        n: u64,
+        i: usize,
+        ack: bool,
+    },
     /// A rank resumes its program (class 1).
     Resume { rank: u32, n: u64 },
+}
+
+/// What a blocked rank waits for.
+#[derive(Clone, Copy, Debug)]
+enum Blocked {
+    /// A message to it with this source (any if `None`) and tag.
+    Recv(Option<u32>, i32),
+    /// The acknowledgement of its `ssend` of message `i`.
+    Ssend(usize),
+}
+
+/// The reference's state: §5's simulation of a [`Program`].
+struct Des<'p> {
+    p: &'p Program,
+    clock: Vec<u64>,
+    pc: Vec<usize>,
+    blocked: Vec<Option<Blocked>>,
+    /// Delivered and not yet received, in the order delivered.
+    unexpected: Vec<Vec<usize>>,
+    /// For every rank, the messages its receives took, in order.
+    taken: Vec<Vec<usize>>,
+    arrival: Vec<u64>,
+    /// Latest arrival per channel (§5's FIFO rule).
+    channel: HashMap<(u32, u32), u64>,
+    /// Events each rank made (the `n` of its next).
+    made: Vec<u64>,
+    /// X2: when the wake-up under way of each blocked rank ends.
+    awake_at: Vec<u64>,
+    queue: BinaryHeap<Reverse<(u64, Event)>>,
+}
+
+impl Des<'_> {
+    /// The `n` of the next event rank `r` makes.
+    fn next_n(&mut self, r: usize) -> u64 {
+        self.made[r] += 1;
+        self.made[r] - 1
+    }
+
+    fn push(&mut self, t: u64, event: Event) {
+        self.queue.push(Reverse((t, event)));
+    }
+
+    /// Rank `r`'s receive takes message `i` at `t` (its arrival, or its posting if later);
+    /// the sender of an `ssend` is acknowledged then (§3: `max(m.arrival, req.ts)`).
+    fn take(&mut self, r: usize, i: usize, t: u64) {
+        self.taken[r].push(i);
+        if self.p.messages[i].sync {
+            let n = self.next_n(r);
+            let creator = r as u32;
+            self.push(
+                t + self.p.ack_ns,
+                Event::Packet {
+                    creator,
+                    n,
+                    i,
+                    ack: true,
+                },
+            );
+        }
+    }
+
+    /// X2: something reaches blocked rank `r` at `t`: a wake-up starts unless one is under
+    /// way. Returns when the rank can run.
+    fn wake(&mut self, r: usize, t: u64) -> u64 {
+        let wake_ns = self.p.wake_ns();
+        if wake_ns > 0 && t >= self.awake_at[r] {
+            self.awake_at[r] = t + wake_ns;
+        }
+        t.max(self.awake_at[r])
+    }
+
+    /// What blocked rank `r` waits for happened at `t`: it resumes (X2: once awake).
+    fn complete(&mut self, r: usize, t: u64) {
+        self.blocked[r] = None;
+        let at = self.wake(r, t);
+        self.clock[r] = self.clock[r].max(at);
+        let n = self.next_n(r);
+        self.push(self.clock[r], Event::Resume { rank: r as u32, n });
+    }
+
+    fn matches(&self, pattern: (Option<u32>, i32), i: usize) -> bool {
+        let m = &self.p.messages[i];
+        pattern.0.is_none_or(|s| s == m.from) && pattern.1 == m.tag
+    }
+
+    /// Packet `i` (or its ack) reaches its destination at `t`.
+    fn deliver(&mut self, i: usize, ack: bool, t: u64) {
+        let m = self.p.messages[i];
+        if ack {
+            let s = m.from as usize;
+            assert!(matches!(self.blocked[s], Some(Blocked::Ssend(k)) if k == i));
+            self.complete(s, t);
+            return;
+        }
+        let r = m.to as usize;
+        // X2: every message delivered to a blocked rank starts a wake-up, unless one is under
+        // way.
+        if self.blocked[r].is_some() {
+            self.wake(r, t);
+        }
+        match self.blocked[r] {
+            Some(Blocked::Recv(from, tag)) if self.matches((from, tag), i) => {
+                self.take(r, i, t);
+                self.complete(r, t);
+            }
+            _ => self.unexpected[r].push(i),
+        }
+    }
+
+    /// Rank `r` runs from its clock until it blocks, computes or ends.
+    fn run(&mut self, r: usize) {
+        let p = self.p;
+        while let Some(&op) = p.ops[r].get(self.pc[r]) {
+            self.pc[r] += 1;
+            let now = self.clock[r];
+            match op {
+                Op::Compute(ns) => {
+                    self.clock[r] += ns;
+                    let n = self.next_n(r);
+                    self.push(self.clock[r], Event::Resume { rank: r as u32, n });
+                    return;
+                }
+                Op::Send(i) => {
+                    let m = &p.messages[i];
+                    let last = self.channel.entry((m.from, m.to)).or_insert(0);
+                    *last = (now + p.delay(m)).max(*last);
+                    self.arrival[i] = *last;
+                    let n = self.next_n(r);
+                    let creator = r as u32;
+                    self.push(
+                        self.arrival[i],
+                        Event::Packet {
+                            creator,
+                            n,
+                            i,
+                            ack: false,
+                        },
+                    );
+                    if m.sync {
+                        self.blocked[r] = Some(Blocked::Ssend(i));
+                        return;
+                    }
+                }
+                Op::Recv { from, tag } => {
+                    let found = self.unexpected[r]
+                        .iter()
+                        .position(|&i| self.matches((from, tag), i));
+                    let Some(at) = found else {
+                        self.blocked[r] = Some(Blocked::Recv(from, tag));
+                        return;
+                    };
+                    let i = self.unexpected[r].remove(at);
+                    // It arrived by now: taken now.
+                    self.take(r, i, now);
+                }
+            }
+        }
+    }
 }
 
 /// Every rank's final clock, and for every rank the messages its receives took, in order.
 fn reference(p: &Program) -> (Vec<u64>, Vec<Vec<usize>>) {
     let n = p.ranks as usize;
-    let mut clock = vec![0u64; n];
-    let mut pc = vec![0usize; n];
-    let mut blocked: Vec<Option<(Option<u32>, i32)>> = vec![None; n];
-    // Delivered and not yet received, in the order delivered.
-    let mut unexpected: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut taken: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut arrival = vec![0u64; p.messages.len()];
-    let mut channel: HashMap<(u32, u32), u64> = HashMap::new();
-    let mut made = vec![0u64; n];
-    // X2: when the wake-up under way of each blocked rank ends.
-    let mut awake_at = vec![0u64; n];
-    let wake_ns = p.wake_ns();
-    let mut queue = BinaryHeap::new();
-    for rank in 0..p.ranks {
-        queue.push(Reverse((0, Event::Resume { rank, n: 0 })));
-        made[rank as usize] = 1;
-    }
-    let matches = |pattern: (Option<u32>, i32), m: &Message| {
-        pattern.0.is_none_or(|s| s == m.from) && pattern.1 == m.tag
+    let mut des = Des {
+        p,
+        clock: vec![0; n],
+        pc: vec![0; n],
+        blocked: vec![None; n],
+        unexpected: vec![Vec::new(); n],
+        taken: vec![Vec::new(); n],
+        arrival: vec![0; p.messages.len()],
+        channel: HashMap::new(),
+        made: vec![0; n],
+        awake_at: vec![0; n],
+        queue: BinaryHeap::new(),
     };
-    while let Some(Reverse((t, event))) = queue.pop() {
+    for r in 0..n {
+        let n = des.next_n(r);
+        des.push(0, Event::Resume { rank: r as u32, n });
+    }
+    while let Some(Reverse((t, event))) = des.queue.pop() {
         match event {
-            Event::Arrival { i, .. } => {
-                let r = p.messages[i].to as usize;
-                // X2: every message delivered to a blocked rank starts a wake-up, unless one
-                // is under way; the rank resumes when the one under way at its completion
-                // ends.
-                if blocked[r].is_some() && wake_ns > 0 && t >= awake_at[r] {
-                    awake_at[r] = t + wake_ns;
-                }
-                match blocked[r] {
-                    Some(pattern) if matches(pattern, &p.messages[i]) => {
-                        blocked[r] = None;
-                        taken[r].push(i);
-                        clock[r] = clock[r].max(t.max(awake_at[r]));
-                        let k = made[r];
-                        made[r] += 1;
-                        queue.push(Reverse((
-                            clock[r],
-                            Event::Resume {
-                                rank: r as u32,
-                                n: k,
-                            },
-                        )));
-                    }
-                    _ => unexpected[r].push(i),
-                }
-            }
-            Event::Resume { rank, .. } => {
-                let r = rank as usize;
-                while let Some(&op) = p.ops[r].get(pc[r]) {
-                    pc[r] += 1;
-                    match op {
-                        Op::Compute(ns) => {
-                            clock[r] += ns;
-                            let k = made[r];
-                            made[r] += 1;
-                            queue.push(Reverse((clock[r], Event::Resume { rank, n: k })));
-                            break;
-                        }
-                        Op::Send(i) => {
-                            let m = &p.messages[i];
-                            let last = channel.entry((m.from, m.to)).or_insert(0);
-                            *last = (clock[r] + p.delay(m.bytes)).max(*last);
-                            arrival[i] = *last;
-                            let k = made[r];
-                            made[r] += 1;
-                            let event = Event::Arrival {
-                                from: rank,
-                                n: k,
-                                i,
-                            };
-                            queue.push(Reverse((arrival[i], event)));
-                        }
-                        Op::Recv { from, tag } => {
-                            let pattern = (from, tag);
-                            let found = unexpected[r]
-                                .iter()
-                                .position(|&i| matches(pattern, &p.messages[i]));
-                            match found {
-                                Some(at) => {
-                                    let i = unexpected[r].remove(at);
-                                    taken[r].push(i);
-                                    clock[r] = clock[r].max(arrival[i]);
-                                }
-                                None => {
-                                    blocked[r] = Some(pattern);
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            Event::Packet { i, ack, .. } => des.deliver(i, ack, t),
+            Event::Resume { rank, .. } => des.run(rank as usize),
         }
     }
     assert!(
-        blocked.iter().all(Option::is_none),
+        des.blocked.iter().all(Option::is_none),
         "the generated program deadlocks: {p:?}"
     );
-    (clock, taken)
+    (des.clock, des.taken)
 }
 
 /// The bytes of message `i`.
@@ -227,7 +331,12 @@ async fn run_rank(world: Comm, p: Arc<Program>, taken: Arc<Vec<Vec<usize>>>) -> 
             Op::Compute(ns) => world.compute(Duration::from_nanos(ns)).await,
             Op::Send(i) => {
                 let m = &p.messages[i];
-                world.send(&payload(i, m.bytes), m.to, m.tag).await?;
+                let data = payload(i, m.bytes);
+                if m.sync {
+                    world.ssend(&data, m.to, m.tag).await?;
+                } else {
+                    world.send(&data, m.to, m.tag).await?;
+                }
             }
             Op::Recv { from, tag } => {
                 let i = *expected.next().expect("the reference took as many");
@@ -254,47 +363,57 @@ async fn run_rank(world: Comm, p: Arc<Program>, taken: Arc<Vec<Vec<usize>>>) -> 
 
 fn program() -> impl Strategy<Value = Program> {
     let x2 = (proptest::option::weighted(0.5, 1u32..=4), 1u64..=700);
-    (2u32..=6, any::<bool>(), x2).prop_flat_map(|(ranks, flat, (cores, wake_ns))| {
-        // On a grid of 500 ns when flat: many sends at one instant, many arrivals at another.
-        let compute = (0..ranks, 0u64..8).prop_map(move |(rank, k)| {
-            let ns = if flat { k * 500 } else { k * 437 };
-            (rank, None, ns)
-        });
-        let message = (0..ranks, 1..ranks, any::<bool>(), 0i32..3, 0usize..=1_500).prop_map(
-            move |(from, hop, wild, tag, bytes)| {
-                let tag = if wild { WILD } else { tag };
-                (from, Some(((from + hop) % ranks, tag, bytes)), 0)
-            },
-        );
-        let step = prop_oneof![1 => compute, 3 => message];
-        proptest::collection::vec(step, 1..40).prop_map(move |steps| {
-            let mut ops = vec![Vec::new(); ranks as usize];
-            let mut messages = Vec::new();
-            for (rank, message, ns) in steps {
-                let Some((to, tag, bytes)) = message else {
-                    ops[rank as usize].push(Op::Compute(ns));
-                    continue;
-                };
-                ops[rank as usize].push(Op::Send(messages.len()));
-                let from = (tag != WILD).then_some(rank);
-                ops[to as usize].push(Op::Recv { from, tag });
-                messages.push(Message {
-                    from: rank,
-                    to,
-                    tag,
-                    bytes,
+    (2u32..=6, any::<bool>(), 1u64..=500, x2).prop_flat_map(
+        |(ranks, flat, ack_ns, (cores, wake_ns))| {
+            // On a grid of 500 ns when flat: many sends at one instant, many arrivals at another.
+            let compute = (0..ranks, 0u64..8).prop_map(move |(rank, k)| {
+                let ns = if flat { k * 500 } else { k * 437 };
+                (rank, None, ns)
+            });
+            let message = (
+                (0..ranks, 1..ranks),
+                any::<bool>(),
+                0i32..3,
+                0usize..=1_500,
+                proptest::bool::weighted(0.3),
+            )
+                .prop_map(move |((from, hop), wild, tag, bytes, sync)| {
+                    let tag = if wild { WILD } else { tag };
+                    let sync = sync && !wild;
+                    (from, Some(((from + hop) % ranks, tag, bytes, sync)), 0)
                 });
-            }
-            Program {
-                ranks,
-                flat,
-                cores,
-                wake_ns,
-                messages,
-                ops,
-            }
-        })
-    })
+            let step = prop_oneof![1 => compute, 3 => message];
+            proptest::collection::vec(step, 1..40).prop_map(move |steps| {
+                let mut ops = vec![Vec::new(); ranks as usize];
+                let mut messages = Vec::new();
+                for (rank, message, ns) in steps {
+                    let Some((to, tag, bytes, sync)) = message else {
+                        ops[rank as usize].push(Op::Compute(ns));
+                        continue;
+                    };
+                    ops[rank as usize].push(Op::Send(messages.len()));
+                    let from = (tag != WILD).then_some(rank);
+                    ops[to as usize].push(Op::Recv { from, tag });
+                    messages.push(Message {
+                        from: rank,
+                        to,
+                        tag,
+                        bytes,
+                        sync,
+                    });
+                }
+                Program {
+                    ranks,
+                    flat,
+                    ack_ns,
+                    cores,
+                    wake_ns,
+                    messages,
+                    ops,
+                }
+            })
+        },
+    )
 }
 
 proptest! {
