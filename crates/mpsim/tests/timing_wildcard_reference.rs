@@ -5,7 +5,8 @@
 //! `timing_reference_model.rs` covers every call, but its wildcards are chosen so that they
 //! cannot change what matches. Here they do: programs of eager standard sends and `ssend`s
 //! and blocking receives, some from a named source, some from `ANY_SOURCE` with a tag of
-//! their own (whose messages are all eager), `compute` between them. The reference is a discrete-event simulation written
+//! their own (whose messages are all eager), directly or after a blocking `probe` from any
+//! source, `compute` between them. The reference is a discrete-event simulation written
 //! from §5 alone, far smaller than the simulator: a message becomes visible to its receiver at
 //! its arrival (made monotone per channel); a receive takes the earliest matching message
 //! that arrived by its posting, or else the first one to arrive; among arrivals at one
@@ -59,6 +60,10 @@ enum Op {
     /// A blocking receive of a message to this rank with `tag`, from `from` or any source.
     Recv {
         from: Option<u32>,
+        tag: i32,
+    },
+    /// A blocking `probe` from any source with `tag`, then a receive from the source it found.
+    ProbeRecv {
         tag: i32,
     },
 }
@@ -133,6 +138,12 @@ enum Blocked {
     Recv(Option<u32>, i32),
     /// The acknowledgement of its `ssend` of message `i`.
     Ssend(usize),
+    /// A message in a `probe`: every message delivered to the rank resumes it to look again
+    /// (§5: `probe` blocks like a receive that does not consume the message).
+    Probe,
+    /// The same, a message delivered: its resume is scheduled (X2: it is waking up, and what
+    /// arrives meanwhile starts no wake-up).
+    ProbeWaking,
 }
 
 /// The reference's state: §5's simulation of a [`Program`].
@@ -220,14 +231,19 @@ impl Des<'_> {
         }
         let r = m.to as usize;
         // X2: every message delivered to a blocked rank starts a wake-up, unless one is under
-        // way.
-        if self.blocked[r].is_some() {
+        // way (or its resume is scheduled: it is waking up).
+        if self.blocked[r].is_some_and(|b| !matches!(b, Blocked::ProbeWaking)) {
             self.wake(r, t);
         }
         match self.blocked[r] {
             Some(Blocked::Recv(from, tag)) if self.matches((from, tag), i) => {
                 self.take(r, i, t);
                 self.complete(r, t);
+            }
+            Some(Blocked::Probe) => {
+                self.unexpected[r].push(i);
+                self.complete(r, t);
+                self.blocked[r] = Some(Blocked::ProbeWaking);
             }
             _ => self.unexpected[r].push(i),
         }
@@ -236,6 +252,10 @@ impl Des<'_> {
     /// Rank `r` runs from its clock until it blocks, computes or ends.
     fn run(&mut self, r: usize) {
         let p = self.p;
+        // A probe resumed by a delivery looks again.
+        if matches!(self.blocked[r], Some(Blocked::ProbeWaking)) {
+            self.blocked[r] = None;
+        }
         while let Some(&op) = p.ops[r].get(self.pc[r]) {
             self.pc[r] += 1;
             let now = self.clock[r];
@@ -277,6 +297,21 @@ impl Des<'_> {
                     };
                     let i = self.unexpected[r].remove(at);
                     // It arrived by now: taken now.
+                    self.take(r, i, now);
+                }
+                Op::ProbeRecv { tag } => {
+                    let found = self.unexpected[r]
+                        .iter()
+                        .position(|&i| self.matches((None, tag), i));
+                    let Some(at) = found else {
+                        // The probe is made again when the rank resumes.
+                        self.pc[r] -= 1;
+                        self.blocked[r] = Some(Blocked::Probe);
+                        return;
+                    };
+                    // The receive from the source found takes the probed message: the
+                    // earliest from there with the tag.
+                    let i = self.unexpected[r].remove(at);
                     self.take(r, i, now);
                 }
             }
@@ -338,13 +373,24 @@ async fn run_rank(world: Comm, p: Arc<Program>, taken: Arc<Vec<Vec<usize>>>) -> 
                     world.send(&data, m.to, m.tag).await?;
                 }
             }
-            Op::Recv { from, tag } => {
+            Op::Recv { .. } | Op::ProbeRecv { .. } => {
                 let i = *expected.next().expect("the reference took as many");
                 let m = &p.messages[i];
                 let mut buf = vec![0u8; 2_048];
-                let status = world
-                    .recv(&mut buf, from.unwrap_or(ANY_SOURCE), tag)
-                    .await?;
+                let (from, tag) = match op {
+                    Op::Recv { from, tag } => (from.unwrap_or(ANY_SOURCE), tag),
+                    Op::ProbeRecv { tag } => {
+                        let probed = world.probe(ANY_SOURCE, tag).await?;
+                        assert_eq!(
+                            (probed.source, probed.bytes),
+                            (m.from, m.bytes),
+                            "rank {me}'s probe found another message than message {i}"
+                        );
+                        (probed.source, tag)
+                    }
+                    _ => unreachable!(),
+                };
+                let status = world.recv(&mut buf, from, tag).await?;
                 assert_eq!(
                     (status.source, status.tag, status.bytes),
                     (m.from, m.tag, m.bytes),
@@ -375,25 +421,35 @@ fn program() -> impl Strategy<Value = Program> {
                 any::<bool>(),
                 0i32..3,
                 0usize..=1_500,
-                proptest::bool::weighted(0.3),
+                (proptest::bool::weighted(0.3), any::<bool>()),
             )
-                .prop_map(move |((from, hop), wild, tag, bytes, sync)| {
+                .prop_map(move |((from, hop), wild, tag, bytes, (sync, probe))| {
                     let tag = if wild { WILD } else { tag };
-                    let sync = sync && !wild;
-                    (from, Some(((from + hop) % ranks, tag, bytes, sync)), 0)
+                    // Only wildcard messages are probed (from any source).
+                    let (sync, probe) = (sync && !wild, probe && wild);
+                    (
+                        from,
+                        Some(((from + hop) % ranks, tag, bytes, sync, probe)),
+                        0,
+                    )
                 });
             let step = prop_oneof![1 => compute, 3 => message];
             proptest::collection::vec(step, 1..40).prop_map(move |steps| {
                 let mut ops = vec![Vec::new(); ranks as usize];
                 let mut messages = Vec::new();
                 for (rank, message, ns) in steps {
-                    let Some((to, tag, bytes, sync)) = message else {
+                    let Some((to, tag, bytes, sync, probe)) = message else {
                         ops[rank as usize].push(Op::Compute(ns));
                         continue;
                     };
                     ops[rank as usize].push(Op::Send(messages.len()));
                     let from = (tag != WILD).then_some(rank);
-                    ops[to as usize].push(Op::Recv { from, tag });
+                    let receive = if probe {
+                        Op::ProbeRecv { tag }
+                    } else {
+                        Op::Recv { from, tag }
+                    };
+                    ops[to as usize].push(receive);
                     messages.push(Message {
                         from: rank,
                         to,
