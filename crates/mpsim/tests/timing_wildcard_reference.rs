@@ -3,26 +3,30 @@
 //! pick the one the spec says, every time.
 //!
 //! `timing_reference_model.rs` covers every call, but its wildcards are chosen so that they
-//! cannot change what matches. Here they do: programs of eager standard sends and `ssend`s
-//! and blocking receives, some from a named source, some from `ANY_SOURCE` with a tag of
-//! their own (whose messages are all eager), directly or after a blocking `probe` from any
-//! source, `compute` between them. The reference is a discrete-event simulation written
-//! from §5 alone, far smaller than the simulator: a message becomes visible to its receiver at
-//! its arrival (made monotone per channel); a receive takes the earliest matching message
-//! that arrived by its posting, or else the first one to arrive; among arrivals at one
-//! instant the lower-ranked sender's comes first, and a rank that resumes at that instant sees
-//! them all; an `ssend` ends when its ack arrives, `ACK_LATENCY` after the match (§3). Half the programs run on a flat delay table with compute on a coarse grid, so
-//! that ties happen often. Half share fewer cores than they have ranks, with X2's wake-ups
+//! cannot change what matches. Here they do: programs of eager standard sends and `ssend`s,
+//! `compute`, and receives, blocking or `irecv`s waited for at the end of the program. The
+//! messages of one tag are received from any source, after a blocking `probe` from any
+//! source, or from their sender (which a wildcard receive posted earlier may beat); the others
+//! from their sender.
+//!
+//! The reference is a discrete-event simulation written from §5 alone, far smaller than the
+//! simulator: a message becomes visible to its receiver at its arrival (made monotone per
+//! channel) and goes to the first receive posted that matches; a receive takes the earliest
+//! matching message that arrived by its posting, or waits; among arrivals at one instant the
+//! lower-ranked sender's comes first, and a rank that resumes at that instant sees them all;
+//! an `ssend` ends when its ack arrives, `ACK_LATENCY` after the match (§3); a blocked rank
+//! resumes to look again when any of its requests completes (or, in a probe, any message
+//! arrives). Programs may deadlock (a receive from a sender whose message a wildcard took,
+//! an `ssend` to it): the reference finds the ranks left blocked, and the run must end with
+//! a deadlock report naming exactly those (S15).
+//!
+//! Half the programs run on a flat delay table with compute on a coarse grid, so that ties
+//! happen often. Half share fewer cores than they have ranks, with X2's wake-ups
 //! (`crates/mpsim-sim/EXTENSIONS.md`): every message delivered to a blocked rank starts a
 //! wake-up unless one is under way, and the rank resumes when the one under way at its
-//! completion ends.
-//!
-//! Programs are made from one global sequence of messages, each rank's calls in that order:
-//! a wildcard receive finds, by the time its own message was sent, at least as many messages
-//! of its tag as there were such receives before it, and an `ssend`'s receive takes it alone,
-//! so none deadlock.
-//! Every run is made sequentially, on 2 threads and on one per rank (the parallel simulator
-//! must agree, wildcards and all).
+//! completion ends; a rank whose resume is scheduled is waking up, and what arrives by then
+//! starts nothing. Every run is made sequentially, on 2 threads and on one per rank (the
+//! parallel simulator must agree, wildcards and all).
 
 mod common;
 
@@ -32,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mpsim::sim::{DelayTable, Model};
-use mpsim::{ANY_SOURCE, Comm, Launcher};
+use mpsim::{ANY_SOURCE, Comm, Error, Launcher, Request};
 use proptest::prelude::*;
 
 /// The tag of every message received with `ANY_SOURCE`, and of no other.
@@ -57,15 +61,22 @@ struct Message {
 enum Op {
     Compute(u64),
     Send(usize),
-    /// A blocking receive of a message to this rank with `tag`, from `from` or any source.
+    /// The rank's `k`-th receive, of a message with `tag` from `from` or any source: blocking,
+    /// or an `irecv` (`later`) waited for at the end of the program.
     Recv {
+        k: usize,
         from: Option<u32>,
         tag: i32,
+        later: bool,
     },
-    /// A blocking `probe` from any source with `tag`, then a receive from the source it found.
+    /// A blocking `probe` from any source with `tag`, then the rank's `k`-th receive, a
+    /// blocking one from the source found.
     ProbeRecv {
+        k: usize,
         tag: i32,
     },
+    /// The wait for the rank's `k`-th receive, an `irecv`.
+    Wait(usize),
 }
 
 #[derive(Debug)]
@@ -131,19 +142,42 @@ enum Event {
     Resume { rank: u32, n: u64 },
 }
 
-/// What a blocked rank waits for.
-#[derive(Clone, Copy, Debug)]
+/// A rank that does not run: blocked in a call, which it makes again once resumed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Blocked {
-    /// A message to it with this source (any if `None`) and tag.
-    Recv(Option<u32>, i32),
-    /// The acknowledgement of its `ssend` of message `i`.
-    Ssend(usize),
-    /// A message in a `probe`: every message delivered to the rank resumes it to look again
-    /// (§5: `probe` blocks like a receive that does not consume the message).
-    Probe,
-    /// The same, a message delivered: its resume is scheduled (X2: it is waking up, and what
-    /// arrives meanwhile starts no wake-up).
-    ProbeWaking,
+    /// In a wait: any of its requests completing resumes it to look again (the kernel's
+    /// "a waiting rank is resumed at the time of any completion of its requests"), as does
+    /// any message delivered to it in a `probe` (§5: a probe blocks like a receive that does
+    /// not consume the message).
+    Waiting { probe: bool },
+    /// Its resume is scheduled: it is waking up (X2), and what arrives meanwhile starts no
+    /// wake-up and schedules nothing more.
+    Waking,
+}
+
+/// What the reference says of a run.
+#[derive(Debug)]
+enum Expected {
+    /// Every rank's final clock, and for every rank the message each of its receives took,
+    /// by the receives' order in the program.
+    Done {
+        clocks: Vec<u64>,
+        took: Vec<Vec<Option<usize>>>,
+    },
+    /// Nothing left to happen and these ranks blocked (§5, S15); what each receive took
+    /// until then.
+    Deadlock {
+        blocked: Vec<u32>,
+        took: Vec<Vec<Option<usize>>>,
+    },
+}
+
+impl Expected {
+    fn took(&self) -> &Vec<Vec<Option<usize>>> {
+        match self {
+            Expected::Done { took, .. } | Expected::Deadlock { took, .. } => took,
+        }
+    }
 }
 
 /// The reference's state: §5's simulation of a [`Program`].
@@ -154,8 +188,16 @@ struct Des<'p> {
     blocked: Vec<Option<Blocked>>,
     /// Delivered and not yet received, in the order delivered.
     unexpected: Vec<Vec<usize>>,
-    /// For every rank, the messages its receives took, in order.
-    taken: Vec<Vec<usize>>,
+    /// Receives posted and not yet matched, in the order posted: `(source, tag, k)`.
+    posted: Vec<Vec<(Option<u32>, i32, usize)>>,
+    /// Whether each rank's `k`-th receive was posted (a blocking one is made again when its
+    /// rank resumes, and posts once).
+    posted_once: Vec<Vec<bool>>,
+    /// Whether each message was sent, and each `ssend` acknowledged.
+    sent: Vec<bool>,
+    acked: Vec<bool>,
+    /// For every rank, the message each of its receives took.
+    took: Vec<Vec<Option<usize>>>,
     arrival: Vec<u64>,
     /// Latest arrival per channel (§5's FIFO rule).
     channel: HashMap<(u32, u32), u64>,
@@ -177,10 +219,10 @@ impl Des<'_> {
         self.queue.push(Reverse((t, event)));
     }
 
-    /// Rank `r`'s receive takes message `i` at `t` (its arrival, or its posting if later);
-    /// the sender of an `ssend` is acknowledged then (§3: `max(m.arrival, req.ts)`).
-    fn take(&mut self, r: usize, i: usize, t: u64) {
-        self.taken[r].push(i);
+    /// Rank `r`'s `k`-th receive takes message `i` at `t` (its arrival, or the posting if
+    /// later); the sender of an `ssend` is acknowledged then (§3: `max(m.arrival, req.ts)`).
+    fn take(&mut self, r: usize, k: usize, i: usize, t: u64) {
+        self.took[r][k] = Some(i);
         if self.p.messages[i].sync {
             let n = self.next_n(r);
             let creator = r as u32;
@@ -206,13 +248,23 @@ impl Des<'_> {
         t.max(self.awake_at[r])
     }
 
-    /// What blocked rank `r` waits for happened at `t`: it resumes (X2: once awake).
-    fn complete(&mut self, r: usize, t: u64) {
-        self.blocked[r] = None;
+    /// Something blocked rank `r` may wait for happened at `t`: it resumes (X2: once awake)
+    /// to make its call again. Nothing more while its resume is scheduled.
+    fn resume(&mut self, r: usize, t: u64) {
+        if !matches!(self.blocked[r], Some(Blocked::Waiting { .. })) {
+            return;
+        }
+        self.blocked[r] = Some(Blocked::Waking);
         let at = self.wake(r, t);
         self.clock[r] = self.clock[r].max(at);
         let n = self.next_n(r);
         self.push(self.clock[r], Event::Resume { rank: r as u32, n });
+    }
+
+    /// Rank `r` blocks in the call it is making, which it makes again once resumed.
+    fn block(&mut self, r: usize, probe: bool) {
+        self.pc[r] -= 1;
+        self.blocked[r] = Some(Blocked::Waiting { probe });
     }
 
     fn matches(&self, pattern: (Option<u32>, i32), i: usize) -> bool {
@@ -224,38 +276,60 @@ impl Des<'_> {
     fn deliver(&mut self, i: usize, ack: bool, t: u64) {
         let m = self.p.messages[i];
         if ack {
-            let s = m.from as usize;
-            assert!(matches!(self.blocked[s], Some(Blocked::Ssend(k)) if k == i));
-            self.complete(s, t);
+            // Completes the `ssend` its sender is blocked in.
+            self.acked[i] = true;
+            self.resume(m.from as usize, t);
             return;
         }
         let r = m.to as usize;
         // X2: every message delivered to a blocked rank starts a wake-up, unless one is under
         // way (or its resume is scheduled: it is waking up).
-        if self.blocked[r].is_some_and(|b| !matches!(b, Blocked::ProbeWaking)) {
+        let blocked = self.blocked[r];
+        if matches!(blocked, Some(Blocked::Waiting { .. })) {
             self.wake(r, t);
         }
-        match self.blocked[r] {
-            Some(Blocked::Recv(from, tag)) if self.matches((from, tag), i) => {
-                self.take(r, i, t);
-                self.complete(r, t);
+        // The first receive posted that matches takes it.
+        let posted = self.posted[r]
+            .iter()
+            .position(|&(from, tag, _)| self.matches((from, tag), i));
+        match posted {
+            Some(at) => {
+                let (_, _, k) = self.posted[r].remove(at);
+                self.take(r, k, i, t);
+                self.resume(r, t);
             }
-            Some(Blocked::Probe) => {
+            None => {
                 self.unexpected[r].push(i);
-                self.complete(r, t);
-                self.blocked[r] = Some(Blocked::ProbeWaking);
+                if blocked == Some(Blocked::Waiting { probe: true }) {
+                    self.resume(r, t);
+                }
             }
-            _ => self.unexpected[r].push(i),
+        }
+    }
+
+    /// Rank `r` posts its `k`-th receive: it takes the earliest matching message delivered,
+    /// or waits in the posted queue.
+    fn post(&mut self, r: usize, k: usize, from: Option<u32>, tag: i32) {
+        if std::mem::replace(&mut self.posted_once[r][k], true) {
+            return;
+        }
+        let found = self.unexpected[r]
+            .iter()
+            .position(|&i| self.matches((from, tag), i));
+        match found {
+            Some(at) => {
+                let i = self.unexpected[r].remove(at);
+                self.take(r, k, i, self.clock[r]);
+            }
+            None => self.posted[r].push((from, tag, k)),
         }
     }
 
     /// Rank `r` runs from its clock until it blocks, computes or ends.
     fn run(&mut self, r: usize) {
         let p = self.p;
-        // A probe resumed by a delivery looks again.
-        if matches!(self.blocked[r], Some(Blocked::ProbeWaking)) {
-            self.blocked[r] = None;
-        }
+        // Resumed: it makes the call it blocked in again.
+        self.blocked[r] = None;
         while let Some(&op) = p.ops[r].get(self.pc[r]) {
             self.pc[r] += 1;
             let now = self.clock[r];
@@ -268,67 +342,80 @@ impl Des<'_> {
                 }
                 Op::Send(i) => {
                     let m = &p.messages[i];
-                    let last = self.channel.entry((m.from, m.to)).or_insert(0);
-                    *last = (now + p.delay(m)).max(*last);
-                    self.arrival[i] = *last;
-                    let n = self.next_n(r);
-                    let creator = r as u32;
-                    self.push(
-                        self.arrival[i],
-                        Event::Packet {
+                    if !std::mem::replace(&mut self.sent[i], true) {
+                        let last = self.channel.entry((m.from, m.to)).or_insert(0);
+                        *last = (now + p.delay(m)).max(*last);
+                        self.arrival[i] = *last;
+                        let n = self.next_n(r);
+                        let creator = r as u32;
+                        let packet = Event::Packet {
                             creator,
                             n,
                             i,
                             ack: false,
-                        },
-                    );
-                    if m.sync {
-                        self.blocked[r] = Some(Blocked::Ssend(i));
+                        };
+                        self.push(self.arrival[i], packet);
+                    }
+                    if m.sync && !self.acked[i] {
+                        self.block(r, false);
                         return;
                     }
                 }
-                Op::Recv { from, tag } => {
-                    let found = self.unexpected[r]
-                        .iter()
-                        .position(|&i| self.matches((from, tag), i));
-                    let Some(at) = found else {
-                        self.blocked[r] = Some(Blocked::Recv(from, tag));
+                Op::Recv {
+                    k,
+                    from,
+                    tag,
+                    later,
+                } => {
+                    self.post(r, k, from, tag);
+                    if !later && self.took[r][k].is_none() {
+                        self.block(r, false);
                         return;
-                    };
-                    let i = self.unexpected[r].remove(at);
-                    // It arrived by now: taken now.
-                    self.take(r, i, now);
+                    }
                 }
-                Op::ProbeRecv { tag } => {
+                Op::Wait(k) => {
+                    if self.took[r][k].is_none() {
+                        self.block(r, false);
+                        return;
+                    }
+                }
+                Op::ProbeRecv { k, tag } => {
                     let found = self.unexpected[r]
                         .iter()
-                        .position(|&i| self.matches((None, tag), i));
-                    let Some(at) = found else {
-                        // The probe is made again when the rank resumes.
-                        self.pc[r] -= 1;
-                        self.blocked[r] = Some(Blocked::Probe);
+                        .find(|&&i| self.matches((None, tag), i));
+                    let Some(&i) = found else {
+                        self.block(r, true);
                         return;
                     };
                     // The receive from the source found takes the probed message: the
-                    // earliest from there with the tag.
-                    let i = self.unexpected[r].remove(at);
-                    self.take(r, i, now);
+                    // earliest delivered from there with the tag.
+                    self.post(r, k, Some(p.messages[i].from), tag);
+                    debug_assert_eq!(self.took[r][k], Some(i));
                 }
             }
         }
     }
 }
 
-/// Every rank's final clock, and for every rank the messages its receives took, in order.
-fn reference(p: &Program) -> (Vec<u64>, Vec<Vec<usize>>) {
+/// The outcome of `p` by §5's rules.
+fn reference(p: &Program) -> Expected {
     let n = p.ranks as usize;
+    let receives = |ops: &Vec<Op>| {
+        ops.iter()
+            .filter(|op| matches!(op, Op::Recv { .. } | Op::ProbeRecv { .. }))
+            .count()
+    };
     let mut des = Des {
         p,
         clock: vec![0; n],
         pc: vec![0; n],
         blocked: vec![None; n],
         unexpected: vec![Vec::new(); n],
-        taken: vec![Vec::new(); n],
+        posted: vec![Vec::new(); n],
+        posted_once: p.ops.iter().map(|ops| vec![false; receives(ops)]).collect(),
+        sent: vec![false; p.messages.len()],
+        acked: vec![false; p.messages.len()],
+        took: p.ops.iter().map(|ops| vec![None; receives(ops)]).collect(),
         arrival: vec![0; p.messages.len()],
         channel: HashMap::new(),
         made: vec![0; n],
@@ -345,11 +432,20 @@ fn reference(p: &Program) -> (Vec<u64>, Vec<Vec<usize>>) {
             Event::Resume { rank, .. } => des.run(rank as usize),
         }
     }
-    assert!(
-        des.blocked.iter().all(Option::is_none),
-        "the generated program deadlocks: {p:?}"
-    );
-    (des.clock, des.taken)
+    let blocked: Vec<u32> = (0..p.ranks)
+        .filter(|&r| des.blocked[r as usize].is_some())
+        .collect();
+    if blocked.is_empty() {
+        Expected::Done {
+            clocks: des.clock,
+            took: des.took,
+        }
+    } else {
+        Expected::Deadlock {
+            blocked,
+            took: des.took,
+        }
+    }
 }
 
 /// The bytes of message `i`.
@@ -357,52 +453,81 @@ fn payload(i: usize, bytes: usize) -> Vec<u8> {
     (0..bytes).map(|k| (i * 31 + k * 7) as u8).collect()
 }
 
-/// Rank `world.rank()`'s part of `p`; each receive must take the message `taken` names.
-async fn run_rank(world: Comm, p: Arc<Program>, taken: Arc<Vec<Vec<usize>>>) -> mpsim::Result<()> {
+/// Checks that a receive (or probe) of rank `me` met the message the reference says its
+/// `k`-th receive took.
+fn check(p: &Program, me: usize, k: usize, took: Option<usize>, status: mpsim::Status) {
+    let i = took.unwrap_or_else(|| panic!("rank {me}'s receive {k} never ends in the reference"));
+    let m = &p.messages[i];
+    assert_eq!(
+        (status.source, status.tag, status.bytes),
+        (m.from, m.tag, m.bytes),
+        "rank {me}'s receive {k} met another message than message {i}"
+    );
+}
+
+/// Rank `world.rank()`'s part of `p`; each receive must take the message the reference says.
+async fn run_rank(world: Comm, p: Arc<Program>, expected: Arc<Expected>) -> mpsim::Result<()> {
     let me = world.rank() as usize;
-    let mut expected = taken[me].iter();
-    for &op in &p.ops[me] {
-        match op {
-            Op::Compute(ns) => world.compute(Duration::from_nanos(ns)).await,
-            Op::Send(i) => {
-                let m = &p.messages[i];
-                let data = payload(i, m.bytes);
-                if m.sync {
-                    world.ssend(&data, m.to, m.tag).await?;
-                } else {
-                    world.send(&data, m.to, m.tag).await?;
+    let took = &expected.took()[me];
+    let mut buffers = vec![vec![0u8; 2_048]; took.len()];
+    {
+        // Receive `k` uses `buffers[k]`: receives come in their order.
+        let mut free = buffers.iter_mut();
+        let mut pending: Vec<(usize, Request<'_>)> = Vec::new();
+        for &op in &p.ops[me] {
+            match op {
+                Op::Compute(ns) => world.compute(Duration::from_nanos(ns)).await,
+                Op::Send(i) => {
+                    let m = &p.messages[i];
+                    let data = payload(i, m.bytes);
+                    if m.sync {
+                        world.ssend(&data, m.to, m.tag).await?;
+                    } else {
+                        world.send(&data, m.to, m.tag).await?;
+                    }
+                }
+                Op::Recv {
+                    k,
+                    from,
+                    tag,
+                    later,
+                } => {
+                    let buf = free.next().expect("a buffer per receive");
+                    let source = from.unwrap_or(ANY_SOURCE);
+                    if later {
+                        pending.push((k, world.irecv(buf, source, tag)?));
+                    } else {
+                        check(&p, me, k, took[k], world.recv(buf, source, tag).await?);
+                    }
+                }
+                Op::ProbeRecv { k, tag } => {
+                    let buf = free.next().expect("a buffer per receive");
+                    let probed = world.probe(ANY_SOURCE, tag).await?;
+                    check(&p, me, k, took[k], probed);
+                    check(
+                        &p,
+                        me,
+                        k,
+                        took[k],
+                        world.recv(buf, probed.source, tag).await?,
+                    );
+                }
+                Op::Wait(k) => {
+                    let at = pending.iter().position(|&(j, _)| j == k).expect("posted");
+                    let (_, req) = pending.remove(at);
+                    check(&p, me, k, took[k], req.wait().await?);
                 }
             }
-            Op::Recv { .. } | Op::ProbeRecv { .. } => {
-                let i = *expected.next().expect("the reference took as many");
-                let m = &p.messages[i];
-                let mut buf = vec![0u8; 2_048];
-                let (from, tag) = match op {
-                    Op::Recv { from, tag } => (from.unwrap_or(ANY_SOURCE), tag),
-                    Op::ProbeRecv { tag } => {
-                        let probed = world.probe(ANY_SOURCE, tag).await?;
-                        assert_eq!(
-                            (probed.source, probed.bytes),
-                            (m.from, m.bytes),
-                            "rank {me}'s probe found another message than message {i}"
-                        );
-                        (probed.source, tag)
-                    }
-                    _ => unreachable!(),
-                };
-                let status = world.recv(&mut buf, from, tag).await?;
-                assert_eq!(
-                    (status.source, status.tag, status.bytes),
-                    (m.from, m.tag, m.bytes),
-                    "rank {me}'s receive took another message than message {i}"
-                );
-                assert_eq!(
-                    &buf[..m.bytes],
-                    &payload(i, m.bytes)[..],
-                    "message {i}'s data"
-                );
-            }
         }
+    }
+    for (k, buf) in buffers.iter().enumerate() {
+        let i = took[k].expect("a rank that finished took a message with every receive");
+        let m = &p.messages[i];
+        assert_eq!(
+            &buf[..m.bytes],
+            &payload(i, m.bytes)[..],
+            "message {i}'s data"
+        );
     }
     Ok(())
 }
@@ -418,38 +543,52 @@ fn program() -> impl Strategy<Value = Program> {
             });
             let message = (
                 (0..ranks, 1..ranks),
-                any::<bool>(),
-                0i32..3,
+                (any::<bool>(), 0i32..3),
                 0usize..=1_500,
-                (proptest::bool::weighted(0.3), any::<bool>()),
+                (proptest::bool::weighted(0.3), 0u8..4),
             )
-                .prop_map(move |((from, hop), wild, tag, bytes, (sync, probe))| {
+                .prop_map(move |((from, hop), (wild, tag), bytes, (sync, how))| {
                     let tag = if wild { WILD } else { tag };
-                    // Only wildcard messages are probed (from any source).
-                    let (sync, probe) = (sync && !wild, probe && wild);
-                    (
-                        from,
-                        Some(((from + hop) % ranks, tag, bytes, sync, probe)),
-                        0,
-                    )
+                    (from, Some(((from + hop) % ranks, tag, bytes, sync, how)), 0)
                 });
             let step = prop_oneof![1 => compute, 3 => message];
             proptest::collection::vec(step, 1..40).prop_map(move |steps| {
                 let mut ops = vec![Vec::new(); ranks as usize];
+                let mut waits = vec![Vec::new(); ranks as usize];
                 let mut messages = Vec::new();
                 for (rank, message, ns) in steps {
-                    let Some((to, tag, bytes, sync, probe)) = message else {
+                    let Some((to, tag, bytes, sync, how)) = message else {
                         ops[rank as usize].push(Op::Compute(ns));
                         continue;
                     };
                     ops[rank as usize].push(Op::Send(messages.len()));
-                    let from = (tag != WILD).then_some(rank);
-                    let receive = if probe {
-                        Op::ProbeRecv { tag }
-                    } else {
-                        Op::Recv { from, tag }
+                    let receiver = &mut ops[to as usize];
+                    let k = receiver
+                        .iter()
+                        .filter(|op| matches!(op, Op::Recv { .. } | Op::ProbeRecv { .. }))
+                        .count();
+                    // A message of the wildcards' tag is received from any source, after a
+                    // probe, or from its sender (which wildcards posted earlier may beat);
+                    // others from their sender. Some receives are `irecv`s waited for last.
+                    let from = match how {
+                        _ if tag != WILD => Some(rank),
+                        0 => Some(rank),
+                        _ => None,
                     };
-                    ops[to as usize].push(receive);
+                    let later = how == 3;
+                    receiver.push(if tag == WILD && how == 1 {
+                        Op::ProbeRecv { k, tag }
+                    } else {
+                        Op::Recv {
+                            k,
+                            from,
+                            tag,
+                            later,
+                        }
+                    });
+                    if later {
+                        waits[to as usize].push(Op::Wait(k));
+                    }
                     messages.push(Message {
                         from: rank,
                         to,
@@ -457,6 +596,9 @@ fn program() -> impl Strategy<Value = Program> {
                         bytes,
                         sync,
                     });
+                }
+                for (ops, waits) in ops.iter_mut().zip(waits) {
+                    ops.extend(waits);
                 }
                 Program {
                     ranks,
@@ -476,17 +618,42 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     /// §5 and E5: every receive takes the message the reference's simulation says, and every
-    /// final clock is the reference's, sequential and parallel.
+    /// final clock is the reference's, sequential and parallel; or, when the reference finds
+    /// ranks blocked with nothing left to happen, the run ends in a deadlock naming exactly
+    /// those (S15).
     #[test]
     fn timing_e5_wildcards_take_the_earliest_arrival_on_random_programs(p in program()) {
-        let (clocks, taken) = reference(&p);
+        let expected = Arc::new(reference(&p));
         let launcher = Launcher::new(p.ranks).model(p.model());
-        let (p, taken) = (Arc::new(p), Arc::new(taken));
+        let p = Arc::new(p);
         let outcome = common::simulate_all_ways(launcher, p.ranks, |world: Comm| {
-            run_rank(world, Arc::clone(&p), Arc::clone(&taken))
+            run_rank(world, Arc::clone(&p), Arc::clone(&expected))
         });
-        prop_assert!(outcome.error.is_none(), "the run failed: {:?}", outcome.error);
-        let simulated: Vec<u64> = outcome.report.ranks.iter().map(|r| r.clock_ns).collect();
-        prop_assert_eq!(simulated, clocks, "final clocks of {:?}", p);
+        match &*expected {
+            Expected::Done { clocks, .. } => {
+                prop_assert!(outcome.error.is_none(), "the run failed: {:?}", outcome.error);
+                let simulated: Vec<u64> =
+                    outcome.report.ranks.iter().map(|r| r.clock_ns).collect();
+                prop_assert_eq!(&simulated, clocks, "final clocks of {:?}", p);
+            }
+            Expected::Deadlock { blocked, .. } => {
+                let Some(Error::Deadlock { report }) = &outcome.error else {
+                    return Err(TestCaseError::fail(format!(
+                        "expected a deadlock of ranks {blocked:?}, got {:?}",
+                        outcome.error
+                    )));
+                };
+                for r in 0..p.ranks {
+                    prop_assert_eq!(
+                        report.contains(&format!("rank {r} blocked")),
+                        blocked.contains(&r),
+                        "rank {} in the report of a deadlock of {:?}: {}",
+                        r,
+                        blocked,
+                        report
+                    );
+                }
+            }
+        }
     }
 }
