@@ -39,7 +39,8 @@ use mpsim::sim::{DelayTable, Model};
 use mpsim::{ANY_SOURCE, Comm, Error, Launcher, Request};
 use proptest::prelude::*;
 
-/// The tag of every message received with `ANY_SOURCE`, and of no other.
+/// The tag of the messages that wildcard receives and probes look for (and some receives
+/// from a named sender).
 const WILD: i32 = 5;
 /// The delay tables of the programs that are not flat: `D_bsend` (eager sends) and `D_ssend`.
 const TABLE: &[(u64, u64)] = &[(4, 900), (64, 1_150), (1_024, 6_000)];
@@ -52,8 +53,7 @@ struct Message {
     tag: i32,
     bytes: usize,
     /// Sent by `ssend` (timed by `D_ssend`, its sender blocked until the ack), else by an
-    /// eager `send`. Never a wildcard's message: a wildcard receive may take another message
-    /// of its tag first, and an `ssend` waiting for a later one could then deadlock.
+    /// eager `send`.
     sync: bool,
 }
 
