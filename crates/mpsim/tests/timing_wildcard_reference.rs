@@ -7,7 +7,8 @@
 //! `compute`, and receives, blocking or `irecv`s waited for at the end of the program. The
 //! messages of one tag are received from any source, after a blocking `probe` from any
 //! source, or from their sender (which a wildcard receive posted earlier may beat); the others
-//! from their sender.
+//! from their sender, with their tag or with `ANY_TAG` (which may take another message of that
+//! sender's first).
 //!
 //! The reference is a discrete-event simulation written from §5 alone, far smaller than the
 //! simulator: a message becomes visible to its receiver at its arrival (made monotone per
@@ -36,7 +37,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mpsim::sim::{DelayTable, Model};
-use mpsim::{ANY_SOURCE, Comm, Error, Launcher, Request};
+use mpsim::{ANY_SOURCE, ANY_TAG, Comm, Error, Launcher, Request};
 use proptest::prelude::*;
 
 /// The tag of the messages that wildcard receives and probes look for (and some receives
@@ -61,12 +62,12 @@ struct Message {
 enum Op {
     Compute(u64),
     Send(usize),
-    /// The rank's `k`-th receive, of a message with `tag` from `from` or any source: blocking,
-    /// or an `irecv` (`later`) waited for at the end of the program.
+    /// The rank's `k`-th receive, of a message with `tag` (any if `None`) from `from` (any if
+    /// `None`): blocking, or an `irecv` (`later`) waited for at the end of the program.
     Recv {
         k: usize,
         from: Option<u32>,
-        tag: i32,
+        tag: Option<i32>,
         later: bool,
     },
     /// A blocking `probe` from any source with `tag`, then the rank's `k`-th receive, a
@@ -189,7 +190,7 @@ struct Des<'p> {
     /// Delivered and not yet received, in the order delivered.
     unexpected: Vec<Vec<usize>>,
     /// Receives posted and not yet matched, in the order posted: `(source, tag, k)`.
-    posted: Vec<Vec<(Option<u32>, i32, usize)>>,
+    posted: Vec<Vec<(Option<u32>, Option<i32>, usize)>>,
     /// Whether each rank's `k`-th receive was posted (a blocking one is made again when its
     /// rank resumes, and posts once).
     posted_once: Vec<Vec<bool>>,
@@ -267,9 +268,9 @@ impl Des<'_> {
         self.blocked[r] = Some(Blocked::Waiting { probe });
     }
 
-    fn matches(&self, pattern: (Option<u32>, i32), i: usize) -> bool {
+    fn matches(&self, pattern: (Option<u32>, Option<i32>), i: usize) -> bool {
         let m = &self.p.messages[i];
-        pattern.0.is_none_or(|s| s == m.from) && pattern.1 == m.tag
+        pattern.0.is_none_or(|s| s == m.from) && pattern.1.is_none_or(|t| t == m.tag)
     }
 
     /// Packet `i` (or its ack) reaches its destination at `t`.
@@ -309,7 +310,7 @@ impl Des<'_> {
 
     /// Rank `r` posts its `k`-th receive: it takes the earliest matching message delivered,
     /// or waits in the posted queue.
-    fn post(&mut self, r: usize, k: usize, from: Option<u32>, tag: i32) {
+    fn post(&mut self, r: usize, k: usize, from: Option<u32>, tag: Option<i32>) {
         if std::mem::replace(&mut self.posted_once[r][k], true) {
             return;
         }
@@ -382,14 +383,14 @@ impl Des<'_> {
                 Op::ProbeRecv { k, tag } => {
                     let found = self.unexpected[r]
                         .iter()
-                        .find(|&&i| self.matches((None, tag), i));
+                        .find(|&&i| self.matches((None, Some(tag)), i));
                     let Some(&i) = found else {
                         self.block(r, true);
                         return;
                     };
                     // The receive from the source found takes the probed message: the
                     // earliest delivered from there with the tag.
-                    self.post(r, k, Some(p.messages[i].from), tag);
+                    self.post(r, k, Some(p.messages[i].from), Some(tag));
                     debug_assert_eq!(self.took[r][k], Some(i));
                 }
             }
@@ -493,7 +494,7 @@ async fn run_rank(world: Comm, p: Arc<Program>, expected: Arc<Expected>) -> mpsi
                     later,
                 } => {
                     let buf = free.next().expect("a buffer per receive");
-                    let source = from.unwrap_or(ANY_SOURCE);
+                    let (source, tag) = (from.unwrap_or(ANY_SOURCE), tag.unwrap_or(ANY_TAG));
                     if later {
                         pending.push((k, world.irecv(buf, source, tag)?));
                     } else {
@@ -569,12 +570,15 @@ fn program() -> impl Strategy<Value = Program> {
                         .count();
                     // A message of the wildcards' tag is received from any source, after a
                     // probe, or from its sender (which wildcards posted earlier may beat);
-                    // others from their sender. Some receives are `irecv`s waited for last.
+                    // others from their sender, with their tag or `ANY_TAG` (which may take
+                    // another message of that sender's first). Some receives are `irecv`s
+                    // waited for last.
                     let from = match how {
                         _ if tag != WILD => Some(rank),
                         0 => Some(rank),
                         _ => None,
                     };
+                    let any_tag = tag != WILD && how == 1;
                     let later = how == 3;
                     receiver.push(if tag == WILD && how == 1 {
                         Op::ProbeRecv { k, tag }
@@ -582,7 +586,7 @@ fn program() -> impl Strategy<Value = Program> {
                         Op::Recv {
                             k,
                             from,
-                            tag,
+                            tag: (!any_tag).then_some(tag),
                             later,
                         }
                     });
