@@ -181,6 +181,10 @@ impl Expected {
     }
 }
 
+/// A posted receive: its source and tag (any if `None`), and which of its rank's receives it
+/// is.
+type Posted = (Option<u32>, Option<i32>, usize);
+
 /// The reference's state: §5's simulation of a [`Program`].
 struct Des<'p> {
     p: &'p Program,
@@ -190,7 +194,7 @@ struct Des<'p> {
     /// Delivered and not yet received, in the order delivered.
     unexpected: Vec<Vec<usize>>,
     /// Receives posted and not yet matched, in the order posted: `(source, tag, k)`.
-    posted: Vec<Vec<(Option<u32>, Option<i32>, usize)>>,
+    posted: Vec<Vec<Posted>>,
     /// Whether each rank's `k`-th receive was posted (a blocking one is made again when its
     /// rank resumes, and posts once).
     posted_once: Vec<Vec<bool>>,
