@@ -802,11 +802,6 @@ fn reference(p: &Program) -> Expected {
     }
 }
 
-/// The bytes of message `i`: different for every message and every position.
-fn payload(i: usize, bytes: usize) -> Vec<u8> {
-    (0..bytes).map(|k| (i * 31 + k * 7) as u8).collect()
-}
-
 /// Finishes `req` as `how` says, or keeps it for the end.
 async fn finish<'b>(
     p: &Program,
@@ -889,7 +884,7 @@ async fn run_rank(
                 }
                 Op::Send(i) => {
                     let m = &p.messages[i];
-                    let data = payload(i, m.bytes);
+                    let data = common::payload(i, m.bytes);
                     let (to, tag) = (m.to, m.tag);
                     let comm = if m.twin { &twin } else { &world };
                     let req = match m.send {
@@ -961,7 +956,7 @@ async fn run_rank(
                 Op::Sendrecv { send, recv } => {
                     let (s, r) = (&p.messages[send], &p.messages[recv]);
                     let buf = free.next().expect("a buffer per receive");
-                    let data = payload(send, s.bytes);
+                    let data = common::payload(send, s.bytes);
                     let status = world
                         .sendrecv(&data, s.to, s.tag, buf, r.pattern().0, r.pattern().1)
                         .await?;
@@ -1017,7 +1012,7 @@ async fn run_rank(
         let m = &p.messages[i];
         assert_eq!(
             buf,
-            &payload(i, m.bytes)[..m.capacity()],
+            &common::payload(i, m.bytes)[..m.capacity()],
             "message {i}'s data"
         );
     }

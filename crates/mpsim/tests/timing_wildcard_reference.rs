@@ -453,11 +453,6 @@ fn reference(p: &Program) -> Expected {
     }
 }
 
-/// The bytes of message `i`.
-fn payload(i: usize, bytes: usize) -> Vec<u8> {
-    (0..bytes).map(|k| (i * 31 + k * 7) as u8).collect()
-}
-
 /// Checks that a receive (or probe) of rank `me` met the message the reference says its
 /// `k`-th receive took.
 fn check(p: &Program, me: usize, k: usize, took: Option<usize>, status: mpsim::Status) {
@@ -484,7 +479,7 @@ async fn run_rank(world: Comm, p: Arc<Program>, expected: Arc<Expected>) -> mpsi
                 Op::Compute(ns) => world.compute(Duration::from_nanos(ns)).await,
                 Op::Send(i) => {
                     let m = &p.messages[i];
-                    let data = payload(i, m.bytes);
+                    let data = common::payload(i, m.bytes);
                     if m.sync {
                         world.ssend(&data, m.to, m.tag).await?;
                     } else {
@@ -530,7 +525,7 @@ async fn run_rank(world: Comm, p: Arc<Program>, expected: Arc<Expected>) -> mpsi
         let m = &p.messages[i];
         assert_eq!(
             &buf[..m.bytes],
-            &payload(i, m.bytes)[..],
+            &common::payload(i, m.bytes)[..],
             "message {i}'s data"
         );
     }

@@ -55,3 +55,9 @@ where
     }
     sequential
 }
+
+/// The bytes of message `i` of a generated program (the reference-model tests): different for
+/// every message and every position.
+pub fn payload(i: usize, bytes: usize) -> Vec<u8> {
+    (0..bytes).map(|k| (i * 31 + k * 7) as u8).collect()
+}
