@@ -201,6 +201,23 @@ pub enum Error {
         /// Where (the time is the run's end).
         site: Box<Site>,
     },
+    /// Simulator: a rank's program called through a `Comm` or request of another rank. Under
+    /// `sim` every rank's program runs on the same thread, so a `Comm` kept in a `thread_local`
+    /// or `static` (as MPI programs keep their world communicator) is shared by all ranks, and
+    /// one rank would act as another. The run stops at the first such call; each rank must use
+    /// the `Comm` its program was given and what it makes from it.
+    #[error(
+        "{site}: called from the program of rank {running}, through a communicator or request \
+         of rank {}; under sim every rank runs on the same thread, so one kept in a \
+         thread_local or static is shared by all ranks: give each rank's program its own",
+        site.rank
+    )]
+    ForeignRank {
+        /// The call, on behalf of the rank that owns the communicator or request.
+        site: Box<Site>,
+        /// World rank of the program that made the call.
+        running: u32,
+    },
     /// Requests still active when a rank finished.
     #[error(
         "rank {rank} finished{} with {} active request(s): {}",
@@ -303,6 +320,7 @@ macro_rules! site_of {
             | Error::RequestActive { site }
             | Error::InvalidRequest { site }
             | Error::RunEnded { site }
+            | Error::ForeignRank { site, .. }
             | Error::ReadyNotPosted { site, .. } => Some(site),
             Error::PendingAtExit { .. }
             | Error::Deadlock { .. }

@@ -162,6 +162,9 @@ fn resume(queue: &mut Queue, r: &mut RankState, rank: u32, time: u64) -> bool {
     true
 }
 
+/// [`Kernel::polling`] while no rank's program is being polled.
+pub(crate) const NOT_POLLING: usize = usize::MAX;
+
 pub(crate) struct Kernel {
     /// The machine model; read-only (the delay memos below depend on it).
     model: Model,
@@ -187,6 +190,10 @@ pub(crate) struct Kernel {
     /// The run is over: programs still suspended are being dropped, and what their requests'
     /// destructors do (cancel, free) no longer takes part in the simulation.
     pub closed: bool,
+    /// Where the state of the rank whose program is being polled is in `ranks`, or
+    /// [`NOT_POLLING`]: a call of another rank made meanwhile comes from a `Comm` or request
+    /// shared between ranks (`SimRank`'s "A rank used by another").
+    pub polling: usize,
     /// The endpoint the last call of a rank whose run has ended acted on
     /// ([`Kernel::lend_outbox`]).
     void: Option<Box<Endpoint<Payload>>>,
@@ -305,6 +312,7 @@ impl Kernel {
             events: 0,
             finished: 0,
             closed: false,
+            polling: NOT_POLLING,
             void: None,
             trace: None,
             messages_sent: 0,

@@ -22,7 +22,7 @@ use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{CHECKPOINT, DELIVERY, Key};
 use crate::host_memory::{CHECK_EVERY, MemoryWatch};
-use crate::kernel::{Kernel, RankState, vec_for};
+use crate::kernel::{Kernel, NOT_POLLING, RankState, vec_for};
 use crate::livelock;
 use crate::model::ComputeMode;
 use crate::rank::SimRank;
@@ -226,6 +226,7 @@ where
                 continue;
             }
             let measured = k.model().compute == ComputeMode::Measured;
+            k.polling = idx;
             drop(k);
             let fut = self.futures[idx]
                 .as_mut()
@@ -249,6 +250,7 @@ where
                 Err(panic) => Poll::Ready(Err(Error::from_panic(rank, &*panic))),
             };
             let mut k = kernel.borrow_mut();
+            k.polling = NOT_POLLING;
             if let Some(cpu) = cpu {
                 let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
                 let ns = k.model().measured_stretch_ns(host_ns, n);

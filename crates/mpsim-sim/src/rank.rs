@@ -12,7 +12,7 @@ use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode};
 use mpsim_proto::runtime::{Payload, Posting, RankRuntime, WaitPoll};
 
-use crate::kernel::{Kernel, RankState, Wait};
+use crate::kernel::{Kernel, NOT_POLLING, RankState, Wait};
 use crate::model::ComputeMode;
 
 /// `e` as the program gets it, at virtual time `t` (out of line: the rare path of a wait).
@@ -45,6 +45,31 @@ fn run_ended(k: &Kernel, rank: u32, call: &'static str) -> Error {
     Error::RunEnded { site }
 }
 
+/// A call of `rank` made while the kernel polls the program whose state is at `k.polling`
+/// (`SimRank`'s "A rank used by another"): unless no program is polled, it stops the run at
+/// once with [`Error::ForeignRank`].
+#[cold]
+#[inline(never)]
+fn off_turn(k: &mut Kernel, rank: u32, call: &'static str) {
+    if k.polling == NOT_POLLING {
+        return;
+    }
+    let running = k.base() + k.polling as u32;
+    let mut site = Site::new(rank, call);
+    site.time_ns = Some(k.now);
+    let now = k.now;
+    k.fail_now(Error::ForeignRank { site, running }, now);
+}
+
+/// The call that posts a request of kind `posting`, as errors name it when no better name is
+/// at hand.
+fn posting_call(posting: Posting) -> &'static str {
+    match posting {
+        Posting::Send => "isend",
+        Posting::Recv => "irecv",
+    }
+}
+
 /// X1: the CPU overhead of posting a request of kind `posting` under `k`'s model (0 unless
 /// the model's `[cpu]` sets it).
 #[inline]
@@ -73,11 +98,30 @@ pub(crate) struct SimRank {
 /// endpoint of its own that nothing reaches (`Kernel::lend_outbox`), `compute` does nothing,
 /// and the time is the run's end. The checks are the bounds checks the state's indexing makes
 /// anyway.
+/// # A rank used by another
+///
+/// Every rank's program runs on the one thread of its partition, so a `Comm` or request kept
+/// where other ranks' programs reach it (a `thread_local` or `static` holding the world
+/// communicator, as MPI programs keep theirs) is shared by all of them: rank 0 would send as
+/// rank 2, or read rank 2's clock. Every call checks that its rank is the one whose program
+/// the kernel polls (`Kernel::polling`; none is while the run sets up or after it has ended):
+/// one comparison, the rest out of line. A call that is not stops the run at once, with
+/// [`Error::ForeignRank`] naming it, before any other event: what the call still does (as the
+/// other rank) is never seen by another rank's program, only by the rest of the poll that made
+/// it, whose rank the run reports as stopped.
 impl SimRank {
     /// Whether this rank's run has ended (see above).
     #[inline(always)]
     fn ended(&self, k: &Kernel) -> bool {
         self.idx >= k.ranks.len()
+    }
+
+    /// Stops the run if `call` comes from another rank's program (see above).
+    #[inline(always)]
+    fn check_turn(&self, k: &mut Kernel, call: &'static str) {
+        if k.polling != self.idx {
+            off_turn(k, self.rank, call);
+        }
     }
 
     /// Every wait: ready when `done` holds for this rank's state; otherwise record what it
@@ -91,6 +135,7 @@ impl SimRank {
         done: impl FnOnce(&RankState) -> bool,
     ) -> Poll<Result<(), Error>> {
         let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, call);
         let Some(r) = k.ranks.get_mut(self.idx) else {
             return Poll::Ready(Err(run_ended(&k, self.rank, call)));
         };
@@ -133,8 +178,9 @@ impl SimRank {
     /// The kernel, borrowed for a call of this rank's program, and the time the call acts at
     /// (the run's end once it has ended).
     #[inline]
-    fn begin_call(&self) -> (RefMut<'_, Kernel>, u64) {
-        let k = self.kernel.borrow_mut();
+    fn begin_call(&self, call: &'static str) -> (RefMut<'_, Kernel>, u64) {
+        let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, call);
         let Some(r) = k.ranks.get(self.idx) else {
             let end = k.now;
             return (k, end);
@@ -142,7 +188,10 @@ impl SimRank {
         // A wait that found the rank owing overhead (X1) put it on the clock and scheduled the
         // resume (`settle_first`); the same poll may still look at its requests, from there.
         debug_assert!(
-            k.closed || r.clock == k.now || (r.resume_scheduled && r.clock > k.now),
+            k.closed
+                || k.stop.is_some()
+                || r.clock == k.now
+                || (r.resume_scheduled && r.clock > k.now),
             "a rank runs only at the global time, or at the resume it has just scheduled"
         );
         // X1: a rank that owes overhead acts that much later.
@@ -153,8 +202,9 @@ impl SimRank {
     /// [`SimRank::begin_call`] of a nonblocking call that posts a request of kind `posting`,
     /// whose overhead (X1) is charged first: the call acts that much later.
     #[inline]
-    fn begin_posting(&self, posting: Posting) -> (RefMut<'_, Kernel>, u64) {
+    fn begin_posting(&self, posting: Posting, call: &'static str) -> (RefMut<'_, Kernel>, u64) {
         let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, call);
         let o = posting_overhead(&k, posting);
         let Some(r) = k.ranks.get_mut(self.idx) else {
             let end = k.now;
@@ -169,8 +219,8 @@ impl SimRank {
     /// (every input of the program; a generic, so that a call made with a known function
     /// inlines it).
     #[inline]
-    fn on_endpoint<R>(&self, f: impl FnOnce(&mut Endpoint<Payload>) -> R) -> R {
-        self.on_endpoint_at(self.begin_call(), f)
+    fn on_endpoint<R>(&self, call: &'static str, f: impl FnOnce(&mut Endpoint<Payload>) -> R) -> R {
+        self.on_endpoint_at(self.begin_call(call), f)
     }
 
     /// [`SimRank::on_endpoint`] with the kernel borrowed and the call's time found already
@@ -227,12 +277,16 @@ impl SimRank {
         source_world: Option<u32>,
         error: &mut Option<Error>,
     ) -> WaitPoll {
-        self.on_endpoint(|ep| WaitPoll::recv_into(ep, pattern, buf, source_world, error))
+        self.on_endpoint("recv", |ep| {
+            WaitPoll::recv_into(ep, pattern, buf, source_world, error)
+        })
     }
 
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
     fn advance(&self, d: u64, compute: bool) {
         let mut k = self.kernel.borrow_mut();
+        let name = if compute { "compute" } else { "poll" };
+        self.check_turn(&mut k, name);
         if self.ended(&k) {
             return;
         }
@@ -247,7 +301,6 @@ impl SimRank {
         };
         *spent = spent.saturating_add(d);
         let at = r.clock;
-        let name = if compute { "compute" } else { "poll" };
         if at == u64::MAX {
             k.time_overflow(
                 self.rank,
@@ -271,7 +324,7 @@ impl RankRuntime for SimRank {
     }
 
     fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
-        self.on_endpoint(f);
+        self.on_endpoint("a call", f);
     }
 
     /// A blocking receive posts straight to the endpoint, with no dyn closure, and with no
@@ -283,7 +336,7 @@ impl RankRuntime for SimRank {
         source_world: Option<u32>,
         error: &mut Option<Error>,
     ) -> WaitPoll {
-        let (mut k, t) = self.begin_call();
+        let (mut k, t) = self.begin_call("recv");
         if let Some(started) = self.post_unmatched(&mut k, t, |ep| {
             WaitPoll::recv_into(ep, pattern, buf, source_world, error)
         }) {
@@ -310,7 +363,7 @@ impl RankRuntime for SimRank {
         payload: Payload,
         error: &mut Option<Error>,
     ) -> WaitPoll {
-        let (mut k, t) = self.begin_call();
+        let (mut k, t) = self.begin_call(mode.call());
         let Some(r) = k.ranks.get_mut(self.idx) else {
             let call = if mode == SendMode::Synchronous {
                 "ssend"
@@ -350,7 +403,7 @@ impl RankRuntime for SimRank {
         envelope: Envelope,
         payload: Payload,
     ) -> Result<ReqId, Error> {
-        let (mut k, t) = self.begin_posting(Posting::Send);
+        let (mut k, t) = self.begin_posting(Posting::Send, call);
         let Some(r) = k.ranks.get_mut(self.idx) else {
             return self
                 .on_endpoint_at((k, t), |ep| ep.isend_as(call, mode, to, envelope, payload));
@@ -379,7 +432,7 @@ impl RankRuntime for SimRank {
     /// A nonblocking receive: its overhead (X1) charged in the same call, it posts as a
     /// blocking one does (`post_unmatched`).
     fn start_irecv(&self, pattern: Pattern, capacity: usize, source_world: Option<u32>) -> ReqId {
-        let (mut k, t) = self.begin_posting(Posting::Recv);
+        let (mut k, t) = self.begin_posting(Posting::Recv, "irecv");
         if let Some(req) = self.post_unmatched(&mut k, t, |ep| {
             ep.irecv_from(pattern, capacity, source_world)
         }) {
@@ -404,6 +457,7 @@ impl RankRuntime for SimRank {
         _cx: &mut Context<'_>,
     ) -> Poll<Result<Completion<Payload>, Error>> {
         let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, call);
         let Some(r) = k.ranks.get_mut(self.idx) else {
             return Poll::Ready(Err(run_ended(&k, self.rank, call)));
         };
@@ -425,6 +479,7 @@ impl RankRuntime for SimRank {
         error: &mut Option<Error>,
     ) -> WaitPoll {
         let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, call);
         let Some(r) = k.ranks.get_mut(self.idx) else {
             return WaitPoll::failed(run_ended(&k, self.rank, call), error);
         };
@@ -443,6 +498,7 @@ impl RankRuntime for SimRank {
 
     fn request_overhead(&self, posting: Posting) {
         let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, posting_call(posting));
         let o = posting_overhead(&k, posting);
         if let Some(r) = k.ranks.get_mut(self.idx) {
             r.overhead_ns = r.overhead_ns.saturating_add(o);
@@ -450,7 +506,8 @@ impl RankRuntime for SimRank {
     }
 
     fn arrivals(&self) -> u64 {
-        let k = self.kernel.borrow();
+        let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, "probe");
         k.ranks.get(self.idx).map_or(0, |r| r.arrivals)
     }
 
@@ -496,6 +553,7 @@ impl RankRuntime for SimRank {
 
     fn discarded(&self, warning: String) {
         let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, "a request's drop");
         // Programs dropped when the run ends let go of their requests: the run has reported.
         if !k.closed {
             k.discarded.entry(self.rank).or_default().push(warning);
@@ -516,7 +574,8 @@ impl RankRuntime for SimRank {
 
     fn now_ns(&self) -> u64 {
         // X1: the overhead the rank owes is time it has spent.
-        let k = self.kernel.borrow();
+        let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, "now_ns");
         k.ranks
             .get(self.idx)
             .map_or(k.now, |r| r.clock.saturating_add(r.overhead_ns))

@@ -1,5 +1,6 @@
 //! mpsim: write a message-passing program once — MPI-style point-to-point today, collectives and
-//! BSPlib next — and run it for real on threads, or (soon) simulated at millions of ranks.
+//! BSPlib next — and run it simulated on a machine model (`--backend sim`, the default: a
+//! prediction of its run time, at up to millions of ranks) or for real on threads.
 //!
 //! A program is an `async fn` of its world communicator; [`run`] launches it with the flags
 //! every mpsim program understands (`--ranks`, `--backend`, …; see `--help`).
@@ -25,8 +26,14 @@
 //! }
 //! ```
 //!
-//! Crates behind this one: `mpsim-proto` (the sans-IO protocol core every backend shares) and
-//! `mpsim-threads` (the threads backend).
+//! Each rank's program gets its own world [`Comm`]; everything it does goes through that `Comm`
+//! and what it makes from it (communicators, requests). Under `sim` all ranks run on one
+//! thread, so a `Comm` kept in a `thread_local` or `static` (as MPI programs keep their world
+//! communicator) would be shared by every rank: the first call through another rank's `Comm`
+//! or request stops the run with [`Error::ForeignRank`]. Pass the `Comm` down instead.
+//!
+//! Crates behind this one: `mpsim-proto` (the sans-IO protocol core every backend shares),
+//! `mpsim-sim` (the simulator) and `mpsim-threads` (the threads backend).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

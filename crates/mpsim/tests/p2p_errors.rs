@@ -560,6 +560,96 @@ fn p2p_8_a_comm_kept_past_its_simulated_run_gives_run_ended() {
     assert_eq!((world.rank(), world.size()), (1, 2));
 }
 
+thread_local! {
+    /// "The" world communicator, kept where every function reaches it, as MPI programs keep
+    /// `MPI_COMM_WORLD`.
+    static GLOBAL_WORLD: std::cell::RefCell<Option<Comm>> = const { std::cell::RefCell::new(None) };
+    /// A request one rank leaves for another.
+    static LEFT_REQUEST: std::cell::RefCell<Option<mpsim::Request<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// §8: a `Comm` kept in a `thread_local` (an MPI program's global world communicator, ported)
+/// is one per rank under threads, where the ring below passes its token, but one for all ranks
+/// under sim, where every rank runs on the same thread: the last rank to store it is the one
+/// every rank would act as. The simulator used to let rank 0 send as rank 2 (or fail later with
+/// a misleading "awaited something the simulator does not drive"); the first call through
+/// another rank's `Comm` now stops the run with `ForeignRank`, naming the call, the rank whose
+/// program made it, the rank it belongs to and the time.
+fn a_comm_kept_in_a_thread_local(backend: Backend) {
+    let launcher = launcher(3, backend);
+    let program = |world: Comm| async move {
+        GLOBAL_WORLD.with(|w| *w.borrow_mut() = Some(world.clone()));
+        // Every rank stores its world before any goes on.
+        world.compute(Duration::from_nanos(10)).await;
+        let w = GLOBAL_WORLD.with(|w| w.borrow().clone().expect("stored"));
+        let (me, n) = (w.rank(), w.size());
+        let mut token = [0u32];
+        if me == 0 {
+            w.send(&[0u32], 1, 5).await?;
+            w.recv(&mut token, n - 1, 5).await?;
+            assert_eq!(token[0], n - 1, "the token went around");
+        } else {
+            w.recv(&mut token, me - 1, 5).await?;
+            w.send(&[token[0] + 1], (me + 1) % n, 5).await?;
+        }
+        Ok(())
+    };
+    if backend == Backend::Threads {
+        return run_ok(launcher, program);
+    }
+    let err = run_err(launcher, program);
+    match &err {
+        Error::ForeignRank { site, running } => {
+            // Rank 0 resumes first, as rank 2 (the last to store its world): its receive is
+            // the first call through rank 2's `Comm`.
+            assert_eq!(*running, 0, "{err}");
+            assert_eq!((site.rank, site.call, site.time_ns), (2, "recv", Some(10)));
+        }
+        other => panic!("expected ForeignRank, got {other}"),
+    }
+    let text = err.to_string();
+    assert!(text.contains("called from the program of rank 0"), "{text}");
+    assert!(text.contains("thread_local"), "{text}");
+}
+on_both!(a_comm_kept_in_a_thread_local => p2p_8_a_comm_kept_in_a_thread_local_is_one_per_rank_or_refused_sim, p2p_8_a_comm_kept_in_a_thread_local_is_one_per_rank_or_refused_threads);
+
+/// §8, as above for a request: rank 0 leaves its `isend`'s request where rank 1 (on the same
+/// thread under sim) takes it; waiting for it there stops the run with `ForeignRank`, and the
+/// clock rank 1 reads through rank 0's `Comm` is refused the same way.
+#[test]
+fn p2p_8_a_request_waited_by_another_rank_is_refused_under_sim() {
+    for read_clock in [false, true] {
+        let err = run_err(launcher(2, Backend::Sim), move |world: Comm| async move {
+            if world.rank() == 0 {
+                let req = world.isend(&[7u8], 1, 3)?;
+                LEFT_REQUEST.with(|r| *r.borrow_mut() = Some(req));
+                GLOBAL_WORLD.with(|w| *w.borrow_mut() = Some(world.clone()));
+                world.recv(&mut [0u8; 1], 1, 4).await?;
+                return Ok(());
+            }
+            world.compute(Duration::from_nanos(100)).await;
+            if read_clock {
+                let w = GLOBAL_WORLD.with(|w| w.borrow().clone().expect("left"));
+                let _ = w.now_ns();
+            } else {
+                let req = LEFT_REQUEST.with(|r| r.borrow_mut().take().expect("left"));
+                req.wait().await?;
+            }
+            world.send(&[0u8], 0, 4).await?;
+            world.recv(&mut [0u8; 1], 0, 3).await.map(drop)
+        });
+        match &err {
+            Error::ForeignRank { site, running } => {
+                let call = if read_clock { "now_ns" } else { "send" };
+                assert_eq!((*running, site.rank, site.call), (1, 0, call), "{err}");
+                assert_eq!(site.time_ns, Some(100), "{err}");
+            }
+            other => panic!("expected ForeignRank, got {other}"),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Futures mpsim does not drive
 // ---------------------------------------------------------------------------------------------
