@@ -16,7 +16,7 @@ use mpsim_proto::deadlock::{self, Awaited};
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
-use mpsim_proto::runtime::{Payload, RankRuntime, WaitPoll};
+use mpsim_proto::runtime::{Payload, RankRuntime, WaitPoll, start_on_endpoint_for};
 
 use crate::mailbox::{Activity, Blocked, Inbound, Mailbox, PacketLane, lock};
 use crate::run::Shared;
@@ -370,6 +370,8 @@ impl RankRuntime for ThreadRank {
         self.on_endpoint(f);
     }
 
+    /// A send after the run aborted fails with `Aborted` and sends nothing: every rank stops at
+    /// its next call (waits see the abort as they wait, sends here).
     fn start_blocking_send(
         &self,
         mode: SendMode,
@@ -378,6 +380,9 @@ impl RankRuntime for ThreadRank {
         payload: Payload,
         error: &mut Option<Error>,
     ) -> WaitPoll {
+        if let Some(e) = self.aborted() {
+            return WaitPoll::failed(e, error);
+        }
         let started = self.on_endpoint(|ep| {
             ep.send_now(mode, to, envelope, payload, |t| {
                 // Straight into the lane: nothing of this endpoint's was waiting to go first.
@@ -386,6 +391,21 @@ impl RankRuntime for ThreadRank {
             })
         });
         WaitPoll::started(started, error)
+    }
+
+    /// As `start_blocking_send`: a nonblocking send after the run aborted fails with `Aborted`.
+    fn start_isend(
+        &self,
+        call: &'static str,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: Payload,
+    ) -> Result<ReqId, Error> {
+        if let Some(e) = self.aborted() {
+            return Err(e);
+        }
+        start_on_endpoint_for(self, |ep| ep.isend_as(call, mode, to, envelope, payload))
     }
 
     fn start_recv_into(

@@ -3,7 +3,7 @@
 //! at exit), and P28's progress check with real concurrency (the sender spins outside the library
 //! until the receiver says its receive completed).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mpsim::{Backend, Comm, Error, Launcher, Source, Tag, Wait};
@@ -146,6 +146,48 @@ fn p2p_abort_reaches_ranks_that_only_poll_or_compute() {
             "{looping}: {err}"
         );
     }
+}
+
+/// §8: once the run has aborted, a rank that goes on sending (after the wait that told it so,
+/// say) gets `Aborted` from every send, blocking, nonblocking, buffered or persistent, and
+/// sends nothing: every rank stops at its next call. Its sends used to succeed, and another
+/// rank could even receive one.
+#[test]
+fn p2p_sends_after_an_abort_fail_with_aborted() {
+    // Counted outside the run: a failed assertion in rank 0 would only make it fail, and the
+    // run reports rank 1's error, which comes first.
+    static ABORTED_SENDS: AtomicUsize = AtomicUsize::new(0);
+    let err = threads(2)
+        .run(|world: Comm| async move {
+            if world.rank() == 1 {
+                return Err(world.send(&[1u8], 9, 0).await.expect_err("rank 9"));
+            }
+            let waited = world.recv(&mut [0u8; 1], 1, 0).await;
+            assert!(
+                matches!(waited, Err(Error::Aborted { rank: 0, .. })),
+                "{waited:?}"
+            );
+            let aborted = |what: &str, e: Error| {
+                assert!(matches!(e, Error::Aborted { rank: 0, .. }), "{what}: {e}");
+                assert!(e.to_string().contains("invalid rank 9"), "{what}: {e}");
+                ABORTED_SENDS.fetch_add(1, Ordering::Relaxed);
+            };
+            aborted("send", world.send(&[1u8], 1, 3).await.unwrap_err());
+            aborted("ssend", world.ssend(&[1u8], 1, 3).await.unwrap_err());
+            aborted("isend", world.isend(&[1u8], 1, 3).unwrap_err());
+            aborted("irsend", world.irsend(&[1u8], 1, 3).unwrap_err());
+            let mut data = [1u8];
+            let mut persistent = world.send_init(&mut data, 1, 3)?;
+            aborted("start", persistent.start().unwrap_err());
+            Ok(())
+        })
+        .expect_err("rank 1 fails");
+    assert!(matches!(err, Error::InvalidRank { rank: 9, .. }), "{err}");
+    assert_eq!(
+        ABORTED_SENDS.load(Ordering::Relaxed),
+        5,
+        "every send failed"
+    );
 }
 
 /// `compute` of a duration the host's clock cannot count ends the run with an error naming
