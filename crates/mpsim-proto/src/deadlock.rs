@@ -57,16 +57,67 @@ pub fn is_communicator_call(call: &str) -> bool {
     call.starts_with("comm_")
 }
 
-/// The text of a deadlock report: each blocked rank's line, then the cycle if there is one
-/// (`rank 0 blocked in …; rank 1 blocked in …; cycle 0 → 1 → 0`).
-pub fn report(lines: &[String], edges: &[Option<u32>]) -> String {
+/// Blocked ranks a report names one by one; the rest are counted. A deadlock of a million
+/// ranks would otherwise be one line of a hundred megabytes.
+pub const LIST_BLOCKED: usize = 16;
+
+/// Ranks a long wait-for cycle is written with at each end, the rest counted.
+pub const CYCLE_ENDS: usize = 8;
+
+/// The text of a deadlock report: each blocked rank's line (`blocked`: the rank and its line, in
+/// rank order; the first [`LIST_BLOCKED`], then how many more), with a note when the rank it
+/// waits on has `finished`, then the cycle if there is one (`rank 0 blocked in …; rank 1
+/// blocked in …; cycle 0 → 1 → 0`). `edges[r]` is the rank that rank `r` waits on, if one.
+pub fn report(
+    blocked: &[(u32, String)],
+    edges: &[Option<u32>],
+    finished: &dyn Fn(u32) -> bool,
+) -> String {
+    let lines: Vec<String> = blocked
+        .iter()
+        .take(LIST_BLOCKED)
+        .map(|(rank, line)| match edges.get(*rank as usize) {
+            Some(&Some(peer)) if finished(peer) => {
+                format!("{line}, and rank {peer} has finished")
+            }
+            _ => line.clone(),
+        })
+        .collect();
     let mut out = lines.join("; ");
+    if blocked.len() > LIST_BLOCKED {
+        out.push_str(&format!(
+            "; and {} more blocked ranks",
+            blocked.len() - LIST_BLOCKED
+        ));
+    }
     if let Some(cycle) = wait_for_cycle(edges) {
-        let path: Vec<String> = cycle.iter().map(u32::to_string).collect();
         out.push_str("; cycle ");
-        out.push_str(&path.join(" → "));
+        out.push_str(&written_cycle(&cycle));
     }
     out
+}
+
+/// A cycle as a report writes it (`0 → 1 → 0`): one of more than `2 * CYCLE_ENDS` ranks with its
+/// first and last [`CYCLE_ENDS`] and how many are left out between.
+fn written_cycle(cycle: &[u32]) -> String {
+    let arrowed = |ranks: &[u32]| {
+        ranks
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(" → ")
+    };
+    if cycle.len() <= 2 * CYCLE_ENDS {
+        return arrowed(cycle);
+    }
+    let (head, tail) = (&cycle[..CYCLE_ENDS], &cycle[cycle.len() - CYCLE_ENDS..]);
+    format!(
+        "{} → … {} more ranks … → {} ({} ranks)",
+        arrowed(head),
+        cycle.len() - 2 * CYCLE_ENDS,
+        arrowed(tail),
+        cycle.len() - 1
+    )
 }
 
 /// The wait-for cycle through the lowest rank that lies on one, written from that rank and
@@ -115,7 +166,57 @@ pub fn wait_for_cycle(edges: &[Option<u32>]) -> Option<Vec<u32>> {
 
 #[cfg(test)]
 mod tests {
-    use super::wait_for_cycle;
+    use super::{LIST_BLOCKED, report, wait_for_cycle};
+
+    /// S15 at scale: a deadlock of many ranks names the first `LIST_BLOCKED` and counts the
+    /// rest, and writes a long cycle by its ends (a ring of 100,000 ranks all receiving from
+    /// their left made a report of megabytes on one line).
+    #[test]
+    fn timing_s15_a_report_of_many_ranks_stays_short() {
+        let n = 100_000u32;
+        let blocked: Vec<(u32, String)> = (0..n)
+            .map(|r| {
+                (
+                    r,
+                    format!("rank {r} blocked in recv (peer {})", (r + n - 1) % n),
+                )
+            })
+            .collect();
+        let edges: Vec<Option<u32>> = (0..n).map(|r| Some((r + n - 1) % n)).collect();
+        let text = report(&blocked, &edges, &|_| false);
+        assert!(text.len() < 2_000, "{} bytes", text.len());
+        assert!(text.starts_with("rank 0 blocked in recv (peer 99999); rank 1 blocked"));
+        let more = n as usize - LIST_BLOCKED;
+        assert!(
+            text.contains(&format!("; and {more} more blocked ranks; cycle ")),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "cycle 0 → 99999 → 99998 → 99997 → 99996 → 99995 → 99994 → 99993 → … 99985 \
+                 more ranks … → 7 → 6 → 5 → 4 → 3 → 2 → 1 → 0 (100000 ranks)"
+            ),
+            "{text}"
+        );
+    }
+
+    /// A rank that waits on a rank that has finished is told so (`recv` from a finished rank,
+    /// one of the three deadlock patterns of issue 6); short cycles are written whole.
+    #[test]
+    fn timing_s15_a_wait_on_a_finished_rank_says_so() {
+        let blocked = vec![(0, "rank 0 blocked in recv (peer 2)".to_string())];
+        let text = report(&blocked, &[Some(2), None, None], &|r| r == 2);
+        assert_eq!(
+            text,
+            "rank 0 blocked in recv (peer 2), and rank 2 has finished"
+        );
+        let blocked = vec![
+            (0, "rank 0 blocked in ssend (peer 1)".to_string()),
+            (1, "rank 1 blocked in ssend (peer 0)".to_string()),
+        ];
+        let text = report(&blocked, &[Some(1), Some(0)], &|_| false);
+        assert!(text.ends_with("; cycle 0 → 1 → 0"), "{text}");
+    }
 
     #[test]
     fn timing_s15_cycle_written_from_its_lowest_rank() {

@@ -49,6 +49,8 @@ pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 /// The trace type every backend fills (`mpsim_proto::trace`); the simulator's is in virtual
 /// time, process name `mpsim sim`.
 pub use mpsim_proto::trace::Trace;
-pub use report::{PROTOCOLS, RankReport, Report, Traffic, seconds, write_top_waits};
+pub use report::{
+    LIST_WARNINGS, PROTOCOLS, RankReport, Report, Traffic, seconds, write_top_waits, write_warnings,
+};
 pub use run::{Options, Outcome, Progress, simulate, simulate_observed};
 pub use waits::{TOP_WAITS, WaitReport};

@@ -163,10 +163,29 @@ impl fmt::Display for Report {
             writeln!(out, "... {} more ranks", self.ranks.len() - LIST_RANKS / 2).ok();
         }
         write_top_waits(&mut out, &self.top_waits);
-        for w in &self.warnings {
-            writeln!(out, "warning: {w}").ok();
-        }
+        write_warnings(&mut out, "warning: ", &self.warnings);
         f.write_str(&out)
+    }
+}
+
+/// Warnings a text report lists one by one; the rest are counted (the JSON report has them
+/// all). A run of millions of ranks can leave a warning per rank.
+pub const LIST_WARNINGS: usize = 20;
+
+/// `warnings`, a line each after `prefix`, as a text report lists them: the first
+/// [`LIST_WARNINGS`], then how many more (the simulator's report, a real run's, and a real
+/// run's warnings on standard error when it prints no report).
+pub fn write_warnings(out: &mut String, prefix: &str, warnings: &[String]) {
+    for w in warnings.iter().take(LIST_WARNINGS) {
+        writeln!(out, "{prefix}{w}").ok();
+    }
+    if warnings.len() > LIST_WARNINGS {
+        writeln!(
+            out,
+            "{prefix}... and {} more warnings (`--report json` lists them all)",
+            warnings.len() - LIST_WARNINGS
+        )
+        .ok();
     }
 }
 

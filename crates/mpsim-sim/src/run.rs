@@ -227,7 +227,14 @@ pub(crate) fn merge(
             ),
             None => (
                 Error::Deadlock {
-                    report: deadlock_report(n, &blocked),
+                    report: deadlock_report(n, &blocked, &|rank| {
+                        // The partition holding `rank`: the last whose first rank is not past it.
+                        states
+                            .iter()
+                            .rev()
+                            .find(|(base, _)| *base <= rank)
+                            .is_some_and(|(base, s)| s[(rank - base) as usize].done)
+                    }),
                 },
                 now,
             ),
@@ -344,15 +351,20 @@ fn is_permutation(order: &[u32], n: u32) -> bool {
             .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true))
 }
 
-/// Each blocked rank (S15) and the wait-for cycle that holds the lowest rank.
-fn deadlock_report(n: u32, blocked: &[(u32, String, Option<u32>)]) -> String {
+/// Each blocked rank (S15), noting one that waits on a rank that has finished (`finished`),
+/// and the wait-for cycle that holds the lowest rank.
+fn deadlock_report(
+    n: u32,
+    blocked: &[(u32, String, Option<u32>)],
+    finished: &dyn Fn(u32) -> bool,
+) -> String {
     let mut edges: Vec<Option<u32>> = vec![None; n as usize];
     let mut lines = Vec::with_capacity(blocked.len());
     for (rank, line, edge) in blocked {
         edges[*rank as usize] = *edge;
-        lines.push(line.clone());
+        lines.push((*rank, line.clone()));
     }
-    deadlock::report(&lines, &edges)
+    deadlock::report(&lines, &edges, finished)
 }
 
 /// What a livelock report says (`livelock`): from when to when nothing but polls ran, each
@@ -363,7 +375,15 @@ fn livelock_report(
     limit: u64,
     ranks: &[(u32, String, Option<u32>)],
 ) -> String {
-    let lines: Vec<&str> = ranks.iter().map(|(_, line, _)| line.as_str()).collect();
+    let mut lines: Vec<&str> = ranks
+        .iter()
+        .take(deadlock::LIST_BLOCKED)
+        .map(|(_, line, _)| line.as_str())
+        .collect();
+    let more = format!("and {} more ranks", ranks.len().saturating_sub(lines.len()));
+    if ranks.len() > lines.len() {
+        lines.push(&more);
+    }
     format!(
         "from t={since} ns to t={at} ns nothing but polls ran and no message was in flight, so \
          no poll could find anything; {}; a run stops after {limit} ns of virtual time like this \

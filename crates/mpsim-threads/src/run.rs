@@ -334,10 +334,11 @@ fn deadlock_report(shared: &Shared) -> String {
             let (what, peer) =
                 lock(&m.blocked).map_or_else(|| ("?".to_string(), None), |b| b.waiting_for());
             edge[r] = peer;
-            lines.push(format!("rank {r} blocked in {what}"));
+            lines.push((r as u32, format!("rank {r} blocked in {what}")));
         }
     }
-    deadlock::report(&lines, &edge)
+    let finished = |rank: u32| shared.mailboxes[rank as usize].activity() == Activity::Finished;
+    deadlock::report(&lines, &edge, &finished)
 }
 
 #[cfg(test)]

@@ -532,9 +532,9 @@ impl Launcher {
                 let outcome = self.run_threads(program, self.args.report.is_some());
                 if self.args.report.is_none() {
                     // No report to hold them: the warnings go where a user looks anyway.
-                    for w in &outcome.warnings {
-                        eprintln!("mpsim: warning: {w}");
-                    }
+                    let mut text = String::new();
+                    mpsim_sim::write_warnings(&mut text, "mpsim: warning: ", &outcome.warnings);
+                    eprint!("{text}");
                 }
                 let printed = self.args.report.map_or(Ok(()), |format| {
                     let report = measured_report(&outcome);

@@ -11,7 +11,7 @@
 use std::fmt::{self, Write as _};
 
 use mpsim_proto::trace::{Trace, TraceEvent};
-use mpsim_sim::{TOP_WAITS, WaitReport, seconds, write_top_waits};
+use mpsim_sim::{TOP_WAITS, WaitReport, seconds, write_top_waits, write_warnings};
 
 /// One rank of a real run, host time in ns since the run's start.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -171,9 +171,7 @@ impl fmt::Display for MeasuredReport {
             writeln!(out, "... {} more ranks", self.ranks.len() - shown.len()).ok();
         }
         write_top_waits(&mut out, &self.top_waits);
-        for w in &self.warnings {
-            writeln!(out, "warning: {w}").ok();
-        }
+        write_warnings(&mut out, "warning: ", &self.warnings);
         f.write_str(&out)
     }
 }

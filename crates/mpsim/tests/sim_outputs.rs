@@ -428,3 +428,42 @@ fn dropped_matched_receives_are_warnings_on_both_backends() {
         ]
     );
 }
+
+/// A text report lists the first `LIST_WARNINGS` warnings and counts the rest, on both
+/// backends (a run of 100,000 ranks that each left a message printed 100,000 lines); the JSON
+/// report keeps them all.
+#[test]
+fn reports_list_the_first_warnings_and_count_the_rest() {
+    let program = |world: Comm| async move {
+        if world.rank() != 0 {
+            world.send(&[1u8], 0, 5).await?;
+        }
+        Ok(())
+    };
+    let ranks = mpsim::sim::LIST_WARNINGS as u32 + 8;
+    let sim = Launcher::new(ranks).simulate(program);
+    let (measured, error) = Launcher::new(ranks)
+        .backend(Backend::Threads)
+        .measure(program);
+    assert!(
+        sim.error.is_none() && error.is_none(),
+        "{:?} {error:?}",
+        sim.error
+    );
+    for text in [sim.report.to_string(), measured.to_string()] {
+        let warned: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("warning: "))
+            .collect();
+        assert_eq!(warned.len(), mpsim::sim::LIST_WARNINGS + 1, "{text}");
+        assert_eq!(
+            warned.last().copied(),
+            Some("warning: ... and 7 more warnings (`--report json` lists them all)")
+        );
+    }
+    let v: Value = serde_json::from_str(&sim.report.to_json()).expect("valid JSON");
+    assert_eq!(
+        v["warnings"].as_array().map(Vec::len),
+        Some(ranks as usize - 1)
+    );
+}
