@@ -52,5 +52,5 @@ pub use mpsim_proto::trace::Trace;
 pub use report::{
     LIST_WARNINGS, PROTOCOLS, RankReport, Report, Traffic, seconds, write_top_waits, write_warnings,
 };
-pub use run::{Options, Outcome, Progress, simulate, simulate_observed};
+pub use run::{MAX_WORKERS, Options, Outcome, Progress, simulate, simulate_observed};
 pub use waits::{TOP_WAITS, WaitReport};

@@ -45,13 +45,20 @@ pub struct Options {
     /// Threads to run the simulation on (1: sequential). Each runs a contiguous block of
     /// ranks, as far ahead as the model's lookahead allows (`spec/timing.md` §5); the report
     /// and trace are the same, byte for byte, whatever the number. Used only when the
-    /// lookahead is positive, and never more than one per rank.
+    /// lookahead is positive, and never more than one per rank. At most [`MAX_WORKERS`].
     pub workers: u32,
     /// Stop a run in which nothing but polls happened for this long (virtual ns) with
     /// [`Error::Livelock`]: no message in flight, every unfinished rank blocked or polling
     /// (a `test` loop for a message never sent). 0: never. Default 1 s.
     pub livelock_after_ns: u64,
 }
+
+/// The most threads a simulation runs on ([`Options::workers`]). More threads than cores give
+/// the same report more slowly (a round waits for every thread, each on a core in turn: a
+/// one-trip ring of 1,000 ranks took 46 s on 1,000 threads and 2 cores), and tens of thousands
+/// would exhaust the process's memory mappings (`vm.max_map_count`), which aborts it from
+/// inside the Rust runtime at a thread's start.
+pub const MAX_WORKERS: u32 = 1024;
 
 impl Options {
     /// `ranks` ranks on `model`.
@@ -331,6 +338,15 @@ fn check_options(options: &Options) -> Result<(), Error> {
         .map_err(|e| Error::InvalidArgument {
             what: format!("the machine model: {e}"),
         })?;
+    if options.workers > MAX_WORKERS {
+        return Err(Error::InvalidArgument {
+            what: format!(
+                "{} simulation threads: at most {MAX_WORKERS} (more threads than cores give the \
+                 same report more slowly)",
+                options.workers
+            ),
+        });
+    }
     match options.spawn_order.as_deref() {
         Some(order) if !is_permutation(order, options.ranks) => Err(Error::InvalidArgument {
             what: format!(

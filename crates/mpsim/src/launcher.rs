@@ -72,8 +72,8 @@ pub struct LaunchArgs {
     /// Under `sim`: threads to simulate on, each running a block of ranks; the report and
     /// trace are the same whatever the number. Pays off for wide exchanges of many ranks; a
     /// token ring runs no faster, and a ping-pong between two blocks 3-11x slower (each
-    /// message ends a round, and a round costs a hand-over between cores).
-    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
+    /// message ends a round, and a round costs a hand-over between cores). At most 1024.
+    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..=i64::from(mpsim_sim::MAX_WORKERS)))]
     pub sim_threads: u32,
     /// Under `sim`: stop with a livelock error a run in which, for this long of virtual time,
     /// nothing but polls ran (no message in flight, every unfinished rank blocked or polling:

@@ -58,9 +58,9 @@ pub use persistent::{PersistentRequest, start_all};
 /// The simulator's machine model and report types.
 pub mod sim {
     pub use mpsim_sim::{
-        ComputeMode, CpuModel, DelayTable, LIST_WARNINGS, Model, ModelError, ModelFile,
-        ModelFileError, Outcome, PROTOCOLS, RankReport, Report, TOP_WAITS, Trace, Traffic,
-        WaitReport,
+        ComputeMode, CpuModel, DelayTable, LIST_WARNINGS, MAX_WORKERS, Model, ModelError,
+        ModelFile, ModelFileError, Outcome, PROTOCOLS, RankReport, Report, TOP_WAITS, Trace,
+        Traffic, WaitReport,
     };
 }
 

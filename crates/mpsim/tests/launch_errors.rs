@@ -59,6 +59,17 @@ fn sim_refuses_an_invalid_model_or_spawn_order_up_front() {
             other => panic!("{says}: {other:?}"),
         }
     }
+    // Tens of thousands of simulation threads aborted the process (its memory mappings ran
+    // out as a thread started); more than the cores only slow the run.
+    let too_many = mpsim::sim::MAX_WORKERS + 1;
+    let outcome = Launcher::new(2 * too_many)
+        .sim_threads(too_many)
+        .simulate(hello);
+    assert!(
+        matches!(&outcome.error, Some(Error::InvalidArgument { what }) if what.contains("at most 1024")),
+        "{:?}",
+        outcome.error
+    );
     for order in [vec![0, 0, 1], vec![0, 1], vec![2, 1, 9]] {
         let outcome = Launcher::new(3).spawn_order(order.clone()).simulate(hello);
         assert!(
@@ -77,6 +88,11 @@ fn negative_flag_values_are_refused_naming_the_flag() {
         (["--ranks", "-1"], "--ranks", "not in 1.."),
         (["-n", "-3"], "--ranks", "not in 1.."),
         (["--sim-threads", "-2"], "--sim-threads", "not in 1.."),
+        (
+            ["--sim-threads", "1025"],
+            "--sim-threads",
+            "not in 1..=1024",
+        ),
         (
             ["--eager-threshold", "-1"],
             "--eager-threshold",
