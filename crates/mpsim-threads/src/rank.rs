@@ -626,6 +626,20 @@ fn foreign_wait(rank: u32) -> Error {
     }
 }
 
+/// The first timed park of a rank that waits for mail. Parks only back up the wake-ups that
+/// senders and the end of a run give (`Mailbox::notify`, `Mailbox::wake`), so each is longer
+/// than the last, up to [`LAST_NAP`]: thousands of ranks waking every few milliseconds kept
+/// two cores busy with nothing else.
+pub(crate) const FIRST_NAP: Duration = Duration::from_millis(10);
+
+/// The longest timed park ([`FIRST_NAP`]).
+pub(crate) const LAST_NAP: Duration = Duration::from_secs(1);
+
+/// The timed park after one of `nap` in which nothing came.
+pub(crate) fn next_nap(nap: Duration) -> Duration {
+    (nap * 2).min(LAST_NAP)
+}
+
 /// Waits until a packet is in a lane or the run aborts: spins, or yields, as the run's
 /// [`WaitPolicy`] says, then parks. Out of line: it is the cold side of `block_on`, and
 /// keeping it apart lets profiles separate waiting from work.
@@ -634,6 +648,7 @@ fn wait_for_mail(rank: &ThreadRank) {
     let mailbox = rank.mailbox();
     let mut spins = 0;
     let mut yielding_since = None;
+    let mut nap = FIRST_NAP;
     while !rank.has_mail() && !rank.shared.abort.load(Ordering::Acquire) {
         let go_on = match rank.shared.wait_policy {
             WaitPolicy::Spin if spins < SPINS_DEDICATED => {
@@ -662,7 +677,8 @@ fn wait_for_mail(rank: &ThreadRank) {
             mailbox.set_activity(Activity::Running);
             break;
         }
-        std::thread::park_timeout(Duration::from_millis(100));
+        std::thread::park_timeout(nap);
+        nap = next_nap(nap);
         mailbox.set_activity(Activity::Running);
     }
 }

@@ -261,11 +261,18 @@ where
 /// that cancels a send to it gets its answer (`spec/p2p.md` §5, "either way `wait`
 /// returns"; the simulator's finished ranks answer too), and a message that reaches it late
 /// is taken in, to be listed among those never received. Senders wake it as they wake a
-/// parked rank; a timed park backs that up.
+/// parked rank, and the end of the run wakes every rank; a timed park backs that up, longer
+/// each time nothing came ([`crate::rank::next_nap`]): with a fixed 10 ms, 10,000 finished
+/// ranks woke a million times a second and starved the ranks still running (a run of 10,000
+/// ranks that sent nothing did not end in a minute).
 fn serve_until_all_done(rank: &ThreadRank, shared: &Shared) {
+    let mut nap = crate::rank::FIRST_NAP;
     while !shared.all_done.load(Ordering::Acquire) && !shared.abort.load(Ordering::Acquire) {
-        if !rank.serve() {
-            std::thread::park_timeout(Duration::from_millis(10));
+        if rank.serve() {
+            nap = crate::rank::FIRST_NAP;
+        } else {
+            std::thread::park_timeout(nap);
+            nap = crate::rank::next_nap(nap);
         }
     }
 }
