@@ -522,3 +522,26 @@ fn plot_window_in_fractions_of_a_nanosecond_is_refused_in_the_flags_terms() {
         "mpsim: nothing to show: --to 1 us is not after --from 2 us\n"
     );
 }
+
+/// `-o` naming the trace itself is refused, the trace left whole (it was overwritten by its
+/// own picture); `-o -` writes the SVG to standard output and the summary to standard error,
+/// where it used to make a file named `-`.
+#[test]
+fn plot_refuses_to_overwrite_its_trace_and_draws_to_stdout_on_dash() {
+    let trace = trace_of("self.json", 2, |w| ring(w, 1));
+    let before = fs::read_to_string(&trace).expect("read");
+    let path = trace.to_str().expect("UTF-8 path");
+    let run = mpsim(&["plot", path, "-o", path]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        text(&run.stderr).contains("is both the trace and the output"),
+        "{}",
+        text(&run.stderr)
+    );
+    assert_eq!(fs::read_to_string(&trace).expect("read"), before);
+    let run = mpsim(&["plot", path, "-o", "-"]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let svg = text(&run.stdout);
+    roxmltree::Document::parse(&svg).expect("standard output is the SVG alone");
+    assert!(text(&run.stderr).starts_with("wrote standard output: 2 ranks"));
+}

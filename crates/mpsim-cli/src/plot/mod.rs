@@ -51,7 +51,7 @@ const TRACE: InputKind = InputKind {
 pub struct PlotArgs {
     /// A Chrome trace-event JSON file, as a simulated run's `--trace` writes it.
     trace: PathBuf,
-    /// The SVG file to write.
+    /// The SVG file to write (`-`: standard output, the summary line going to standard error).
     #[arg(short, long)]
     out: PathBuf,
     /// Width of the image in pixels.
@@ -69,6 +69,11 @@ pub struct PlotArgs {
 /// Reads the trace, writes the SVG; returns the one-line summary to print.
 pub fn run(args: PlotArgs) -> Result<String, String> {
     let path = args.trace.display();
+    if same_file(&args.trace, &args.out) {
+        return Err(format!(
+            "{path} is both the trace and the output: the picture would overwrite the trace"
+        ));
+    }
     let bytes = input::read_capped(&args.trace, &TRACE).map_err(|e| match e.io() {
         Some(e) => format!("cannot read {path}: {e}"),
         None => format!("{path}: {e}"),
@@ -93,6 +98,10 @@ pub fn run(args: PlotArgs) -> Result<String, String> {
         to,
     };
     let (svg, drawn) = render::render(&t, &options);
+    if args.out.as_os_str() == "-" {
+        eprint!("{}", summary(&t, &drawn, &options, "standard output"));
+        return Ok(svg);
+    }
     fs::write(&args.out, svg).map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     Ok(summary(
         &t,
@@ -100,6 +109,14 @@ pub fn run(args: PlotArgs) -> Result<String, String> {
         &options,
         &args.out.display().to_string(),
     ))
+}
+
+/// Whether `a` and `b` name one existing file (through links or other spellings too).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// The window to draw: `--from` and `--to` where given, else the trace's first and last
