@@ -211,6 +211,26 @@ impl From<Compute> for ComputeMode {
     }
 }
 
+impl LaunchArgs {
+    /// The flags given that only the simulator reads (`--model`, `--sim-threads`, `--compute`,
+    /// `--livelock-after`): a run on threads says it ignores them rather than seem to obey.
+    fn sim_only_flags(&self) -> Vec<&'static str> {
+        let given = [
+            (self.model.is_some(), "--model"),
+            (self.sim_threads != 1, "--sim-threads"),
+            (self.compute.is_some(), "--compute"),
+            (
+                self.livelock_after != mpsim_sim::DEFAULT_LIVELOCK_AFTER_NS,
+                "--livelock-after",
+            ),
+        ];
+        given
+            .into_iter()
+            .filter_map(|(given, flag)| given.then_some(flag))
+            .collect()
+    }
+}
+
 #[derive(Parser)]
 #[command(
     about = "An mpsim program: simulated on a machine model (default) or run for real on threads."
@@ -529,6 +549,13 @@ impl Launcher {
         };
         match self.args.backend {
             Backend::Threads => {
+                let ignored = self.args.sim_only_flags();
+                if !ignored.is_empty() {
+                    eprintln!(
+                        "mpsim: {} only apply under --backend sim: ignored under threads",
+                        ignored.join(", ")
+                    );
+                }
                 let outcome = self.run_threads(program, self.args.report.is_some());
                 if self.args.report.is_none() {
                     // No report to hold them: the warnings go where a user looks anyway.
@@ -636,4 +663,38 @@ where
         }
     };
     exit_code(launcher.run(program))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::Cli;
+
+    /// A run on threads names the simulator's flags it was given, which it ignores.
+    #[test]
+    fn threads_names_the_sim_only_flags_it_ignores() {
+        let args = |line: &[&str]| {
+            Cli::try_parse_from(["prog"].iter().chain(line))
+                .expect("parses")
+                .launch
+        };
+        assert!(args(&["--backend", "threads"]).sim_only_flags().is_empty());
+        let given = args(&[
+            "--backend",
+            "threads",
+            "--sim-threads",
+            "2",
+            "--livelock-after",
+            "2s",
+            "--compute",
+            "ignored",
+            "--model",
+            "default",
+        ]);
+        assert_eq!(
+            given.sim_only_flags(),
+            ["--model", "--sim-threads", "--compute", "--livelock-after"]
+        );
+    }
 }
