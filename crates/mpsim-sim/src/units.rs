@@ -15,6 +15,26 @@ pub fn time_ns(text: &str) -> Result<u64, String> {
     quantity(&Scalar::String(text.to_string()), &TIME)
 }
 
+/// A size written as in model files (`"64KiB"`, `"1.5MiB"`, `"4096"`, a bare number being
+/// bytes) in bytes, or why it is not one.
+///
+/// ```
+/// use mpsim_sim::units::size_bytes;
+/// assert_eq!(size_bytes("64KiB"), Ok(65_536));
+/// assert_eq!(size_bytes("4096"), Ok(4096));
+/// assert!(size_bytes("-1").is_err());
+/// ```
+pub fn size_bytes(text: &str) -> Result<u64, String> {
+    use crate::model_value::{SIZE, Scalar, quantity};
+    quantity(&Scalar::String(text.to_string()), &SIZE)
+}
+
+/// [`size_bytes`] as a `usize` (a command-line flag's value).
+pub fn size_bytes_usize(text: &str) -> Result<usize, String> {
+    let n = size_bytes(text)?;
+    usize::try_from(n).map_err(|_| format!("`{text}` is more bytes than this host can address"))
+}
+
 /// Binary size units, largest first.
 pub const BINARY_SIZES: [(&str, u64); 4] = [
     ("TiB", 1 << 40),

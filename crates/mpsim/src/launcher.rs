@@ -42,10 +42,10 @@ pub struct LaunchArgs {
     /// Where to run the program.
     #[arg(long, value_enum, default_value_t = Backend::Sim)]
     pub backend: Backend,
-    /// Standard sends up to this many bytes are eager (complete without a matching receive)
-    /// [default: under sim the model's `eager_threshold`, under threads 65536]. Overrides the
-    /// model's when given.
-    #[arg(long, value_name = "BYTES", allow_negative_numbers = true)]
+    /// Standard sends up to this many bytes (`65536`, `64KiB`) are eager (complete without a
+    /// matching receive) [default: under sim the model's `eager_threshold`, under threads
+    /// 64KiB]. Overrides the model's when given.
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = mpsim_sim::units::size_bytes_usize)]
     pub eager_threshold: Option<usize>,
     /// Report an rsend that arrives before its receive is posted (ReadyNotPosted).
     #[arg(long)]

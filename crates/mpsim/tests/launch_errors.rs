@@ -80,6 +80,26 @@ fn sim_refuses_an_invalid_model_or_spawn_order_up_front() {
     }
 }
 
+/// `--eager-threshold` takes sizes as model files write them (`64KiB`), where it refused
+/// anything but a bare number of bytes.
+#[test]
+fn eager_threshold_takes_sizes_with_units() {
+    for (given, bytes) in [
+        ("64KiB", 65_536),
+        ("4096", 4096),
+        ("1.5MiB", 1_572_864),
+        ("0", 0),
+    ] {
+        let cli = Cli::try_parse_from(["prog", "--eager-threshold", given]).expect("parses");
+        assert_eq!(cli.launch.eager_threshold, Some(bytes), "{given}");
+    }
+    let err = Cli::try_parse_from(["prog", "--eager-threshold", "64KB"])
+        .err()
+        .expect("KB is not a unit")
+        .to_string();
+    assert!(err.contains("KiB"), "{err}");
+}
+
 /// A negative number given as a flag's own argument (`--ranks -1`) is refused as a value out
 /// of range, naming the flag, not as an unknown argument `-1`.
 #[test]
@@ -96,7 +116,7 @@ fn negative_flag_values_are_refused_naming_the_flag() {
         (
             ["--eager-threshold", "-1"],
             "--eager-threshold",
-            "invalid digit",
+            "`-1` is negative",
         ),
         (
             ["--livelock-after", "-1s"],
