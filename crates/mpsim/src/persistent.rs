@@ -246,7 +246,7 @@ impl Comm {
     }
 
     /// A persistent buffered send: each start copies into the attached buffer (and may fail
-    /// with `BufferOverflow`).
+    /// with `BufferOverflow`, which stops the run, as for [`Comm::bsend`]).
     pub fn bsend_init<'b, T: Pod>(
         &self,
         buf: &'b mut [T],

@@ -19,7 +19,7 @@ use crate::comm::{ANY_SOURCE, ANY_TAG};
 /// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
 /// dropping it unfinished cancels a receive and lets a send complete in the background. (A
 /// receive that a message had already matched cannot be cancelled: dropping it discards that
-/// message, with no warning.)
+/// message, and the run's warnings say so.)
 #[must_use = "a request must be waited for or tested to completion"]
 pub struct Request<'b> {
     rt: Rc<dyn RankRuntime>,

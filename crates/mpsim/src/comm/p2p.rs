@@ -41,7 +41,8 @@ impl Comm {
     }
 
     /// Buffered send: copies into the attached buffer and returns at once; `BufferOverflow`
-    /// when it does not fit.
+    /// when it does not fit, which also stops the run (the simulator's report says which send
+    /// did not fit: a program that sizes its buffer wrong should not go on with a send missing).
     #[inline(always)]
     pub fn bsend<'a, T: Pod>(
         &'a self,
@@ -73,7 +74,8 @@ impl Comm {
         self.start_send(SendMode::Synchronous, buf, dest, tag)
     }
 
-    /// Nonblocking buffered send.
+    /// Nonblocking buffered send; a send that does not fit is `BufferOverflow` and stops the
+    /// run, as for [`Comm::bsend`].
     pub fn ibsend<T: Pod>(&self, buf: &[T], dest: u32, tag: i32) -> Result<Request<'static>> {
         self.start_send(SendMode::Buffered, buf, dest, tag)
     }
