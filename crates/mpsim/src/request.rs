@@ -17,6 +17,10 @@ use mpsim_proto::runtime::{Payload, RankRuntime, with_endpoint_for};
 use crate::comm::{ANY_SOURCE, ANY_TAG};
 
 /// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
+/// once complete it is inactive and keeps its status: waited for or tested again (by
+/// [`wait_all`] over requests some of which a wait already completed, say) it gives that
+/// status again, or MPI's empty status if it failed (its error is reported once), and
+/// [`wait_any`] and [`test_any`] pass it over.
 /// dropping it unfinished cancels a receive and lets a send complete in the background. (A
 /// receive that a message had already matched cannot be cancelled: dropping it discards that
 /// message, and the run's warnings say so.)
