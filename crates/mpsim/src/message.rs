@@ -14,7 +14,8 @@ use crate::request::{Names, Request, named, stamped};
 
 /// A message taken by a matched probe, to be received with [`Message::mrecv`].
 ///
-/// Dropping it unreceived discards it (MPI calls that erroneous; here it is just lost).
+/// Dropping it unreceived discards it (MPI calls that erroneous), and the run's warnings say
+/// so, as for a receive dropped after a message matched it.
 #[must_use = "a matched message must be received with mrecv"]
 pub struct Message {
     rt: Rc<dyn RankRuntime>,
@@ -68,6 +69,15 @@ impl Drop for Message {
                 // Received nowhere: let the endpoint forget it.
                 let _ = ep.mrecv(id, 0).map(|req| ep.free(req));
             });
+            let Status {
+                source, tag, bytes, ..
+            } = self.status;
+            self.rt.discarded(format!(
+                "rank {} dropped a message of {bytes} bytes (source {source}, tag {tag}) that a \
+                 matched probe had taken, without receiving it: its data was discarded (receive \
+                 it with mrecv or imrecv)",
+                self.rt.rank()
+            ));
         }
     }
 }

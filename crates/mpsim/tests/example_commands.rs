@@ -252,7 +252,10 @@ fn example_ring_help_keeps_the_shared_defaults() {
     let (help, _) = run_ok("ring", &["--help"]);
     assert!(help.contains("[default: 4]"), "{help}");
     assert!(help.contains("for the embedded model"), "{help}");
-    assert!(help.contains("under threads\n          64KiB") || help.contains("under threads 64KiB"), "{help}");
+    assert!(
+        help.contains("under threads\n          64KiB") || help.contains("under threads 64KiB"),
+        "{help}"
+    );
 }
 
 /// `ring --eager-threshold 0` under sim sends its 8-byte tokens by rendezvous (the model's

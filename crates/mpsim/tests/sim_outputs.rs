@@ -467,3 +467,27 @@ fn reports_list_the_first_warnings_and_count_the_rest() {
         Some(ranks as usize - 1)
     );
 }
+
+/// A message a matched probe took and the program dropped without `mrecv` is warned of, as a
+/// dropped receive that had matched is, on both backends alike (it was lost without a word).
+#[test]
+fn a_matched_message_dropped_unreceived_is_warned_of() {
+    let program = |world: Comm| async move {
+        if world.rank() == 0 {
+            world.send(&[1u8; 6], 1, 4).await?;
+        } else if world.rank() == 1 {
+            let message = world.mprobe(0, 4).await?;
+            assert_eq!(message.status().bytes, 6);
+            drop(message);
+        }
+        Ok(())
+    };
+    let report = threads_report_warning_as_sim_does(program);
+    assert_eq!(
+        report.warnings,
+        [
+            "rank 1 dropped a message of 6 bytes (source 0, tag 4) that a matched probe had taken, \
+          without receiving it: its data was discarded (receive it with mrecv or imrecv)"
+        ]
+    );
+}
