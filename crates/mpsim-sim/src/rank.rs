@@ -98,6 +98,7 @@ pub(crate) struct SimRank {
 /// endpoint of its own that nothing reaches (`Kernel::lend_outbox`), `compute` does nothing,
 /// and the time is the run's end. The checks are the bounds checks the state's indexing makes
 /// anyway.
+///
 /// # A rank used by another
 ///
 /// Every rank's program runs on the one thread of its partition, so a `Comm` or request kept
