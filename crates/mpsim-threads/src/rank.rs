@@ -498,12 +498,20 @@ impl RankRuntime for ThreadRank {
         // Real execution: the program's own code took the time. An explicit `compute` spins so
         // that the same program means the same thing on every backend, until the run aborts.
         let start = Instant::now();
-        let Some(until) = start.checked_add(d) else {
-            // Where the simulator's clock would overflow (`Error::TimeOverflow`), the host's
-            // cannot count that far either: the run ends, and this rank at its next yield.
+        // The run's clock is a `u64` of nanoseconds since its start, as the simulator's is: a
+        // compute ending past it fails here where the simulator's fails (`TimeOverflow`),
+        // rather than spin for millennia (or, past `Instant`'s range, panic).
+        let ends_in_range = u64::try_from(d.as_nanos())
+            .ok()
+            .and_then(|ns| self.now_ns().checked_add(ns))
+            .is_some_and(|end| end < u64::MAX);
+        let until = start.checked_add(d).filter(|_| ends_in_range);
+        let Some(until) = until else {
+            // The run ends, and this rank at its next yield.
             self.shared.fail(Error::InvalidArgument {
                 what: format!(
-                    "rank {}: compute({d:?}) lasts longer than the host's clock can count",
+                    "rank {}: compute({d:?}) lasts longer than the host's clock can count \
+                     (2^64 ns, about 584 years, from the run's start)",
                     self.rank
                 ),
             });

@@ -190,19 +190,26 @@ fn p2p_sends_after_an_abort_fail_with_aborted() {
     );
 }
 
-/// `compute` of a duration the host's clock cannot count ends the run with an error naming
-/// the rank and the call, where it panicked inside the library (the simulator ends it with
-/// `TimeOverflow`).
+/// `compute` of a duration the run's clock cannot count (2^64 ns from its start, as under the
+/// simulator, which ends it with `TimeOverflow`) ends the run with an error naming the rank and
+/// the call, where it panicked inside the library (`Duration::MAX`) or spun for 35,000 years
+/// (2^40 s, which `Instant` holds).
 #[test]
 fn threads_compute_longer_than_the_clock_is_an_error_not_a_panic() {
+    for d in [Duration::MAX, Duration::from_secs(1 << 40)] {
+        threads_compute_too_long(d);
+    }
+}
+
+fn threads_compute_too_long(d: Duration) {
     let err = threads(2)
-        .run(|world: Comm| async move {
+        .run(move |world: Comm| async move {
             if world.rank() == 1 {
-                world.compute(Duration::MAX).await;
+                world.compute(d).await;
             }
             Ok(())
         })
-        .expect_err("compute(Duration::MAX)");
+        .expect_err("compute too long");
     match err {
         Error::InvalidArgument { what } => {
             assert!(what.starts_with("rank 1: compute("), "{what}");
