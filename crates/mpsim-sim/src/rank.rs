@@ -283,6 +283,24 @@ impl SimRank {
         })
     }
 
+    /// A `compute(d)` longer than virtual time's whole range: the run stops with
+    /// `TimeOverflow` naming `d` as the program wrote it (as nanoseconds it would read 2^64 - 1).
+    #[cold]
+    #[inline(never)]
+    fn compute_past_time(&self, d: Duration) {
+        let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, "compute");
+        if self.ended(&k) {
+            return;
+        }
+        let from = k.ranks[self.idx].clock;
+        k.time_overflow(
+            self.rank,
+            from,
+            format!("the end of its compute of {d:?} would come"),
+        );
+    }
+
     /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
     fn advance(&self, d: u64, compute: bool) {
         let mut k = self.kernel.borrow_mut();
@@ -535,9 +553,10 @@ impl RankRuntime for SimRank {
     fn compute(&self, d: Duration) {
         let mode = self.kernel.borrow().model().compute;
         let ns = match mode {
-            ComputeMode::Modeled | ComputeMode::Measured => {
-                u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-            }
+            ComputeMode::Modeled | ComputeMode::Measured => match u64::try_from(d.as_nanos()) {
+                Ok(ns) => ns,
+                Err(_) => return self.compute_past_time(d),
+            },
             ComputeMode::Ignored => 0,
         };
         self.advance(ns, true);

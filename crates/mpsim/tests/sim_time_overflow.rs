@@ -62,6 +62,22 @@ fn sim_time_overflow_of_compute_stops_the_run() {
     assert!(o.report.ranks.iter().all(|r| r.clock_ns < u64::MAX));
 }
 
+/// A compute longer than virtual time's whole range is named as the program wrote it: it was
+/// reported as "a compute of 18446744073709551615 ns" (its nanoseconds, saturated).
+#[test]
+fn sim_time_overflow_of_a_compute_past_the_range_names_its_length() {
+    let o = sim(Model::worked_examples(), 2, |world: Comm| async move {
+        if world.rank() == 1 {
+            world.compute(Duration::from_nanos(40)).await;
+            world.compute(Duration::from_secs(1 << 40)).await;
+        }
+        Ok(())
+    });
+    let (rank, time_ns, what) = overflow(&o);
+    assert_eq!((rank, time_ns), (1, 40));
+    assert_eq!(what, "the end of its compute of 1099511627776s would come");
+}
+
 #[test]
 fn sim_time_overflow_of_a_message_names_it() {
     // The message would arrive 2^63 ns after it is sent, 2^63 ns into the run.
