@@ -11,14 +11,18 @@
 //! `mpirun --version` says Open MPI, `--allow-run-as-root --oversubscribe` and the matching
 //! environment variables are added (`shared/PEERS.md`); another MPI gets a plain `-np 2`.
 //!
-//! Failures are errors, never panics: a missing `mpicc` or `mpirun` says how to install Open
-//! MPI; a failed build or run shows the end of the tool's standard error.
+//! Failures are errors, never panics or hangs: a missing `mpicc` or `mpirun` says how to
+//! install Open MPI; a failed build or run shows the end of the tool's standard error; a tool
+//! that does not finish in its time ([`QUICK_LIMIT`], [`RUN_LIMIT`]: a hung MPI launch waits
+//! for ever) is killed and named.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use wait_timeout::ChildExt;
 
 use super::{CHUNKS, Measured, Measurement, Ping, Plan, iterations};
 
@@ -29,10 +33,18 @@ const INSTALL_HINT: &str = "run `bench/install-peers.sh` (or `apt-get install -y
                             libopenmpi-dev`) to install Open MPI";
 /// Lines of a failed tool's standard error shown in the error.
 const TAIL_LINES: usize = 20;
+/// The longest `mpirun --version` or the build of the program may take.
+const QUICK_LIMIT: Duration = Duration::from_secs(120);
+/// The longest the measuring run may take (it takes seconds to a few minutes).
+const RUN_LIMIT: Duration = Duration::from_secs(30 * 60);
 
 /// Builds and runs the C program; returns rank 0's measurements.
 pub(super) fn measure(plan: &Plan) -> Result<Measurement, String> {
-    let version = run_tool("mpirun", Command::new("mpirun").arg("--version"))?;
+    let version = run_tool(
+        "mpirun",
+        Command::new("mpirun").arg("--version"),
+        QUICK_LIMIT,
+    )?;
     let version = version
         .lines()
         .map(str::trim)
@@ -52,6 +64,7 @@ pub(super) fn measure(plan: &Plan) -> Result<Measurement, String> {
             .arg(&src)
             .arg("-o")
             .arg(&exe),
+        QUICK_LIMIT,
     )?;
 
     let flags: &[&str] = if open_mpi {
@@ -70,7 +83,7 @@ pub(super) fn measure(plan: &Plan) -> Result<Measurement, String> {
             .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
             .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     }
-    let out = run_tool("mpirun", &mut mpirun)?;
+    let out = run_tool("mpirun", &mut mpirun, RUN_LIMIT)?;
     let measured = parse_output(&out, plan)?;
     let mut launch = String::from("mpirun");
     for f in flags.iter().chain(&["-np", "2"]) {
@@ -154,27 +167,71 @@ fn parse_output(out: &str, plan: &Plan) -> Result<Measured, String> {
     Ok(m)
 }
 
-/// Runs `cmd` (whose program is `name`) to completion; returns its standard output, or an
-/// error with the end of its standard error.
-fn run_tool(name: &str, cmd: &mut Command) -> Result<String, String> {
-    let out = cmd.stdin(Stdio::null()).output().map_err(|e| {
-        if e.kind() == io::ErrorKind::NotFound {
-            format!(
-                "`{name}` not found on PATH: `calibrate --backend mpi` builds and runs a C \
-                 program with the system MPI's mpicc and mpirun; {INSTALL_HINT}"
-            )
-        } else {
-            format!("cannot run `{name}`: {e}")
+/// Runs `cmd` (whose program is `name`) to completion, for at most `limit`; returns its
+/// standard output, or an error with the end of its standard error (or, past `limit`, saying
+/// it was stopped).
+fn run_tool(name: &str, cmd: &mut Command, limit: Duration) -> Result<String, String> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            if e.kind() == io::ErrorKind::NotFound {
+                format!(
+                    "`{name}` not found on PATH: `calibrate --backend mpi` builds and runs a C \
+                     program with the system MPI's mpicc and mpirun; {INSTALL_HINT}"
+                )
+            } else {
+                format!("cannot run `{name}`: {e}")
+            }
+        })?;
+    // Both pipes are drained while the tool runs, so that a chatty one never blocks on a
+    // full pipe; a reader left behind by a killed tool (its children may hold the pipe) is
+    // not waited for.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = match child.wait_timeout(limit) {
+        Ok(Some(status)) => status,
+        Ok(None) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "`{name}` did not finish in {} s and was stopped (a hung MPI launch waits for \
+                 ever: does `mpirun -np 2 hostname` return?)",
+                limit.as_secs()
+            ));
         }
-    })?;
-    if !out.status.success() {
+        Err(e) => return Err(format!("cannot wait for `{name}`: {e}")),
+    };
+    let joined = |reader: std::thread::JoinHandle<Vec<u8>>| reader.join().unwrap_or_default();
+    let (stdout, stderr) = (joined(stdout), joined(stderr));
+    if !status.success() {
         return Err(format!(
-            "`{name}` failed ({}); the end of its standard error:\n{}",
-            out.status,
-            tail(&String::from_utf8_lossy(&out.stderr))
+            "`{name}` failed ({status}); the end of its standard error:\n{}",
+            tail(&String::from_utf8_lossy(&stderr))
         ));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
 }
 
 /// The last [`TAIL_LINES`] non-blank lines of `text`, indented, for an error message.
@@ -214,6 +271,38 @@ impl Drop for TempDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tool that does not return in its time is stopped and named, not waited for (a
+    /// fake `mpirun` that sleeps hung `calibrate --backend mpi`); one that does gives its
+    /// output, and one that fails the end of its standard error.
+    #[test]
+    fn a_tool_past_its_time_is_stopped_and_named() {
+        let started = std::time::Instant::now();
+        let err = run_tool(
+            "sleep",
+            Command::new("sleep").arg("30"),
+            Duration::from_millis(200),
+        )
+        .unwrap_err();
+        assert!(err.starts_with("`sleep` did not finish in 0 s"), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "it did not wait for sleep"
+        );
+        let out = run_tool(
+            "sh",
+            Command::new("sh").args(["-c", "echo out; echo err >&2"]),
+            QUICK_LIMIT,
+        );
+        assert_eq!(out.as_deref(), Ok("out\n"));
+        let err = run_tool(
+            "sh",
+            Command::new("sh").args(["-c", "echo why >&2; exit 3"]),
+            QUICK_LIMIT,
+        )
+        .unwrap_err();
+        assert!(err.contains("failed") && err.contains("  | why"), "{err}");
+    }
 
     #[test]
     fn the_schedule_is_the_plan() {
