@@ -189,7 +189,7 @@ fn run_tool(name: &str, cmd: &mut Command, limit: Duration) -> Result<String, St
     // Both pipes are drained while the tool runs, so that a chatty one never blocks on a
     // full pipe; a reader left behind by a killed tool (its children may hold the pipe) is
     // not waited for.
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
             if let Some(mut pipe) = pipe {
@@ -197,19 +197,9 @@ fn run_tool(name: &str, cmd: &mut Command, limit: Duration) -> Result<String, St
             }
             bytes
         })
-    };
-    let stdout = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
+    }
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
     let status = match child.wait_timeout(limit) {
         Ok(Some(status)) => status,
         Ok(None) => {
