@@ -64,32 +64,36 @@ pub const LIST_BLOCKED: usize = 16;
 /// Ranks a long wait-for cycle is written with at each end, the rest counted.
 pub const CYCLE_ENDS: usize = 8;
 
+/// `lines` (of ranks) joined as reports list them, `a; b; c`: the first [`LIST_BLOCKED`], then
+/// how many more (`; and 5 more {what}`). The livelock report's list and the deadlock report's.
+pub fn listed<S: AsRef<str>>(lines: impl ExactSizeIterator<Item = S>, what: &str) -> String {
+    let more = lines.len().saturating_sub(LIST_BLOCKED);
+    let shown: Vec<S> = lines.take(LIST_BLOCKED).collect();
+    let mut out = shown
+        .iter()
+        .map(AsRef::as_ref)
+        .collect::<Vec<&str>>()
+        .join("; ");
+    if more > 0 {
+        out.push_str(&format!("; and {more} more {what}"));
+    }
+    out
+}
+
 /// The text of a deadlock report: each blocked rank's line (`blocked`: the rank and its line, in
-/// rank order; the first [`LIST_BLOCKED`], then how many more), with a note when the rank it
-/// waits on has `finished`, then the cycle if there is one (`rank 0 blocked in …; rank 1
-/// blocked in …; cycle 0 → 1 → 0`). `edges[r]` is the rank that rank `r` waits on, if one.
-pub fn report(
-    blocked: &[(u32, String)],
+/// rank order; [`listed`]), with a note when the rank it waits on has `finished`, then the
+/// cycle if there is one (`rank 0 blocked in …; rank 1 blocked in …; cycle 0 → 1 → 0`).
+/// `edges[r]` is the rank that rank `r` waits on, if one.
+pub fn report<'a>(
+    blocked: impl ExactSizeIterator<Item = (u32, &'a str)>,
     edges: &[Option<u32>],
     finished: &dyn Fn(u32) -> bool,
 ) -> String {
-    let lines: Vec<String> = blocked
-        .iter()
-        .take(LIST_BLOCKED)
-        .map(|(rank, line)| match edges.get(*rank as usize) {
-            Some(&Some(peer)) if finished(peer) => {
-                format!("{line}, and rank {peer} has finished")
-            }
-            _ => line.clone(),
-        })
-        .collect();
-    let mut out = lines.join("; ");
-    if blocked.len() > LIST_BLOCKED {
-        out.push_str(&format!(
-            "; and {} more blocked ranks",
-            blocked.len() - LIST_BLOCKED
-        ));
-    }
+    let lines = blocked.map(|(rank, line)| match edges.get(rank as usize) {
+        Some(&Some(peer)) if finished(peer) => format!("{line}, and rank {peer} has finished"),
+        _ => line.to_string(),
+    });
+    let mut out = listed(lines, "blocked ranks");
     if let Some(cycle) = wait_for_cycle(edges) {
         out.push_str("; cycle ");
         out.push_str(&written_cycle(&cycle));
@@ -183,7 +187,11 @@ mod tests {
             })
             .collect();
         let edges: Vec<Option<u32>> = (0..n).map(|r| Some((r + n - 1) % n)).collect();
-        let text = report(&blocked, &edges, &|_| false);
+        let text = report(
+            blocked.iter().map(|(r, l)| (*r, l.as_str())),
+            &edges,
+            &|_| false,
+        );
         assert!(text.len() < 2_000, "{} bytes", text.len());
         assert!(text.starts_with("rank 0 blocked in recv (peer 99999); rank 1 blocked"));
         let more = n as usize - LIST_BLOCKED;
@@ -204,17 +212,20 @@ mod tests {
     /// one of the three deadlock patterns of issue 6); short cycles are written whole.
     #[test]
     fn timing_s15_a_wait_on_a_finished_rank_says_so() {
-        let blocked = vec![(0, "rank 0 blocked in recv (peer 2)".to_string())];
-        let text = report(&blocked, &[Some(2), None, None], &|r| r == 2);
+        let text = report(
+            [(0, "rank 0 blocked in recv (peer 2)")].into_iter(),
+            &[Some(2), None, None],
+            &|r| r == 2,
+        );
         assert_eq!(
             text,
             "rank 0 blocked in recv (peer 2), and rank 2 has finished"
         );
-        let blocked = vec![
-            (0, "rank 0 blocked in ssend (peer 1)".to_string()),
-            (1, "rank 1 blocked in ssend (peer 0)".to_string()),
+        let blocked = [
+            (0, "rank 0 blocked in ssend (peer 1)"),
+            (1, "rank 1 blocked in ssend (peer 0)"),
         ];
-        let text = report(&blocked, &[Some(1), Some(0)], &|_| false);
+        let text = report(blocked.into_iter(), &[Some(1), Some(0)], &|_| false);
         assert!(text.ends_with("; cycle 0 → 1 → 0"), "{text}");
     }
 

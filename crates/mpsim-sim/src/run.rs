@@ -375,12 +375,11 @@ fn deadlock_report(
     finished: &dyn Fn(u32) -> bool,
 ) -> String {
     let mut edges: Vec<Option<u32>> = vec![None; n as usize];
-    let mut lines = Vec::with_capacity(blocked.len());
-    for (rank, line, edge) in blocked {
+    for (rank, _, edge) in blocked {
         edges[*rank as usize] = *edge;
-        lines.push((*rank, line.clone()));
     }
-    deadlock::report(&lines, &edges, finished)
+    let lines = blocked.iter().map(|(rank, line, _)| (*rank, line.as_str()));
+    deadlock::report(lines, &edges, finished)
 }
 
 /// What a livelock report says (`livelock`): from when to when nothing but polls ran, each
@@ -391,20 +390,11 @@ fn livelock_report(
     limit: u64,
     ranks: &[(u32, String, Option<u32>)],
 ) -> String {
-    let mut lines: Vec<&str> = ranks
-        .iter()
-        .take(deadlock::LIST_BLOCKED)
-        .map(|(_, line, _)| line.as_str())
-        .collect();
-    let more = format!("and {} more ranks", ranks.len().saturating_sub(lines.len()));
-    if ranks.len() > lines.len() {
-        lines.push(&more);
-    }
+    let lines = deadlock::listed(ranks.iter().map(|(_, line, _)| line.as_str()), "ranks");
     format!(
         "from t={since} ns to t={at} ns nothing but polls ran and no message was in flight, so \
-         no poll could find anything; {}; a run stops after {limit} ns of virtual time like this \
-         (Options::livelock_after_ns, --livelock-after; 0 never stops)",
-        lines.join("; ")
+         no poll could find anything; {lines}; a run stops after {limit} ns of virtual time like this \
+         (Options::livelock_after_ns, --livelock-after; 0 never stops)"
     )
 }
 

@@ -345,7 +345,8 @@ fn deadlock_report(shared: &Shared) -> String {
         }
     }
     let finished = |rank: u32| shared.mailboxes[rank as usize].activity() == Activity::Finished;
-    deadlock::report(&lines, &edge, &finished)
+    let listed = lines.iter().map(|(rank, line)| (*rank, line.as_str()));
+    deadlock::report(listed, &edge, &finished)
 }
 
 #[cfg(test)]
