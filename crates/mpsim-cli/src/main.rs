@@ -1,7 +1,7 @@
 //! `mpsim`: the command-line tool that works *on* mpsim's inputs and outputs rather than running
 //! programs (programs are ordinary binaries that call `mpsim::run`).
 //!
-//! Today it inspects machine models (`DESIGN.md`, "Machine models"):
+//! Today it inspects machine models (`docs/models.md`):
 //!
 //! ```text
 //! mpsim model show default            # every parameter of the embedded model, both tables

@@ -1,8 +1,8 @@
 //! mpsim's sans-IO protocol core: no clocks, no threads, no I/O — it consumes events and emits
 //! actions.
 //!
-//! Every backend (the simulator, the threads backend, the MPI backend) drives the same core, so
-//! the simulator predicts exactly the protocol that the real backends run.
+//! Every backend (the simulator and the threads backend; an MPI backend is planned) drives the
+//! same core, so the simulator predicts exactly the protocol that the real backend runs.
 //!
 //! Modules:
 //! - [`matching`]: the tag-matching engine that pairs arriving messages with posted receives

@@ -957,7 +957,7 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
     // `write!` to a String cannot fail.
     let _ = writeln!(
         t,
-        "# mpsim machine model (spec/timing.md §4, §7). Times: ns, us, ms, s; sizes: B, KiB, MiB,\n\
+        "# mpsim machine model (docs/timing.md §4, §7). Times: ns, us, ms, s; sizes: B, KiB, MiB,\n\
          # GiB; tables: size_bytes,delay_ns.\n"
     );
     if let Some(d) = description {

@@ -29,7 +29,7 @@ pub enum Backend {
     Sim,
     /// One OS thread per rank, in this process.
     Threads,
-    /// An installed MPI library via `mpirun` (not in this build yet).
+    /// Planned, not built yet: an installed MPI library via `mpirun`. Choosing it is an error.
     Mpi,
 }
 
