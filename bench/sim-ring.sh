@@ -3,12 +3,12 @@
 # RANKS ranks pass 8 B around ITERS times; simulated messages per host second for both, and
 # the ratio. Runs alternate (smpi, mpsim) ROUNDS times; medians are compared.
 # Both sides are timed over the same length of host time: this machine's speed flips by up to
-# 2x every few seconds (PEERS.md), an SMPI run takes tens of seconds (it averages over those
+# 2x every few seconds (docs/peers.md), an SMPI run takes tens of seconds (it averages over those
 # phases) and an mpsim run a fraction of a second (it lands in one). So each round runs mpsim
 # again and again for as long as its SMPI run took (3 runs at least) and takes the aggregate
 # rate, all messages over all the time; the fastest and slowest single runs are printed too.
 # Each round also runs the same ring on a bare event loop (futures as ranks, a binary heap, no
-# matching, protocol or model: crates/mpsim-sim/examples/bare_ring.rs, PEERS.md's yardstick)
+# matching, protocol or model: crates/mpsim-sim/examples/bare_ring.rs, docs/peers.md's yardstick)
 # for 20 runs: the host's speed today for the least a simulator must do, so that the ratio to
 # SMPI can be read beside what the host allows (SMPI's speed moves with the host far more
 # than a loop that stays in the CPU's caches).

@@ -7,7 +7,7 @@
 # both (wall time around the process, start-up included) and the ratio. As in sim-ring.sh,
 # mpsim is run again and again for as long as the SMPI run took (3 runs at least) and its rate
 # is the aggregate, all messages over all the time (this machine's speed flips every few
-# seconds, PEERS.md). Message counts: halo.c counts its sends, mpsim's report its traffic table.
+# seconds, docs/peers.md). Message counts: halo.c counts its sends, mpsim's report its traffic table.
 # SIM_THREADS=K simulates on K threads (--sim-threads; the same report, faster on many ranks);
 # SMPI always runs on one. The pair runs ROUNDS times and the medians of the rates are compared:
 # SMPI's own rate moves by 20% from one run to the next here.
