@@ -65,7 +65,7 @@ fn main() -> ExitCode {
     if let Ok(name) = std::env::var(EXAMPLE) {
         return run_example(&name);
     }
-    let tests: [(&str, fn()); 7] = [
+    let tests: [(&str, fn()); 8] = [
         (
             "example_full_stdout_is_an_error_not_a_panic",
             example_full_stdout_is_an_error_not_a_panic,
@@ -93,6 +93,10 @@ fn main() -> ExitCode {
         (
             "example_eager_threshold_flag_reaches_the_simulator",
             example_eager_threshold_flag_reaches_the_simulator,
+        ),
+        (
+            "example_ignored_flags_are_named_only_when_given",
+            example_ignored_flags_are_named_only_when_given,
         ),
     ];
     for (name, test) in tests {
@@ -274,4 +278,54 @@ fn example_eager_threshold_flag_reaches_the_simulator() {
         total_sent(&["--eager-threshold", "0"]),
         serde_json::json!([0, 0, 6, 0])
     );
+}
+
+/// A run names the flags its backend ignores only when the user gave them: `stencil2d` on
+/// threads, whose `--compute` defaults to `measured` in the program, says nothing of it until
+/// `--compute` is typed; `ring` under sim names `--wait` and `--bind`, which only threads
+/// reads.
+fn example_ignored_flags_are_named_only_when_given() {
+    let stencil = [
+        "--backend",
+        "threads",
+        "--ranks",
+        "2",
+        "--n",
+        "8",
+        "--iterations",
+        "2",
+    ];
+    let (_, stderr) = run_ok("stencil2d", &stencil);
+    assert_eq!(stderr, "", "stencil2d on threads, no sim flag given");
+    let typed: Vec<&str> = stencil
+        .iter()
+        .chain(&["--compute", "modeled"])
+        .copied()
+        .collect();
+    let (_, stderr) = run_ok("stencil2d", &typed);
+    assert_eq!(
+        stderr,
+        "mpsim: --compute only applies under --backend sim: ignored under threads\n"
+    );
+    let (_, stderr) = run_ok(
+        "ring",
+        &[
+            "--ranks",
+            "2",
+            "--iterations",
+            "2",
+            "--wait",
+            "park",
+            "--bind",
+            "none",
+        ],
+    );
+    // (ring also says how long the run took, on the next line.)
+    assert_eq!(
+        stderr.lines().next(),
+        Some("mpsim: --wait, --bind only apply under --backend threads: ignored under sim"),
+        "{stderr}"
+    );
+    let (_, stderr) = run_ok("ring", &["--ranks", "2", "--iterations", "2"]);
+    assert!(!stderr.contains("ignored"), "{stderr}");
 }
