@@ -748,7 +748,7 @@ fn trace_error(path: &std::path::Path, e: &std::io::Error) -> Error {
 
 /// Parses the command line (`--help` lists the flags), runs `program`, prints the first error
 /// on one line and exits non-zero on failure ([`exit_code`]: quietly when the reader of
-/// standard output closed it). A `--model` that does not load is such an error: the program
+/// standard output closed it; with the code a rank gave [`Comm::abort`], as `mpirun` does). A `--model` that does not load is such an error: the program
 /// does not start.
 pub fn run<F, Fut>(program: F) -> ExitCode
 where

@@ -680,6 +680,7 @@ mod tests {
         fn compute_flops(&self, _flops: u64) {}
         fn idle_poll(&self, _call: &'static str) {}
         fn discarded(&self, _warning: String) {}
+        fn abort(&self, _code: i32) {}
         fn now_ns(&self) -> u64 {
             0
         }

@@ -64,8 +64,11 @@ mod group;
 mod p2p;
 
 use std::cell::Cell;
+use std::convert::Infallible;
 use std::fmt;
+use std::future::poll_fn;
 use std::rc::Rc;
+use std::task::Poll;
 use std::time::Duration;
 
 use mpsim_proto::deadlock::Awaited;
@@ -215,6 +218,61 @@ impl Comm {
     pub async fn compute_flops(&self, flops: u64) {
         self.rt().compute_flops(flops);
         yield_once().await;
+    }
+
+    /// Stops the whole run (MPI's `MPI_Abort`): every rank, on every backend. The run's error
+    /// is [`Error::Abort`], naming this rank, `code` and (under `sim`) the virtual time of the
+    /// call, unless the run had failed before; a program launched by [`crate::run`] then exits
+    /// with `code` as its status, as `mpirun` returns the code given to `MPI_Abort`.
+    ///
+    /// The returned future never completes: the rank's program stops at the call, as a C
+    /// program stops in `MPI_Abort`. Its output is [`Infallible`], so `match
+    /// world.abort(code).await {}` is an expression of any type (a `let ... else` branch, a
+    /// `match` arm) and the compiler knows nothing after it runs.
+    ///
+    /// - Which ranks: all of the run's, whatever communicator the call is made on (MPI lets an
+    ///   implementation abort only the communicator's group; mpsim stops everything, as
+    ///   MPICH and Open MPI do). The other ranks stop where they are: under `sim`, as for
+    ///   any error, the run ends one lookahead of virtual time after the call
+    ///   (`docs/timing.md` S16, D2 in `docs/extensions.md`) and the report shows the run up to
+    ///   there; under `threads` each rank's next call, or wait in progress, fails with
+    ///   [`Error::Aborted`] naming the abort, and its program's `?` ends it.
+    /// - The exit status under [`crate::run`] / [`crate::exit_code`]: `code` when it is
+    ///   `0..=255`, 255 for any other (an exit status keeps only 8 bits, and `256` would read
+    ///   as success). `abort(0)` exits with status 0, as MPI returns the code given; the error
+    ///   line is printed all the same.
+    ///
+    /// ```
+    /// use mpsim::{Backend, Comm, Error, Launcher, Result};
+    ///
+    /// async fn program(world: Comm) -> Result<()> {
+    ///     let input = if world.rank() == 1 { "none" } else { "7" };
+    ///     let Ok(n) = input.parse::<u8>() else {
+    ///         // This rank cannot go on: the whole run stops (exit status 3 under `mpsim::run`).
+    ///         match world.abort(3).await {}
+    ///     };
+    ///     // The others wait for rank 1's number, which never comes: the abort ends their wait.
+    ///     let mut got = [0u8];
+    ///     world.recv(&mut got, 1, 0).await?;
+    ///     assert_eq!(got[0], n);
+    ///     Ok(())
+    /// }
+    ///
+    /// let simulated = Launcher::new(3).simulate(program);
+    /// let at_start = Error::Abort { rank: 1, code: 3, time_ns: Some(0) };
+    /// assert_eq!(simulated.error, Some(at_start));
+    /// let real = Launcher::new(3).backend(Backend::Threads).run(program);
+    /// assert_eq!(real, Err(Error::Abort { rank: 1, code: 3, time_ns: None }));
+    /// ```
+    pub async fn abort(&self, code: i32) -> Infallible {
+        self.rt().abort(code);
+        // Pending for ever, waking itself: a real backend sees a rank that yields after its run
+        // aborted and ends its program there; the simulator never resumes it.
+        poll_fn(|cx| {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        })
+        .await
     }
 
     // ---- crate internals (also for `persistent` and `create`) ----
