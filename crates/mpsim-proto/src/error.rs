@@ -123,12 +123,13 @@ pub enum Error {
         /// The communicator's size.
         size: u32,
     },
-    /// MPI_ERR_TAG: a tag outside `0..=TAG_UB`, or `ANY_TAG` on a send.
+    /// MPI_ERR_TAG: a tag outside `0..=TAG_UB` (`-1` too: `ANY_TAG` is a `Tag::Any`, which
+    /// receives take and sends cannot be given).
     #[error("{site}: invalid tag {tag}")]
     InvalidTag {
         /// Where.
         site: Box<Site>,
-        /// The tag given (`ANY_TAG` shows as `Tag::Any`).
+        /// The tag given.
         tag: Tag,
     },
     /// MPI_ERR_COMM: a freed or foreign communicator.

@@ -84,20 +84,67 @@ use group::Group;
 use crate::request::{Names, Request, stamped, yield_once};
 
 /// The null process: sends to it complete at once, receives from it complete at once with
-/// source `PROC_NULL`, tag [`ANY_TAG`] and no data (MPI's `MPI_PROC_NULL`). Errors name it
-/// `PROC_NULL`.
+/// source `PROC_NULL`, tag [`Status::NO_TAG`] and no data (MPI's `MPI_PROC_NULL`). A rank
+/// number, so sends and receives both take it. Errors name it `PROC_NULL`.
 pub const PROC_NULL: u32 = mpsim_proto::matching::PROC_NULL;
 
-/// Any tag (MPI's `MPI_ANY_TAG`): receives and probes take it as [`Tag::Any`] (as `Tag::Any`
-/// itself), sends refuse it (`Error::InvalidTag`). It is also the tag a status reports for a
-/// receive from [`PROC_NULL`] and an empty status.
-pub const ANY_TAG: i32 = -1;
+/// Any tag (MPI's `MPI_ANY_TAG`), for receives and probes: [`Tag::Any`].
+///
+/// A send's tag is a plain `i32`, so a send with `ANY_TAG` does not compile (as a wildcard
+/// destination is not a message's tag):
+///
+/// ```compile_fail,E0308
+/// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// world.send(&[1u8], 1, mpsim::ANY_TAG).await?; // error: expected `i32`, found `Tag`
+/// # Ok(()) }
+/// ```
+///
+/// Receives and probes take it, or a tag:
+///
+/// ```
+/// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// let status = world.recv(&mut [0u8; 4], 0, mpsim::ANY_TAG).await?;
+/// world.probe(0, 7).await?;
+/// # let _ = status; Ok(()) }
+/// ```
+///
+/// A status names no wildcard: one that names no tag (a receive from [`PROC_NULL`], an empty
+/// status) has [`Status::NO_TAG`].
+pub const ANY_TAG: Tag = Tag::Any;
 
-/// Any source (MPI's `MPI_ANY_SOURCE`): receives and probes take it as [`Source::Any`] (as
-/// `Source::Any` itself), sends refuse it (`Error::InvalidRank`). It is also the source an
-/// empty status reports, e.g. waiting on an inactive
-/// [`PersistentRequest`](crate::PersistentRequest).
-pub const ANY_SOURCE: u32 = u32::MAX;
+/// Any source (MPI's `MPI_ANY_SOURCE`), for receives and probes: [`Source::Any`].
+///
+/// A send's destination is a plain rank (`u32`), so a send to `ANY_SOURCE` does not compile,
+/// where MPI finds it wrong only at run time:
+///
+/// ```compile_fail,E0308
+/// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// world.send(&[1u8], mpsim::ANY_SOURCE, 0).await?; // error: expected `u32`, found `Source`
+/// # Ok(()) }
+/// ```
+///
+/// ```compile_fail,E0308
+/// # fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// let request = world.isend(&[1u8], mpsim::ANY_SOURCE, 0)?; // the same for every send
+/// # Ok(()) }
+/// ```
+///
+/// Receives and probes take it, a rank, or [`PROC_NULL`]:
+///
+/// ```
+/// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// use mpsim::{ANY_SOURCE, ANY_TAG, PROC_NULL};
+/// let mut buf = [0u8; 4];
+/// let status = world.recv(&mut buf, ANY_SOURCE, 7).await?;
+/// world.irecv(&mut buf, ANY_SOURCE, ANY_TAG)?.wait().await?;
+/// world.recv(&mut buf, PROC_NULL, 7).await?;
+/// world.send(&buf, PROC_NULL, 7).await?;
+/// # let _ = status; Ok(()) }
+/// ```
+///
+/// A status names the rank a message came from; an empty status (waiting on an inactive
+/// [`PersistentRequest`](crate::PersistentRequest)) has [`Status::NO_SOURCE`].
+pub const ANY_SOURCE: Source = Source::Any;
 
 /// The id of the world communicator.
 const WORLD_ID: u64 = 0;
@@ -558,7 +605,7 @@ impl fmt::Debug for Comm {
 fn proc_null_status() -> Status {
     Status {
         source: PROC_NULL,
-        tag: ANY_TAG,
+        tag: Status::NO_TAG,
         bytes: 0,
         cancelled: false,
     }
