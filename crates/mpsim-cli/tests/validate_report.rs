@@ -1,8 +1,10 @@
 //! `scripts/validate --report DIR`: the table of measured vs predicted time is reduced from the
 //! kept records as the script documents it (per round the minimum of each side, the row's
 //! error the median over the rounds of each round's error, the verdict by 10%), checked on
-//! made-up records. The measuring part of the script needs a quiet machine and minutes, and
-//! is run by hand.
+//! made-up records; records with no row of both sides fail rather than report "0/0 PASS".
+//! Arguments the script cannot take end it with a usage line and status 2 before it builds
+//! anything. The measuring part of the script needs a quiet machine and minutes, and is run by
+//! hand.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -105,4 +107,99 @@ fn validate_report_without_records_is_an_error() {
         .expect("bash runs the script");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no records"));
+}
+
+/// Records in which no case has both a measured and a predicted time validate nothing: status
+/// 1 and a line saying so, not a table ending in "0/0 PASS".
+#[test]
+fn validate_report_with_no_complete_row_is_a_failure() {
+    for (name, runs) in [
+        ("validate-empty", ""),
+        ("validate-one-side", "ring 2 threads 1 100\n"),
+    ] {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("runs"), runs).unwrap();
+        let out = Command::new("bash")
+            .arg(script())
+            .arg("--report")
+            .arg(&dir)
+            .output()
+            .expect("bash runs the script");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{name}: {stdout}{stderr}");
+        assert!(!stdout.contains("0/0 PASS"), "{name}: {stdout}");
+        assert!(
+            stderr.contains("no case has both a measured and a predicted time"),
+            "{name}: {stderr}"
+        );
+    }
+}
+
+/// Arguments the script cannot take (a flag without its value, zero rounds, a rank count that
+/// is not a number, a model directory that holds no model, an unknown flag) end it at once
+/// with what is wrong, a usage line and status 2: never an unbound-variable error, nor a run
+/// of nothing that reports "0/0 PASS" with status 0. Nothing is built first, so this is quick.
+#[test]
+fn validate_bad_arguments_are_a_usage_error() {
+    let cases: [(&[&str], &str); 12] = [
+        (&["--rounds"], "--rounds needs a value"),
+        (
+            &["--rounds", "0"],
+            "--rounds takes a whole number of at least 1, not '0'",
+        ),
+        (
+            &["--rounds", "x"],
+            "--rounds takes a whole number of at least 1, not 'x'",
+        ),
+        (
+            &["--reps", "0"],
+            "--reps takes a whole number of at least 1, not '0'",
+        ),
+        (
+            &["--reps", "-1"],
+            "--reps takes a whole number of at least 1, not '-1'",
+        ),
+        (&["--ranks", ""], "--ranks takes a list of rank counts"),
+        (
+            &["--ranks", "2 x"],
+            "--ranks takes a whole number of at least 1, not 'x'",
+        ),
+        (
+            &["--ranks", "0"],
+            "--ranks takes a whole number of at least 1, not '0'",
+        ),
+        (
+            &["--idle-wait", "soon"],
+            "--idle-wait takes a whole number of at least 0",
+        ),
+        (
+            &["--model", "/nonexistent"],
+            "--model takes a directory holding a model.toml",
+        ),
+        (&["--quick", "--keep"], "--keep needs a value"),
+        (&["--roundz", "3"], "unknown argument '--roundz'"),
+    ];
+    for (args, what) in cases {
+        let out = Command::new("bash")
+            .arg(script())
+            .args(args)
+            .output()
+            .expect("bash runs the script");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("validate: {what}")),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("\nusage: scripts/validate "),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("unbound variable"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing runs");
+    }
 }

@@ -7,6 +7,10 @@ use std::fmt;
 
 use crate::matching::{ContextId, Source, Tag};
 
+mod program;
+
+pub use program::ProgramError;
+
 /// Where an error happened: the calling rank and call, and what the call named.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Site {
@@ -119,12 +123,13 @@ pub enum Error {
         /// The communicator's size.
         size: u32,
     },
-    /// MPI_ERR_TAG: a tag outside `0..=TAG_UB`, or `ANY_TAG` on a send.
+    /// MPI_ERR_TAG: a tag outside `0..=TAG_UB` (`-1` too: `ANY_TAG` is a `Tag::Any`, which
+    /// receives take and sends cannot be given).
     #[error("{site}: invalid tag {tag}")]
     InvalidTag {
         /// Where.
         site: Box<Site>,
-        /// The tag given (`ANY_TAG` shows as `Tag::Any`).
+        /// The tag given.
         tag: Tag,
     },
     /// MPI_ERR_COMM: a freed or foreign communicator.
@@ -260,7 +265,9 @@ pub enum Error {
         /// What needed it (for a call: its rank, call, peer, tag and the bytes asked for).
         what: String,
     },
-    /// MPI_ERR_IO: an output of the run (a trace file, say) could not be written.
+    /// MPI_ERR_IO: an output of the run (a trace file, say) could not be written. mpsim's own
+    /// outputs only: an `std::io::Error` of the program's own (`?` on a file it reads) is
+    /// [`Error::Program`], the `io::Error` kept as its source.
     #[error("I/O error: {what}")]
     Io {
         /// What could not be written, and why.
@@ -303,6 +310,27 @@ pub enum Error {
         /// The first error of the run.
         cause: String,
     },
+    /// A rank's program failed for a reason of its own: an error it made
+    /// ([`Error::program`]) or one `?` converted (`std::io::Error`, `ParseIntError`, a
+    /// `String`, a boxed error, ...; [`Error::program_from`] for any other type), with the
+    /// rank and (simulator) virtual time at which its program returned it. Boxed: [`Error`]
+    /// stays as small as it was.
+    #[error(transparent)]
+    Program(Box<ProgramError>),
+    /// A rank called `abort` (MPI's `MPI_Abort`): the whole run stopped there, and a program
+    /// launched by `mpsim::run` exits with `code` as its status.
+    #[error(
+        "rank {rank} called abort with code {code}{}",
+        time_ns.map(|t| format!(" at t={t} ns")).unwrap_or_default()
+    )]
+    Abort {
+        /// World rank of the caller.
+        rank: u32,
+        /// The error code it gave (MPI's `errorcode`).
+        code: i32,
+        /// Virtual time of the call, in nanoseconds (simulator only).
+        time_ns: Option<u64>,
+    },
 }
 
 /// The site of an error of one call, `None` for the errors of a run: one list of which errors
@@ -328,6 +356,8 @@ macro_rules! site_of {
             | Error::Unsupported { .. }
             | Error::Internal { .. }
             | Error::Aborted { .. }
+            | Error::Program(_)
+            | Error::Abort { .. }
             | Error::TimeOverflow { .. }
             | Error::InvalidArgument { .. }
             | Error::NoMemory { .. }
@@ -367,10 +397,27 @@ impl Error {
 
     /// Records the virtual time at which the error happened, unless it has one (simulator).
     pub fn stamp_time(&mut self, t: u64) {
-        if let Error::PendingAtExit { time_ns, .. } = self {
-            time_ns.get_or_insert(t);
-        } else if let Some(site) = self.site_mut() {
-            site.time_ns.get_or_insert(t);
+        match self {
+            Error::PendingAtExit { time_ns, .. } | Error::Abort { time_ns, .. } => {
+                time_ns.get_or_insert(t);
+            }
+            Error::Program(failure) => {
+                failure.time_ns.get_or_insert(t);
+            }
+            _ => {
+                if let Some(site) = self.site_mut() {
+                    site.time_ns.get_or_insert(t);
+                }
+            }
+        }
+    }
+
+    /// Records the world rank whose program returned the error, unless it names one: a
+    /// program's own failure ([`Error::Program`]) is made where its rank is not known (by `?`),
+    /// and the backend running the program names it. Other errors name their rank already.
+    pub fn stamp_rank(&mut self, rank: u32) {
+        if let Error::Program(failure) = self {
+            failure.rank.get_or_insert(rank);
         }
     }
 }

@@ -377,6 +377,14 @@ pub trait RankRuntime {
     /// and names `call` if the run livelocks.
     fn idle_poll(&self, call: &'static str);
 
+    /// The program called `abort` with `code` (MPI's `MPI_Abort`): the backend stops the whole
+    /// run with [`Error::Abort`] naming this rank, `code` and (simulated) the time of the call,
+    /// unless the run has failed already, and never lets the rank's program go past the call:
+    /// the caller suspends without anything to wake it for, which a simulator leaves at that
+    /// (the rank is never resumed) and a real backend takes as the end of the rank's program
+    /// (a rank that suspends after its run failed ends with `Aborted`).
+    fn abort(&self, code: i32);
+
     /// The program let go of a receive that had matched a message (`warning`, from
     /// [`crate::p2p::discarded_receive`]): listed with the run's warnings, as a message never
     /// received is.

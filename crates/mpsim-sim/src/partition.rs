@@ -276,6 +276,7 @@ where
                     let result = result.and_then(|()| pending_at_exit(&k, rank, t));
                     if let Err(mut e) = result {
                         e.stamp_time(t);
+                        e.stamp_rank(rank);
                         k.fail(e, t);
                     }
                     // Millions of finished ranks should hold no heap memory.

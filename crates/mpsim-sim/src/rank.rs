@@ -592,6 +592,29 @@ impl RankRuntime for SimRank {
         }
     }
 
+    fn abort(&self, code: i32) {
+        let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, "abort");
+        // A `Comm` kept past its run: there is no run left to stop.
+        let Some(r) = k.ranks.get(self.idx) else {
+            return;
+        };
+        // X1: the overhead the rank owes is time it has spent (as `now_ns`).
+        let t = r.clock.saturating_add(r.overhead_ns);
+        // Stopped as by any error (S16 as amended by D2, `docs/extensions.md`): the other
+        // ranks run to one lookahead past it, so where the run stops does not depend on how
+        // the ranks were split. The caller suspends with no wait and no resume, which the run
+        // loop takes for a foreign await: that error comes second, and the first one stands.
+        k.fail(
+            Error::Abort {
+                rank: self.rank,
+                code,
+                time_ns: Some(t),
+            },
+            t,
+        );
+    }
+
     fn now_ns(&self) -> u64 {
         // X1: the overhead the rank owes is time it has spent.
         let mut k = self.kernel.borrow_mut();

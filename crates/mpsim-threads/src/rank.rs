@@ -355,6 +355,17 @@ impl RankRuntime for ThreadRank {
         self.rank
     }
 
+    fn abort(&self, code: i32) {
+        // The run's first error unless it has one: every rank stops at its next call, and
+        // this one when it suspends (`block_on` ends a program that yields after the run
+        // aborted).
+        self.shared.fail(Error::Abort {
+            rank: self.rank,
+            code,
+            time_ns: None,
+        });
+    }
+
     fn size(&self) -> u32 {
         self.shared.mailboxes.len() as u32
     }

@@ -183,7 +183,11 @@ where
                                     })
                                 }
                             }
-                            Ok(Err(e)) => Err(e),
+                            Ok(Err(mut e)) => {
+                                // A program's own failure learns its rank here.
+                                e.stamp_rank(rank);
+                                Err(e)
+                            }
                             Err(panic) => Err(Error::from_panic(rank, &*panic)),
                         };
                         let failed = result.is_err();

@@ -34,8 +34,18 @@ pub enum Backend {
 }
 
 /// The flags of every mpsim program (flatten into your own `clap` parser to add yours).
+///
+/// A run names the flags that the command line gave and its backend ignores (`--model` under
+/// threads, `--wait` under sim, ...) on standard error. Only flags the user typed (or set
+/// through the environment) count: a default, the launcher's or one a program sets on a
+/// shared flag with `mut_arg` (as `examples/stencil2d.rs` makes `--compute` default to
+/// `measured`), is not the user's choice and goes unmentioned.
 #[derive(Clone, Debug, Args)]
 pub struct LaunchArgs {
+    // Which flags the command line gave. First: it reads the matches before the fields below
+    // take their values out of them (clap's derive removes each value it reads).
+    #[command(flatten)]
+    given: GivenFlags,
     /// Number of ranks (at least 1).
     #[arg(long, short = 'n', default_value_t = 4, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub ranks: u32,
@@ -211,23 +221,118 @@ impl From<Compute> for ComputeMode {
     }
 }
 
+/// The flags only the simulator reads, by clap id: a run on threads ignores them.
+const SIM_ONLY: [Flag; 4] = [
+    Flag("model", "--model"),
+    Flag("sim_threads", "--sim-threads"),
+    Flag("compute", "--compute"),
+    Flag("livelock_after", "--livelock-after"),
+];
+
+/// The flags only the threads backend reads, by clap id: a simulated run ignores them.
+const THREADS_ONLY: [Flag; 2] = [Flag("wait", "--wait"), Flag("bind", "--bind")];
+
+/// A flag of [`LaunchArgs`]: its clap id (the field's name) and how the user types it.
+#[derive(Clone, Copy, Debug)]
+struct Flag(&'static str, &'static str);
+
+/// Which of the backend-specific flags ([`SIM_ONLY`], [`THREADS_ONLY`]) the command line gave,
+/// as their clap ids. A flag's value cannot tell: `--compute measured` typed by the user and
+/// a program's own default of `measured` are the same `Some(Measured)`; clap's matches know
+/// where each value came from. An empty set for a [`Launcher`] built in code: what a program
+/// sets through the builder is the program's business, not a flag to warn about.
+///
+/// A flattened [`Args`] that adds no argument of its own and only reads the matches.
+#[derive(Clone, Debug, Default)]
+struct GivenFlags(Vec<&'static str>);
+
+impl GivenFlags {
+    /// The backend-specific flags `matches` has from the command line or the environment.
+    fn of(matches: &clap::ArgMatches) -> Self {
+        use clap::parser::ValueSource;
+        let ids: Vec<&str> = matches.ids().map(clap::Id::as_str).collect();
+        let given = SIM_ONLY
+            .iter()
+            .chain(&THREADS_ONLY)
+            .filter(|Flag(id, _)| {
+                // Only ids the matches have: asking for an unknown one panics in debug builds.
+                ids.contains(id)
+                    && matches!(
+                        matches.value_source(id),
+                        Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+                    )
+            })
+            .map(|Flag(id, _)| *id)
+            .collect();
+        GivenFlags(given)
+    }
+
+    /// Those of `flags` that were given, as the user types them.
+    fn among(&self, flags: &[Flag]) -> Vec<&'static str> {
+        flags
+            .iter()
+            .filter(|Flag(id, _)| self.0.contains(id))
+            .map(|Flag(_, flag)| *flag)
+            .collect()
+    }
+}
+
+impl clap::FromArgMatches for GivenFlags {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> std::result::Result<Self, clap::Error> {
+        Ok(GivenFlags::of(matches))
+    }
+
+    fn update_from_arg_matches(
+        &mut self,
+        matches: &clap::ArgMatches,
+    ) -> std::result::Result<(), clap::Error> {
+        // An update parses more flags: those given before stay given.
+        for id in GivenFlags::of(matches).0 {
+            if !self.0.contains(&id) {
+                self.0.push(id);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Args for GivenFlags {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd
+    }
+}
+
 impl LaunchArgs {
     /// The flags given that only the simulator reads (`--model`, `--sim-threads`, `--compute`,
     /// `--livelock-after`): a run on threads says it ignores them rather than seem to obey.
     fn sim_only_flags(&self) -> Vec<&'static str> {
-        let given = [
-            (self.model.is_some(), "--model"),
-            (self.sim_threads != 1, "--sim-threads"),
-            (self.compute.is_some(), "--compute"),
-            (
-                self.livelock_after != mpsim_sim::DEFAULT_LIVELOCK_AFTER_NS,
-                "--livelock-after",
-            ),
-        ];
-        given
-            .into_iter()
-            .filter_map(|(given, flag)| given.then_some(flag))
-            .collect()
+        self.given.among(&SIM_ONLY)
+    }
+
+    /// The flags given that only the threads backend reads (`--wait`, `--bind`): a simulated
+    /// run says it ignores them.
+    fn threads_only_flags(&self) -> Vec<&'static str> {
+        self.given.among(&THREADS_ONLY)
+    }
+}
+
+/// Says on standard error that the flags `ignored` (if any) only apply under `backend` and
+/// are ignored under `running`.
+fn warn_ignored(ignored: &[&str], backend: &str, running: &str) {
+    if !ignored.is_empty() {
+        let verb = if ignored.len() == 1 {
+            "applies"
+        } else {
+            "apply"
+        };
+        eprintln!(
+            "mpsim: {} only {verb} under --backend {backend}: ignored under {running}",
+            ignored.join(", ")
+        );
     }
 }
 
@@ -276,6 +381,7 @@ impl Launcher {
     pub fn new(ranks: u32) -> Self {
         Launcher {
             args: LaunchArgs {
+                given: GivenFlags::default(),
                 ranks,
                 backend: Backend::Sim,
                 eager_threshold: None,
@@ -549,13 +655,7 @@ impl Launcher {
         };
         match self.args.backend {
             Backend::Threads => {
-                let ignored = self.args.sim_only_flags();
-                if !ignored.is_empty() {
-                    eprintln!(
-                        "mpsim: {} only apply under --backend sim: ignored under threads",
-                        ignored.join(", ")
-                    );
-                }
+                warn_ignored(&self.args.sim_only_flags(), "sim", "threads");
                 let outcome = self.run_threads(program, self.args.report.is_some());
                 if self.args.report.is_none() {
                     // No report to hold them: the warnings go where a user looks anyway.
@@ -574,6 +674,7 @@ impl Launcher {
                 outcome.into_result().and(printed)
             }
             Backend::Sim => {
+                warn_ignored(&self.args.threads_only_flags(), "threads", "sim");
                 let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                 if self.args.sim_threads as usize > cores {
                     eprintln!(
@@ -647,7 +748,7 @@ fn trace_error(path: &std::path::Path, e: &std::io::Error) -> Error {
 
 /// Parses the command line (`--help` lists the flags), runs `program`, prints the first error
 /// on one line and exits non-zero on failure ([`exit_code`]: quietly when the reader of
-/// standard output closed it). A `--model` that does not load is such an error: the program
+/// standard output closed it; with the code a rank gave [`Comm::abort`], as `mpirun` does). A `--model` that does not load is such an error: the program
 /// does not start.
 pub fn run<F, Fut>(program: F) -> ExitCode
 where
@@ -667,24 +768,27 @@ where
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser;
+    use clap::{Args, CommandFactory, FromArgMatches, Parser};
 
-    use super::Cli;
+    use super::{Cli, LaunchArgs};
 
-    /// A run on threads names the simulator's flags it was given, which it ignores.
+    /// `LaunchArgs` parsed from `line` (after the program's name).
+    fn args(line: &[&str]) -> LaunchArgs {
+        Cli::try_parse_from(["prog"].iter().chain(line))
+            .expect("parses")
+            .launch
+    }
+
+    /// A run on threads names the simulator's flags it was given, which it ignores, and only
+    /// those: a flag typed with its default value is given too.
     #[test]
     fn threads_names_the_sim_only_flags_it_ignores() {
-        let args = |line: &[&str]| {
-            Cli::try_parse_from(["prog"].iter().chain(line))
-                .expect("parses")
-                .launch
-        };
         assert!(args(&["--backend", "threads"]).sim_only_flags().is_empty());
         let given = args(&[
             "--backend",
             "threads",
             "--sim-threads",
-            "2",
+            "1",
             "--livelock-after",
             "2s",
             "--compute",
@@ -696,5 +800,51 @@ mod tests {
             given.sim_only_flags(),
             ["--model", "--sim-threads", "--compute", "--livelock-after"]
         );
+        assert!(given.threads_only_flags().is_empty());
+    }
+
+    /// A simulated run names the threads backend's flags it was given (`--wait`, `--bind`),
+    /// which it ignores.
+    #[test]
+    fn sim_names_the_threads_only_flags_it_ignores() {
+        assert!(args(&[]).threads_only_flags().is_empty());
+        let given = args(&["--bind", "none", "--wait", "auto", "--ranks", "3"]);
+        assert_eq!(given.threads_only_flags(), ["--wait", "--bind"]);
+        assert!(given.sim_only_flags().is_empty());
+    }
+
+    /// A program's own default for a shared flag (`examples/stencil2d.rs` makes `--compute`
+    /// default to `measured`) is not a flag the user gave: a run on threads does not say it
+    /// ignores it. Typed, it is named.
+    #[test]
+    fn a_programs_default_for_a_flag_is_not_given() {
+        let parse = |line: &[&str]| {
+            let cmd = LaunchArgs::augment_args(clap::Command::new("prog"))
+                .mut_arg("compute", |a| a.default_value("measured"));
+            let matches = cmd
+                .try_get_matches_from(["prog"].iter().chain(line))
+                .expect("parses");
+            LaunchArgs::from_arg_matches(&matches).expect("parses")
+        };
+        let defaulted = parse(&["--backend", "threads"]);
+        assert_eq!(defaulted.compute, Some(super::Compute::Measured));
+        assert!(defaulted.sim_only_flags().is_empty());
+        let typed = parse(&["--backend", "threads", "--compute", "measured"]);
+        assert_eq!(typed.sim_only_flags(), ["--compute"]);
+        // The launcher's own command is well formed (clap's debug checks).
+        Cli::command().debug_assert();
+    }
+
+    /// Flags given in a later update of parsed flags add to those given first.
+    #[test]
+    fn an_update_keeps_the_flags_given_before() {
+        let mut launch = args(&["--model", "default"]);
+        let cmd = LaunchArgs::augment_args_for_update(clap::Command::new("prog"));
+        let matches = cmd
+            .try_get_matches_from(["prog", "--wait", "park"])
+            .expect("parses");
+        launch.update_from_arg_matches(&matches).expect("updates");
+        assert_eq!(launch.sim_only_flags(), ["--model"]);
+        assert_eq!(launch.threads_only_flags(), ["--wait"]);
     }
 }

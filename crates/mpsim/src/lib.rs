@@ -26,6 +26,10 @@
 //! }
 //! ```
 //!
+//! A rank's program returns mpsim's [`Result`]: its own errors (a file it cannot read, a number
+//! that does not parse) meet mpsim's with `?`, as [`Error::Program`] naming the rank, and
+//! [`Comm::abort`] stops the whole run, as `MPI_Abort` does, [`run`] exiting with its code.
+//!
 //! Each rank's program gets its own world [`Comm`]; everything it does goes through that `Comm`
 //! and what it makes from it (communicators, requests). Under `sim` all ranks run on one
 //! thread, so a `Comm` kept in a `thread_local` or `static` (as MPI programs keep their world
@@ -50,7 +54,7 @@ pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, Wait, run};
 pub use measured::{MeasuredRank, MeasuredReport};
 pub use message::Message;
-pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
+pub use mpsim_proto::error::{Error, PendingRequest, ProgramError, Result, Site};
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};
 pub use output::{exit_code, stdout_error, write_stdout};

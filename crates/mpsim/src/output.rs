@@ -5,7 +5,8 @@
 //! gone, as in `prog | head -1`); under `threads` the panic also takes the rank down. mpsim's
 //! reports and the examples' result lines go through [`write_stdout`] instead, which returns
 //! an [`Error::Io`] naming standard output, and [`exit_code`] turns a run's result into the
-//! process's status: 1 with the error on one line of standard error, or 1 without a word when
+//! process's status: 1 with the error on one line of standard error (a run a rank stopped with
+//! `Comm::abort` exits with the code it gave), or 1 without a word when
 //! the reader closed the pipe (a reader that stopped early has all it wanted, and Unix tools
 //! do not complain then; the status stays non-zero, as a C tool's killed by `SIGPIPE` would,
 //! because the output was not all delivered).
@@ -61,21 +62,57 @@ pub fn write_stdout(write: impl FnOnce(&mut StdoutLock<'static>) -> io::Result<(
 
 /// The exit status of a program whose run ended with `result`: success, or failure with the
 /// error printed on one line to standard error (`mpsim: ...`), except that a run stopped by
-/// the reader of its standard output closing it fails quietly (see the module doc).
+/// the reader of its standard output closing it fails quietly (see the module doc), and a run
+/// a rank stopped with [`Comm::abort`](crate::Comm::abort) exits with the code it gave
+/// ([`Error::Abort`]: `0..=255` as given, any other code 255), its error printed as any other.
+///
+/// ```
+/// use std::process::ExitCode;
+/// use mpsim::{Error, exit_code};
+///
+/// assert_eq!(exit_code(Ok(())), ExitCode::SUCCESS);
+/// let aborted = |code| Err(Error::Abort { rank: 1, code, time_ns: None });
+/// assert_eq!(exit_code(aborted(3)), ExitCode::from(3));
+/// assert_eq!(exit_code(aborted(-1)), ExitCode::from(255));
+/// ```
 pub fn exit_code(result: Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Error::Io { what }) if what == READER_GONE => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("mpsim: {e}");
-            ExitCode::FAILURE
+            match e {
+                Error::Abort { code, .. } => ExitCode::from(abort_status(code)),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
+}
+
+/// The exit status of a run aborted with `code`: the code if an exit status can hold it
+/// (`0..=255`), else 255 (the system would keep its low 8 bits: `256` would read as success).
+fn abort_status(code: i32) -> u8 {
+    u8::try_from(code).unwrap_or(u8::MAX)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run stopped by `abort(code)` exits with the code, or 255 beyond what a status holds.
+    #[test]
+    fn an_abort_exits_with_its_code() {
+        for (code, status) in [
+            (0, 0),
+            (3, 3),
+            (255, 255),
+            (256, 255),
+            (-1, 255),
+            (i32::MIN, 255),
+        ] {
+            assert_eq!(abort_status(code), status, "abort({code})");
+        }
+    }
 
     #[test]
     fn a_broken_pipe_is_the_one_quiet_error() {

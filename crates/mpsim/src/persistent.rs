@@ -11,8 +11,8 @@
 //!
 //! States:
 //! - *inactive*, after init and after a `wait` or `test` that completed a run: `start` makes it
-//!   active; `wait` and `test` return an empty status at once (source [`ANY_SOURCE`], tag
-//!   [`ANY_TAG`], no bytes).
+//!   active; `wait` and `test` return an empty status at once (source
+//!   [`Status::NO_SOURCE`], tag [`Status::NO_TAG`], no bytes).
 //! - *active*, after `start`: `wait` / `test` complete it; `start` fails with
 //!   `Error::RequestActive`.
 //!

@@ -14,8 +14,6 @@ use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{Completion, ReqId, Status, discarded_receive};
 use mpsim_proto::runtime::{Payload, RankRuntime, with_endpoint_for};
 
-use crate::comm::{ANY_SOURCE, ANY_TAG};
-
 /// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
 /// once complete it is inactive and keeps its status: waited for or tested again (by
 /// [`wait_all`] over requests some of which a wait already completed, say) it gives that
@@ -250,8 +248,8 @@ pub(crate) fn let_go(rt: &dyn RankRuntime, id: ReqId) {
 /// and was waited for again, an inactive persistent request.
 pub(crate) fn empty_status() -> Status {
     Status {
-        source: ANY_SOURCE,
-        tag: ANY_TAG,
+        source: Status::NO_SOURCE,
+        tag: Status::NO_TAG,
         bytes: 0,
         cancelled: false,
     }
@@ -680,6 +678,7 @@ mod tests {
         fn compute_flops(&self, _flops: u64) {}
         fn idle_poll(&self, _call: &'static str) {}
         fn discarded(&self, _warning: String) {}
+        fn abort(&self, _code: i32) {}
         fn now_ns(&self) -> u64 {
             0
         }

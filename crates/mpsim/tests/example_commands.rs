@@ -2,7 +2,8 @@
 //! written (a full disk, a reader that closed the pipe) ends them with an error or quietly,
 //! never a panic; `pingpong` runs on its own 2 ranks by default and refuses a `--reps` it has
 //! no memory for; each `--help` says what the program does by default; `--eager-threshold`
-//! reaches the simulator.
+//! reaches the simulator; flags a backend ignores are named only when given; a rank's
+//! `abort(code)` ends the process with that code.
 //!
 //! A harness of its own (`harness = false` in Cargo.toml): this binary is both the driver and,
 //! with `MPSIM_TEST_EXAMPLE=NAME` in its environment, the example `NAME` itself (its `main` on
@@ -32,6 +33,9 @@ mod stencil2d;
 
 /// The environment variable that makes this binary a child running an example.
 const EXAMPLE: &str = "MPSIM_TEST_EXAMPLE";
+
+/// The code the child `abort` aborts with.
+const ABORT_CODE: &str = "MPSIM_TEST_ABORT_CODE";
 
 /// Each example (and the launcher alone) on each backend, on small arguments; they all print
 /// to standard output on success.
@@ -65,7 +69,7 @@ fn main() -> ExitCode {
     if let Ok(name) = std::env::var(EXAMPLE) {
         return run_example(&name);
     }
-    let tests: [(&str, fn()); 7] = [
+    let tests: [(&str, fn()); 9] = [
         (
             "example_full_stdout_is_an_error_not_a_panic",
             example_full_stdout_is_an_error_not_a_panic,
@@ -94,6 +98,14 @@ fn main() -> ExitCode {
             "example_eager_threshold_flag_reaches_the_simulator",
             example_eager_threshold_flag_reaches_the_simulator,
         ),
+        (
+            "example_ignored_flags_are_named_only_when_given",
+            example_ignored_flags_are_named_only_when_given,
+        ),
+        (
+            "launcher_abort_exits_with_its_code",
+            launcher_abort_exits_with_its_code,
+        ),
     ];
     for (name, test) in tests {
         test();
@@ -113,6 +125,20 @@ fn run_example(name: &str) -> ExitCode {
             let _ = world.rank();
             Ok(())
         }),
+        // Rank 1 aborts with the code in `ABORT_CODE` while rank 0 waits for it.
+        "abort" => {
+            let code: i32 = std::env::var(ABORT_CODE)
+                .ok()
+                .and_then(|c| c.parse().ok())
+                .expect("an abort code");
+            mpsim::run(|world| async move {
+                if world.rank() == 1 {
+                    match world.abort(code).await {}
+                }
+                world.recv(&mut [0u8], 1, 0).await?;
+                Ok(())
+            })
+        }
         other => panic!("no example {other}"),
     }
 }
@@ -274,4 +300,83 @@ fn example_eager_threshold_flag_reaches_the_simulator() {
         total_sent(&["--eager-threshold", "0"]),
         serde_json::json!([0, 0, 6, 0])
     );
+}
+
+/// A run names the flags its backend ignores only when the user gave them: `stencil2d` on
+/// threads, whose `--compute` defaults to `measured` in the program, says nothing of it until
+/// `--compute` is typed; `ring` under sim names `--wait` and `--bind`, which only threads
+/// reads.
+fn example_ignored_flags_are_named_only_when_given() {
+    let stencil = [
+        "--backend",
+        "threads",
+        "--ranks",
+        "2",
+        "--n",
+        "8",
+        "--iterations",
+        "2",
+    ];
+    let (_, stderr) = run_ok("stencil2d", &stencil);
+    assert_eq!(stderr, "", "stencil2d on threads, no sim flag given");
+    let typed: Vec<&str> = stencil
+        .iter()
+        .chain(&["--compute", "modeled"])
+        .copied()
+        .collect();
+    let (_, stderr) = run_ok("stencil2d", &typed);
+    assert_eq!(
+        stderr,
+        "mpsim: --compute only applies under --backend sim: ignored under threads\n"
+    );
+    let (_, stderr) = run_ok(
+        "ring",
+        &[
+            "--ranks",
+            "2",
+            "--iterations",
+            "2",
+            "--wait",
+            "park",
+            "--bind",
+            "none",
+        ],
+    );
+    // (ring also says how long the run took, on the next line.)
+    assert_eq!(
+        stderr.lines().next(),
+        Some("mpsim: --wait, --bind only apply under --backend threads: ignored under sim"),
+        "{stderr}"
+    );
+    let (_, stderr) = run_ok("ring", &["--ranks", "2", "--iterations", "2"]);
+    assert!(!stderr.contains("ignored"), "{stderr}");
+}
+
+/// A program launched by `mpsim::run` whose rank calls `abort(code)` exits with that code, as
+/// `mpirun` does (255 for a code an exit status cannot hold; 0 for 0), on both backends,
+/// after one line naming the rank, the code and under sim the time.
+fn launcher_abort_exits_with_its_code() {
+    // Invariant: the binary running this test can be run again.
+    let me = std::env::current_exe().expect("the test binary's path");
+    for (backend, at) in [("sim", " at t=0 ns"), ("threads", "")] {
+        for (code, status) in [(7, 7), (0, 0), (300, 255), (-2, 255)] {
+            let out = Command::new(&me)
+                .env(EXAMPLE, "abort")
+                .env(ABORT_CODE, code.to_string())
+                .args(["--ranks", "2", "--backend", backend])
+                .output()
+                .expect("the test binary runs as an example");
+            let stderr = text(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(status),
+                "{backend} abort({code}): {stderr}"
+            );
+            assert_eq!(
+                stderr,
+                format!("mpsim: rank 1 called abort with code {code}{at}\n"),
+                "{backend}"
+            );
+        }
+    }
 }

@@ -188,8 +188,8 @@ fn p4_wildcards(backend: Backend) {
 }
 on_both!(p4_wildcards => p2p_p4_wildcards_report_real_source_and_tag_sim, p2p_p4_wildcards_report_real_source_and_tag_threads);
 
-/// P4 with MPI's constants: `ANY_SOURCE` and `ANY_TAG` passed as numbers are the wildcards
-/// (`Source::Any`, `Tag::Any`) of a blocking receive, a nonblocking one, a persistent one,
+/// P4 with MPI's names: `ANY_SOURCE` and `ANY_TAG` (`Source::Any`, `Tag::Any`) are the
+/// wildcards of a blocking receive, a nonblocking one, a persistent one,
 /// probes and matched probes; each status names the real source and tag, matching the data.
 fn p4_any_constants(backend: Backend) {
     run_ok(launcher(3, backend), |world: Comm| async move {
@@ -608,7 +608,8 @@ on_both!(p11_zero_bytes => p2p_p11_zero_byte_messages_in_every_mode_sim, p2p_p11
 // ---------------------------------------------------------------------------------------------
 
 /// P12: sends to `PROC_NULL` in every mode complete at once (no buffer needed for bsend);
-/// receives and probes from it complete at once with source `PROC_NULL`, tag `ANY_TAG`, 0 B.
+/// receives and probes from it complete at once with source `PROC_NULL`, tag `Status::NO_TAG`
+/// (MPI's `MPI_ANY_TAG` in a status), 0 B.
 fn p12_proc_null(backend: Backend) {
     run_ok(launcher(1, backend), |world: Comm| async move {
         world.send(&[1u8], PROC_NULL, 0).await?;
@@ -618,7 +619,11 @@ fn p12_proc_null(backend: Backend) {
         let mut r = world.issend(&[1u8], PROC_NULL, 0)?;
         assert!(r.test().await?.is_some());
         let null_status = |s: Status| {
-            assert_eq!((s.source, s.tag, s.bytes), (PROC_NULL, ANY_TAG, 0), "{s:?}");
+            assert_eq!(
+                (s.source, s.tag, s.bytes),
+                (PROC_NULL, Status::NO_TAG, 0),
+                "{s:?}"
+            );
         };
         let mut buf = [5u8; 4];
         null_status(world.recv(&mut buf, PROC_NULL, 3).await?);
@@ -856,7 +861,7 @@ fn p17_wait_test_families(backend: Backend) {
             .await?
             .expect("no active request: all complete");
         assert_eq!(all.len(), 4);
-        assert_eq!((all[3].source, all[3].tag), (PROC_NULL, ANY_TAG));
+        assert_eq!((all[3].source, all[3].tag), (PROC_NULL, Status::NO_TAG));
         drop(reqs);
         assert_eq!((got, untouched), ([1], [9]));
 
@@ -937,8 +942,9 @@ on_both!(p19_sendrecv => p2p_p19_sendrecv_ring_shift_and_replace_sim, p2p_p19_se
 // P22 errors
 // ---------------------------------------------------------------------------------------------
 
-/// P22: invalid rank (send and receive), negative tag, `ANY_TAG` on a send, and a freed
-/// communicator give typed errors that the program can catch.
+/// P22: invalid rank (send and receive), negative tag (`-1`, MPI's `MPI_ANY_TAG`, included: a
+/// send with `ANY_TAG` does not compile), and a freed communicator give typed errors that the
+/// program can catch.
 fn p22_errors(backend: Backend) {
     run_ok(launcher(2, backend), |world: Comm| async move {
         let e = world.send(&[1u8], 2, 0).await.expect_err("rank 2 of 2");
@@ -965,8 +971,17 @@ fn p22_errors(backend: Backend) {
             ),
             "{e}"
         );
-        let e = world.send(&[1u8], 1, ANY_TAG).await.expect_err("ANY_TAG");
-        assert!(matches!(e, Error::InvalidTag { tag: Tag::Any, .. }), "{e}");
+        let e = world.send(&[1u8], 1, -1).await.expect_err("tag -1");
+        assert!(
+            matches!(
+                e,
+                Error::InvalidTag {
+                    tag: Tag::Value(-1),
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = world.isend(&[1u8], 1, -5).expect_err("negative tag");
         assert!(
             matches!(

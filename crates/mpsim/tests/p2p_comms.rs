@@ -3,8 +3,7 @@
 //! `compare`, and deadlock diagnostics in a split communicator.
 
 use mpsim::{
-    ANY_SOURCE, ANY_TAG, Backend, Comm, CommCompare, Error, Launcher, PROC_NULL, Source, Tag,
-    start_all,
+    Backend, Comm, CommCompare, Error, Launcher, PROC_NULL, Source, Status, Tag, start_all,
 };
 
 /// Runs a program on `sim` and on `threads`; both must agree on success or failure.
@@ -46,7 +45,7 @@ fn p2p_p18_persistent_restarted_1000_times() {
             let empty = req.wait().await?;
             assert_eq!(
                 (empty.source, empty.tag, empty.bytes),
-                (ANY_SOURCE, ANY_TAG, 0)
+                (Status::NO_SOURCE, Status::NO_TAG, 0)
             );
             for run in 0..1000u64 {
                 let data = [run, run * 2, run * 3, !run];
@@ -72,7 +71,7 @@ fn p2p_p18_persistent_restarted_1000_times() {
             let again = req.test().await?.expect("inactive: at once");
             assert_eq!(
                 (again.source, again.tag, again.bytes),
-                (ANY_SOURCE, ANY_TAG, 0)
+                (Status::NO_SOURCE, Status::NO_TAG, 0)
             );
             Ok(())
         })
@@ -123,7 +122,7 @@ fn p2p_p18_persistent_modes_start_all_and_proc_null() {
             let mut null = world.recv_init(&mut none, PROC_NULL, 0)?;
             null.start()?;
             let s = null.wait().await?;
-            assert_eq!((s.source, s.tag, s.bytes), (PROC_NULL, ANY_TAG, 0));
+            assert_eq!((s.source, s.tag, s.bytes), (PROC_NULL, Status::NO_TAG, 0));
             assert_eq!(
                 null.buffer::<u8>(),
                 Some(&[7u8, 7][..]),

@@ -17,7 +17,9 @@ mod child;
 
 use std::time::Duration;
 
-use mpsim::{ANY_SOURCE, ANY_TAG, Backend, Comm, Error, PROC_NULL, SendMode, Site, Source, Tag};
+use mpsim::{
+    ANY_SOURCE, ANY_TAG, Backend, Comm, Error, PROC_NULL, SendMode, Site, Source, Status, Tag,
+};
 
 use backends::{launcher, run_err, run_ok};
 use child::under_address_space_limit;
@@ -193,7 +195,7 @@ fn argument_errors_name_the_call(backend: Backend) {
         let data = [1u8; 4];
         assert_call(&world.isend(&data, 9, 0).expect_err("rank 9"), "isend");
         assert_call(&world.issend(&data, 9, 0).expect_err("rank 9"), "issend");
-        assert_call(&world.ibsend(&data, 0, -1).expect_err("ANY_TAG"), "ibsend");
+        assert_call(&world.ibsend(&data, 0, -1).expect_err("tag -1"), "ibsend");
         assert_call(&world.irsend(&data, 9, 0).expect_err("rank 9"), "irsend");
         let e = world.start_send(SendMode::Synchronous, &data, 9, 0);
         assert_call(&e.expect_err("rank 9"), "issend");
@@ -301,27 +303,54 @@ fn ibsend_overflow_names_ibsend(backend: Backend) {
 on_both!(ibsend_overflow_names_ibsend => p2p_ibsend_overflow_names_ibsend_sim, p2p_ibsend_overflow_names_ibsend_threads);
 
 // ---------------------------------------------------------------------------------------------
-// ANY_SOURCE, ANY_TAG and PROC_NULL on sends
+// ANY_SOURCE, ANY_TAG and PROC_NULL
 // ---------------------------------------------------------------------------------------------
 
-/// Sends refuse the receive wildcards (`ANY_SOURCE` is `InvalidRank`, `ANY_TAG` is
-/// `InvalidTag`), and errors show `ANY_SOURCE`, `ANY_TAG` and `PROC_NULL` by name.
-fn sends_refuse_wildcards(backend: Backend) {
+/// The wildcards are types of their own (`ANY_SOURCE` a `Source`, `ANY_TAG` a `Tag`), which
+/// sends do not take: a send to `ANY_SOURCE` does not compile (the `compile_fail` examples of
+/// `mpsim::ANY_SOURCE` and `mpsim::ANY_TAG`). A number is always a rank or a tag, never a
+/// wildcard: MPI's `u32::MAX`-style sentinel is an invalid rank, `-1` an invalid tag, on sends
+/// and receives alike; errors show them as numbers, `PROC_NULL` by name, and `PROC_NULL` works
+/// on both sides.
+fn numbers_are_never_wildcards(backend: Backend) {
     run_ok(launcher(2, backend), |world: Comm| async move {
         let e = world
-            .send(&[1u8], ANY_SOURCE, 0)
+            .send(&[1u8], u32::MAX, 0)
             .await
-            .expect_err("ANY_SOURCE");
+            .expect_err("rank u32::MAX");
         assert!(
-            matches!(e, Error::InvalidRank { rank, .. } if rank == i64::from(ANY_SOURCE)),
+            matches!(e, Error::InvalidRank { rank, .. } if rank == i64::from(u32::MAX)),
             "{e}"
         );
-        assert!(e.to_string().contains("(peer ANY_SOURCE, tag 0"), "{e}");
-        let e = world.isend(&[1u8], ANY_SOURCE, 0).expect_err("ANY_SOURCE");
+        assert!(e.to_string().contains("(peer 4294967295, tag 0"), "{e}");
+        let e = world
+            .recv(&mut [0u8], u32::MAX, 0)
+            .await
+            .expect_err("rank u32::MAX");
         assert!(matches!(e, Error::InvalidRank { .. }), "{e}");
-        let e = world.isend(&[1u8], 1, ANY_TAG).expect_err("ANY_TAG");
-        assert!(matches!(e, Error::InvalidTag { tag: Tag::Any, .. }), "{e}");
-        assert!(e.to_string().ends_with("invalid tag ANY_TAG"), "{e}");
+        let e = world.isend(&[1u8], 1, -1).expect_err("tag -1");
+        assert!(
+            matches!(
+                e,
+                Error::InvalidTag {
+                    tag: Tag::Value(-1),
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with("invalid tag -1"), "{e}");
+        let e = world.irecv(&mut [0u8], 1, -1).expect_err("tag -1");
+        assert!(
+            matches!(
+                e,
+                Error::InvalidTag {
+                    tag: Tag::Value(-1),
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = world.send(&[1u8], PROC_NULL, -5).await.expect_err("tag -5");
         assert_eq!(site(&e).peer, Some(Source::Rank(PROC_NULL)), "{e}");
         assert!(e.to_string().contains("(peer PROC_NULL"), "{e}");
@@ -333,11 +362,17 @@ fn sends_refuse_wildcards(backend: Backend) {
         // PROC_NULL itself is fine on both sides.
         world.send(&[1u8], PROC_NULL, 0).await?;
         let s = world.recv(&mut [0u8], PROC_NULL, ANY_TAG).await?;
-        assert_eq!((s.source, s.tag, s.bytes), (PROC_NULL, ANY_TAG, 0));
+        assert_eq!((s.source, s.tag, s.bytes), (PROC_NULL, Status::NO_TAG, 0));
+        // And a receive's wildcards are typed: `ANY_SOURCE` reaches its errors as a wildcard.
+        let e = world
+            .recv(&mut [0u8], ANY_SOURCE, -5)
+            .await
+            .expect_err("tag -5");
+        assert!(e.to_string().contains("(peer ANY_SOURCE, "), "{e}");
         Ok(())
     });
 }
-on_both!(sends_refuse_wildcards => p2p_sends_refuse_any_source_and_any_tag_sim, p2p_sends_refuse_any_source_and_any_tag_threads);
+on_both!(numbers_are_never_wildcards => p2p_numbers_are_ranks_and_tags_never_wildcards_sim, p2p_numbers_are_ranks_and_tags_never_wildcards_threads);
 
 // ---------------------------------------------------------------------------------------------
 // A zero-byte attached buffer
@@ -689,8 +724,8 @@ fn a_failed_request_waited_again_is_inactive(backend: Backend) {
             return world.send(&[2u8; 8], 1, 1).await;
         }
         let empty = mpsim::Status {
-            source: ANY_SOURCE,
-            tag: ANY_TAG,
+            source: Status::NO_SOURCE,
+            tag: Status::NO_TAG,
             bytes: 0,
             cancelled: false,
         };

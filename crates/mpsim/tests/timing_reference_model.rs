@@ -54,8 +54,8 @@ use std::time::Duration;
 
 use mpsim::sim::{DelayTable, Model, Traffic};
 use mpsim::{
-    ANY_SOURCE, ANY_TAG, Backend, Comm, Error, Launcher, PersistentRequest, Request, wait_all,
-    wait_any, wait_some,
+    ANY_SOURCE, ANY_TAG, Backend, Comm, Error, Launcher, PersistentRequest, Request, Source, Tag,
+    wait_all, wait_any, wait_some,
 };
 use proptest::prelude::*;
 
@@ -158,14 +158,18 @@ struct Message {
 
 impl Message {
     /// The source and tag its receive (or probe) names.
-    fn pattern(&self) -> (u32, i32) {
+    fn pattern(&self) -> (Source, Tag) {
         (
             if self.any_source {
                 ANY_SOURCE
             } else {
-                self.from
+                Source::Rank(self.from)
             },
-            if self.any_tag { ANY_TAG } else { self.tag },
+            if self.any_tag {
+                ANY_TAG
+            } else {
+                Tag::Value(self.tag)
+            },
         )
     }
 

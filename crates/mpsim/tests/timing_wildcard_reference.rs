@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mpsim::sim::{DelayTable, Model};
-use mpsim::{ANY_SOURCE, ANY_TAG, Comm, Error, Launcher, Request};
+use mpsim::{ANY_SOURCE, ANY_TAG, Comm, Error, Launcher, Request, Source, Tag};
 use proptest::prelude::*;
 
 /// The tag of the messages that wildcard receives and probes look for (and some receives
@@ -493,7 +493,8 @@ async fn run_rank(world: Comm, p: Arc<Program>, expected: Arc<Expected>) -> mpsi
                     later,
                 } => {
                     let buf = free.next().expect("a buffer per receive");
-                    let (source, tag) = (from.unwrap_or(ANY_SOURCE), tag.unwrap_or(ANY_TAG));
+                    let source = from.map_or(ANY_SOURCE, Source::Rank);
+                    let tag = tag.map_or(ANY_TAG, Tag::Value);
                     if later {
                         pending.push((k, world.irecv(buf, source, tag)?));
                     } else {

@@ -31,21 +31,18 @@ pub enum Source {
     Any,
 }
 
-/// A rank as a source: `u32::MAX` (MPI's `MPI_ANY_SOURCE`, `mpsim::ANY_SOURCE`) is
-/// [`Source::Any`], every other number that rank.
+/// A rank as a source: always that rank. The wildcard is only ever [`Source::Any`] (a number,
+/// `u32::MAX` included, is a rank, which a receive then checks), so that a destination, a plain
+/// rank, can never be a wildcard by mistake.
 ///
 /// ```
 /// use mpsim_proto::matching::Source;
-/// assert_eq!((Source::from(3), Source::from(u32::MAX)), (Source::Rank(3), Source::Any));
+/// assert_eq!((Source::from(3), Source::from(u32::MAX)), (Source::Rank(3), Source::Rank(u32::MAX)));
 /// ```
 impl From<Rank> for Source {
     #[inline]
     fn from(rank: Rank) -> Self {
-        if rank == ANY_SOURCE_RAW {
-            Source::Any
-        } else {
-            Source::Rank(rank)
-        }
+        Source::Rank(rank)
     }
 }
 
@@ -68,21 +65,18 @@ pub enum Tag {
     Any,
 }
 
-/// A number as a tag: `-1` (MPI's `MPI_ANY_TAG`, `mpsim::ANY_TAG`) is [`Tag::Any`], every
-/// other number that tag (whether it is a valid one is the caller's check).
+/// A number as a tag: always that tag (whether it is a valid one, `0..=TAG_UB`, is the
+/// caller's check). The wildcard is only ever [`Tag::Any`]: `-1` is an invalid tag, not MPI's
+/// `MPI_ANY_TAG`.
 ///
 /// ```
 /// use mpsim_proto::matching::Tag;
-/// assert_eq!((Tag::from(7), Tag::from(-1), Tag::from(-2)), (Tag::Value(7), Tag::Any, Tag::Value(-2)));
+/// assert_eq!((Tag::from(7), Tag::from(-1)), (Tag::Value(7), Tag::Value(-1)));
 /// ```
 impl From<i32> for Tag {
     #[inline]
     fn from(tag: i32) -> Self {
-        if tag == ANY_TAG_RAW {
-            Tag::Any
-        } else {
-            Tag::Value(tag)
-        }
+        Tag::Value(tag)
     }
 }
 

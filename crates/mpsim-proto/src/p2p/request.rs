@@ -67,9 +67,11 @@ impl SendMode {
 /// What a completed request reports (MPI's `MPI_Status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Status {
-    /// Source rank of the message, in its communicator (receives).
+    /// Source rank of the message, in its communicator (receives); `PROC_NULL` for a receive
+    /// from it, [`Status::NO_SOURCE`] in an empty status.
     pub source: Rank,
-    /// Tag of the message (receives).
+    /// Tag of the message (receives); [`Status::NO_TAG`] for a receive from `PROC_NULL` and in
+    /// an empty status.
     pub tag: i32,
     /// Length of the message in bytes (receives; for a truncated receive, the full length).
     pub bytes: usize,
@@ -78,6 +80,16 @@ pub struct Status {
 }
 
 impl Status {
+    /// The source of an empty status (a wait on an inactive request), which names no message:
+    /// the value MPI's `MPI_ANY_SOURCE` has in a status. Not a wildcard: receives take
+    /// `Source::Any` for any source.
+    pub const NO_SOURCE: Rank = u32::MAX;
+
+    /// The tag of a status that names no message's tag (a receive from `PROC_NULL`, an empty
+    /// status): the value MPI's `MPI_ANY_TAG` has in a status. Not a wildcard: receives take
+    /// `Tag::Any` for any tag.
+    pub const NO_TAG: i32 = -1;
+
     /// Number of whole `T` elements received; `None` when the byte count is not a multiple of
     /// `size_of::<T>()` (`spec/p2p.md` §3).
     ///

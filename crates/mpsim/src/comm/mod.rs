@@ -64,8 +64,11 @@ mod group;
 mod p2p;
 
 use std::cell::Cell;
+use std::convert::Infallible;
 use std::fmt;
+use std::future::poll_fn;
 use std::rc::Rc;
+use std::task::Poll;
 use std::time::Duration;
 
 use mpsim_proto::deadlock::Awaited;
@@ -81,20 +84,67 @@ use group::Group;
 use crate::request::{Names, Request, stamped, yield_once};
 
 /// The null process: sends to it complete at once, receives from it complete at once with
-/// source `PROC_NULL`, tag [`ANY_TAG`] and no data (MPI's `MPI_PROC_NULL`). Errors name it
-/// `PROC_NULL`.
+/// source `PROC_NULL`, tag [`Status::NO_TAG`] and no data (MPI's `MPI_PROC_NULL`). A rank
+/// number, so sends and receives both take it. Errors name it `PROC_NULL`.
 pub const PROC_NULL: u32 = mpsim_proto::matching::PROC_NULL;
 
-/// Any tag (MPI's `MPI_ANY_TAG`): receives and probes take it as [`Tag::Any`] (as `Tag::Any`
-/// itself), sends refuse it (`Error::InvalidTag`). It is also the tag a status reports for a
-/// receive from [`PROC_NULL`] and an empty status.
-pub const ANY_TAG: i32 = -1;
+/// Any tag (MPI's `MPI_ANY_TAG`), for receives and probes: [`Tag::Any`].
+///
+/// A send's tag is a plain `i32`, so a send with `ANY_TAG` does not compile (as a wildcard
+/// destination is not a message's tag):
+///
+/// ```compile_fail,E0308
+/// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// world.send(&[1u8], 1, mpsim::ANY_TAG).await?; // error: expected `i32`, found `Tag`
+/// # Ok(()) }
+/// ```
+///
+/// Receives and probes take it, or a tag:
+///
+/// ```
+/// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// let status = world.recv(&mut [0u8; 4], 0, mpsim::ANY_TAG).await?;
+/// world.probe(0, 7).await?;
+/// # let _ = status; Ok(()) }
+/// ```
+///
+/// A status names no wildcard: one that names no tag (a receive from [`PROC_NULL`], an empty
+/// status) has [`Status::NO_TAG`].
+pub const ANY_TAG: Tag = Tag::Any;
 
-/// Any source (MPI's `MPI_ANY_SOURCE`): receives and probes take it as [`Source::Any`] (as
-/// `Source::Any` itself), sends refuse it (`Error::InvalidRank`). It is also the source an
-/// empty status reports, e.g. waiting on an inactive
-/// [`PersistentRequest`](crate::PersistentRequest).
-pub const ANY_SOURCE: u32 = u32::MAX;
+/// Any source (MPI's `MPI_ANY_SOURCE`), for receives and probes: [`Source::Any`].
+///
+/// A send's destination is a plain rank (`u32`), so a send to `ANY_SOURCE` does not compile,
+/// where MPI finds it wrong only at run time:
+///
+/// ```compile_fail,E0308
+/// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// world.send(&[1u8], mpsim::ANY_SOURCE, 0).await?; // error: expected `u32`, found `Source`
+/// # Ok(()) }
+/// ```
+///
+/// ```compile_fail,E0308
+/// # fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// let request = world.isend(&[1u8], mpsim::ANY_SOURCE, 0)?; // the same for every send
+/// # Ok(()) }
+/// ```
+///
+/// Receives and probes take it, a rank, or [`PROC_NULL`]:
+///
+/// ```
+/// # async fn demo(world: mpsim::Comm) -> mpsim::Result<()> {
+/// use mpsim::{ANY_SOURCE, ANY_TAG, PROC_NULL};
+/// let mut buf = [0u8; 4];
+/// let status = world.recv(&mut buf, ANY_SOURCE, 7).await?;
+/// world.irecv(&mut buf, ANY_SOURCE, ANY_TAG)?.wait().await?;
+/// world.recv(&mut buf, PROC_NULL, 7).await?;
+/// world.send(&buf, PROC_NULL, 7).await?;
+/// # let _ = status; Ok(()) }
+/// ```
+///
+/// A status names the rank a message came from; an empty status (waiting on an inactive
+/// [`PersistentRequest`](crate::PersistentRequest)) has [`Status::NO_SOURCE`].
+pub const ANY_SOURCE: Source = Source::Any;
 
 /// The id of the world communicator.
 const WORLD_ID: u64 = 0;
@@ -215,6 +265,61 @@ impl Comm {
     pub async fn compute_flops(&self, flops: u64) {
         self.rt().compute_flops(flops);
         yield_once().await;
+    }
+
+    /// Stops the whole run (MPI's `MPI_Abort`): every rank, on every backend. The run's error
+    /// is [`Error::Abort`], naming this rank, `code` and (under `sim`) the virtual time of the
+    /// call, unless the run had failed before; a program launched by [`crate::run`] then exits
+    /// with `code` as its status, as `mpirun` returns the code given to `MPI_Abort`.
+    ///
+    /// The returned future never completes: the rank's program stops at the call, as a C
+    /// program stops in `MPI_Abort`. Its output is [`Infallible`], so `match
+    /// world.abort(code).await {}` is an expression of any type (a `let ... else` branch, a
+    /// `match` arm) and the compiler knows nothing after it runs.
+    ///
+    /// - Which ranks: all of the run's, whatever communicator the call is made on (MPI lets an
+    ///   implementation abort only the communicator's group; mpsim stops everything, as
+    ///   MPICH and Open MPI do). The other ranks stop where they are: under `sim`, as for
+    ///   any error, the run ends one lookahead of virtual time after the call
+    ///   (`docs/timing.md` S16, D2 in `docs/extensions.md`) and the report shows the run up to
+    ///   there; under `threads` each rank's next call, or wait in progress, fails with
+    ///   [`Error::Aborted`] naming the abort, and its program's `?` ends it.
+    /// - The exit status under [`crate::run`] / [`crate::exit_code`]: `code` when it is
+    ///   `0..=255`, 255 for any other (an exit status keeps only 8 bits, and `256` would read
+    ///   as success). `abort(0)` exits with status 0, as MPI returns the code given; the error
+    ///   line is printed all the same.
+    ///
+    /// ```
+    /// use mpsim::{Backend, Comm, Error, Launcher, Result};
+    ///
+    /// async fn program(world: Comm) -> Result<()> {
+    ///     let input = if world.rank() == 1 { "none" } else { "7" };
+    ///     let Ok(n) = input.parse::<u8>() else {
+    ///         // This rank cannot go on: the whole run stops (exit status 3 under `mpsim::run`).
+    ///         match world.abort(3).await {}
+    ///     };
+    ///     // The others wait for rank 1's number, which never comes: the abort ends their wait.
+    ///     let mut got = [0u8];
+    ///     world.recv(&mut got, 1, 0).await?;
+    ///     assert_eq!(got[0], n);
+    ///     Ok(())
+    /// }
+    ///
+    /// let simulated = Launcher::new(3).simulate(program);
+    /// let at_start = Error::Abort { rank: 1, code: 3, time_ns: Some(0) };
+    /// assert_eq!(simulated.error, Some(at_start));
+    /// let real = Launcher::new(3).backend(Backend::Threads).run(program);
+    /// assert_eq!(real, Err(Error::Abort { rank: 1, code: 3, time_ns: None }));
+    /// ```
+    pub async fn abort(&self, code: i32) -> Infallible {
+        self.rt().abort(code);
+        // Pending for ever, waking itself: a real backend sees a rank that yields after its run
+        // aborted and ends its program there; the simulator never resumes it.
+        poll_fn(|cx| {
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        })
+        .await
     }
 
     // ---- crate internals (also for `persistent` and `create`) ----
@@ -500,7 +605,7 @@ impl fmt::Debug for Comm {
 fn proc_null_status() -> Status {
     Status {
         source: PROC_NULL,
-        tag: ANY_TAG,
+        tag: Status::NO_TAG,
         bytes: 0,
         cancelled: false,
     }
