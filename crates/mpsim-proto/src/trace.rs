@@ -225,7 +225,10 @@ impl Trace {
     /// [`Trace::write_chrome_json`], counting the bytes written and the events that end past
     /// `limit` bytes (with [`Trace::PLOT_MAX_BYTES`]: those `mpsim plot` could not read).
     pub fn write_chrome_json_sized(&self, out: impl io::Write, limit: u64) -> io::Result<JsonSize> {
-        let mut out = Counting { inner: out, bytes: 0 };
+        let mut out = Counting {
+            inner: out,
+            bytes: 0,
+        };
         let mut past = 0;
         let process = self.process;
         write!(

@@ -277,7 +277,10 @@ mod tests {
         };
         assert!(ranks("0-3").check(4).is_ok());
         let e = ranks("0-4").check(4).unwrap_err();
-        assert_eq!(e, "--trace-ranks names rank 4, but the run has 4 ranks (0 to 3)");
+        assert_eq!(
+            e,
+            "--trace-ranks names rank 4, but the run has 4 ranks (0 to 3)"
+        );
     }
 
     #[test]
@@ -290,14 +293,25 @@ mod tests {
         assert_eq!(f.clip(0, 50, 150), Some((100, 150)));
         assert_eq!(f.clip(0, 150, 250), Some((150, 200)));
         assert_eq!(f.clip(0, 50, 250), Some((100, 200)));
-        assert_eq!(f.clip(0, 50, 100), None, "touches the window only at its start");
-        assert_eq!(f.clip(0, 200, 300), None, "touches the window only at its end");
+        assert_eq!(
+            f.clip(0, 50, 100),
+            None,
+            "touches the window only at its start"
+        );
+        assert_eq!(
+            f.clip(0, 200, 300),
+            None,
+            "touches the window only at its end"
+        );
         assert!(f.keeps_message(0, 1, 50, Some(100)));
         assert!(f.keeps_message(0, 1, 200, Some(300)));
         assert!(f.keeps_message(0, 1, 150, None));
         assert!(!f.keeps_message(0, 1, 50, Some(99)));
         assert!(!f.keeps_message(0, 1, 50, None));
-        assert!(!f.keeps_message(0, 1, 50, Some(201)), "in flight across the window");
+        assert!(
+            !f.keeps_message(0, 1, 50, Some(201)),
+            "in flight across the window"
+        );
         assert!(TraceFilter::default().keeps_all());
         assert!(!f.keeps_all());
     }

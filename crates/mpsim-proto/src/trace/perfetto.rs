@@ -177,9 +177,7 @@ pub(super) fn write(trace: &Trace, out: impl io::Write) -> io::Result<()> {
         .collect();
     // Stable: spans of one rank starting together stay in recorded order.
     spans.sort_by_key(|&i| match events[i] {
-        TraceEvent::Span {
-            rank, start_ns, ..
-        } => (rank, start_ns),
+        TraceEvent::Span { rank, start_ns, .. } => (rank, start_ns),
         TraceEvent::Message { .. } => unreachable!("only spans were kept"),
     });
     for i in spans {
@@ -190,17 +188,23 @@ pub(super) fn write(trace: &Trace, out: impl io::Write) -> io::Result<()> {
             end_ns,
         } = events[i]
         {
-            w.event(start_ns, TrackEvent {
-                r#type: Some(EventType::SliceBegin as i32),
-                track_uuid: Some(rank_track(rank)),
-                name: Some(name.to_string()),
-                ..TrackEvent::default()
-            })?;
-            w.event(end_ns, TrackEvent {
-                r#type: Some(EventType::SliceEnd as i32),
-                track_uuid: Some(rank_track(rank)),
-                ..TrackEvent::default()
-            })?;
+            w.event(
+                start_ns,
+                TrackEvent {
+                    r#type: Some(EventType::SliceBegin as i32),
+                    track_uuid: Some(rank_track(rank)),
+                    name: Some(name.to_string()),
+                    ..TrackEvent::default()
+                },
+            )?;
+            w.event(
+                end_ns,
+                TrackEvent {
+                    r#type: Some(EventType::SliceEnd as i32),
+                    track_uuid: Some(rank_track(rank)),
+                    ..TrackEvent::default()
+                },
+            )?;
         }
     }
     for e in events {
@@ -213,19 +217,25 @@ pub(super) fn write(trace: &Trace, out: impl io::Write) -> io::Result<()> {
             bytes,
         } = *e
         {
-            w.event(sent_ns, TrackEvent {
-                debug_annotations: vec![
-                    annotation("bytes", bytes as u64),
-                    annotation("to", u64::from(to)),
-                ],
-                flow_ids: vec![id],
-                ..instant(from)
-            })?;
+            w.event(
+                sent_ns,
+                TrackEvent {
+                    debug_annotations: vec![
+                        annotation("bytes", bytes as u64),
+                        annotation("to", u64::from(to)),
+                    ],
+                    flow_ids: vec![id],
+                    ..instant(from)
+                },
+            )?;
             if let Some(arrival_ns) = arrival_ns {
-                w.event(arrival_ns, TrackEvent {
-                    terminating_flow_ids: vec![id],
-                    ..instant(to)
-                })?;
+                w.event(
+                    arrival_ns,
+                    TrackEvent {
+                        terminating_flow_ids: vec![id],
+                        ..instant(to)
+                    },
+                )?;
             }
         }
     }
@@ -320,7 +330,11 @@ mod tests {
         let mut timed = Vec::new();
         for (i, p) in t.packet.iter().enumerate() {
             assert_eq!(p.trusted_packet_sequence_id, Some(SEQUENCE));
-            assert_eq!(p.sequence_flags.is_some(), i == 0, "only the first clears state");
+            assert_eq!(
+                p.sequence_flags.is_some(),
+                i == 0,
+                "only the first clears state"
+            );
             if let Some(d) = &p.track_descriptor {
                 tracks.push(d.name.clone().unwrap_or_default());
             }
@@ -398,7 +412,10 @@ mod tests {
         );
         assert_eq!(
             messages,
-            [message(1, 0, 1, 600, Some(900)), message(2, 1, 0, 950, None)]
+            [
+                message(1, 0, 1, 600, Some(900)),
+                message(2, 1, 0, 950, None)
+            ]
         );
     }
 
