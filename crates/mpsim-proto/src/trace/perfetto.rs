@@ -1,19 +1,23 @@
 //! A trace in Perfetto's own protobuf format (`.pftrace`): the few messages of Perfetto's
 //! published trace schema that a timeline of ranks needs, and the writer.
 //!
-//! Why: JSON spells every field name and digit of every event (about 100 bytes an event); the
-//! protobuf form is about a tenth of that, and Perfetto (ui.perfetto.dev, `trace_processor`)
-//! reads it natively. `mpsim plot` reads JSON only.
+//! Why: JSON spells out every field name of every event (70 to 130 bytes an event); the
+//! protobuf form of the same trace is a fraction of that (names are interned: written once,
+//! then referred to by number), and Perfetto (ui.perfetto.dev, `trace_processor`) reads it
+//! natively. `mpsim plot` reads JSON only.
 //!
 //! The message types below are written by hand with `prost`'s derive, each field with the
 //! number Perfetto's schema gives it (`protos/perfetto/trace/trace.proto`, `trace_packet.proto`,
 //! `track_event/track_event.proto`, `track_event/track_descriptor.proto`,
-//! `track_event/debug_annotation.proto`); fields mpsim does not write are left out, which
-//! protobuf allows. The schema is proto2, whose repeated numbers are not packed: `flow_ids` is
+//! `track_event/debug_annotation.proto`, `interned_data/interned_data.proto`); fields mpsim
+//! does not write are left out, which protobuf allows. The schema is proto2, whose repeated numbers are not packed: `flow_ids` is
 //! written unpacked, as Perfetto's decoder expects.
 //!
-//! What is written, all on one packet sequence (the first packet clears its incremental state):
-//! 1. a track named after the process (`mpsim sim`), whose children keep the order of ranks;
+//! What is written, all on one packet sequence:
+//! 1. a track named after the process (`mpsim sim`), whose children keep the order of ranks,
+//!    in the sequence's first packet, which clears its incremental state and interns every
+//!    event name (`message`, then the span names in order of first use) and the annotation
+//!    names `bytes` and `to` (every later event says it needs that state);
 //! 2. a track per rank (`rank 3`) that has one ([`Trace::tracks`]);
 //! 3. each span as a slice (begin, end) on its rank's track, by rank and then start, so that at
 //!    a time where one span ends and the next begins the end comes first (Perfetto orders
@@ -24,6 +28,7 @@
 //!
 //! Times are the trace's nanoseconds, as packet timestamps.
 
+use std::collections::HashMap;
 use std::io;
 
 use prost::Message;
@@ -48,15 +53,41 @@ pub struct TracePacket {
     /// The packet sequence (one writer's packets); mpsim writes one, numbered 1.
     #[prost(uint32, optional, tag = "10")]
     pub trusted_packet_sequence_id: Option<u32>,
-    /// `SEQ_INCREMENTAL_STATE_CLEARED` (1) on the first packet.
+    /// `SEQ_INCREMENTAL_STATE_CLEARED` (1) on the first packet, `SEQ_NEEDS_INCREMENTAL_STATE`
+    /// (2) on the events, which name things by interned number.
     #[prost(uint32, optional, tag = "13")]
     pub sequence_flags: Option<u32>,
+    /// Names given numbers, for the later packets of the sequence.
+    #[prost(message, optional, tag = "12")]
+    pub interned_data: Option<InternedData>,
     /// A slice begin, end or instant.
     #[prost(message, optional, tag = "11")]
     pub track_event: Option<TrackEvent>,
     /// A track.
     #[prost(message, optional, tag = "60")]
     pub track_descriptor: Option<TrackDescriptor>,
+}
+
+/// Perfetto's `InternedData`: names given numbers (`iid`s) on a packet sequence.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct InternedData {
+    /// Event names.
+    #[prost(message, repeated, tag = "2")]
+    pub event_names: Vec<InternedName>,
+    /// Debug annotation names.
+    #[prost(message, repeated, tag = "3")]
+    pub debug_annotation_names: Vec<InternedName>,
+}
+
+/// Perfetto's `EventName` and `DebugAnnotationName` (the same fields): a name and its number.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct InternedName {
+    /// The number.
+    #[prost(uint64, optional, tag = "1")]
+    pub iid: Option<u64>,
+    /// The name.
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
 }
 
 /// Perfetto's `TrackDescriptor`: a named track, maybe the child of another.
@@ -105,9 +136,9 @@ pub struct TrackEvent {
     /// The track it is on.
     #[prost(uint64, optional, tag = "11")]
     pub track_uuid: Option<u64>,
-    /// The slice's name (none on an end).
-    #[prost(string, optional, tag = "23")]
-    pub name: Option<String>,
+    /// The slice's name, interned ([`InternedData::event_names`]; none on an end).
+    #[prost(uint64, optional, tag = "10")]
+    pub name_iid: Option<u64>,
     /// Flows this event starts or continues.
     #[prost(fixed64, repeated, packed = "false", tag = "47")]
     pub flow_ids: Vec<u64>,
@@ -119,18 +150,26 @@ pub struct TrackEvent {
 /// Perfetto's `DebugAnnotation`, for an unsigned value.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct DebugAnnotation {
+    /// The name, interned ([`InternedData::debug_annotation_names`]).
+    #[prost(uint64, optional, tag = "1")]
+    pub name_iid: Option<u64>,
     /// The value.
     #[prost(uint64, optional, tag = "3")]
     pub uint_value: Option<u64>,
-    /// The name.
-    #[prost(string, optional, tag = "10")]
-    pub name: Option<String>,
 }
 
 /// The one packet sequence.
 const SEQUENCE: u32 = 1;
 /// `TracePacket.SEQ_INCREMENTAL_STATE_CLEARED`.
 const INCREMENTAL_STATE_CLEARED: u32 = 1;
+/// `TracePacket.SEQ_NEEDS_INCREMENTAL_STATE`.
+const NEEDS_INCREMENTAL_STATE: u32 = 2;
+/// The interned number of the event name `message`; span names follow.
+pub const MESSAGE_NAME: u64 = 1;
+/// The interned number of the annotation name `bytes`.
+pub const BYTES_ANNOTATION: u64 = 1;
+/// The interned number of the annotation name `to`.
+pub const TO_ANNOTATION: u64 = 2;
 /// `TrackDescriptor.EXPLICIT`: children ordered by `sibling_order_rank`.
 const CHILDREN_EXPLICIT: i32 = 3;
 /// The process track's id; rank `r`'s is `r + 1` ([`rank_track`]), which never reaches it.
@@ -149,8 +188,31 @@ pub(super) fn write(trace: &Trace, out: impl io::Write) -> io::Result<()> {
         out,
         buf: Vec::with_capacity(256),
     };
+    let events = trace.events();
+    // Event names by number: `message`, then the span names in order of first use.
+    let mut names: Vec<&'static str> = vec!["message"];
+    let mut iids: HashMap<&'static str, u64> = HashMap::from([("message", MESSAGE_NAME)]);
+    for e in events {
+        if let TraceEvent::Span { name, .. } = *e {
+            iids.entry(name).or_insert_with(|| {
+                names.push(name);
+                names.len() as u64
+            });
+        }
+    }
+    let interned = |iid: u64, name: &str| InternedName {
+        iid: Some(iid),
+        name: Some(name.to_string()),
+    };
     w.packet(TracePacket {
         sequence_flags: Some(INCREMENTAL_STATE_CLEARED),
+        interned_data: Some(InternedData {
+            event_names: (1..).zip(&names).map(|(iid, n)| interned(iid, n)).collect(),
+            debug_annotation_names: vec![
+                interned(BYTES_ANNOTATION, "bytes"),
+                interned(TO_ANNOTATION, "to"),
+            ],
+        }),
         track_descriptor: Some(TrackDescriptor {
             uuid: Some(PROCESS_TRACK),
             name: Some(trace.process().to_string()),
@@ -171,7 +233,6 @@ pub(super) fn write(trace: &Trace, out: impl io::Write) -> io::Result<()> {
             ..packet(None)
         })?;
     }
-    let events = trace.events();
     let mut spans: Vec<usize> = (0..events.len())
         .filter(|&i| matches!(events[i], TraceEvent::Span { .. }))
         .collect();
@@ -193,7 +254,7 @@ pub(super) fn write(trace: &Trace, out: impl io::Write) -> io::Result<()> {
                 TrackEvent {
                     r#type: Some(EventType::SliceBegin as i32),
                     track_uuid: Some(rank_track(rank)),
-                    name: Some(name.to_string()),
+                    name_iid: Some(iids[name]),
                     ..TrackEvent::default()
                 },
             )?;
@@ -221,8 +282,8 @@ pub(super) fn write(trace: &Trace, out: impl io::Write) -> io::Result<()> {
                 sent_ns,
                 TrackEvent {
                     debug_annotations: vec![
-                        annotation("bytes", bytes as u64),
-                        annotation("to", u64::from(to)),
+                        annotation(BYTES_ANNOTATION, bytes as u64),
+                        annotation(TO_ANNOTATION, u64::from(to)),
                     ],
                     flow_ids: vec![id],
                     ..instant(from)
@@ -256,14 +317,14 @@ fn instant(rank: u32) -> TrackEvent {
     TrackEvent {
         r#type: Some(EventType::Instant as i32),
         track_uuid: Some(rank_track(rank)),
-        name: Some("message".to_string()),
+        name_iid: Some(MESSAGE_NAME),
         ..TrackEvent::default()
     }
 }
 
-fn annotation(name: &str, value: u64) -> DebugAnnotation {
+fn annotation(name_iid: u64, value: u64) -> DebugAnnotation {
     DebugAnnotation {
-        name: Some(name.to_string()),
+        name_iid: Some(name_iid),
         uint_value: Some(value),
     }
 }
@@ -290,6 +351,7 @@ impl<W: io::Write> Writer<W> {
 
     fn event(&mut self, at: u64, e: TrackEvent) -> io::Result<()> {
         self.packet(TracePacket {
+            sequence_flags: Some(NEEDS_INCREMENTAL_STATE),
             track_event: Some(e),
             ..packet(Some(at))
         })
@@ -328,13 +390,19 @@ mod tests {
         let t = PerfettoTrace::decode(bytes).expect("decodes");
         let mut tracks = Vec::new();
         let mut timed = Vec::new();
+        let mut names = HashMap::new();
         for (i, p) in t.packet.iter().enumerate() {
             assert_eq!(p.trusted_packet_sequence_id, Some(SEQUENCE));
-            assert_eq!(
-                p.sequence_flags.is_some(),
-                i == 0,
-                "only the first clears state"
-            );
+            let flags = match (i, p.track_event.is_some()) {
+                (0, _) => Some(INCREMENTAL_STATE_CLEARED),
+                (_, true) => Some(NEEDS_INCREMENTAL_STATE),
+                (_, false) => None,
+            };
+            assert_eq!(p.sequence_flags, flags);
+            for n in p.interned_data.iter().flat_map(|d| &d.event_names) {
+                let name: &'static str = Box::leak(n.name.clone().unwrap().into_boxed_str());
+                names.insert(n.iid.unwrap(), name);
+            }
             if let Some(d) = &p.track_descriptor {
                 tracks.push(d.name.clone().unwrap_or_default());
             }
@@ -343,7 +411,7 @@ mod tests {
             }
         }
         timed.sort_by_key(|&(at, i, _)| (at, i));
-        let mut open: std::collections::HashMap<u64, Vec<(String, u64)>> = Default::default();
+        let mut open: HashMap<u64, Vec<(&'static str, u64)>> = HashMap::new();
         let mut spans = Vec::new();
         let mut sends = std::collections::BTreeMap::new();
         let mut messages = Vec::new();
@@ -354,10 +422,9 @@ mod tests {
                 EventType::SliceBegin => open
                     .entry(track)
                     .or_default()
-                    .push((e.name.clone().expect("named"), at)),
+                    .push((names[&e.name_iid.expect("named")], at)),
                 EventType::SliceEnd => {
                     let (name, start) = open.get_mut(&track).and_then(Vec::pop).expect("open");
-                    let name: &'static str = Box::leak(name.into_boxed_str());
                     spans.push(span(rank, name, start, at));
                 }
                 EventType::Instant => {
