@@ -366,5 +366,13 @@ mod tests {
 ]}
 ";
         assert_eq!(t.to_chrome_json(), want);
+        let mut out = Vec::new();
+        let size = t.write_chrome_json_sized(&mut out, u64::MAX).unwrap();
+        assert_eq!(size.bytes, want.len() as u64);
+        assert_eq!(size.events_past_limit, 0);
+        // The limit falls inside the second event: it and the third are past it.
+        let second = want.find("\n{\"ph\":\"s\"").unwrap() as u64;
+        let size = t.write_chrome_json_sized(io::sink(), second + 5).unwrap();
+        assert_eq!(size.events_past_limit, 2);
     }
 }

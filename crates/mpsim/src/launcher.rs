@@ -846,6 +846,40 @@ mod tests {
 
     use super::Cli;
 
+    /// The warning of a JSON trace too large for `mpsim plot` says by how much and what to do.
+    #[test]
+    fn a_trace_past_plots_limit_is_warned_of_with_the_flags_that_shrink_it() {
+        let size = mpsim_proto::trace::JsonSize {
+            bytes: 6_549_825_126,
+            events_past_limit: 12_345,
+        };
+        let text = super::too_big_for_plot("ring.json".as_ref(), size, 40_000_000);
+        assert_eq!(
+            text,
+            "the trace ring.json is 6.1 GiB, more than the 4 GiB mpsim plot reads (12345 of its \
+             40000000 events are past that); trace less with --trace-from/--trace-to (a window \
+             of time) or --trace-ranks (some ranks), or write Perfetto's smaller format (a \
+             .pftrace file)"
+        );
+    }
+
+    /// The trace flags given without `--trace` are named, as ignored.
+    #[test]
+    fn trace_flags_without_trace_are_named() {
+        let args = |line: &[&str]| {
+            Cli::try_parse_from(["prog"].iter().chain(line))
+                .expect("parses")
+                .launch
+        };
+        let given = args(&["--trace-to", "1ms", "--trace-ranks", "0"]);
+        assert_eq!(
+            given.trace_flags_without_trace(),
+            ["--trace-to", "--trace-ranks"]
+        );
+        let traced = args(&["--trace", "t.json", "--trace-to", "1ms"]);
+        assert!(traced.trace_flags_without_trace().is_empty());
+    }
+
     /// A run on threads names the simulator's flags it was given, which it ignores.
     #[test]
     fn threads_names_the_sim_only_flags_it_ignores() {

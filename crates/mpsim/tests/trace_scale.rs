@@ -10,9 +10,10 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::Parser;
 use mpsim::sim::perfetto::{BYTES_ANNOTATION, EventType, PerfettoTrace, TO_ANNOTATION, rank_track};
 use mpsim::sim::{Model, RankSet, Trace, TraceEvent, TraceFilter};
-use mpsim::{Backend, Comm, Error, Launcher};
+use mpsim::{Backend, Comm, Error, LaunchArgs, Launcher};
 use prost::Message;
 use serde_json::Value;
 
@@ -226,15 +227,81 @@ fn trace_window_on_threads_keeps_what_the_filter_keeps() {
     }
 }
 
-/// Under threads, `--report` is made from the whole run while the file keeps the window.
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    launch: LaunchArgs,
+}
+
+fn parse(args: &[&str]) -> Result<LaunchArgs, String> {
+    Cli::try_parse_from(["prog"].iter().chain(args))
+        .map(|c| c.launch)
+        .map_err(|e| e.to_string())
+}
+
+/// The flags take times as model files write them and rank lists; bad values are refused by
+/// the command line, naming what is wrong.
+#[test]
+fn trace_flags_take_times_and_rank_lists() {
+    let a = parse(&[
+        "--trace-from",
+        "500us",
+        "--trace-to",
+        "2s",
+        "--trace-ranks",
+        "64,0-3",
+    ])
+    .expect("parses");
+    assert_eq!(
+        (a.trace_from, a.trace_to),
+        (Some(500_000), Some(2_000_000_000))
+    );
+    assert_eq!(
+        a.trace_ranks.map(|r| r.to_string()).as_deref(),
+        Some("0-3,64")
+    );
+    let e = parse(&["--trace-ranks", "3-1"]).unwrap_err();
+    assert!(e.contains("`3-1` is an empty range"), "{e}");
+    let e = parse(&["--trace-ranks", "0,x"]).unwrap_err();
+    assert!(e.contains("`x` is not a rank"), "{e}");
+    assert!(parse(&["--trace-from", "soon"]).is_err());
+}
+
+/// Under threads, `--report` is made from the whole run (the backend records it all) while
+/// the file keeps what the filter keeps.
 #[test]
 fn trace_window_on_threads_leaves_the_report_whole() {
     let f = filter(0, 0, Some("1"));
-    let path = scratch("threads-report.json");
-    let launcher = with_filter(Launcher::new(3).backend(Backend::Threads), &f).trace(&path);
-    let (report, error) = launcher.measure(ring);
+    let launcher = with_filter(Launcher::new(3).backend(Backend::Threads), &f);
+    let (report, error) = launcher.trace("unused.json").measure(ring);
     assert!(error.is_none(), "{error:?}");
     assert_eq!(report.ranks[1].sent_msgs, 6, "5 trips and the last message");
+    let path = scratch("threads-report.json");
+    let path_text = path.display().to_string();
+    let args = parse(&[
+        "--ranks",
+        "3",
+        "--backend",
+        "threads",
+        "--report",
+        "json",
+        "--trace",
+        &path_text,
+        "--trace-ranks",
+        "1",
+    ])
+    .expect("parses");
+    let result = Launcher::try_from_args(args).expect("no model").run(ring);
+    assert!(result.is_ok(), "{result:?}");
+    let (spans, messages) = read_json(&path);
+    assert!(!spans.is_empty());
+    for e in spans.iter().chain(&messages) {
+        match *e {
+            TraceEvent::Span { rank, .. } => assert_eq!(rank, 1),
+            TraceEvent::Message { from, to, .. } => assert!(from == 1 || to == 1, "{e:?}"),
+        }
+    }
+    assert_eq!(messages.len(), 5 + 6, "rank 1's 5 arrivals and 6 sends");
 }
 
 /// Bad windows and rank sets are refused before the run, naming the flags, on both backends
