@@ -490,6 +490,20 @@ fn plot_a_trace_with_nothing_to_draw_says_so() {
     assert!(!Path::new(&format!("{path}.svg")).exists(), "no picture");
 }
 
+/// A Perfetto protobuf trace (`--trace x.pftrace`) is named as such, with where to open it.
+#[test]
+fn plot_names_a_perfetto_trace_it_does_not_read() {
+    let (path, err) = plot_fails("ring.pftrace", Some("\n\u{2}binary"));
+    assert_eq!(
+        err,
+        format!(
+            "mpsim: {path} is a Perfetto protobuf trace (by its name), which mpsim plot does \
+             not read: open it in Perfetto (ui.perfetto.dev), or trace the run again to a \
+             .json file\n"
+        )
+    );
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn plot_dev_zero_is_refused_at_once() {

@@ -1,5 +1,6 @@
-//! A run's trace as data, and its writer: Chrome trace-event JSON (opens in Perfetto and
-//! `chrome://tracing`).
+//! A run's trace as data, and its writers: Chrome trace-event JSON (opens in Perfetto and
+//! `chrome://tracing`, and `mpsim plot` draws it) and Perfetto's protobuf format ([`perfetto`]:
+//! about a tenth of the size, for Perfetto only).
 //!
 //! Why here: every backend writes the same format, so the type and the writer are shared; each
 //! backend fills a [`Trace`] in its own time base (virtual time under the simulator, host time
@@ -12,9 +13,18 @@
 //! [`TraceEvent::Message`] a flow start (`s`) on the sender's track and a flow end (`f`) on the
 //! receiver's, sharing the message's id (an arrow in the viewers). Events are written in the
 //! order given, so the same `Trace` gives the same bytes.
+//!
+//! A trace may keep only part of a run ([`TraceFilter`]: a window of time, a set of ranks);
+//! it then has tracks for the ranks traced and for the other ends of their messages only.
 
+mod filter;
+pub mod perfetto;
+
+use std::collections::BTreeSet;
 use std::fmt;
-use std::io;
+use std::io::{self, Write as _};
+
+pub use filter::{RankSet, TraceFilter};
 
 /// One recorded event. Times are nanoseconds since the run's start, in the backend's clock.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,9 +66,23 @@ pub struct Trace {
     process: &'static str,
     ranks: u32,
     events: Vec<TraceEvent>,
+    /// What the events were recorded under (the default: everything).
+    filter: TraceFilter,
+}
+
+/// The size of a JSON trace as written ([`Trace::write_chrome_json_sized`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonSize {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Events (spans and messages) written wholly or partly past the limit given.
+    pub events_past_limit: u64,
 }
 
 impl Trace {
+    /// The largest JSON trace `mpsim plot` reads (it reads a trace whole): 4 GiB.
+    pub const PLOT_MAX_BYTES: u64 = 4 << 30;
+
     /// A trace of `ranks` ranks holding `events` (written in this order), under the process
     /// name `process` (`mpsim sim`, `mpsim threads`).
     pub fn new(process: &'static str, ranks: u32, events: Vec<TraceEvent>) -> Self {
@@ -66,7 +90,95 @@ impl Trace {
             process,
             ranks,
             events,
+            filter: TraceFilter::default(),
         }
+    }
+
+    /// Notes that the events were recorded under `filter` (the backend applied it as it
+    /// recorded): the writers then give tracks only to the ranks traced and to the other ends
+    /// of their messages.
+    pub fn with_filter(mut self, filter: TraceFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// This trace as if recorded under `filter` (the rules of [`TraceFilter`]): spans clipped
+    /// to the window, messages kept by their ends, renumbered from 1 in order. For a trace
+    /// recorded whole because something else needed all of it.
+    ///
+    /// ```
+    /// use mpsim_proto::trace::{Trace, TraceEvent, TraceFilter};
+    ///
+    /// let span = |rank, start_ns, end_ns| TraceEvent::Span { rank, name: "recv", start_ns, end_ns };
+    /// let t = Trace::new("mpsim test", 2, vec![span(0, 0, 50), span(1, 40, 90)]);
+    /// let window = TraceFilter { from_ns: 45, to_ns: 100, ranks: Some("1".parse().unwrap()) };
+    /// assert_eq!(t.filtered(window).events(), [span(1, 45, 90)]);
+    /// ```
+    pub fn filtered(self, filter: TraceFilter) -> Trace {
+        let mut events = self.events;
+        let mut id = 0;
+        events.retain_mut(|e| match e {
+            TraceEvent::Span {
+                rank,
+                start_ns,
+                end_ns,
+                ..
+            } => match filter.clip(*rank, *start_ns, *end_ns) {
+                Some((start, end)) => {
+                    (*start_ns, *end_ns) = (start, end);
+                    true
+                }
+                None => false,
+            },
+            TraceEvent::Message {
+                id: m,
+                from,
+                to,
+                sent_ns,
+                arrival_ns,
+                ..
+            } => {
+                let kept = filter.keeps_message(*from, *to, *sent_ns, *arrival_ns);
+                if kept {
+                    id += 1;
+                    *m = id;
+                }
+                kept
+            }
+        });
+        Trace {
+            process: self.process,
+            ranks: self.ranks,
+            events,
+            filter,
+        }
+    }
+
+    /// What the events were recorded under.
+    pub fn filter(&self) -> &TraceFilter {
+        &self.filter
+    }
+
+    /// The ranks that have a track, in increasing order: every rank, or under a set of ranks
+    /// ([`TraceFilter::ranks`]) those of the set and the other ends of their messages.
+    pub fn tracks(&self) -> Box<dyn Iterator<Item = u32> + '_> {
+        let Some(set) = &self.filter.ranks else {
+            return Box::new(0..self.ranks);
+        };
+        let mut ends = BTreeSet::new();
+        for e in &self.events {
+            if let TraceEvent::Message { from, to, .. } = *e {
+                for end in [from, to] {
+                    if !set.contains(end) {
+                        ends.insert(end);
+                    }
+                }
+            }
+        }
+        let set = set.iter().filter(|&r| r < self.ranks);
+        let mut merged: Vec<u32> = set.chain(ends).collect();
+        merged.sort_unstable();
+        Box::new(merged.into_iter())
     }
 
     /// The process name the viewers show.
@@ -106,14 +218,25 @@ impl Trace {
     /// Writes the trace as Chrome trace-event JSON to `out`, one event per line. Times are
     /// microseconds with nanosecond digits. Streamed, so that a trace of millions of events
     /// needs no text of its size in memory; give it a buffered writer.
-    pub fn write_chrome_json(&self, mut out: impl io::Write) -> io::Result<()> {
+    pub fn write_chrome_json(&self, out: impl io::Write) -> io::Result<()> {
+        self.write_chrome_json_sized(out, u64::MAX).map(|_| ())
+    }
+
+    /// [`Trace::write_chrome_json`], counting the bytes written and the events that end past
+    /// `limit` bytes (with [`Trace::PLOT_MAX_BYTES`]: those `mpsim plot` could not read).
+    pub fn write_chrome_json_sized(&self, out: impl io::Write, limit: u64) -> io::Result<JsonSize> {
+        let mut out = Counting {
+            inner: out,
+            bytes: 0,
+        };
+        let mut past = 0;
         let process = self.process;
         write!(
             out,
             "{{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n\
              {{\"ph\":\"M\",\"pid\":0,\"tid\":0,\"name\":\"process_name\",\"args\":{{\"name\":\"{process}\"}}}}"
         )?;
-        for rank in 0..self.ranks {
+        for rank in self.tracks() {
             write!(
                 out,
                 ",\n{{\"ph\":\"M\",\"pid\":0,\"tid\":{rank},\"name\":\"thread_name\",\"args\":{{\"name\":\"rank {rank}\"}}}}"
@@ -154,8 +277,38 @@ impl Trace {
                     }
                 }
             }
+            past += u64::from(out.bytes > limit);
         }
-        out.write_all(b"\n]}\n")
+        out.write_all(b"\n]}\n")?;
+        Ok(JsonSize {
+            bytes: out.bytes,
+            events_past_limit: past,
+        })
+    }
+
+    /// Writes the trace in Perfetto's protobuf format ([`perfetto`]) to `out`: about a tenth
+    /// of the JSON's size, opened by Perfetto (not by `mpsim plot`). Streamed; give it a
+    /// buffered writer.
+    pub fn write_perfetto(&self, out: impl io::Write) -> io::Result<()> {
+        perfetto::write(self, out)
+    }
+}
+
+/// A writer that counts the bytes it passes on.
+struct Counting<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: io::Write> io::Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 
@@ -213,5 +366,13 @@ mod tests {
 ]}
 ";
         assert_eq!(t.to_chrome_json(), want);
+        let mut out = Vec::new();
+        let size = t.write_chrome_json_sized(&mut out, u64::MAX).unwrap();
+        assert_eq!(size.bytes, want.len() as u64);
+        assert_eq!(size.events_past_limit, 0);
+        // The limit falls inside the second event: it and the third are past it.
+        let second = want.find("\n{\"ph\":\"s\"").unwrap() as u64;
+        let size = t.write_chrome_json_sized(io::sink(), second + 5).unwrap();
+        assert_eq!(size.events_past_limit, 2);
     }
 }

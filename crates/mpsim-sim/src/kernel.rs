@@ -29,7 +29,7 @@ use mpsim_proto::error::Error;
 use mpsim_proto::matching::{ContextId, Source, Tag};
 use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId, Transmit};
 use mpsim_proto::runtime::Payload;
-use mpsim_proto::trace::TraceEvent;
+use mpsim_proto::trace::{TraceEvent, TraceFilter};
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
 use crate::fifo::{Channels, LastSend};
@@ -201,6 +201,9 @@ pub(crate) struct Kernel {
     /// order, so the same run gives the same bytes: `compute` and `poll` spans, a span per
     /// blocking wait named after the call, and each message with its modelled arrival.
     pub trace: Option<Vec<TraceEvent>>,
+    /// What the trace keeps (`Options::trace_filter`): asked as each record is made, so that
+    /// what falls outside takes no memory.
+    pub trace_filter: TraceFilter,
     /// Messages sent so far, counted while a trace is recorded (its message ids).
     messages_sent: u64,
     /// Output storage lent to the endpoint taking an input (`flush` drains it and takes it
@@ -315,6 +318,7 @@ impl Kernel {
             polling: NOT_POLLING,
             void: None,
             trace: None,
+            trace_filter: TraceFilter::default(),
             messages_sent: 0,
             outbox: None,
             top_waits: TopWaits::default(),
@@ -741,9 +745,13 @@ impl Kernel {
     }
 
     /// The body of [`Kernel::record_span`] when a trace is recorded, out of line: the calls
-    /// that record spans stay small enough to inline where there is no trace.
+    /// that record spans stay small enough to inline where there is no trace. A span the
+    /// filter does not keep is not recorded; one that crosses the window's edge is clipped.
     #[inline(never)]
     fn trace_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
+        let Some((start_ns, end_ns)) = self.trace_filter.clip(rank, start_ns, end_ns) else {
+            return;
+        };
         if let Some(trace) = self.trace_room() {
             trace.push(TraceEvent::Span {
                 rank,
@@ -755,9 +763,15 @@ impl Kernel {
     }
 
     /// Records a message in the trace (out of line, as [`Kernel::trace_span`]), numbered
-    /// after the messages recorded before it.
+    /// after the messages recorded before it, if the filter keeps it.
     #[inline(never)]
     fn trace_message(&mut self, from: u32, to: u32, sent_ns: u64, arrival_ns: u64, bytes: usize) {
+        if !self
+            .trace_filter
+            .keeps_message(from, to, sent_ns, Some(arrival_ns))
+        {
+            return;
+        }
         let id = self.messages_sent + 1;
         if let Some(trace) = self.trace_room() {
             trace.push(TraceEvent::Message {

@@ -48,7 +48,7 @@ pub use model::{ComputeMode, CpuModel, DelayTable, Model, ModelError};
 pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 /// The trace type every backend fills (`mpsim_proto::trace`); the simulator's is in virtual
 /// time, process name `mpsim sim`.
-pub use mpsim_proto::trace::Trace;
+pub use mpsim_proto::trace::{RankSet, Trace, TraceFilter};
 pub use report::{
     LIST_WARNINGS, PROTOCOLS, RankReport, Report, Traffic, seconds, write_top_waits, write_warnings,
 };

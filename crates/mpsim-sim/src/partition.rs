@@ -94,7 +94,9 @@ where
         futures.resize_with(part.len(), || None);
         let kernel = Rc::new(RefCell::new(kernel));
         if options.trace {
-            kernel.borrow_mut().trace = Some(Vec::new());
+            let mut k = kernel.borrow_mut();
+            k.trace = Some(Vec::new());
+            k.trace_filter = options.trace_filter.clone();
         }
         kernel.borrow_mut().livelock = livelock::Watch::new(options.livelock_after_ns);
         let order: Box<dyn Iterator<Item = u32>> = match order {

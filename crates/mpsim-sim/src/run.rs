@@ -10,7 +10,7 @@ use std::rc::Rc;
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::runtime::RankRuntime;
-use mpsim_proto::trace::{Trace, TraceEvent};
+use mpsim_proto::trace::{Trace, TraceEvent, TraceFilter};
 
 use crate::event::Key;
 use crate::host_memory::{self, CHECK_EVERY};
@@ -38,6 +38,10 @@ pub struct Options {
     pub spawn_order: Option<Vec<u32>>,
     /// Record a trace of every span and message ([`Outcome::trace`]).
     pub trace: bool,
+    /// What the trace keeps: a window of virtual time and a set of ranks (`TraceFilter`'s
+    /// rules); asked as each record is made, so that a long run's trace of a short window
+    /// takes the memory of the window. Default: everything.
+    pub trace_filter: TraceFilter,
     /// Stop the run with `Error::NoMemory` when the host has less than this many bytes of
     /// memory left available (Linux's `MemAvailable`), rather than be killed by the system
     /// when it runs out; `None`: 1% of the host's memory, at least 128 MiB.
@@ -69,6 +73,7 @@ impl Options {
             strict: false,
             spawn_order: None,
             trace: false,
+            trace_filter: TraceFilter::default(),
             memory_floor: None,
             workers: 1,
             livelock_after_ns: crate::livelock::DEFAULT_AFTER_NS,
@@ -249,9 +254,9 @@ pub(crate) fn merge(
     }
     let stop_time = stop.as_ref().map(|(_, t)| *t);
     let error = stop.map(|(e, _)| e);
-    let trace = options
-        .trace
-        .then(|| Trace::new(PROCESS_NAME, n, merge_traces(traces)));
+    let trace = options.trace.then(|| {
+        Trace::new(PROCESS_NAME, n, merge_traces(traces)).with_filter(options.trace_filter.clone())
+    });
     // The per-rank reports take the ranks' place in memory (an in-place collect: no second
     // array of millions of entries at the end of a run).
     let mut ranks = Vec::new();
@@ -327,7 +332,8 @@ fn merge_traces(parts: Vec<PartTrace>) -> Vec<TraceEvent> {
 
 /// The options a run cannot start with: a model that breaks its invariants (a model built in
 /// code skips the loader's checks; a zero `poll_cost_ns` would let a polling loop run for ever
-/// at one virtual time), a spawn order that is not a permutation of the ranks. Out of line:
+/// at one virtual time), a spawn order that is not a permutation of the ranks, a trace filter
+/// that does not fit the run. Out of line:
 /// inlined into the generic entry point, it changed how the run loop was compiled (+6
 /// instructions per simulated ring message, callgrind).
 #[inline(never)]
@@ -346,6 +352,12 @@ fn check_options(options: &Options) -> Result<(), Error> {
                 options.workers
             ),
         });
+    }
+    if options.trace {
+        options
+            .trace_filter
+            .check(options.ranks)
+            .map_err(|what| Error::InvalidArgument { what })?;
     }
     match options.spawn_order.as_deref() {
         Some(order) if !is_permutation(order, options.ranks) => Err(Error::InvalidArgument {

@@ -21,6 +21,7 @@ use mpsim_proto::runtime::{Payload, RankRuntime, WaitPoll, start_on_endpoint_for
 use crate::mailbox::{Activity, Blocked, Inbound, Mailbox, PacketLane, lock};
 use crate::run::Shared;
 use crate::trace::RankTrace;
+use mpsim_proto::trace::TraceFilter;
 
 /// Spins on the mailbox before parking when every rank has a core of its own (a few
 /// microseconds: a ping-pong answer comes sooner than a park/unpark round trip).
@@ -113,8 +114,13 @@ pub(crate) struct ThreadRank {
 }
 
 impl ThreadRank {
-    /// Rank `rank`'s runtime; it records a trace when `trace`.
-    pub fn new(rank: u32, shared: Arc<Shared>, config: Config, trace: bool) -> Self {
+    /// Rank `rank`'s runtime; it records a trace under the filter `trace`, if given.
+    pub fn new(
+        rank: u32,
+        shared: Arc<Shared>,
+        config: Config,
+        trace: Option<Arc<TraceFilter>>,
+    ) -> Self {
         let start = shared.start;
         let ranks = shared.mailboxes.len();
         let strict_ready = config.strict_ready;
@@ -132,7 +138,7 @@ impl ThreadRank {
             probing: Cell::new(None),
             arrivals: Cell::new(0),
             start,
-            trace: trace.then(Box::default),
+            trace: trace.map(|filter| Box::new(RefCell::new(RankTrace::new(rank, filter)))),
             discarded: RefCell::new(Vec::new()),
             strict_ready,
         }
@@ -140,7 +146,7 @@ impl ThreadRank {
 
     /// The rank's trace records, taken (empty afterwards); `None` when not tracing.
     pub fn take_trace(&self) -> Option<RankTrace> {
-        self.trace.as_ref().map(|t| t.take())
+        self.trace.as_ref().map(|t| t.borrow_mut().take())
     }
 
     /// Publishes what the rank waits for, for the watchdog: called only on the way to parking.

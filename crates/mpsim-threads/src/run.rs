@@ -12,7 +12,7 @@ use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Config, never_received};
 use mpsim_proto::runtime::RankRuntime;
-use mpsim_proto::trace::Trace;
+use mpsim_proto::trace::{Trace, TraceFilter};
 
 use crate::binding::{Binding, allowed_cores, bind_rank};
 use crate::mailbox::{Activity, Mailbox, lock};
@@ -29,6 +29,9 @@ pub struct Options {
     /// Record a trace in host time ([`Outcome::trace`]): each rank into its own buffer,
     /// merged when the run ends.
     pub trace: bool,
+    /// What the trace keeps: a window of host time since the run's start and a set of ranks
+    /// (`TraceFilter`'s rules), asked as each rank records. Default: everything.
+    pub trace_filter: TraceFilter,
     /// How waiting ranks wait; `None` picks by ranks per core ([`WaitPolicy::for_run`]).
     pub wait: Option<WaitPolicy>,
     /// Whether rank threads are bound to cores; `None` picks by ranks per core
@@ -121,10 +124,19 @@ where
     Fut: Future<Output = Result<(), Error>>,
 {
     let n = options.ranks;
-    if let Err(e) = crate::host_limits::check_threads(n) {
+    let filter = options.trace_filter.clone();
+    let checked = crate::host_limits::check_threads(n).and_then(|()| {
+        if options.trace {
+            filter
+                .check(n)
+                .map_err(|what| Error::InvalidArgument { what })?;
+        }
+        Ok(())
+    });
+    if let Err(e) = checked {
         return Outcome {
             error: Some(e),
-            trace: options.trace.then(|| trace::merge(Vec::new()).0),
+            trace: options.trace.then(|| trace::merge(Vec::new(), &filter).0),
             finish_ns: vec![0; n as usize],
             warnings: Vec::new(),
         };
@@ -146,6 +158,7 @@ where
         start: Instant::now(),
     });
     let watchdog = std::thread::current();
+    let rank_filter = options.trace.then(|| Arc::new(filter.clone()));
     let ranks = std::thread::scope(|scope| {
         let mut threads = Vec::with_capacity(n as usize);
         for rank in 0..n {
@@ -154,6 +167,7 @@ where
                 let program = &program;
                 let watchdog = watchdog.clone();
                 let bound_cores = &bound_cores;
+                let rank_filter = rank_filter.clone();
                 std::thread::Builder::new()
                     .name(format!("rank-{rank}"))
                     .spawn_scoped(scope, move || {
@@ -164,7 +178,7 @@ where
                             rank,
                             Arc::clone(&shared),
                             options.config,
-                            options.trace,
+                            rank_filter,
                         ));
                         let dyn_rt: Rc<dyn RankRuntime> = rt.clone();
                         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -248,7 +262,7 @@ where
     }
     let traces: Option<Vec<_>> = ranks.into_iter().map(|r| r.0).collect();
     let trace = traces.map(|t| {
-        let (trace, lost) = trace::merge(t);
+        let (trace, lost) = trace::merge(t, &filter);
         error = error.take().or(lost);
         trace
     });
@@ -375,6 +389,7 @@ mod tests {
             ranks: 2,
             config: Config::default(),
             trace: false,
+            trace_filter: Default::default(),
             wait: None,
             bind: None,
         }

@@ -2,13 +2,16 @@
 
 use std::future::Future;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, ValueEnum};
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::Config;
-use mpsim_sim::{ComputeMode, MemoryWatch, Model, ModelFile, ModelFileError, Outcome};
+use mpsim_sim::{
+    ComputeMode, MemoryWatch, Model, ModelFile, ModelFileError, Outcome, RankSet, Trace,
+    TraceFilter,
+};
 
 use crate::comm::Comm;
 use crate::measured::MeasuredReport;
@@ -74,11 +77,26 @@ pub struct LaunchArgs {
     /// records a trace to make it from).
     #[arg(long, value_enum)]
     pub report: Option<ReportFormat>,
-    /// Write a trace of every rank's compute, blocking waits and messages as Chrome trace-event
-    /// JSON (open it in Perfetto or chrome://tracing; draw it with `mpsim plot`): in virtual
-    /// time under sim, in host time since the run's start under threads.
+    /// Write a trace of every rank's compute, blocking waits and messages: in virtual time
+    /// under sim, in host time since the run's start under threads. A PATH ending in
+    /// `.pftrace` or `.perfetto-trace` gets Perfetto's protobuf format (about a tenth of the
+    /// size; Perfetto opens it), any other Chrome trace-event JSON (Perfetto and
+    /// chrome://tracing open it, `mpsim plot` draws it up to 4 GiB).
     #[arg(long, value_name = "PATH")]
     pub trace: Option<PathBuf>,
+    /// With `--trace`: trace from this time on (virtual time under sim, host time since the
+    /// run's start under threads; written as in model files: `500us`, `2s`). A span that
+    /// crosses the window's edge is clipped to it; a message is kept if it is sent or arrives
+    /// in the window.
+    #[arg(long, value_name = "TIME", value_parser = mpsim_sim::units::time_ns)]
+    pub trace_from: Option<u64>,
+    /// With `--trace`: trace up to this time, included (like `--trace-from`).
+    #[arg(long, value_name = "TIME", value_parser = mpsim_sim::units::time_ns)]
+    pub trace_to: Option<u64>,
+    /// With `--trace`: trace only these ranks (`0-3,64,1000-1023`): their spans, and the
+    /// messages they send or receive (a peer outside the list gets a track with just those).
+    #[arg(long, value_name = "LIST", value_parser = rank_list)]
+    pub trace_ranks: Option<RankSet>,
     /// Under `sim`: threads to simulate on, each running a block of ranks; the report and
     /// trace are the same whatever the number. Pays off for wide exchanges of many ranks; a
     /// token ring runs no faster, and a ping-pong between two blocks 3-11x slower (each
@@ -306,7 +324,62 @@ impl Args for GivenFlags {
     }
 }
 
+/// Parses `--trace-ranks`.
+fn rank_list(text: &str) -> std::result::Result<RankSet, String> {
+    text.parse()
+}
+
+/// The format of a trace file, chosen by its name ([`TraceFormat::for_path`]).
+///
+/// ```
+/// use mpsim::TraceFormat;
+/// assert_eq!(TraceFormat::for_path("ring.pftrace".as_ref()), TraceFormat::Perfetto);
+/// assert_eq!(TraceFormat::for_path("ring.json".as_ref()), TraceFormat::ChromeJson);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// Chrome trace-event JSON: Perfetto, chrome://tracing and `mpsim plot` read it.
+    ChromeJson,
+    /// Perfetto's protobuf trace format: about a tenth of the JSON's size; Perfetto reads it.
+    Perfetto,
+}
+
+impl TraceFormat {
+    /// [`TraceFormat::Perfetto`] for a name ending in `.pftrace` or `.perfetto-trace` (in any
+    /// case), else [`TraceFormat::ChromeJson`].
+    pub fn for_path(path: &Path) -> Self {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if ext.eq_ignore_ascii_case("pftrace") || ext.eq_ignore_ascii_case("perfetto-trace") {
+            TraceFormat::Perfetto
+        } else {
+            TraceFormat::ChromeJson
+        }
+    }
+}
+
 impl LaunchArgs {
+    /// What the trace keeps (`--trace-from`, `--trace-to`, `--trace-ranks`).
+    fn trace_filter(&self) -> TraceFilter {
+        TraceFilter {
+            from_ns: self.trace_from.unwrap_or(0),
+            to_ns: self.trace_to.unwrap_or(u64::MAX),
+            ranks: self.trace_ranks.clone(),
+        }
+    }
+
+    /// The flags that choose what a trace keeps, given without `--trace`.
+    fn trace_flags_without_trace(&self) -> Vec<&'static str> {
+        let given = [
+            (self.trace_from.is_some(), "--trace-from"),
+            (self.trace_to.is_some(), "--trace-to"),
+            (self.trace_ranks.is_some(), "--trace-ranks"),
+        ];
+        given
+            .into_iter()
+            .filter_map(|(given, flag)| (given && self.trace.is_none()).then_some(flag))
+            .collect()
+    }
+
     /// The flags given that only the simulator reads (`--model`, `--sim-threads`, `--compute`,
     /// `--livelock-after`): a run on threads says it ignores them rather than seem to obey.
     fn sim_only_flags(&self) -> Vec<&'static str> {
@@ -390,6 +463,9 @@ impl Launcher {
                 model: None,
                 report: None,
                 trace: None,
+                trace_from: None,
+                trace_to: None,
+                trace_ranks: None,
                 sim_threads: 1,
                 livelock_after: mpsim_sim::DEFAULT_LIVELOCK_AFTER_NS,
                 wait: Wait::Auto,
@@ -545,6 +621,7 @@ impl Launcher {
             strict: self.args.strict,
             spawn_order: self.spawn_order.clone(),
             trace: self.args.trace.is_some(),
+            trace_filter: self.args.trace_filter(),
             memory_floor: None,
             workers: self.args.sim_threads,
             livelock_after_ns: self.args.livelock_after,
@@ -552,9 +629,53 @@ impl Launcher {
     }
 
     /// Asks for a trace written to `path` at the end of [`Launcher::run`], under `sim` or
-    /// `threads` (and recorded in [`Outcome::trace`] by [`Launcher::simulate`]).
+    /// `threads` (and recorded in [`Outcome::trace`] by [`Launcher::simulate`]), in the
+    /// format its name asks for ([`TraceFormat::for_path`]).
     pub fn trace(mut self, path: impl Into<PathBuf>) -> Self {
         self.args.trace = Some(path.into());
+        self
+    }
+
+    /// Traces from `ns` on (`--trace-from`): virtual time under `sim`, host time since the
+    /// run's start under `threads`. Spans crossing the edge are clipped to it.
+    ///
+    /// ```
+    /// use mpsim::{Comm, Launcher};
+    /// use mpsim::sim::{TraceEvent, RankSet};
+    ///
+    /// // Rank 1 computes 10 us, then 10 us more; trace rank 1 from 15 us to 30 us.
+    /// let outcome = Launcher::new(2)
+    ///     .trace("unused.json")
+    ///     .trace_from_ns(15_000)
+    ///     .trace_to_ns(30_000)
+    ///     .trace_ranks("1".parse::<RankSet>().unwrap())
+    ///     .simulate(|world: Comm| async move {
+    ///         world.compute(std::time::Duration::from_micros(10)).await;
+    ///         world.compute(std::time::Duration::from_micros(10)).await;
+    ///         Ok(())
+    ///     });
+    /// let trace = outcome.trace.unwrap();
+    /// let spans: Vec<_> = trace.events().iter().map(|e| match *e {
+    ///     TraceEvent::Span { rank, start_ns, end_ns, .. } => (rank, start_ns, end_ns),
+    ///     TraceEvent::Message { .. } => unreachable!("no messages"),
+    /// }).collect();
+    /// assert_eq!(spans, [(1, 15_000, 20_000)]);
+    /// ```
+    pub fn trace_from_ns(mut self, ns: u64) -> Self {
+        self.args.trace_from = Some(ns);
+        self
+    }
+
+    /// Traces up to `ns`, included (`--trace-to`; see [`Launcher::trace_from_ns`]).
+    pub fn trace_to_ns(mut self, ns: u64) -> Self {
+        self.args.trace_to = Some(ns);
+        self
+    }
+
+    /// Traces only these ranks (`--trace-ranks`): their spans and the messages they send or
+    /// receive (see [`Launcher::trace_from_ns`]).
+    pub fn trace_ranks(mut self, ranks: RankSet) -> Self {
+        self.args.trace_ranks = Some(ranks);
         self
     }
 
@@ -615,6 +736,12 @@ impl Launcher {
             ranks: self.args.ranks,
             config,
             trace: trace || self.args.trace.is_some(),
+            // A report is made from the whole trace: the filter is then applied to the file.
+            trace_filter: if trace {
+                TraceFilter::default()
+            } else {
+                self.args.trace_filter()
+            },
             wait: self.args.wait.policy(),
             bind: self.args.bind.binding(),
         };
@@ -647,6 +774,19 @@ impl Launcher {
         if let Some(e) = self.no_ranks() {
             return Err(e);
         }
+        let ignored = self.args.trace_flags_without_trace();
+        if !ignored.is_empty() {
+            eprintln!(
+                "mpsim: {} only apply with --trace: ignored",
+                ignored.join(", ")
+            );
+        }
+        let filter = self.args.trace_filter();
+        if self.args.trace.is_some() {
+            filter
+                .check(self.args.ranks)
+                .map_err(|what| Error::InvalidArgument { what })?;
+        }
         // The trace's file is made now: a path it cannot be written to is an error before
         // the run, not after hours of simulation.
         let trace_file = match self.args.backend {
@@ -656,7 +796,7 @@ impl Launcher {
         match self.args.backend {
             Backend::Threads => {
                 warn_ignored(&self.args.sim_only_flags(), "sim", "threads");
-                let outcome = self.run_threads(program, self.args.report.is_some());
+                let mut outcome = self.run_threads(program, self.args.report.is_some());
                 if self.args.report.is_none() {
                     // No report to hold them: the warnings go where a user looks anyway.
                     let mut text = String::new();
@@ -670,7 +810,14 @@ impl Launcher {
                         ReportFormat::Json => writeln!(out, "{}", report.to_json()),
                     })
                 });
-                write_trace(trace_file, outcome.trace.as_ref())?;
+                // Recorded whole for the report: the file keeps what the filter keeps.
+                let trace = match outcome.trace.take() {
+                    Some(t) if self.args.report.is_some() && !filter.keeps_all() => {
+                        Some(t.filtered(filter))
+                    }
+                    t => t,
+                };
+                write_trace(trace_file, trace.as_ref())?;
                 outcome.into_result().and(printed)
             }
             Backend::Sim => {
@@ -726,17 +873,45 @@ struct TraceFile {
 }
 
 /// Writes `trace` to the `--trace` file, if both are there (a run that failed still writes its
-/// trace: it shows what led to the error).
-fn write_trace(file: Option<TraceFile>, trace: Option<&mpsim_sim::Trace>) -> Result<()> {
+/// trace: it shows what led to the error), in the format its name asks for. A JSON trace
+/// larger than `mpsim plot` reads is warned of on standard error.
+fn write_trace(file: Option<TraceFile>, trace: Option<&Trace>) -> Result<()> {
     let (Some(TraceFile { path, file }), Some(trace)) = (file, trace) else {
         return Ok(());
     };
     // Streamed: a trace of millions of events needs no text of its size in memory.
     let mut out = std::io::BufWriter::new(file);
-    trace
-        .write_chrome_json(&mut out)
-        .and_then(|()| out.flush())
-        .map_err(|e| trace_error(&path, &e))
+    let written = match TraceFormat::for_path(&path) {
+        TraceFormat::ChromeJson => trace
+            .write_chrome_json_sized(&mut out, Trace::PLOT_MAX_BYTES)
+            .map(Some),
+        TraceFormat::Perfetto => trace.write_perfetto(&mut out).map(|()| None),
+    };
+    let size = written
+        .and_then(|size| out.flush().map(|()| size))
+        .map_err(|e| trace_error(&path, &e))?;
+    if let Some(size) = size.filter(|s| s.bytes > Trace::PLOT_MAX_BYTES) {
+        eprintln!(
+            "mpsim: warning: {}",
+            too_big_for_plot(&path, size, trace.len())
+        );
+    }
+    Ok(())
+}
+
+/// The warning for a JSON trace of `size` holding `events` events, larger than `mpsim plot`
+/// reads.
+fn too_big_for_plot(path: &Path, size: mpsim_proto::trace::JsonSize, events: usize) -> String {
+    let gib = |bytes: u64| bytes as f64 / f64::from(1u32 << 30);
+    format!(
+        "the trace {} is {:.1} GiB, more than the {:.0} GiB mpsim plot reads ({} of its {events} \
+         events are past that); trace less with --trace-from/--trace-to (a window of time) or \
+         --trace-ranks (some ranks), or write Perfetto's smaller format (a .pftrace file)",
+        path.display(),
+        gib(size.bytes),
+        gib(Trace::PLOT_MAX_BYTES),
+        size.events_past_limit,
+    )
 }
 
 /// The error of a trace that cannot be written to `path`.
@@ -777,6 +952,35 @@ mod tests {
         Cli::try_parse_from(["prog"].iter().chain(line))
             .expect("parses")
             .launch
+    }
+
+    /// The warning of a JSON trace too large for `mpsim plot` says by how much and what to do.
+    #[test]
+    fn a_trace_past_plots_limit_is_warned_of_with_the_flags_that_shrink_it() {
+        let size = mpsim_proto::trace::JsonSize {
+            bytes: 6_549_825_126,
+            events_past_limit: 12_345,
+        };
+        let text = super::too_big_for_plot("ring.json".as_ref(), size, 40_000_000);
+        assert_eq!(
+            text,
+            "the trace ring.json is 6.1 GiB, more than the 4 GiB mpsim plot reads (12345 of its \
+             40000000 events are past that); trace less with --trace-from/--trace-to (a window \
+             of time) or --trace-ranks (some ranks), or write Perfetto's smaller format (a \
+             .pftrace file)"
+        );
+    }
+
+    /// The trace flags given without `--trace` are named, as ignored.
+    #[test]
+    fn trace_flags_without_trace_are_named() {
+        let given = args(&["--trace-to", "1ms", "--trace-ranks", "0"]);
+        assert_eq!(
+            given.trace_flags_without_trace(),
+            ["--trace-to", "--trace-ranks"]
+        );
+        let traced = args(&["--trace", "t.json", "--trace-to", "1ms"]);
+        assert!(traced.trace_flags_without_trace().is_empty());
     }
 
     /// A run on threads names the simulator's flags it was given, which it ignores, and only

@@ -51,7 +51,9 @@ mod persistent;
 mod request;
 
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
-pub use launcher::{Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, Wait, run};
+pub use launcher::{
+    Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, TraceFormat, Wait, run,
+};
 pub use measured::{MeasuredRank, MeasuredReport};
 pub use message::Message;
 pub use mpsim_proto::error::{Error, PendingRequest, ProgramError, Result, Site};
@@ -61,6 +63,8 @@ pub use output::{exit_code, stdout_error, write_stdout};
 pub use persistent::{PersistentRequest, start_all};
 /// The simulator's machine model and report types.
 pub mod sim {
+    /// A trace's records, what a trace keeps, and Perfetto's format.
+    pub use mpsim_proto::trace::{JsonSize, RankSet, TraceEvent, TraceFilter, perfetto};
     pub use mpsim_sim::{
         ComputeMode, CpuModel, DelayTable, LIST_WARNINGS, MAX_WORKERS, Model, ModelError,
         ModelFile, ModelFileError, Outcome, PROTOCOLS, RankReport, Report, TOP_WAITS, Trace,

@@ -42,14 +42,14 @@ use render::Options;
 /// ordinary host's memory (the text plus about a fifth of it for the events).
 const TRACE: InputKind = InputKind {
     what: "a trace",
-    max_bytes: 4 << 30,
+    max_bytes: mpsim_sim::Trace::PLOT_MAX_BYTES,
     too_large: "too large for mpsim plot, which reads a trace whole",
 };
 
 /// `mpsim plot ...`.
 #[derive(Args)]
 pub struct PlotArgs {
-    /// A Chrome trace-event JSON file, as a simulated run's `--trace` writes it.
+    /// A Chrome trace-event JSON file, as a run's `--trace` writes it (not a `.pftrace`).
     trace: PathBuf,
     /// The SVG file to write (`-`: standard output, the summary line going to standard error).
     #[arg(short, long)]
@@ -72,6 +72,12 @@ pub fn run(args: PlotArgs) -> Result<String, String> {
     if same_file(&args.trace, &args.out) {
         return Err(format!(
             "{path} is both the trace and the output: the picture would overwrite the trace"
+        ));
+    }
+    if mpsim::TraceFormat::for_path(&args.trace) == mpsim::TraceFormat::Perfetto {
+        return Err(format!(
+            "{path} is a Perfetto protobuf trace (by its name), which mpsim plot does not read: \
+             open it in Perfetto (ui.perfetto.dev), or trace the run again to a .json file"
         ));
     }
     let bytes = input::read_capped(&args.trace, &TRACE).map_err(|e| match e.io() {
