@@ -79,7 +79,7 @@ pub struct LaunchArgs {
     pub report: Option<ReportFormat>,
     /// Write a trace of every rank's compute, blocking waits and messages: in virtual time
     /// under sim, in host time since the run's start under threads. A PATH ending in
-    /// `.pftrace` or `.perfetto-trace` gets Perfetto's protobuf format (about a tenth of the
+    /// `.pftrace` or `.perfetto-trace` gets Perfetto's protobuf format (about 40% of the
     /// size; Perfetto opens it), any other Chrome trace-event JSON (Perfetto and
     /// chrome://tracing open it, `mpsim plot` draws it up to 4 GiB).
     #[arg(long, value_name = "PATH")]
@@ -340,7 +340,7 @@ fn rank_list(text: &str) -> std::result::Result<RankSet, String> {
 pub enum TraceFormat {
     /// Chrome trace-event JSON: Perfetto, chrome://tracing and `mpsim plot` read it.
     ChromeJson,
-    /// Perfetto's protobuf trace format: about a tenth of the JSON's size; Perfetto reads it.
+    /// Perfetto's protobuf trace format: about 40% of the JSON's size; Perfetto reads it.
     Perfetto,
 }
 
@@ -776,8 +776,13 @@ impl Launcher {
         }
         let ignored = self.args.trace_flags_without_trace();
         if !ignored.is_empty() {
+            let verb = if ignored.len() == 1 {
+                "applies"
+            } else {
+                "apply"
+            };
             eprintln!(
-                "mpsim: {} only apply with --trace: ignored",
+                "mpsim: {} only {verb} with --trace: ignored",
                 ignored.join(", ")
             );
         }
