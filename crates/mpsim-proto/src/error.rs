@@ -397,18 +397,29 @@ impl Error {
 
     /// Records the virtual time at which the error happened, unless it has one (simulator).
     pub fn stamp_time(&mut self, t: u64) {
+        if let Error::PendingAtExit { time_ns, .. } = self {
+            time_ns.get_or_insert(t);
+        } else if let Some(site) = self.site_mut() {
+            site.time_ns.get_or_insert(t);
+        } else {
+            self.stamp_time_of_program(t);
+        }
+    }
+
+    /// [`Error::stamp_time`] of a program's failure or abort (the errors a program makes).
+    /// Out of line: the call errors' stamps are inlined into every blocking call's error
+    /// path, and these two arms there cost the simulated ring instructions per message.
+    #[cold]
+    #[inline(never)]
+    fn stamp_time_of_program(&mut self, t: u64) {
         match self {
-            Error::PendingAtExit { time_ns, .. } | Error::Abort { time_ns, .. } => {
+            Error::Abort { time_ns, .. } => {
                 time_ns.get_or_insert(t);
             }
             Error::Program(failure) => {
                 failure.time_ns.get_or_insert(t);
             }
-            _ => {
-                if let Some(site) = self.site_mut() {
-                    site.time_ns.get_or_insert(t);
-                }
-            }
+            _ => {}
         }
     }
 

@@ -276,10 +276,8 @@ where
                         k.time_overflow(rank, now, "its end would come".into());
                     }
                     let result = result.and_then(|()| pending_at_exit(&k, rank, t));
-                    if let Err(mut e) = result {
-                        e.stamp_time(t);
-                        e.stamp_rank(rank);
-                        k.fail(e, t);
+                    if let Err(e) = result {
+                        program_failed(&mut k, e, rank, t);
                     }
                     // Millions of finished ranks should hold no heap memory.
                     k.ranks[idx].endpoint.shrink_to_fit();
@@ -444,6 +442,16 @@ fn progress(k: &Kernel) -> Progress {
         events: k.events,
         finished: k.finished,
     }
+}
+
+/// The program of `rank` ended at `t` with `e`: the run stops with it, stamped with the time
+/// and, for a program's own failure, the rank (out of the run loop: once per failed run).
+#[cold]
+#[inline(never)]
+fn program_failed(k: &mut Kernel, mut e: Error, rank: u32, t: u64) {
+    e.stamp_time(t);
+    e.stamp_rank(rank);
+    k.fail(e, t);
 }
 
 fn pending_at_exit(k: &Kernel, rank: u32, t: u64) -> Result<(), Error> {

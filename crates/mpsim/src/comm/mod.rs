@@ -529,6 +529,22 @@ impl Comm {
             }
     }
 
+    /// Whether a receive with `source` and `tag` posts one: [`Comm::valid_pattern`], and not
+    /// from `PROC_NULL`. One test of the source rank on the way of every blocking receive (a
+    /// rank below the size that is not `PROC_NULL`); what does not post is told out of line.
+    #[inline(always)]
+    pub(crate) fn posts_receive(&self, source: Source, tag: Tag) -> bool {
+        !self.inner.freed.get()
+            && match tag {
+                Tag::Value(t) => (0..=TAG_UB).contains(&t),
+                Tag::Any => true,
+            }
+            && match source {
+                Source::Rank(r) => r < self.size() && r != PROC_NULL,
+                Source::Any => true,
+            }
+    }
+
     /// The error of a pattern that [`Comm::valid_pattern`] rejects, first failure first.
     #[cold]
     #[inline(never)]

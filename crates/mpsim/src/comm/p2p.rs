@@ -373,7 +373,7 @@ impl Comm {
         let rt = &**self.rt();
         // Checked here rather than through `Comm::pattern`: its `Result<Option<Pattern>>` went
         // through memory.
-        if !self.valid_pattern(source, tag) || source == Source::Rank(PROC_NULL) {
+        if !self.posts_receive(source, tag) {
             return Blocking::done(rt, self.recv_at_once(source, tag));
         }
         let pattern = Pattern::new(self.p2p_context(), source, tag);
