@@ -111,7 +111,7 @@ impl OutputFile {
             let mode = existing.as_ref().map_or(0o666, |m| m.permissions().mode());
             builder.permissions(fs::Permissions::from_mode(mode));
         }
-        let temp = builder.tempfile_in(parent(&real))?;
+        let temp = builder.tempfile_in(parent(&real)).map_err(plain)?;
         Ok(OutputFile {
             target: Target::Beside(temp),
             path: real,
@@ -227,7 +227,7 @@ fn new_dir(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), (PathBuf, io::Erro
     // Removed with what it holds if anything fails before the rename.
     let temp = builder
         .tempdir_in(parent)
-        .map_err(|e| (parent.to_path_buf(), e))?;
+        .map_err(|e| (parent.to_path_buf(), plain(e)))?;
     for (name, bytes) in files {
         let path = temp.path().join(name);
         let fail = |e| (dir.join(name), e);
@@ -257,7 +257,17 @@ pub fn check_writable_dir(dir: &Path) -> Result<(), (PathBuf, io::Error)> {
         .prefix(".mpsim-check.")
         .tempfile_in(existing)
         .map(drop)
-        .map_err(|e| (existing.to_path_buf(), e))
+        .map_err(|e| (existing.to_path_buf(), plain(e)))
+}
+
+/// The system's error in one of `tempfile`'s, without the ` at path "..."` it appends: the
+/// temporary file's random name, which the user never gave (messages name the target).
+fn plain(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.rfind(" at path \"") {
+        Some(at) => io::Error::new(e.kind(), &text[..at]),
+        None => e,
+    }
 }
 
 /// The directory holding `path` (`.` for a bare name).
