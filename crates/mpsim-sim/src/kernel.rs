@@ -750,6 +750,7 @@ impl Kernel {
                 name,
                 start_ns,
                 end_ns,
+                unfinished: false,
             });
         }
     }

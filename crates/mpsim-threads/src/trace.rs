@@ -150,6 +150,7 @@ fn merge_into(ranks: Vec<RankTrace>, mut events: Vec<TraceEvent>) -> Trace {
                     name,
                     start_ns,
                     end_ns,
+                    unfinished: false,
                 }),
         );
         events.extend(
@@ -217,7 +218,8 @@ mod tests {
                     rank: 0,
                     name: "compute",
                     start_ns: 50,
-                    end_ns: 60
+                    end_ns: 60,
+                    unfinished: false,
                 },
                 msg(4, 1, 0, 70, None, 4),
             ]
