@@ -99,7 +99,10 @@ impl OutputFile {
             }
         }
         let name = real.file_name().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "it names no file (it ends in `..` or `/`)")
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it names no file (it ends in `..` or `/`)",
+            )
         })?;
         let mut builder = tempfile::Builder::new();
         let prefix = format!(".{}.", name.to_string_lossy());
@@ -250,7 +253,13 @@ fn new_dir(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), (PathBuf, io::Erro
 pub fn check_writable_dir(dir: &Path) -> Result<(), (PathBuf, io::Error)> {
     let existing = dir
         .ancestors()
-        .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                p
+            }
+        })
         .find(|p| fs::symlink_metadata(p).is_ok())
         .unwrap_or(Path::new("."));
     tempfile::Builder::new()
@@ -356,7 +365,12 @@ mod tests {
         let link = dir.join("link.toml");
         std::os::unix::fs::symlink(&path, &link).expect("symlink");
         write_whole(&link, b"new").expect("write");
-        assert!(fs::symlink_metadata(&link).expect("link").file_type().is_symlink());
+        assert!(
+            fs::symlink_metadata(&link)
+                .expect("link")
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(fs::read_to_string(&path).expect("read"), "new");
         let mode = fs::metadata(&path).expect("meta").permissions().mode();
         assert_eq!(mode & 0o777, 0o640);
@@ -374,7 +388,10 @@ mod tests {
         fs::write(model.join("notes.txt"), "mine").expect("notes");
         write_files_in(&model, &[("model.toml", b"t2"), ("ssend.csv", b"s2")]).expect("again");
         assert_eq!(entries(&model), ["model.toml", "notes.txt", "ssend.csv"]);
-        assert_eq!(fs::read_to_string(model.join("model.toml")).expect("read"), "t2");
+        assert_eq!(
+            fs::read_to_string(model.join("model.toml")).expect("read"),
+            "t2"
+        );
         fs::remove_dir_all(&dir).expect("clean up");
     }
 

@@ -61,11 +61,18 @@ pub fn write_stdout(write: impl FnOnce(&mut StdoutLock<'static>) -> io::Result<(
 
 /// The exit status of a program whose run ended with `result`: success, or failure with the
 /// error printed on one line to standard error (`mpsim: ...`), except that a run stopped by
-/// the reader of its standard output closing it fails quietly (see the module doc).
+/// the reader of its standard output closing it fails quietly (see the module doc). A run
+/// stopped by a signal ([`Error::Interrupted`]) exits with 128 plus the signal's number (130
+/// for `SIGINT`, 143 for `SIGTERM`), the status a shell gives a process the signal ended, so
+/// that a script sees it was interrupted.
 pub fn exit_code(result: Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Error::Io { what }) if what == READER_GONE => ExitCode::FAILURE,
+        Err(e @ Error::Interrupted { signal, .. }) => {
+            eprintln!("mpsim: {e}");
+            ExitCode::from(128 + signal.number() as u8)
+        }
         Err(e) => {
             eprintln!("mpsim: {e}");
             ExitCode::FAILURE
