@@ -194,16 +194,28 @@ fn trace_file_is_whole_or_left_as_it_was() {
         names
     };
     std::fs::write(&path, "an earlier trace").expect("written");
-    let refused = Launcher::new(2).spawn_order(vec![0, 0]).trace(&path).run(hello);
-    assert!(matches!(refused, Err(Error::InvalidArgument { .. })), "{refused:?}");
-    assert_eq!(std::fs::read_to_string(&path).expect("kept"), "an earlier trace");
+    let refused = Launcher::new(2)
+        .spawn_order(vec![0, 0])
+        .trace(&path)
+        .run(hello);
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("kept"),
+        "an earlier trace"
+    );
     assert_eq!(listed(), ["t.json"]);
 
     let deadlocked = Launcher::new(2).trace(&path).run(|world: Comm| async move {
         world.ssend(&[0u8], 1 - world.rank(), 0).await?;
         Ok(())
     });
-    assert!(matches!(deadlocked, Err(Error::Deadlock { .. })), "{deadlocked:?}");
+    assert!(
+        matches!(deadlocked, Err(Error::Deadlock { .. })),
+        "{deadlocked:?}"
+    );
     let text = std::fs::read_to_string(&path).expect("replaced");
     let doc: serde_json::Value = serde_json::from_str(&text).expect("the trace is JSON");
     let open = doc["traceEvents"]
