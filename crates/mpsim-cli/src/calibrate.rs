@@ -501,8 +501,23 @@ fn delay_ns(one_way: f64) -> u64 {
 /// Checks that `out` can be what `--out` takes, a directory to create or to write `model.toml`,
 /// `ssend.csv` and `bsend.csv` into ([`ModelFile::write_to`]), before anything is measured: a
 /// measurement takes up to tens of seconds, and a path that cannot hold the model should fail
-/// before it, not after. (Permissions are left to the write: only writing tells.)
+/// before it, not after. Whether it can be written is tried too (only writing tells:
+/// permissions, a read-only file system), by making a file in it, or in the nearest existing
+/// directory above it, and removing it.
 fn check_out(out: &Path) -> Result<(), String> {
+    check_out_shape(out)?;
+    mpsim_sim::output::check_writable_dir(out).map_err(|(dir, e)| {
+        format!(
+            "--out {}: cannot write into {}: {e}; give a directory you can write (checked \
+             before measuring)",
+            out.display(),
+            dir.display()
+        )
+    })
+}
+
+/// The part of [`check_out`] that looks at what `out` is.
+fn check_out_shape(out: &Path) -> Result<(), String> {
     let err = |what: String| {
         Err(format!(
             "--out {}: {what}; --out names a directory to create, or to write model.toml, \

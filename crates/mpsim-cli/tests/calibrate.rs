@@ -401,3 +401,71 @@ fn calibrate_out_that_cannot_be_a_directory_fails_before_measuring() {
         "not a directory"
     );
 }
+
+/// An `--out` that cannot be written into fails at once with the directory that refused, before
+/// a second of measuring (the default sweep takes seconds, and a failure after it used to lose
+/// them): a read-only directory (where the user is not root, who may write anywhere) and
+/// `/proc`, where no one may make a file.
+#[test]
+fn calibrate_out_that_cannot_be_written_fails_before_measuring() {
+    let dir = scratch("out-unwritable");
+    let mut cases: Vec<(PathBuf, PathBuf)> = Vec::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let locked = dir.join("locked");
+        fs::create_dir(&locked).expect("created");
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).expect("chmod");
+        if fs::write(locked.join("probe"), "").is_err() {
+            cases.push((locked.clone(), locked.clone()));
+            cases.push((locked.join("model"), locked.clone()));
+        }
+    }
+    if Path::new("/proc/self").exists() {
+        cases.push(("/proc/mpsim-model".into(), "/proc".into()));
+    }
+    for (out, refused) in &cases {
+        let out_arg = out.to_str().expect("UTF-8");
+        let run = mpsim(&["calibrate", "--backend", "threads", "--out", out_arg]);
+        let stderr = text(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "mpsim: --out {out_arg}: cannot write into {}: ",
+                refused.display()
+            )),
+            "{stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "nothing was measured: {stderr}");
+        assert!(!out.join(mpsim_sim::MODEL_TOML).exists());
+    }
+    eprintln!("{} unwritable --out checked", cases.len());
+}
+
+/// A model written over an existing one replaces its three files, keeps the directory's other
+/// files, and leaves no temporary file beside them (each is written under a temporary name and
+/// renamed once all are on disk: `mpsim_sim::output::write_files_in`).
+#[test]
+fn calibrate_over_an_existing_model_replaces_its_files_only() {
+    let dir = scratch("out-replace");
+    let model = dir.join("model");
+    let run = from_osu(&sample("osu_latency-v5.8.txt"), &model, &[]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    fs::write(model.join("notes.txt"), "mine").expect("written");
+    let run = from_osu(&sample("osu_latency-v7.1.txt"), &model, &[]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let loaded = ModelFile::load(&model).expect("loads");
+    assert!(
+        loaded.description.as_deref().unwrap_or("").contains("v7"),
+        "{:?}",
+        loaded.description
+    );
+    let mut names: Vec<_> = fs::read_dir(&model)
+        .expect("listed")
+        .map(|e| e.expect("entry").file_name().into_string().expect("UTF-8"))
+        .collect();
+    names.sort();
+    assert_eq!(names, ["bsend.csv", "model.toml", "notes.txt", "ssend.csv"]);
+    let beside: Vec<_> = fs::read_dir(&dir).expect("listed").collect();
+    assert_eq!(beside.len(), 1, "only the model directory: {beside:?}");
+}

@@ -302,6 +302,21 @@ pub enum Error {
         /// What would happen too late, e.g. "a message of 8 bytes to rank 1 would arrive".
         what: String,
     },
+    /// A signal (Ctrl-C's `SIGINT`, `SIGTERM`) stopped the run before its end: under the
+    /// simulator at virtual time `time_ns`, with a report and trace of what ran until then
+    /// (clocks capped there, as for any error that stops a run: `docs/timing.md` S16 and D2 of
+    /// `docs/extensions.md`); on threads each rank stopped at its next call.
+    #[error(
+        "interrupted by {signal}{}: the run was stopped before its end",
+        time_ns.map(|t| format!(" at t={t} ns")).unwrap_or_default()
+    )]
+    Interrupted {
+        /// The signal.
+        signal: crate::interrupt::Signal,
+        /// Where virtual time had got to (simulator; `None` on threads, or when the run was
+        /// stopped before it started).
+        time_ns: Option<u64>,
+    },
     /// The run was ended because another rank failed.
     #[error("rank {rank}: aborted because {cause}")]
     Aborted {
@@ -358,6 +373,7 @@ macro_rules! site_of {
             | Error::Aborted { .. }
             | Error::Program(_)
             | Error::Abort { .. }
+            | Error::Interrupted { .. }
             | Error::TimeOverflow { .. }
             | Error::InvalidArgument { .. }
             | Error::NoMemory { .. }

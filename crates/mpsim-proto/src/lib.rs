@@ -11,6 +11,8 @@
 //!   cancel (`spec/p2p.md`).
 //! - [`error`]: the one error type, by MPI error class.
 //! - [`deadlock`]: the wait-for cycle and report text every backend prints.
+//! - [`interrupt`]: a signal's request to stop a run, raised by a handler, looked for by the
+//!   backends.
 //! - [`runtime`]: the trait a backend implements for each rank.
 //! - [`trace`]: a run's trace as data (times are fields, filled by each backend in its own
 //!   clock) and its Chrome trace-event JSON writer.
@@ -19,6 +21,7 @@
 
 pub mod deadlock;
 pub mod error;
+pub mod interrupt;
 pub mod matching;
 pub mod p2p;
 pub mod runtime;

@@ -12,7 +12,9 @@
 //! rank (`tid` = rank): a complete (`X`) slice per [`TraceEvent::Span`], and per
 //! [`TraceEvent::Message`] a flow start (`s`) on the sender's track and a flow end (`f`) on the
 //! receiver's, sharing the message's id (an arrow in the viewers). Events are written in the
-//! order given, so the same `Trace` gives the same bytes.
+//! order given, so the same `Trace` gives the same bytes. A span the rank was still in when the
+//! run stopped (a deadlock, an error, an interrupt) ends at the stop and says so in its
+//! `args` (`"unfinished":true`).
 //!
 //! A trace may keep only part of a run ([`TraceFilter`]: a window of time, a set of ranks);
 //! it then has tracks for the ranks traced and for the other ends of their messages only.
@@ -38,8 +40,12 @@ pub enum TraceEvent {
         name: &'static str,
         /// Start.
         start_ns: u64,
-        /// End.
+        /// End: for an unfinished span, where the run stopped.
         end_ns: u64,
+        /// The rank was still in it when the run stopped (a call blocked in a deadlock, a
+        /// wait under way at an error or an interrupt): it ends at the stop, not because the
+        /// rank left it. Written as `"args":{"unfinished":true}`.
+        unfinished: bool,
     },
     /// A message: sent by `from` at `sent_ns`, arriving at `to` at `arrival_ns`.
     Message {
@@ -249,12 +255,19 @@ impl Trace {
                     name,
                     start_ns,
                     end_ns,
-                } => write!(
-                    out,
-                    ",\n{{\"ph\":\"X\",\"pid\":0,\"tid\":{rank},\"name\":\"{name}\",\"ts\":{},\"dur\":{}}}",
-                    Micros(start_ns),
-                    Micros(end_ns.saturating_sub(start_ns))
-                )?,
+                    unfinished,
+                } => {
+                    write!(
+                        out,
+                        ",\n{{\"ph\":\"X\",\"pid\":0,\"tid\":{rank},\"name\":\"{name}\",\"ts\":{},\"dur\":{}",
+                        Micros(start_ns),
+                        Micros(end_ns.saturating_sub(start_ns))
+                    )?;
+                    if unfinished {
+                        out.write_all(b",\"args\":{\"unfinished\":true}")?;
+                    }
+                    out.write_all(b"}")?;
+                }
                 TraceEvent::Message {
                     id,
                     from,
@@ -336,6 +349,7 @@ mod tests {
                     name: "recv",
                     start_ns: 1_500,
                     end_ns: 2_001,
+                    unfinished: false,
                 },
                 TraceEvent::Message {
                     id: 1,
@@ -374,5 +388,29 @@ mod tests {
         let second = want.find("\n{\"ph\":\"s\"").unwrap() as u64;
         let size = t.write_chrome_json_sized(io::sink(), second + 5).unwrap();
         assert_eq!(size.events_past_limit, 2);
+    }
+
+    /// A span still under way at the stop says so in its args; viewers show them as the span's
+    /// details.
+    #[test]
+    fn an_unfinished_span_is_marked_in_its_args() {
+        let t = Trace::new(
+            "mpsim test",
+            1,
+            vec![TraceEvent::Span {
+                rank: 0,
+                name: "ssend",
+                start_ns: 0,
+                end_ns: 2_000,
+                unfinished: true,
+            }],
+        );
+        let json = t.to_chrome_json();
+        assert!(
+            json.contains(
+                "{\"ph\":\"X\",\"pid\":0,\"tid\":0,\"name\":\"ssend\",\"ts\":0.000,\"dur\":2.000,\"args\":{\"unfinished\":true}}\n]}"
+            ),
+            "{json}"
+        );
     }
 }

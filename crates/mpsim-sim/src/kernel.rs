@@ -758,6 +758,7 @@ impl Kernel {
                 name,
                 start_ns,
                 end_ns,
+                unfinished: false,
             });
         }
     }

@@ -18,7 +18,8 @@
 //! - [`MemoryWatch`]: the host's memory, watched so that a run too big for it ends with an
 //!   error, not a kill.
 //! - [`input`]: input files read whole with a cap per kind, for model files here and the
-//!   `mpsim` command's inputs.
+//!   `mpsim` command's inputs; [`output`]: output files written whole or not at all (models,
+//!   traces, pictures).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -31,6 +32,7 @@ mod livelock;
 mod model;
 mod model_file;
 mod model_value;
+pub mod output;
 mod parallel;
 mod partition;
 mod quad_heap;

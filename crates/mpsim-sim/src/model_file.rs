@@ -67,7 +67,6 @@
 //! `model.toml` says how it was measured.
 
 use std::fmt::Write as _;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -282,23 +281,20 @@ impl ModelFile {
     }
 
     /// Writes `model.toml`, `ssend.csv` and `bsend.csv` into `dir` (created if missing), so that
-    /// [`ModelFile::load`]`(dir)` reads the same model and description back.
+    /// [`ModelFile::load`]`(dir)` reads the same model and description back. Written whole
+    /// ([`crate::output::write_files_in`]): a new directory appears with its three files, and a
+    /// write that fails (a full disk, say) leaves the model that was in `dir` as it was.
     pub fn write_to(&self, dir: impl AsRef<Path>) -> Result<(), ModelFileError> {
-        let dir = dir.as_ref();
         let toml = self.to_toml()?;
-        fs::create_dir_all(dir).map_err(|error| ModelFileError::Write {
-            path: dir.to_path_buf(),
-            error,
-        })?;
-        for (name, text) in [
-            (MODEL_TOML, toml),
-            ("ssend.csv", table_csv(&self.model.ssend)),
-            ("bsend.csv", table_csv(&self.model.bsend)),
-        ] {
-            let path = dir.join(name);
-            fs::write(&path, text).map_err(|error| ModelFileError::Write { path, error })?;
-        }
-        Ok(())
+        let (ssend, bsend) = (table_csv(&self.model.ssend), table_csv(&self.model.bsend));
+        // model.toml last: once it is in place, so are the tables it was written with.
+        let files: [(&str, &[u8]); 3] = [
+            ("ssend.csv", ssend.as_bytes()),
+            ("bsend.csv", bsend.as_bytes()),
+            (MODEL_TOML, toml.as_bytes()),
+        ];
+        crate::output::write_files_in(dir.as_ref(), &files)
+            .map_err(|(path, error)| ModelFileError::Write { path, error })
     }
 }
 

@@ -16,6 +16,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use mpsim_proto::error::Error;
+use mpsim_proto::interrupt::Interrupt;
 use mpsim_proto::p2p::never_received;
 use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::TraceEvent;
@@ -42,6 +43,8 @@ pub(crate) struct Partition<Fut> {
     pub kernel: Rc<RefCell<Kernel>>,
     futures: Slots<Fut>,
     watch: MemoryWatch,
+    /// Raised by a signal: the run stops (`Options::interrupt`), looked at with `watch`.
+    interrupt: Option<Interrupt>,
     /// With a trace in a parallel run: how many trace records each event made, by its key, so
     /// that the partitions' traces merge into the sequential order.
     pub runs: Option<Vec<(Key, u32)>>,
@@ -108,11 +111,17 @@ where
         // the run loop watches it.
         let mut watch = MemoryWatch::new(options.memory_floor);
         for (made, rank) in order.enumerate() {
-            if made as u64 % SETUP_CHECK_EVERY == SETUP_CHECK_EVERY - 1
-                && let Some(shortage) = watch.poll()
-            {
-                let at = format!(" after making {made} of the ranks' programs");
-                return Err(shortage.error(options.ranks, &at));
+            if made as u64 % SETUP_CHECK_EVERY == SETUP_CHECK_EVERY - 1 {
+                if let Some(signal) = options.interrupt.as_ref().and_then(Interrupt::raised) {
+                    return Err(Error::Interrupted {
+                        signal,
+                        time_ns: None,
+                    });
+                }
+                if let Some(shortage) = watch.poll() {
+                    let at = format!(" after making {made} of the ranks' programs");
+                    return Err(shortage.error(options.ranks, &at));
+                }
             }
             let idx = (rank - part.start) as usize;
             let rt: Rc<dyn RankRuntime> = Rc::new(SimRank {
@@ -127,6 +136,7 @@ where
             kernel,
             futures,
             watch,
+            interrupt: options.interrupt.clone(),
             runs: None,
             traced: 0,
         })
@@ -325,10 +335,26 @@ where
             if k.events.is_multiple_of(OBSERVE_EVERY) {
                 observe(progress(k));
             }
-            if let Some(e) = self.watch.tick(k.events, time, k.total) {
+            if let Some(e) = self.look_outside(k.events, time, k.total) {
                 k.fail_now(e, time);
             }
         }
+    }
+
+    /// What stops a run from outside it, looked at every [`CHECK_EVERY`] events: a signal
+    /// (`Options::interrupt`), then the host's memory ([`MemoryWatch::tick`]). Either stops
+    /// the run at once, after the current event: the user or the host will not wait for the
+    /// lookahead of D2.
+    #[cold]
+    #[inline(never)]
+    fn look_outside(&mut self, events: u64, now: u64, ranks: u32) -> Option<Error> {
+        if let Some(signal) = self.interrupt.as_ref().and_then(Interrupt::raised) {
+            return Some(Error::Interrupted {
+                signal,
+                time_ns: Some(now),
+            });
+        }
+        self.watch.tick(events, now, ranks)
     }
 
     /// With a trace in a parallel run, notes the records the event `key` made.

@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use mpsim_proto::deadlock;
 use mpsim_proto::error::Error;
+use mpsim_proto::interrupt::Interrupt;
 use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::{Trace, TraceEvent, TraceFilter};
 
@@ -55,6 +56,11 @@ pub struct Options {
     /// [`Error::Livelock`]: no message in flight, every unfinished rank blocked or polling
     /// (a `test` loop for a message never sent). 0: never. Default 1 s.
     pub livelock_after_ns: u64,
+    /// Stop the run when this flag is raised (a signal's handler raises it; `mpsim`'s
+    /// `Launcher::run` installs one for `SIGINT` and `SIGTERM`), with
+    /// [`Error::Interrupted`] and a report and trace of what ran until then. Looked at every
+    /// 64 events, where the host's memory is (never per message). `None`: never stopped so.
+    pub interrupt: Option<Interrupt>,
 }
 
 /// The most threads a simulation runs on ([`Options::workers`]). More threads than cores give
@@ -77,6 +83,7 @@ impl Options {
             memory_floor: None,
             workers: 1,
             livelock_after_ns: crate::livelock::DEFAULT_AFTER_NS,
+            interrupt: None,
         }
     }
 }
@@ -255,7 +262,11 @@ pub(crate) fn merge(
     let stop_time = stop.as_ref().map(|(_, t)| *t);
     let error = stop.map(|(e, _)| e);
     let trace = options.trace.then(|| {
-        Trace::new(PROCESS_NAME, n, merge_traces(traces)).with_filter(options.trace_filter.clone())
+        let mut records = merge_traces(traces);
+        if let Some(t) = stop_time {
+            end_at_stop(&mut records, &states, t);
+        }
+        Trace::new(PROCESS_NAME, n, records).with_filter(options.trace_filter.clone())
     });
     // The per-rank reports take the ranks' place in memory (an in-place collect: no second
     // array of millions of entries at the end of a run).
@@ -328,6 +339,65 @@ fn merge_traces(parts: Vec<PartTrace>) -> Vec<TraceEvent> {
         }
     }
     out
+}
+
+/// The trace of a run stopped at `stop` (an error's time, a deadlock's or a livelock's) drawn
+/// up to the stop, as the report is (its clocks are capped there, S16 and D2): a span that
+/// runs past it ends there, marked unfinished, and one that starts at or after it is dropped
+/// (the events of D2's lookahead after an error ran, but the report does not count them); a
+/// message sent at or after it is dropped, and one that arrives after it keeps its start
+/// only. Each rank still blocked (`states`, by partition) gets its blocking call as a span
+/// open until the stop, in rank order after the records: a deadlocked run would otherwise
+/// show none of the waits it is made of. The same records are cut the same way whatever the
+/// partitions, so a parallel run's trace stays the sequential one's.
+fn end_at_stop(records: &mut Vec<TraceEvent>, states: &[(u32, Vec<RankState>)], stop: u64) {
+    records.retain_mut(|e| match e {
+        TraceEvent::Span {
+            start_ns,
+            end_ns,
+            unfinished,
+            ..
+        } => {
+            if *end_ns > stop {
+                *end_ns = stop;
+                *unfinished = true;
+            }
+            *start_ns < stop
+        }
+        TraceEvent::Message {
+            sent_ns,
+            arrival_ns,
+            ..
+        } => {
+            if arrival_ns.is_some_and(|a| a > stop) {
+                *arrival_ns = None;
+            }
+            *sent_ns < stop
+        }
+    });
+    let open = |r: &RankState| r.wait.is_some_and(|w| !r.done && w.since < stop);
+    let count = states
+        .iter()
+        .map(|(_, part)| part.iter().filter(|r| open(r)).count())
+        .sum();
+    // Room for them, if it can be had: a trace too big for one more span per blocked rank
+    // goes without them rather than abort the process.
+    if records.try_reserve_exact(count).is_err() {
+        return;
+    }
+    for (base, part) in states {
+        for (i, r) in part.iter().enumerate() {
+            if let Some(w) = r.wait.filter(|_| open(r)) {
+                records.push(TraceEvent::Span {
+                    rank: base + i as u32,
+                    name: w.call,
+                    start_ns: w.since,
+                    end_ns: stop,
+                    unfinished: true,
+                });
+            }
+        }
+    }
 }
 
 /// The options a run cannot start with: a model that breaks its invariants (a model built in

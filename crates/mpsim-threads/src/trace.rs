@@ -257,6 +257,7 @@ fn merge_into(ranks: Vec<RankTrace>, mut events: Vec<TraceEvent>, filter: &Trace
                     name,
                     start_ns,
                     end_ns,
+                    unfinished: false,
                 }),
         );
         events.extend(r.sent.iter().filter_map(|&(to, number, sent_ns, bytes)| {
@@ -341,7 +342,8 @@ mod tests {
                     rank: 0,
                     name: "compute",
                     start_ns: 50,
-                    end_ns: 60
+                    end_ns: 60,
+                    unfinished: false,
                 },
                 msg(4, 1, 0, 70, None, 4),
             ]
@@ -420,7 +422,8 @@ mod tests {
                     rank: 0,
                     name: "recv",
                     start_ns: 100,
-                    end_ns: 150
+                    end_ns: 150,
+                    unfinished: false,
                 },
                 msg(2, 2, 1, 120, Some(130), 8),
                 msg(3, 0, 1, 150, Some(160), 4),

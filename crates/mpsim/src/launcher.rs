@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, ValueEnum};
 use mpsim_proto::error::{Error, Result};
+use mpsim_proto::interrupt::Interrupt;
 use mpsim_proto::p2p::Config;
+use mpsim_sim::output::OutputFile;
 use mpsim_sim::{
     ComputeMode, MemoryWatch, Model, ModelFile, ModelFileError, Outcome, RankSet, Trace,
     TraceFilter,
@@ -16,6 +18,7 @@ use mpsim_sim::{
 use crate::comm::Comm;
 use crate::measured::MeasuredReport;
 use crate::output::{exit_code, write_stdout};
+use crate::signals;
 
 /// What each rank of a threads run measured, from the trace it recorded.
 fn measured_report(outcome: &mpsim_threads::Outcome) -> MeasuredReport {
@@ -411,7 +414,10 @@ fn warn_ignored(ignored: &[&str], backend: &str, running: &str) {
 
 #[derive(Parser)]
 #[command(
-    about = "An mpsim program: simulated on a machine model (default) or run for real on threads."
+    about = "An mpsim program: simulated on a machine model (default) or run for real on threads.",
+    after_help = "Ctrl-C (SIGINT) or SIGTERM stops a run: it still writes its report and trace of \
+                  what ran until then, and exits with status 130 or 143; a second one quits at \
+                  once. A --trace file is written whole or not at all."
 )]
 struct Cli {
     #[command(flatten)]
@@ -583,7 +589,11 @@ impl Launcher {
 
     /// [`Launcher::simulate`] with a progress bar on standard error (virtual time reached, events
     /// per second, ranks done); indicatif draws nothing when standard error is not a terminal.
-    fn simulate_with_progress_bar<F, Fut>(&self, program: F) -> Outcome
+    fn simulate_with_progress_bar<F, Fut>(
+        &self,
+        program: F,
+        interrupt: Option<Interrupt>,
+    ) -> Outcome
     where
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
@@ -601,7 +611,10 @@ impl Launcher {
             ));
             bar.tick();
         };
-        let options = self.sim_options();
+        let options = mpsim_sim::Options {
+            interrupt,
+            ..self.sim_options()
+        };
         let program = |rt| program(Comm::world(rt));
         let outcome = mpsim_sim::simulate_observed(&options, &program, &mut observe);
         bar.finish_and_clear();
@@ -625,6 +638,7 @@ impl Launcher {
             memory_floor: None,
             workers: self.args.sim_threads,
             livelock_after_ns: self.args.livelock_after,
+            interrupt: None,
         }
     }
 
@@ -704,7 +718,7 @@ impl Launcher {
         if let Some(e) = self.no_ranks() {
             return (MeasuredReport::new("threads", None, &[]), Some(e));
         }
-        let outcome = self.run_threads(program, true);
+        let outcome = self.run_threads(program, true, None);
         (measured_report(&outcome), outcome.error)
     }
 
@@ -716,8 +730,13 @@ impl Launcher {
     }
 
     /// `program` on the threads backend (at least 1 rank), with a trace when `trace` or
-    /// `--trace` asks for one.
-    fn run_threads<F, Fut>(&self, program: F, trace: bool) -> mpsim_threads::Outcome
+    /// `--trace` asks for one; stopped when `interrupt` is raised.
+    fn run_threads<F, Fut>(
+        &self,
+        program: F,
+        trace: bool,
+        interrupt: Option<&Interrupt>,
+    ) -> mpsim_threads::Outcome
     where
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
@@ -752,6 +771,16 @@ impl Launcher {
         let mut memory = MemoryWatch::new(None);
         let ranks = self.args.ranks;
         let mut check = || {
+            if let Some(signal) = interrupt.and_then(Interrupt::raised) {
+                eprintln!(
+                    "mpsim: {signal}: stopping the run (each rank stops at its next mpsim call; \
+                     its trace and report are written then; a second {signal} quits at once)"
+                );
+                return Some(Error::Interrupted {
+                    signal,
+                    time_ns: None,
+                });
+            }
             let shortage = memory.poll()?;
             eprintln!(
                 "mpsim: {shortage}: stopping the run (each rank stops at its next mpsim call; \
@@ -766,6 +795,19 @@ impl Launcher {
     /// printed to standard output at the end, under `threads` when `--report` asks for it. A
     /// report that cannot be written is an [`Error::Io`], the error returned when the trace
     /// was written and the run itself did not fail.
+    ///
+    /// The trace file is written whole or not at all: its temporary file is made beside it
+    /// before the run (a path that cannot be written fails at once) and renamed over it once
+    /// complete, so a run that fails, is stopped or fills the disk leaves the file that was
+    /// there, or none, never a truncated one.
+    ///
+    /// While it runs, `SIGINT` (Ctrl-C) and `SIGTERM` stop it: under `sim` at the next 64
+    /// events, on threads each rank at its next call; the report and trace of what ran until
+    /// then are written, and the run ends with [`Error::Interrupted`] (which [`exit_code`]
+    /// makes status 130 or 143, as a shell reports a process the signal ended). A second
+    /// signal ends the process at once, leaving the trace's temporary file
+    /// (`.NAME.XXXXXX.tmp`) beside it; a first one while the trace is being written stops
+    /// the writing and leaves no trace. Outside runs the signals keep their default.
     pub fn run<F, Fut>(&self, program: F) -> Result<()>
     where
         F: Fn(Comm) -> Fut + Sync,
@@ -792,6 +834,11 @@ impl Launcher {
                 .check(self.args.ranks)
                 .map_err(|what| Error::InvalidArgument { what })?;
         }
+        // From here to the end of the outputs, a first signal stops the run, not the process
+        // (listening before the trace file is made: a signal that finds its temporary file
+        // finds the run listening).
+        let listening = signals::listen();
+        let interrupt = listening.as_ref().map(|l| l.interrupt().clone());
         // The trace's file is made now: a path it cannot be written to is an error before
         // the run, not after hours of simulation.
         let trace_file = match self.args.backend {
@@ -801,7 +848,8 @@ impl Launcher {
         match self.args.backend {
             Backend::Threads => {
                 warn_ignored(&self.args.sim_only_flags(), "sim", "threads");
-                let mut outcome = self.run_threads(program, self.args.report.is_some());
+                let mut outcome =
+                    self.run_threads(program, self.args.report.is_some(), interrupt.as_ref());
                 if self.args.report.is_none() {
                     // No report to hold them: the warnings go where a user looks anyway.
                     let mut text = String::new();
@@ -822,7 +870,7 @@ impl Launcher {
                     }
                     t => t,
                 };
-                write_trace(trace_file, trace.as_ref())?;
+                write_trace(trace_file, trace.as_ref(), interrupt.as_ref())?;
                 outcome.into_result().and(printed)
             }
             Backend::Sim => {
@@ -835,7 +883,13 @@ impl Launcher {
                         self.args.sim_threads
                     );
                 }
-                let outcome = self.simulate_with_progress_bar(program);
+                let outcome = self.simulate_with_progress_bar(program, interrupt.clone());
+                if let Some(Error::Interrupted { signal, .. }) = &outcome.error {
+                    eprintln!(
+                        "mpsim: {signal}: the run stopped; writing its report and trace of what \
+                         ran until then (a second {signal} quits at once)"
+                    );
+                }
                 // A run that could not start (its error says why) has nothing to report.
                 let started = !outcome.report.ranks.is_empty();
                 let printed = if started {
@@ -846,7 +900,7 @@ impl Launcher {
                 } else {
                     Ok(())
                 };
-                write_trace(trace_file, outcome.trace.as_ref())?;
+                write_trace(trace_file, outcome.trace.as_ref(), interrupt.as_ref())?;
                 outcome.error.map_or(printed, Err)
             }
             Backend::Mpi => Err(Error::Unsupported {
@@ -858,12 +912,14 @@ impl Launcher {
         }
     }
 
-    /// Creates (or empties) the `--trace` file, if one is asked for.
+    /// Starts the `--trace` file, if one is asked for: its temporary file, made now beside it
+    /// ([`OutputFile`]), so that a path it cannot be written to is an error before the run,
+    /// not after hours of simulation.
     fn create_trace_file(&self) -> Result<Option<TraceFile>> {
         let Some(path) = &self.args.trace else {
             return Ok(None);
         };
-        let file = std::fs::File::create(path).map_err(|e| trace_error(path, &e))?;
+        let file = OutputFile::create(path).map_err(|e| trace_error(path, &e))?;
         Ok(Some(TraceFile {
             path: path.clone(),
             file,
@@ -871,29 +927,53 @@ impl Launcher {
     }
 }
 
-/// The `--trace` file, made before the run.
+/// The `--trace` file, started before the run; nothing is under its name until it is complete.
 struct TraceFile {
     path: PathBuf,
-    file: std::fs::File,
+    file: OutputFile,
 }
 
 /// Writes `trace` to the `--trace` file, if both are there (a run that failed still writes its
-/// trace: it shows what led to the error), in the format its name asks for. A JSON trace
+/// trace: it shows what led to the error), in the format its name asks for, and puts it under
+/// its name once complete. Without a trace (a run that could not start) the file is not made.
+/// A signal raised while it is written (`interrupt`, not raised before) stops the writing: the
+/// trace is then not written at all, and the error is [`Error::Interrupted`]. A JSON trace
 /// larger than `mpsim plot` reads is warned of on standard error.
-fn write_trace(file: Option<TraceFile>, trace: Option<&Trace>) -> Result<()> {
-    let (Some(TraceFile { path, file }), Some(trace)) = (file, trace) else {
+fn write_trace(
+    file: Option<TraceFile>,
+    trace: Option<&Trace>,
+    interrupt: Option<&Interrupt>,
+) -> Result<()> {
+    let (Some(TraceFile { path, mut file }), Some(trace)) = (file, trace) else {
         return Ok(());
     };
+    // A signal that stopped the run was for the run: the trace of what ran is still written.
+    let interrupt = interrupt.filter(|i| i.raised().is_none());
     // Streamed: a trace of millions of events needs no text of its size in memory.
-    let mut out = std::io::BufWriter::new(file);
+    let mut out = std::io::BufWriter::new(Interruptible {
+        file: &mut file,
+        interrupt,
+    });
     let written = match TraceFormat::for_path(&path) {
         TraceFormat::ChromeJson => trace
             .write_chrome_json_sized(&mut out, Trace::PLOT_MAX_BYTES)
             .map(Some),
         TraceFormat::Perfetto => trace.write_perfetto(&mut out).map(|()| None),
     };
+    let written = written.and_then(|size| out.flush().map(|()| size));
+    drop(out);
+    if let Some(signal) = interrupt.and_then(Interrupt::raised) {
+        eprintln!(
+            "mpsim: {signal} while writing the trace: {} was not written",
+            path.display()
+        );
+        return Err(Error::Interrupted {
+            signal,
+            time_ns: None,
+        });
+    }
     let size = written
-        .and_then(|size| out.flush().map(|()| size))
+        .and_then(|size| file.commit().map(|()| size))
         .map_err(|e| trace_error(&path, &e))?;
     if let Some(size) = size.filter(|s| s.bytes > Trace::PLOT_MAX_BYTES) {
         eprintln!(
@@ -917,6 +997,26 @@ fn too_big_for_plot(path: &Path, size: mpsim_proto::trace::JsonSize, events: usi
         gib(Trace::PLOT_MAX_BYTES),
         size.events_past_limit,
     )
+}
+
+/// A trace file's writer that fails once a signal is raised (looked at per buffer written,
+/// 8 KiB, under the `BufWriter`).
+struct Interruptible<'a> {
+    file: &'a mut OutputFile,
+    interrupt: Option<&'a Interrupt>,
+}
+
+impl std::io::Write for Interruptible<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.interrupt.is_some_and(|i| i.raised().is_some()) {
+            return Err(std::io::Error::other("interrupted by a signal"));
+        }
+        self.file.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
 }
 
 /// The error of a trace that cannot be written to `path`.

@@ -49,6 +49,7 @@ mod message;
 mod output;
 mod persistent;
 mod request;
+mod signals;
 
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{
@@ -57,6 +58,7 @@ pub use launcher::{
 pub use measured::{MeasuredRank, MeasuredReport};
 pub use message::Message;
 pub use mpsim_proto::error::{Error, PendingRequest, ProgramError, Result, Site};
+pub use mpsim_proto::interrupt::Signal;
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};
 pub use output::{exit_code, stdout_error, write_stdout};

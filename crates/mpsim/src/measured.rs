@@ -69,6 +69,7 @@ impl MeasuredReport {
                     name,
                     start_ns,
                     end_ns,
+                    ..
                 } => {
                     let r = &mut ranks[rank as usize];
                     if name == "compute" {

@@ -65,6 +65,9 @@ pub fn write_stdout(write: impl FnOnce(&mut StdoutLock<'static>) -> io::Result<(
 /// the reader of its standard output closing it fails quietly (see the module doc), and a run
 /// a rank stopped with [`Comm::abort`](crate::Comm::abort) exits with the code it gave
 /// ([`Error::Abort`]: `0..=255` as given, any other code 255), its error printed as any other.
+/// A run stopped by a signal ([`Error::Interrupted`]) exits with 128 plus the signal's number (130
+/// for `SIGINT`, 143 for `SIGTERM`), the status a shell gives a process the signal ended, so
+/// that a script sees it was interrupted.
 ///
 /// ```
 /// use std::process::ExitCode;
@@ -79,6 +82,10 @@ pub fn exit_code(result: Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Error::Io { what }) if what == READER_GONE => ExitCode::FAILURE,
+        Err(e @ Error::Interrupted { signal, .. }) => {
+            eprintln!("mpsim: {e}");
+            ExitCode::from(128 + signal.number() as u8)
+        }
         Err(e) => {
             eprintln!("mpsim: {e}");
             match e {

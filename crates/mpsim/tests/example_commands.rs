@@ -3,7 +3,9 @@
 //! never a panic; `pingpong` runs on its own 2 ranks by default and refuses a `--reps` it has
 //! no memory for; each `--help` says what the program does by default; `--eager-threshold`
 //! reaches the simulator; flags a backend ignores are named only when given; a rank's
-//! `abort(code)` ends the process with that code.
+//! `abort(code)` ends the process with that code; a run stopped by `SIGINT` or `SIGTERM`
+//! writes a trace that parses, exits with 130 or 143 and says it was interrupted, and a second
+//! signal ends it at once.
 //!
 //! A harness of its own (`harness = false` in Cargo.toml): this binary is both the driver and,
 //! with `MPSIM_TEST_EXAMPLE=NAME` in its environment, the example `NAME` itself (its `main` on
@@ -69,7 +71,7 @@ fn main() -> ExitCode {
     if let Ok(name) = std::env::var(EXAMPLE) {
         return run_example(&name);
     }
-    let tests: [(&str, fn()); 9] = [
+    let tests: [(&str, fn()); 11] = [
         (
             "example_full_stdout_is_an_error_not_a_panic",
             example_full_stdout_is_an_error_not_a_panic,
@@ -106,6 +108,14 @@ fn main() -> ExitCode {
             "launcher_abort_exits_with_its_code",
             launcher_abort_exits_with_its_code,
         ),
+        (
+            "example_interrupted_run_writes_its_trace_and_fails",
+            example_interrupted_run_writes_its_trace_and_fails,
+        ),
+        (
+            "example_second_signal_ends_the_process_at_once",
+            example_second_signal_ends_the_process_at_once,
+        ),
     ];
     for (name, test) in tests {
         test();
@@ -139,6 +149,27 @@ fn run_example(name: &str) -> ExitCode {
                 Ok(())
             })
         }
+        // Ranks trade a word with their neighbours for ever, a millisecond of host time apart
+        // (so that a trace of a second is small): only a signal ends it.
+        "endless" => mpsim::run(|world| async move {
+            let (me, n) = (world.rank(), world.size());
+            let mut got = [0u64];
+            loop {
+                world
+                    .sendrecv(&[1u64], (me + 1) % n, 0, &mut got, (me + n - 1) % n, 0)
+                    .await?;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }),
+        // Rank 1 never calls mpsim after its first call: on threads, a signal cannot stop it.
+        "deaf" => mpsim::run(|world| async move {
+            if world.rank() == 1 {
+                loop {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
+            Ok(())
+        }),
         other => panic!("no example {other}"),
     }
 }
@@ -379,4 +410,122 @@ fn launcher_abort_exits_with_its_code() {
             );
         }
     }
+}
+
+/// A scratch directory of this test process, fresh.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("example-commands-{}", std::process::id()))
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+/// The names in `dir`.
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("listed")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// Starts example `name` on `args` writing its trace to `dir/trace.json`, and returns once it
+/// runs and listens for signals: once the trace's temporary file is there (made after the
+/// handlers are installed, `Launcher::run`), and a few ms more.
+fn start_traced(name: &str, dir: &std::path::Path, args: &[&str]) -> std::process::Child {
+    let me = std::env::current_exe().expect("the test binary's path");
+    let trace = dir.join("trace.json");
+    let mut child = Command::new(me)
+        .env(EXAMPLE, name)
+        .args(args)
+        .arg("--trace")
+        .arg(&trace)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test binary runs as an example");
+    while !names_in(dir).iter().any(|n| n.starts_with(".trace.json.")) {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("{name} {args:?} ended before it was signalled: {status}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    child
+}
+
+/// SIGINT or SIGTERM to a running simulation or threads run: it stops, prints its report (sim)
+/// of what ran, writes a trace that parses as JSON and holds what ran, leaves no temporary
+/// file, and exits with 128 plus the signal's number saying it was interrupted.
+fn example_interrupted_run_writes_its_trace_and_fails() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    for (backend, signal, status, name) in [
+        ("sim", Signal::SIGINT, 130, "SIGINT"),
+        ("sim", Signal::SIGTERM, 143, "SIGTERM"),
+        ("threads", Signal::SIGINT, 130, "SIGINT"),
+    ] {
+        let dir = scratch(&format!("interrupted-{backend}-{name}"));
+        let args = ["--ranks", "3", "--backend", backend];
+        let child = start_traced("endless", &dir, &args);
+        let pid = Pid::from_raw(i32::try_from(child.id()).expect("a pid"));
+        kill(pid, signal).expect("the child is signalled");
+        let out = child.wait_with_output().expect("the child ends");
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        let case = format!("{backend} {name}: {stderr}");
+        assert_eq!(out.status.code(), Some(status), "{case}");
+        assert!(
+            stderr.contains(&format!("mpsim: interrupted by {name}")),
+            "{case}"
+        );
+        let trace = std::fs::read_to_string(dir.join("trace.json")).expect("a trace");
+        let doc: serde_json::Value = serde_json::from_str(&trace).expect("the trace is JSON");
+        let events = doc["traceEvents"].as_array().expect("events");
+        assert!(
+            events.iter().any(|e| e["ph"] == "s"),
+            "{case}: the messages sent before the signal are in the trace"
+        );
+        assert_eq!(names_in(&dir), ["trace.json"], "{case}");
+        if backend == "sim" {
+            assert!(
+                stdout.contains("stopped") && stdout.contains(&format!("interrupted by {name}")),
+                "{case}: the report says where the run stopped: {stdout}"
+            );
+        }
+    }
+}
+
+/// A second SIGINT ends the process at once, by the signal, when the first could not stop the
+/// run (a rank on threads that never calls mpsim again): it is not left to hang. Its trace's
+/// temporary file is what it leaves; the trace itself is not there.
+fn example_second_signal_ends_the_process_at_once() {
+    use std::io::BufRead;
+    use std::os::unix::process::ExitStatusExt;
+
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let dir = scratch("second-signal");
+    let mut child = start_traced("deaf", &dir, &["--ranks", "2", "--backend", "threads"]);
+    let pid = Pid::from_raw(i32::try_from(child.id()).expect("a pid"));
+    kill(pid, Signal::SIGINT).expect("the child is signalled");
+    // The watchdog says it is stopping the run: the first signal was taken.
+    let stderr = child.stderr.take().expect("piped");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let said = lines
+        .by_ref()
+        .map(|l| l.expect("a line"))
+        .find(|l| l.starts_with("mpsim: SIGINT: stopping the run"));
+    assert!(said.is_some(), "the first signal was reported");
+    kill(pid, Signal::SIGINT).expect("the child is signalled again");
+    let status = child.wait().expect("the child ends");
+    assert_eq!(status.signal(), Some(2), "{status}");
+    assert!(!dir.join("trace.json").exists());
 }

@@ -1,5 +1,6 @@
 //! Runs that cannot start or cannot write their outputs end with a typed error saying why,
-//! never a panic or an abort: no ranks, more ranks than memory, an unwritable trace path.
+//! never a panic or an abort: no ranks, more ranks than memory, an unwritable trace path; a
+//! trace file is written whole or left as it was.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -171,6 +172,69 @@ fn unwritable_trace_is_an_io_error_before_the_run() {
             other => panic!("{backend:?}: expected an I/O error, got {other}"),
         }
     }
+}
+
+/// A trace file is whole or absent (written beside its path, renamed once complete): a run
+/// refused before it starts leaves the file that was there as it was (it used to be emptied)
+/// and nothing beside it; a run that fails replaces it with a complete trace of what ran; a
+/// path that is a directory is refused before the run.
+#[test]
+fn trace_file_is_whole_or_left_as_it_was() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("launch-errors-trace-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let path = dir.join("t.json");
+    let listed = || {
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .expect("listed")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    std::fs::write(&path, "an earlier trace").expect("written");
+    let refused = Launcher::new(2)
+        .spawn_order(vec![0, 0])
+        .trace(&path)
+        .run(hello);
+    assert!(
+        matches!(refused, Err(Error::InvalidArgument { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("kept"),
+        "an earlier trace"
+    );
+    assert_eq!(listed(), ["t.json"]);
+
+    let deadlocked = Launcher::new(2).trace(&path).run(|world: Comm| async move {
+        world.ssend(&[0u8], 1 - world.rank(), 0).await?;
+        Ok(())
+    });
+    assert!(
+        matches!(deadlocked, Err(Error::Deadlock { .. })),
+        "{deadlocked:?}"
+    );
+    let text = std::fs::read_to_string(&path).expect("replaced");
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("the trace is JSON");
+    let open = doc["traceEvents"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["name"] == "ssend" && e["args"]["unfinished"] == true)
+        .count();
+    assert_eq!(open, 2, "{text}");
+    assert_eq!(listed(), ["t.json"]);
+
+    match Launcher::new(2).trace(&dir).run(hello) {
+        Err(Error::Io { what }) => assert!(
+            what.starts_with(&format!("cannot write the trace to {}: ", dir.display())),
+            "{what}"
+        ),
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+    std::fs::remove_dir_all(&dir).expect("cleaned up");
 }
 
 /// More rank threads than the host's memory-mapping limit allows (`vm.max_map_count`; each

@@ -427,6 +427,7 @@ fn read_json(path: &PathBuf) -> (Vec<TraceEvent>, Vec<TraceEvent>) {
                     name: leak(e["name"].as_str().expect("name")),
                     start_ns,
                     end_ns: start_ns + ns(&e["dur"]),
+                    unfinished: e["args"]["unfinished"] == Value::Bool(true),
                 });
             }
             "s" => {
@@ -522,6 +523,7 @@ fn read_perfetto(bytes: &[u8]) -> (Vec<String>, Vec<TraceEvent>, Vec<TraceEvent>
                     name,
                     start_ns,
                     end_ns: at,
+                    unfinished: false,
                 });
             }
             EventType::Instant => {

@@ -108,7 +108,9 @@ pub fn run(args: PlotArgs) -> Result<String, String> {
         eprint!("{}", summary(&t, &drawn, &options, "standard output"));
         return Ok(svg);
     }
-    fs::write(&args.out, svg).map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+    // Whole or not at all: a failed write leaves no half picture, and the file that was there.
+    mpsim_sim::output::write_whole(&args.out, svg.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     Ok(summary(
         &t,
         &drawn,

@@ -247,6 +247,7 @@ pub(super) fn write(trace: &Trace, out: impl io::Write) -> io::Result<()> {
             name,
             start_ns,
             end_ns,
+            ..
         } = events[i]
         {
             w.event(
@@ -369,6 +370,7 @@ mod tests {
             name,
             start_ns,
             end_ns,
+            unfinished: false,
         }
     }
 
