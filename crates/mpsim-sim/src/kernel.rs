@@ -523,7 +523,6 @@ impl Kernel {
                 let arrival =
                     self.channels
                         .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
-                r.stats.sent(*protocol, bytes);
                 if self.trace.is_some() {
                     self.trace_message(rank, tx.to, t, arrival, bytes);
                 }
@@ -608,24 +607,17 @@ impl Kernel {
     pub fn deliver_popped(&mut self, from: u32) {
         let (to, sent_at, packet) = self.queue.take_delivery();
         let t = self.now;
-        let message = match &packet {
-            Packet::Message {
-                payload, protocol, ..
-            } => {
-                // A sender of another partition keeps its channels (`Channels::prune`).
-                if self.channels.any_in_map() && self.is_local(from) {
-                    let i = self.at(from);
-                    self.channels
-                        .delivered(&self.ranks[i].last_send, from, to, t);
-                }
-                Some((*protocol, payload.len()))
-            }
-            _ => None,
-        };
+        // A message (the endpoint counts it when a receive takes it), or a control packet.
+        let message = matches!(packet, Packet::Message { .. });
+        // A sender of another partition keeps its channels (`Channels::prune`).
+        if message && self.channels.any_in_map() && self.is_local(from) {
+            let i = self.at(from);
+            self.channels
+                .delivered(&self.ranks[i].last_send, from, to, t);
+        }
         let i = self.at(to);
         let r = &mut self.ranks[i];
-        if let Some((protocol, bytes)) = message {
-            r.stats.received(protocol, bytes);
+        if message {
             // Read by blocking probes only, when the rank runs next.
             r.arrivals += 1;
             if r.wait.is_some() {
@@ -642,7 +634,7 @@ impl Kernel {
         r.endpoint.handle_packet_sent_at(from, packet, sent_at);
         let completed = r.endpoint.take_completed();
         let outputs = r.endpoint.take_outputs();
-        if message.is_some() && r.wait.is_some_and(|w| w.on_arrival) {
+        if message && r.wait.is_some_and(|w| w.on_arrival) {
             let at = r.wake_at(t, self.wake_ns);
             self.schedule_resume(to, at);
         }

@@ -37,7 +37,8 @@ use crate::error::{Error, PendingRequest, Site};
 use crate::matching::{ContextId, Engine, Envelope, Pattern, Rank, Source, Tag};
 
 use super::buffer::{Attached, BSEND_OVERHEAD, Budget};
-use super::packet::{SendRef, Transmit};
+use super::counts::{MessageCounts, Tally};
+use super::packet::{Protocol, SendRef, Transmit};
 use super::request::{Completion, Held, Kind, ReqId, Slot, Status};
 
 /// Protocol settings of an endpoint.
@@ -135,6 +136,8 @@ pub(crate) struct Incoming<P> {
     sender: SendRef,
     bytes: usize,
     ack: bool,
+    /// How it was sent (counted by the receive that takes it).
+    protocol: Protocol,
     payload: P,
 }
 
@@ -179,6 +182,9 @@ pub struct Endpoint<P> {
     /// ([`Endpoint::take_completed`]). Kept here, not in the outbox, so that an input whose only
     /// output is a completion (a message for a posted receive) needs no outbox.
     completed: bool,
+    /// Messages sent and received so far ([`Endpoint::sent_counts`],
+    /// [`Endpoint::received_counts`]).
+    tally: Tally,
 }
 
 impl<P> Endpoint<P> {
@@ -200,6 +206,7 @@ impl<P> Endpoint<P> {
             out: None,
             completions: Completions::Events,
             completed: false,
+            tally: Tally::default(),
         }
     }
 
@@ -322,6 +329,30 @@ impl<P> Endpoint<P> {
         self.engine
             .unexpected_iter()
             .map(|(e, m)| (m.from, e, m.bytes))
+    }
+
+    /// The messages this endpoint sent, by protocol: one per send started (blocking or not,
+    /// in any mode; a buffered send that did not fit sent nothing).
+    pub fn sent_counts(&self) -> MessageCounts {
+        self.tally.counts().0
+    }
+
+    /// The messages receives took, by the protocol they were sent with: one per message matched
+    /// to a receive (`recv`, `irecv`, `mrecv`; also one the program then let go of, whose data
+    /// was discarded with a warning). Probes take nothing and count nothing; a message that
+    /// arrived and no receive took is in [`Endpoint::unreceived_counts`].
+    pub fn received_counts(&self) -> MessageCounts {
+        self.tally.counts().1
+    }
+
+    /// The messages that arrived and no receive has taken (those of
+    /// [`Endpoint::unexpected_messages`]), by protocol.
+    pub fn unreceived_counts(&self) -> MessageCounts {
+        let mut counts = MessageCounts::default();
+        for (_, m) in self.engine.unexpected_iter() {
+            counts.add(m.protocol, m.bytes);
+        }
+        counts
     }
 
     /// Whether any message waits that no receive has taken. Posting a receive can make outputs

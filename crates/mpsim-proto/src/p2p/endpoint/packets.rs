@@ -37,6 +37,7 @@ impl<P: MessageData> Endpoint<P> {
                     sender,
                     bytes: payload.byte_len(),
                     ack,
+                    protocol,
                     payload,
                 };
                 let strict = protocol == Protocol::Ready && self.config.strict_ready;
@@ -139,6 +140,8 @@ impl<P: MessageData> Endpoint<P> {
         };
         *posted = None;
         let capacity = *capacity;
+        // The message is taken by a receive: counted whether or not the program holds it.
+        self.tally.received(msg.protocol, msg.bytes);
         let error = (msg.bytes > capacity).then(|| {
             Box::new(Error::Truncate {
                 site: Site::new(rank, "recv")
