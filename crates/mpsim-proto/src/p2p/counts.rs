@@ -1,10 +1,17 @@
 //! What an endpoint counts of its traffic: the messages it sent and those its receives took,
 //! by protocol ([`MessageCounts`]), for the end-of-run report of every backend.
 //!
-//! Counted where the protocol decides: a message when its send starts (`make_send`), a receive
-//! when a message is matched to it (`complete_recv`, an `mrecv` included; a probe takes
-//! nothing). A simulator holds millions of endpoints, so the counts are kept small while they
-//! run ([`Tally`]): 32 bits each, moved whole to a boxed 64-bit block the first time one would
+//! Counted where the protocol decides: a message sent when its send starts (`make_send`), a
+//! message in when it arrives (`handle_packet`). What receives took is worked out at the end,
+//! as what arrived less what no receive took: the messages still waiting in the matching
+//! engine and those a matched probe holds (`Endpoint::received_counts`); a message withdrawn
+//! by its sender's cancel no longer counts as arrived. So a receive costs nothing more on the
+//! path of every message than an arrival's count (one per message either way), and the
+//! completion of a receive posted after its message arrived (inlined into every receive call)
+//! carries no counting code at all.
+//!
+//! A simulator holds millions of endpoints, so the counts are kept small while they run
+//! ([`Tally`]): 32 bits each, moved whole to a boxed 64-bit block the first time one would
 //! overflow, which then takes every later count. Counts are exact whatever their size.
 
 use super::packet::Protocol;
@@ -39,6 +46,14 @@ impl MessageCounts {
         self.bytes[i] = self.bytes[i].saturating_add(bytes as u64);
     }
 
+    /// These counts less `other`'s (which they include).
+    pub(crate) fn minus(&self, other: &MessageCounts) -> MessageCounts {
+        MessageCounts {
+            messages: std::array::from_fn(|i| self.messages[i].saturating_sub(other.messages[i])),
+            bytes: std::array::from_fn(|i| self.bytes[i].saturating_sub(other.bytes[i])),
+        }
+    }
+
     /// Messages of every protocol.
     pub fn total_messages(&self) -> u64 {
         self.messages.iter().fold(0, |a, &m| a.saturating_add(m))
@@ -50,12 +65,12 @@ impl MessageCounts {
     }
 }
 
-/// The sent and received counts of one endpoint while it runs (see the module doc).
+/// The sent and arrived counts of one endpoint while it runs (see the module doc).
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
     sent: Narrow,
-    received: Narrow,
-    /// Sent and received counts, once a 32-bit count would have overflowed.
+    arrived: Narrow,
+    /// Sent and arrived counts, once a 32-bit count would have overflowed.
     wide: Option<Box<[MessageCounts; 2]>>,
 }
 
@@ -90,9 +105,9 @@ impl Narrow {
     }
 }
 
-/// Which count: what the endpoint sent, or what its receives took.
+/// Which count: what the endpoint sent, or what arrived for it.
 const SENT: usize = 0;
-const RECEIVED: usize = 1;
+const ARRIVED: usize = 1;
 
 impl Tally {
     /// Counts a message sent.
@@ -101,10 +116,26 @@ impl Tally {
         self.count(SENT, protocol, bytes);
     }
 
-    /// Counts a message a receive took.
+    /// Counts a message that arrived.
     #[inline(always)]
-    pub fn received(&mut self, protocol: Protocol, bytes: usize) {
-        self.count(RECEIVED, protocol, bytes);
+    pub fn arrived(&mut self, protocol: Protocol, bytes: usize) {
+        self.count(ARRIVED, protocol, bytes);
+    }
+
+    /// Takes back the count of a message that arrived and was then withdrawn (its sender
+    /// cancelled it): it was never there for a receive.
+    pub fn withdrawn(&mut self, protocol: Protocol, bytes: usize) {
+        let i = protocol.index();
+        if let Some(wide) = self.wide.as_deref_mut() {
+            let w = &mut wide[ARRIVED];
+            w.messages[i] = w.messages[i].saturating_sub(1);
+            w.bytes[i] = w.bytes[i].saturating_sub(bytes as u64);
+        } else {
+            // Counted when it arrived: these counts include it (32 bits held it then).
+            let n = &mut self.arrived;
+            n.messages[i] = n.messages[i].saturating_sub(1);
+            n.bytes[i] = n.bytes[i].saturating_sub(bytes.try_into().unwrap_or(u32::MAX));
+        }
     }
 
     #[inline(always)]
@@ -117,7 +148,7 @@ impl Tally {
         let narrow = if dir == SENT {
             &mut self.sent
         } else {
-            &mut self.received
+            &mut self.arrived
         };
         if !narrow.add(i, bytes) {
             self.widen_and_count(dir, i, bytes);
@@ -127,19 +158,19 @@ impl Tally {
     #[cold]
     #[inline(never)]
     fn widen_and_count(&mut self, dir: usize, i: usize, bytes: usize) {
-        let mut wide = [self.sent.widen(), self.received.widen()];
+        let mut wide = [self.sent.widen(), self.arrived.widen()];
         wide[dir].add_at(i, bytes);
         self.wide = Some(Box::new(wide));
     }
 
-    /// `(sent, received)`.
+    /// `(sent, arrived)`.
     pub fn counts(&self) -> (MessageCounts, MessageCounts) {
-        let [sent, received] = self
+        let [sent, arrived] = self
             .wide
             .as_deref()
             .copied()
-            .unwrap_or_else(|| [self.sent.widen(), self.received.widen()]);
-        (sent, received)
+            .unwrap_or_else(|| [self.sent.widen(), self.arrived.widen()]);
+        (sent, arrived)
     }
 }
 
@@ -152,26 +183,38 @@ mod tests {
     fn counts_widen_exactly_on_overflow() {
         let mut s = Tally::default();
         s.sent(Protocol::Eager, 8);
-        s.received(Protocol::Ready, 3);
+        s.arrived(Protocol::Ready, 3);
         s.sent(Protocol::Rendezvous, u32::MAX as usize);
         assert!(s.wide.is_none(), "u32::MAX bytes still fit");
         s.sent(Protocol::Rendezvous, 1);
         assert!(s.wide.is_some());
         s.sent(Protocol::Eager, 5_000_000_000);
-        s.received(Protocol::Ready, 4);
-        let (sent, received) = s.counts();
+        s.arrived(Protocol::Ready, 4);
+        s.withdrawn(Protocol::Ready, 3);
+        let (sent, arrived) = s.counts();
         assert_eq!(sent.messages, [2, 0, 2, 0]);
         assert_eq!(sent.bytes, [5_000_000_008, 0, u32::MAX as u64 + 1, 0]);
-        assert_eq!(received.messages, [0, 0, 0, 2]);
-        assert_eq!(received.bytes, [0, 0, 0, 7]);
+        assert_eq!(arrived.messages, [0, 0, 0, 1]);
+        assert_eq!(arrived.bytes, [0, 0, 0, 4]);
+    }
+
+    /// A withdrawn message is taken back from narrow counts too.
+    #[test]
+    fn withdrawn_messages_are_taken_back() {
+        let mut s = Tally::default();
+        s.arrived(Protocol::Eager, 10);
+        s.arrived(Protocol::Eager, 5);
+        s.withdrawn(Protocol::Eager, 10);
+        assert_eq!(s.counts().1.messages, [1, 0, 0, 0]);
+        assert_eq!(s.counts().1.bytes, [5, 0, 0, 0]);
     }
 
     /// A byte count near 2^64 widens (the 32-bit sum must not wrap back into range).
     #[test]
     fn huge_byte_counts_widen() {
         let mut s = Tally::default();
-        s.received(Protocol::Eager, 7);
-        s.received(Protocol::Eager, usize::MAX);
+        s.arrived(Protocol::Eager, 7);
+        s.arrived(Protocol::Eager, usize::MAX);
         assert!(s.wide.is_some());
         assert_eq!(s.counts().1.messages[0], 2);
         assert_eq!(s.counts().1.bytes[0], u64::MAX);

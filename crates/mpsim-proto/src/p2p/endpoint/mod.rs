@@ -136,7 +136,7 @@ pub(crate) struct Incoming<P> {
     sender: SendRef,
     bytes: usize,
     ack: bool,
-    /// How it was sent (counted by the receive that takes it).
+    /// How it was sent (for the counts of what no receive took).
     protocol: Protocol,
     payload: P,
 }
@@ -182,7 +182,7 @@ pub struct Endpoint<P> {
     /// ([`Endpoint::take_completed`]). Kept here, not in the outbox, so that an input whose only
     /// output is a completion (a message for a posted receive) needs no outbox.
     completed: bool,
-    /// Messages sent and received so far ([`Endpoint::sent_counts`],
+    /// Messages sent and arrived so far ([`Endpoint::sent_counts`],
     /// [`Endpoint::received_counts`]).
     tally: Tally,
 }
@@ -337,20 +337,27 @@ impl<P> Endpoint<P> {
         self.tally.counts().0
     }
 
-    /// The messages receives took, by the protocol they were sent with: one per message matched
-    /// to a receive (`recv`, `irecv`, `mrecv`; also one the program then let go of, whose data
-    /// was discarded with a warning). Probes take nothing and count nothing; a message that
-    /// arrived and no receive took is in [`Endpoint::unreceived_counts`].
+    /// The messages receives took, by the protocol they were sent with: one per message that
+    /// arrived and was matched to a receive (`recv`, `irecv`, `mrecv`; also one the program
+    /// let go of after it matched, whose data was discarded with a warning). Probes take
+    /// nothing. What arrived and no receive took is [`Endpoint::unreceived_counts`]; a message
+    /// its sender cancelled in time is neither.
     pub fn received_counts(&self) -> MessageCounts {
-        self.tally.counts().1
+        self.tally.counts().1.minus(&self.unreceived_counts())
     }
 
-    /// The messages that arrived and no receive has taken (those of
-    /// [`Endpoint::unexpected_messages`]), by protocol.
+    /// The messages that arrived and no receive has taken, by protocol: those waiting for a
+    /// receive ([`Endpoint::unexpected_messages`]) and those a matched probe took and no
+    /// `mrecv` received yet.
     pub fn unreceived_counts(&self) -> MessageCounts {
         let mut counts = MessageCounts::default();
         for (_, m) in self.engine.unexpected_iter() {
             counts.add(m.protocol, m.bytes);
+        }
+        for s in &self.slots {
+            if let (true, Kind::Probed(Some(probed))) = (s.live, &s.kind) {
+                counts.add(probed.1.protocol, probed.1.bytes);
+            }
         }
         counts
     }

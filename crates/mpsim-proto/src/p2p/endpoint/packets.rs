@@ -32,10 +32,12 @@ impl<P: MessageData> Endpoint<P> {
                 ack,
                 payload,
             } => {
+                let bytes = payload.byte_len();
+                self.tally.arrived(protocol, bytes);
                 let msg = Incoming {
                     from,
                     sender,
-                    bytes: payload.byte_len(),
+                    bytes,
                     ack,
                     protocol,
                     payload,
@@ -66,7 +68,11 @@ impl<P: MessageData> Endpoint<P> {
                     .unexpected_handles()
                     .find(|(_, _, m)| m.from == from && m.sender == sender)
                     .map(|(h, _, _)| h);
-                let cancelled = found.and_then(|h| self.engine.withdraw(h)).is_some();
+                let withdrawn = found.and_then(|h| self.engine.withdraw(h));
+                if let Some((_, m)) = &withdrawn {
+                    self.tally.withdrawn(m.protocol, m.bytes);
+                }
+                let cancelled = withdrawn.is_some();
                 self.push_transmit(Transmit {
                     to: from,
                     packet: Packet::CancelReply { sender, cancelled },
@@ -140,8 +146,6 @@ impl<P: MessageData> Endpoint<P> {
         };
         *posted = None;
         let capacity = *capacity;
-        // The message is taken by a receive: counted whether or not the program holds it.
-        self.tally.received(msg.protocol, msg.bytes);
         let error = (msg.bytes > capacity).then(|| {
             Box::new(Error::Truncate {
                 site: Site::new(rank, "recv")
