@@ -523,6 +523,7 @@ impl Kernel {
                 let arrival =
                     self.channels
                         .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
+                r.endpoint.count_sent(*protocol, bytes);
                 if self.trace.is_some() {
                     self.trace_message(rank, tx.to, t, arrival, bytes);
                 }
@@ -607,17 +608,24 @@ impl Kernel {
     pub fn deliver_popped(&mut self, from: u32) {
         let (to, sent_at, packet) = self.queue.take_delivery();
         let t = self.now;
-        // A message (the endpoint counts it when a receive takes it), or a control packet.
-        let message = matches!(packet, Packet::Message { .. });
-        // A sender of another partition keeps its channels (`Channels::prune`).
-        if message && self.channels.any_in_map() && self.is_local(from) {
-            let i = self.at(from);
-            self.channels
-                .delivered(&self.ranks[i].last_send, from, to, t);
-        }
+        let message = match &packet {
+            Packet::Message {
+                payload, protocol, ..
+            } => {
+                // A sender of another partition keeps its channels (`Channels::prune`).
+                if self.channels.any_in_map() && self.is_local(from) {
+                    let i = self.at(from);
+                    self.channels
+                        .delivered(&self.ranks[i].last_send, from, to, t);
+                }
+                Some((*protocol, payload.len()))
+            }
+            _ => None,
+        };
         let i = self.at(to);
         let r = &mut self.ranks[i];
-        if message {
+        if let Some((protocol, bytes)) = message {
+            r.endpoint.count_arrived(protocol, bytes);
             // Read by blocking probes only, when the rank runs next.
             r.arrivals += 1;
             if r.wait.is_some() {
@@ -634,7 +642,7 @@ impl Kernel {
         r.endpoint.handle_packet_sent_at(from, packet, sent_at);
         let completed = r.endpoint.take_completed();
         let outputs = r.endpoint.take_outputs();
-        if message && r.wait.is_some_and(|w| w.on_arrival) {
+        if message.is_some() && r.wait.is_some_and(|w| w.on_arrival) {
             let at = r.wake_at(t, self.wake_ns);
             self.schedule_resume(to, at);
         }

@@ -242,7 +242,11 @@ impl ThreadRank {
         let mut taken = 0;
         for i in inbound.iter() {
             while let Some(packet) = i.lane.pop() {
-                if matches!(packet, Packet::Message { .. }) {
+                if let Packet::Message {
+                    protocol, payload, ..
+                } = &packet
+                {
+                    ep.count_arrived(*protocol, payload.len());
                     self.arrivals.set(self.arrivals.get() + 1);
                     if let Some(trace) = &self.trace {
                         self.trace_taken(trace, i.from);
@@ -276,6 +280,12 @@ impl ThreadRank {
                 self.shared.mailboxes[last.unwrap_or_default() as usize].notify();
             }
             last = Some(t.to);
+            if let Packet::Message {
+                protocol, payload, ..
+            } = &t.packet
+            {
+                ep.count_sent(*protocol, payload.len());
+            }
             self.push(t);
         }
         if let Some(l) = last {
@@ -434,11 +444,22 @@ impl RankRuntime for ThreadRank {
             return WaitPoll::failed(e, error);
         }
         let started = self.on_endpoint(|ep| {
-            ep.send_now(mode, to, envelope, payload, |t| {
+            let mut sent = None;
+            let started = ep.send_now(mode, to, envelope, payload, |t| {
+                if let Packet::Message {
+                    protocol, payload, ..
+                } = &t.packet
+                {
+                    sent = Some((*protocol, payload.len()));
+                }
                 // Straight into the lane: nothing of this endpoint's was waiting to go first.
                 self.push(t);
                 self.shared.mailboxes[to as usize].notify();
-            })
+            });
+            if let Some((protocol, bytes)) = sent {
+                ep.count_sent(protocol, bytes);
+            }
+            started
         });
         WaitPoll::started(started, error)
     }

@@ -186,7 +186,6 @@ impl<P: MessageData> Endpoint<P> {
             }
             Some(req)
         };
-        self.tally.sent(protocol, bytes);
         let sender = req.map_or(SendRef::NONE, |r| SendRef(r.idx, r.generation));
         let transmit = Transmit {
             to,

@@ -32,12 +32,10 @@ impl<P: MessageData> Endpoint<P> {
                 ack,
                 payload,
             } => {
-                let bytes = payload.byte_len();
-                self.tally.arrived(protocol, bytes);
                 let msg = Incoming {
                     from,
                     sender,
-                    bytes,
+                    bytes: payload.byte_len(),
                     ack,
                     protocol,
                     payload,
