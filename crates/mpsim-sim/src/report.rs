@@ -1,4 +1,4 @@
-//! The end-of-run report of every backend: a simulated run's prediction (`spec/timing.md` §6)
+//! The end-of-run report of every backend: a simulated run's prediction (`docs/timing.md` §6)
 //! and a real run's measurement, in one type, [`Report`], so that a prediction reads beside
 //! the run it predicts, field by field, rank by rank. Per rank: its final clock, compute,
 //! communication and blocked time, and the messages it sent, received and left unreceived by

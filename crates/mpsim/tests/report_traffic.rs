@@ -129,7 +129,7 @@ fn probes_receive_nothing(backend: Backend) {
 
 on_both!(probes_receive_nothing => report_probes_receive_nothing_receives_and_mrecv_do_sim, report_probes_receive_nothing_receives_and_mrecv_do_threads);
 
-/// A send cancelled before any receive took it (`spec/p2p.md` §5) was sent, but is neither
+/// A send cancelled before any receive took it (`docs/p2p.md` §5) was sent, but is neither
 /// received nor unreceived: its receiver never had it.
 fn cancelled_send_is_neither(backend: Backend) {
     let (report, error) = report(backend, 2, |world: Comm| async move {

@@ -5,13 +5,12 @@
 //! transmits one, `Endpoint::count_arrived` as it hands one to the endpoint): the same
 //! increment made inside the endpoint's inlined send and packet code cost a simulated message
 //! 12 more instructions in all, in registers it took from the code around it. What receives
-//! took is worked out at the end,
-//! as what arrived less what no receive took: the messages still waiting in the matching
-//! engine and those a matched probe holds (`Endpoint::received_counts`); a message withdrawn
-//! by its sender's cancel no longer counts as arrived. So a receive costs nothing more on the
-//! path of every message than an arrival's count (one per message either way), and the
-//! completion of a receive posted after its message arrived (inlined into every receive call)
-//! carries no counting code at all.
+//! took is worked out at the end, as what arrived less what no receive took: the messages
+//! still waiting in the matching engine and those a matched probe holds
+//! (`Endpoint::received_counts`); a message withdrawn by its sender's cancel no longer counts
+//! as arrived. So a message costs one count where it arrives, and the completion of a receive
+//! (inlined into every receive call) carries no counting code at all: counted there, it cost
+//! the ring's receives 9 more instructions each, in registers.
 //!
 //! A simulator holds millions of endpoints, so the counts are kept small while they run
 //! ([`Tally`]): 32 bits each, moved whole to a boxed 64-bit block the first time one would

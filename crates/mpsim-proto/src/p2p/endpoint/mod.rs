@@ -4,6 +4,8 @@
 //! Methods, by kind (the quinn-proto split):
 //! - getters: [`Endpoint::rank`], [`Endpoint::is_done`], [`Endpoint::buffer_in_use`],
 //!   [`Endpoint::buffered_messages`], [`Endpoint::pending_requests`], [`Endpoint::iprobe`];
+//!   traffic, counted by the driver ([`Endpoint::count_sent`], [`Endpoint::count_arrived`]):
+//!   [`Endpoint::sent_counts`], [`Endpoint::received_counts`], [`Endpoint::unreceived_counts`];
 //! - `handle_*` inputs: calls of the program ([`Endpoint::isend`], [`Endpoint::irecv`],
 //!   [`Endpoint::improbe`], [`Endpoint::mrecv`], [`Endpoint::cancel`], [`Endpoint::free`],
 //!   [`Endpoint::buffer_attach`], [`Endpoint::buffer_detach`]) and packets from peers
@@ -358,10 +360,10 @@ impl<P> Endpoint<P> {
     }
 
     /// The messages receives took, by the protocol they were sent with: one per message that
-    /// arrived ([`Endpoint::count_arrived`]) and was matched to a receive (`recv`, `irecv`, `mrecv`; also one the program
-    /// let go of after it matched, whose data was discarded with a warning). Probes take
-    /// nothing. What arrived and no receive took is [`Endpoint::unreceived_counts`]; a message
-    /// its sender cancelled in time is neither.
+    /// arrived ([`Endpoint::count_arrived`]) and was matched to a receive (`recv`, `irecv`,
+    /// `mrecv`; also one the program let go of after it matched, whose data was discarded
+    /// with a warning). Probes take nothing. What arrived and no receive took is
+    /// [`Endpoint::unreceived_counts`]; a message its sender cancelled in time is neither.
     pub fn received_counts(&self) -> MessageCounts {
         self.tally.counts().1.minus(&self.unreceived_counts())
     }
