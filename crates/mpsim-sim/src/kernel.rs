@@ -527,7 +527,7 @@ impl Kernel {
                 let arrival =
                     self.channels
                         .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
-                r.stats.sent(*protocol, bytes);
+                r.endpoint.count_sent(*protocol, bytes);
                 if self.trace.is_some() {
                     self.trace_message(rank, tx.to, t, arrival, bytes);
                 }
@@ -629,7 +629,7 @@ impl Kernel {
         let i = self.at(to);
         let r = &mut self.ranks[i];
         if let Some((protocol, bytes)) = message {
-            r.stats.received(protocol, bytes);
+            r.endpoint.count_arrived(protocol, bytes);
             // Read by blocking probes only, when the rank runs next.
             r.arrivals += 1;
             if r.wait.is_some() {

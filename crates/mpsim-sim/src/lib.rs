@@ -14,7 +14,8 @@
 //! - [`Model`], [`DelayTable`]: the machine model; [`ModelFile`], [`ModelFileError`]: models as
 //!   files (`model.toml` plus CSV delay tables), [`Model::load`], [`Model::write_to`].
 //! - [`simulate`], [`Options`], [`Outcome`]: running a program, sequentially or in parallel.
-//! - [`Report`]: what a run predicts.
+//! - [`Report`]: what a run predicts, and what a real run measured (one type for every
+//!   backend).
 //! - [`MemoryWatch`]: the host's memory, watched so that a run too big for it ends with an
 //!   error, not a kill.
 //! - [`input`]: input files read whole with a cap per kind, for model files here and the
@@ -52,7 +53,8 @@ pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 /// time, process name `mpsim sim`.
 pub use mpsim_proto::trace::{RankSet, Trace, TraceFilter};
 pub use report::{
-    LIST_WARNINGS, PROTOCOLS, RankReport, Report, Traffic, seconds, write_top_waits, write_warnings,
+    LIST_WARNINGS, PROTOCOLS, RankReport, Report, TimeBase, Traffic, seconds, write_top_waits,
+    write_warnings,
 };
 pub use run::{MAX_WORKERS, Options, Outcome, Progress, simulate, simulate_observed};
 pub use waits::{TOP_WAITS, WaitReport};

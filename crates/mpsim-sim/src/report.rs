@@ -1,14 +1,20 @@
-//! What a simulated run tells the user (`spec/timing.md` §6): predicted time, per-rank clocks,
-//! compute / communication / blocked time, traffic by protocol, and the longest waits.
-//! Rendering is deterministic: the same run prints the same bytes.
+//! The end-of-run report of every backend: a simulated run's prediction (`docs/timing.md` §6)
+//! and a real run's measurement, in one type, [`Report`], so that a prediction reads beside
+//! the run it predicts, field by field, rank by rank. Per rank: its final clock, compute,
+//! communication and blocked time, and the messages it sent, received and left unreceived by
+//! protocol; for the run: the longest waits, why it stopped, and its warnings. A figure one
+//! backend cannot measure is `None` (`null` in JSON, `-` in text). Rendering is deterministic:
+//! the same report prints the same bytes.
 
 use std::fmt::{self, Write as _};
+
+use mpsim_proto::p2p::MessageCounts;
 
 use crate::model::ComputeMode;
 use crate::waits::WaitReport;
 
 /// Messages and bytes by protocol: eager (standard, small), buffered, rendezvous (ssend and
-/// large standard), ready.
+/// large standard), ready ([`PROTOCOLS`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Traffic {
     /// Message counts by protocol.
@@ -17,73 +23,163 @@ pub struct Traffic {
     pub bytes: [u64; 4],
 }
 
+impl Traffic {
+    /// Messages of every protocol.
+    pub fn total_messages(&self) -> u64 {
+        self.messages.iter().fold(0, |a, &m| a.saturating_add(m))
+    }
+
+    /// Bytes of every protocol.
+    pub fn total_bytes(&self) -> u64 {
+        self.bytes.iter().fold(0, |a, &b| a.saturating_add(b))
+    }
+
+    /// Adds `other`'s counts to these (saturating).
+    pub fn add(&mut self, other: &Traffic) {
+        for i in 0..4 {
+            self.messages[i] = self.messages[i].saturating_add(other.messages[i]);
+            self.bytes[i] = self.bytes[i].saturating_add(other.bytes[i]);
+        }
+    }
+}
+
+impl From<MessageCounts> for Traffic {
+    fn from(c: MessageCounts) -> Self {
+        Traffic {
+            messages: c.messages,
+            bytes: c.bytes,
+        }
+    }
+}
+
 /// Names of the [`Traffic`] columns.
 pub const PROTOCOLS: [&str; 4] = ["eager", "buffered", "rendezvous", "ready"];
 
-/// One rank's figures.
+/// The clock a report's times are read on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeBase {
+    /// The simulator's virtual time, ns since the run's start (the same in every run).
+    #[default]
+    Virtual,
+    /// The host's time, ns since the run's start, as measured by a real run.
+    Host,
+}
+
+/// One rank's figures, in the report's [`TimeBase`].
+///
+/// `None` marks what the backend cannot measure: the threads backend knows when a rank
+/// computed and when it was blocked in a wait (from the trace it records for the report), but
+/// not the time its polls and requests cost, which only the simulator charges.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RankReport {
     /// World rank.
     pub rank: u32,
-    /// Final virtual clock, ns.
+    /// Final clock, ns: under `sim` the rank's virtual clock; under `threads` when its
+    /// program ended, since the run's start.
     pub clock_ns: u64,
-    /// Time in `compute`, ns.
+    /// Time in `compute` / `compute_flops`, ns.
     pub compute_ns: u64,
-    /// Time blocked in waits, ns.
+    /// Time blocked in waits (a blocking call's wait, `wait`, `wait_all`, probes, ...), ns.
     pub blocked_ns: u64,
-    /// Time charged to polls that found nothing, ns.
-    pub poll_ns: u64,
-    /// Per-request CPU overhead of nonblocking calls (EXTENSIONS.md X1), ns.
-    pub overhead_ns: u64,
+    /// Time charged to polls that found nothing, ns (`sim` only).
+    pub poll_ns: Option<u64>,
+    /// Per-request CPU overhead of nonblocking calls (`docs/extensions.md` X1), ns (`sim`
+    /// only).
+    pub overhead_ns: Option<u64>,
     /// Time in communication calls: blocked, polling and request overhead
-    /// (`blocked_ns + poll_ns + overhead_ns`), ns. The rest of the clock is compute:
-    /// `clock_ns = compute_ns + comm_ns` for a rank that finished.
-    pub comm_ns: u64,
-    /// What it sent.
+    /// (`blocked_ns + poll_ns + overhead_ns`), ns (`sim` only). The rest of the clock is
+    /// compute: `clock_ns = compute_ns + comm_ns` for a rank that finished.
+    pub comm_ns: Option<u64>,
+    /// The messages it sent: one per send started, by protocol.
     pub sent: Traffic,
-    /// What it received.
+    /// The messages its receives took: one per message matched to a receive (`recv`, `irecv`,
+    /// `mrecv`; also one the program let go of after it matched, whose data was discarded with
+    /// a warning). A probe receives nothing.
     pub received: Traffic,
+    /// The messages that arrived for it and no receive took by the end of the run (each is
+    /// also a warning, "was never received"), by protocol.
+    pub unreceived: Traffic,
 }
 
-/// The report of a simulated run.
+/// The report of a run, on any backend (see the module doc).
+///
+/// Under `sim` ([`TimeBase::Virtual`]) every field is known. Under `threads`
+/// ([`TimeBase::Host`]) `events` and `compute` are `None`, and so are each rank's
+/// `poll_ns`, `overhead_ns` and `comm_ns` ([`RankReport`]); its top waits are the longest wait
+/// spans of its trace, each naming what it waited for when the wait was on one request.
+///
+/// ```
+/// use mpsim_sim::{RankReport, Report, TimeBase};
+///
+/// // What a real run measured: no events, no poll or overhead time.
+/// let report = Report {
+///     backend: "threads",
+///     time_base: TimeBase::Host,
+///     ranks: vec![RankReport { rank: 0, clock_ns: 1500, compute_ns: 1000, ..RankReport::default() }],
+///     ..Report::default()
+/// };
+/// let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+/// assert_eq!((json["run_ns"].as_u64(), json["time_base"].as_str()), (Some(1500), Some("host")));
+/// assert!(json["predicted_ns"].is_null() && json["ranks"][0]["comm_ns"].is_null());
+/// assert!(report.to_string().contains("\nevents           -\n"));
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Report {
+    /// The backend that ran it: `sim` or `threads`.
+    pub backend: &'static str,
+    /// The clock of its times.
+    pub time_base: TimeBase,
     /// Per rank, by rank.
     pub ranks: Vec<RankReport>,
-    /// Events processed.
-    pub events: u64,
+    /// Events processed (`sim` only).
+    pub events: Option<u64>,
     /// The longest blocking waits of the run, longest first (at most
     /// [`TOP_WAITS`](crate::TOP_WAITS); of equally long ones, those that ended first).
     pub top_waits: Vec<WaitReport>,
-    /// Why the run stopped early, if it did.
+    /// Why the run stopped early, if it did: its error.
     pub stopped: Option<String>,
-    /// Messages nobody received, and similar remarks (S14).
+    /// Messages nobody received, receives dropped with their data, and similar remarks
+    /// (`docs/timing.md` S14), on a failed run too.
     pub warnings: Vec<String>,
-    /// How compute was charged.
-    pub compute: ComputeMode,
+    /// How compute was charged (`sim` only).
+    pub compute: Option<ComputeMode>,
 }
 
 impl Report {
-    /// Predicted run time: the largest final clock, ns.
-    pub fn predicted_ns(&self) -> u64 {
+    /// The run's time: its largest final clock, ns (under `sim` the predicted time, under
+    /// `threads` when the last rank ended).
+    pub fn run_ns(&self) -> u64 {
         self.ranks.iter().map(|r| r.clock_ns).max().unwrap_or(0)
     }
 
-    /// The report as one JSON object for scripts: every field of the report plus
-    /// `predicted_ns`, `protocols` (the names of the traffic columns) and `total_sent`.
+    /// Predicted run time: the largest final clock, ns ([`Report::run_ns`]; of a real run,
+    /// the time it took, which its JSON does not call a prediction).
+    pub fn predicted_ns(&self) -> u64 {
+        self.run_ns()
+    }
+
+    /// The report as one JSON object for scripts: every field of the report plus `run_ns`,
+    /// `predicted_ns` (`null` for a real run), `protocols` (the names of the traffic
+    /// columns), `total_sent` and `total_unreceived`. A field a backend cannot measure is
+    /// `null`.
     pub fn to_json(&self) -> String {
         #[derive(serde::Serialize)]
         struct Json<'a> {
-            predicted_ns: u64,
+            run_ns: u64,
+            predicted_ns: Option<u64>,
             protocols: [&'static str; 4],
             total_sent: Traffic,
+            total_unreceived: Traffic,
             #[serde(flatten)]
             report: &'a Report,
         }
         let json = Json {
-            predicted_ns: self.predicted_ns(),
+            run_ns: self.run_ns(),
+            predicted_ns: (self.time_base == TimeBase::Virtual).then(|| self.run_ns()),
             protocols: PROTOCOLS,
             total_sent: self.total_sent(),
+            total_unreceived: self.total_unreceived(),
             report: self,
         };
         // Invariant: plain data with string keys always serialises.
@@ -94,30 +190,58 @@ impl Report {
     pub fn total_sent(&self) -> Traffic {
         let mut t = Traffic::default();
         for r in &self.ranks {
-            for i in 0..4 {
-                t.messages[i] += r.sent.messages[i];
-                t.bytes[i] += r.sent.bytes[i];
-            }
+            t.add(&r.sent);
+        }
+        t
+    }
+
+    /// Messages never received, summed over ranks.
+    pub fn total_unreceived(&self) -> Traffic {
+        let mut t = Traffic::default();
+        for r in &self.ranks {
+            t.add(&r.unreceived);
         }
         t
     }
 }
 
-/// Ranks listed one per line up to this many; beyond, a summary.
+/// Ranks listed one per line up to this many; beyond, the first half of them and a count.
 const LIST_RANKS: usize = 64;
+
+/// A figure a backend measured, or `-` for one it cannot.
+struct Cell(Option<u64>);
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(v) => fmt::Display::fmt(&v, f),
+            None => f.pad("-"),
+        }
+    }
+}
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut out = String::new();
-        let p = self.predicted_ns();
-        writeln!(out, "mpsim sim report").ok();
-        writeln!(out, "ranks            {}", self.ranks.len()).ok();
-        writeln!(out, "predicted time   {} ns ({})", p, seconds(p)).ok();
-        writeln!(out, "events           {}", self.events).ok();
+        let t = self.run_ns();
+        match self.time_base {
+            TimeBase::Virtual => {
+                writeln!(out, "mpsim {} report", self.backend).ok();
+                writeln!(out, "ranks            {}", self.ranks.len()).ok();
+                writeln!(out, "predicted time   {t} ns ({})", seconds(t)).ok();
+            }
+            TimeBase::Host => {
+                writeln!(out, "mpsim {} report (measured, host time)", self.backend).ok();
+                writeln!(out, "ranks            {}", self.ranks.len()).ok();
+                writeln!(out, "run time         {t} ns ({})", seconds(t)).ok();
+            }
+        }
+        writeln!(out, "events           {}", Cell(self.events)).ok();
         let compute = match self.compute {
-            ComputeMode::Modeled => "modeled (explicit compute calls)",
-            ComputeMode::Measured => "measured (host CPU time; NOT deterministic)",
-            ComputeMode::Ignored => "ignored",
+            Some(ComputeMode::Modeled) => "modeled (explicit compute calls)",
+            Some(ComputeMode::Measured) => "measured (host CPU time; NOT deterministic)",
+            Some(ComputeMode::Ignored) => "ignored",
+            None => "-",
         };
         writeln!(out, "compute          {compute}").ok();
         if let Some(why) = &self.stopped {
@@ -133,6 +257,16 @@ impl fmt::Display for Report {
             )
             .ok();
         }
+        let unreceived = self.total_unreceived();
+        if unreceived.total_messages() > 0 {
+            writeln!(
+                out,
+                "never received   {} messages, {} bytes (arrived, taken by no receive)",
+                unreceived.total_messages(),
+                unreceived.total_bytes()
+            )
+            .ok();
+        }
         writeln!(
             out,
             "rank        clock_ns    compute_ns       comm_ns    blocked_ns   sent_msgs   recv_msgs"
@@ -145,10 +279,10 @@ impl fmt::Display for Report {
                 r.rank,
                 r.clock_ns,
                 r.compute_ns,
-                r.comm_ns,
+                Cell(r.comm_ns),
                 r.blocked_ns,
-                r.sent.messages.iter().sum::<u64>(),
-                r.received.messages.iter().sum::<u64>()
+                r.sent.total_messages(),
+                r.received.total_messages()
             )
             .ok();
         };
@@ -189,8 +323,7 @@ pub fn write_warnings(out: &mut String, prefix: &str, warnings: &[String]) {
     }
 }
 
-/// The "top waits" table of a report (nothing when there are none): the simulator's, and the
-/// measured report of a real run.
+/// The "top waits" table of a report (nothing when there are none).
 pub fn write_top_waits(out: &mut String, waits: &[WaitReport]) {
     if waits.is_empty() {
         return;

@@ -19,11 +19,14 @@ use crate::kernel::RankState;
 use crate::model::{ComputeMode, Model};
 use crate::parallel;
 use crate::partition::{PartOutcome, Partition};
-use crate::report::Report;
+use crate::report::{Report, TimeBase};
 use crate::waits::TopWaits;
 
 /// The trace's process name: viewers show it above the rank tracks.
 const PROCESS_NAME: &str = "mpsim sim";
+
+/// The backend a simulated run's report names.
+const BACKEND: &str = "sim";
 
 /// How to simulate.
 #[derive(Clone, Debug)]
@@ -186,12 +189,14 @@ fn least_bytes_per_rank(future_bytes: usize) -> u64 {
 pub(crate) fn refused(error: Error, compute: ComputeMode) -> Outcome {
     Outcome {
         report: Report {
+            backend: BACKEND,
+            time_base: TimeBase::Virtual,
             ranks: Vec::new(),
-            events: 0,
+            events: Some(0),
             top_waits: Vec::new(),
             stopped: Some(error.to_string()),
             warnings: Vec::new(),
-            compute,
+            compute: Some(compute),
         },
         error: Some(error),
         trace: None,
@@ -274,7 +279,7 @@ pub(crate) fn merge(
     for (base, part) in states {
         let reports = part.into_iter().enumerate().map(|(i, r)| {
             let clock = stop_time.map_or(r.clock, |t| r.clock.min(t));
-            r.stats.report(base + i as u32, clock)
+            r.stats.report(base + i as u32, clock, &r.endpoint)
         });
         if ranks.is_empty() {
             ranks = reports.collect();
@@ -285,12 +290,14 @@ pub(crate) fn merge(
     Outcome {
         trace,
         report: Report {
+            backend: BACKEND,
+            time_base: TimeBase::Virtual,
             ranks,
-            events,
+            events: Some(events),
             top_waits: TopWaits::merge(top_waits).into_list(),
             stopped: error.as_ref().map(ToString::to_string),
             warnings,
-            compute: options.model.compute,
+            compute: Some(options.model.compute),
         },
         error,
     }

@@ -39,7 +39,10 @@ fn heard(workers: u32) -> (Vec<Progress>, u64) {
     let mut heard = Vec::new();
     let out = run_observed(&options, &mut |p| heard.push(p), ring);
     assert!(out.error.is_none(), "{:?}", out.error);
-    (heard, out.report.events)
+    (
+        heard,
+        out.report.events.expect("a simulation counts its events"),
+    )
 }
 
 #[test]

@@ -18,6 +18,10 @@
 //! Tracing (`Options::trace`, `--trace`): each rank records its waits, computes and messages in
 //! host time into its own buffer; the buffers become one `mpsim_proto::trace::Trace` at the
 //! end (notes in the `trace` module).
+//!
+//! Measuring (`Options::measure`, `--report`): each rank adds up its time in compute and
+//! blocked in waits and keeps its longest waits (`measure`); with the traffic its endpoint
+//! counted, that is the run's report ([`Outcome::ranks`], [`Outcome::longest_waits`]).
 #![deny(unsafe_code)] // allowed in `lane` alone, with its safety argument
 #![warn(missing_docs)]
 
@@ -25,10 +29,12 @@ mod binding;
 mod host_limits;
 mod lane;
 mod mailbox;
+mod measure;
 mod rank;
 mod run;
 mod trace;
 
 pub use binding::{Binding, bind_to_one_core};
+pub use measure::{Awaited, LONGEST_WAITS, MeasuredWait, RankFigures};
 pub use rank::WaitPolicy;
 pub use run::{Options, Outcome, run, run_watched};

@@ -16,7 +16,7 @@ use std::thread::Thread;
 use crossbeam_utils::CachePadded;
 use mpsim_proto::deadlock::Awaited;
 use mpsim_proto::matching::Envelope;
-use mpsim_proto::p2p::Packet;
+use mpsim_proto::p2p::{Packet, Protocol};
 use mpsim_proto::runtime::Payload;
 
 use crate::lane::Lane;
@@ -108,18 +108,22 @@ impl Mailbox {
         lane
     }
 
-    /// The messages still in this mailbox's lanes, `(sender, envelope, bytes)`, lane by lane in
-    /// FIFO order, taken out: once every rank has ended (this thread is then the lanes' only
-    /// consumer), the messages that reached a rank after its end, for the run's warnings.
-    pub fn leftover_messages(&self) -> Vec<(u32, Envelope, usize)> {
+    /// The messages still in this mailbox's lanes, `(sender, envelope, bytes, protocol)`, lane
+    /// by lane in FIFO order, taken out: once every rank has ended or stopped (this thread is
+    /// then the lanes' only consumer), the messages that reached a rank after its end, for the
+    /// run's warnings and report.
+    pub fn leftover_messages(&self) -> Vec<(u32, Envelope, usize, Protocol)> {
         let mut out = Vec::new();
         for inbound in lock(&self.lanes).iter() {
             while let Some(packet) = inbound.lane.pop() {
                 if let Packet::Message {
-                    envelope, payload, ..
+                    envelope,
+                    payload,
+                    protocol,
+                    ..
                 } = packet
                 {
-                    out.push((inbound.from, envelope, payload.len()));
+                    out.push((inbound.from, envelope, payload.len(), protocol));
                 }
             }
         }

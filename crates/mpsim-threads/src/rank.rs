@@ -19,6 +19,7 @@ use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendM
 use mpsim_proto::runtime::{Payload, RankRuntime, WaitPoll, start_on_endpoint_for};
 
 use crate::mailbox::{Activity, Blocked, Inbound, Mailbox, PacketLane, lock};
+use crate::measure::{Awaited as AwaitedRequest, MeasuredWait, RankMeasure};
 use crate::run::Shared;
 use crate::trace::RankTrace;
 use mpsim_proto::trace::TraceFilter;
@@ -106,6 +107,8 @@ pub(crate) struct ThreadRank {
     start: Instant,
     /// This rank's records when a trace was asked for (boxed: one pointer in this struct).
     trace: Option<Box<RefCell<RankTrace>>>,
+    /// This rank's figures for the report, when one was asked for (`Options::measure`).
+    measure: Option<Box<RefCell<RankMeasure>>>,
     /// Receives the program let go of after they matched (`RankRuntime::discarded`).
     discarded: RefCell<Vec<String>>,
     /// Strict ready sends (`Config::strict_ready`): every call takes in what arrived first
@@ -114,12 +117,14 @@ pub(crate) struct ThreadRank {
 }
 
 impl ThreadRank {
-    /// Rank `rank`'s runtime; it records a trace under the filter `trace`, if given.
+    /// Rank `rank`'s runtime; it records a trace under the filter `trace`, if given, and its
+    /// report's figures when `measure`.
     pub fn new(
         rank: u32,
         shared: Arc<Shared>,
         config: Config,
         trace: Option<Arc<TraceFilter>>,
+        measure: bool,
     ) -> Self {
         let start = shared.start;
         let ranks = shared.mailboxes.len();
@@ -139,6 +144,7 @@ impl ThreadRank {
             arrivals: Cell::new(0),
             start,
             trace: trace.map(|filter| Box::new(RefCell::new(RankTrace::new(rank, filter)))),
+            measure: measure.then(|| Box::new(RefCell::new(RankMeasure::new(rank)))),
             discarded: RefCell::new(Vec::new()),
             strict_ready,
         }
@@ -147,6 +153,44 @@ impl ThreadRank {
     /// The rank's trace records, taken (empty afterwards); `None` when not tracing.
     pub fn take_trace(&self) -> Option<RankTrace> {
         self.trace.as_ref().map(|t| t.borrow_mut().take())
+    }
+
+    /// The rank's longest waits (empty when not measuring), taken.
+    pub fn take_longest_waits(&self) -> Vec<MeasuredWait> {
+        self.measure
+            .as_ref()
+            .map(|m| m.borrow_mut().take_longest())
+            .unwrap_or_default()
+    }
+
+    /// What the rank did, for the report: its time in compute and blocked (when measuring),
+    /// and its endpoint's traffic; at its end, once it has stopped taking packets in (the
+    /// messages left in its lanes are counted then, `Mailbox::leftover_messages`).
+    pub fn figures(&self) -> crate::measure::RankFigures {
+        let ep = self.endpoint.borrow();
+        let (compute_ns, blocked_ns) = self
+            .measure
+            .as_ref()
+            .map_or((0, 0), |m| (m.borrow().compute_ns, m.borrow().blocked_ns));
+        crate::measure::RankFigures {
+            compute_ns,
+            blocked_ns,
+            sent: ep.sent_counts(),
+            received: ep.received_counts(),
+            unreceived: ep.unreceived_counts(),
+        }
+    }
+
+    /// What the wait on `req` in `call` awaits, as the simulator's report names it: the
+    /// request's call, peer, tag and context (a communicator call's own name).
+    fn describe(&self, call: &'static str, req: ReqId) -> Option<AwaitedRequest> {
+        let (req_call, peer, tag, context) = self.endpoint.try_borrow().ok()?.describe(req)?;
+        let call = if deadlock::is_communicator_call(call) {
+            call
+        } else {
+            req_call
+        };
+        Some((call, peer, tag, context))
     }
 
     /// Publishes what the rank waits for, for the watchdog: called only on the way to parking.
@@ -205,7 +249,11 @@ impl ThreadRank {
         let mut taken = 0;
         for i in inbound.iter() {
             while let Some(packet) = i.lane.pop() {
-                if matches!(packet, Packet::Message { .. }) {
+                if let Packet::Message {
+                    protocol, payload, ..
+                } = &packet
+                {
+                    ep.count_arrived(*protocol, payload.len());
                     self.arrivals.set(self.arrivals.get() + 1);
                     if let Some(trace) = &self.trace {
                         self.trace_taken(trace, i.from);
@@ -239,6 +287,12 @@ impl ThreadRank {
                 self.shared.mailboxes[last.unwrap_or_default() as usize].notify();
             }
             last = Some(t.to);
+            if let Packet::Message {
+                protocol, payload, ..
+            } = &t.packet
+            {
+                ep.count_sent(*protocol, payload.len());
+            }
             self.push(t);
         }
         if let Some(l) = last {
@@ -326,8 +380,15 @@ impl ThreadRank {
     /// Ends the traced wait in progress now: for waits with no request, whose identity
     /// `block_on` cannot tell apart from the next one in the same call.
     fn trace_wait_ended(&self) {
+        if self.trace.is_none() && self.measure.is_none() {
+            return;
+        }
+        let now = self.now_ns();
         if let Some(trace) = &self.trace {
-            trace.borrow_mut().wait_ended(self.now_ns());
+            trace.borrow_mut().wait_ended(now);
+        }
+        if let Some(measure) = &self.measure {
+            measure.borrow_mut().wait_ended(now);
         }
     }
 
@@ -401,11 +462,22 @@ impl RankRuntime for ThreadRank {
             return WaitPoll::failed(e, error);
         }
         let started = self.on_endpoint(|ep| {
-            ep.send_now(mode, to, envelope, payload, |t| {
+            let mut sent = None;
+            let started = ep.send_now(mode, to, envelope, payload, |t| {
+                if let Packet::Message {
+                    protocol, payload, ..
+                } = &t.packet
+                {
+                    sent = Some((*protocol, payload.len()));
+                }
                 // Straight into the lane: nothing of this endpoint's was waiting to go first.
                 self.push(t);
                 self.shared.mailboxes[to as usize].notify();
-            })
+            });
+            if let Some((protocol, bytes)) = sent {
+                ep.count_sent(protocol, bytes);
+            }
+            started
         });
         WaitPoll::started(started, error)
     }
@@ -537,9 +609,15 @@ impl RankRuntime for ThreadRank {
         while Instant::now() < until && !self.shared.abort.load(Ordering::Relaxed) {
             std::hint::spin_loop();
         }
-        if let Some(trace) = &self.trace {
+        if self.trace.is_some() || self.measure.is_some() {
             let from = start.duration_since(self.start).as_nanos() as u64;
-            trace.borrow_mut().span("compute", from, self.now_ns());
+            let to = self.now_ns();
+            if let Some(trace) = &self.trace {
+                trace.borrow_mut().span("compute", from, to);
+            }
+            if let Some(measure) = &self.measure {
+                measure.borrow_mut().compute(from, to);
+            }
         }
     }
 
@@ -589,15 +667,18 @@ pub(crate) fn block_on<F: Future<Output = Result<(), Error>>>(
     fut: F,
 ) -> F::Output {
     let fut = pin!(fut);
-    // Chosen once per run: the untraced loop has no tracing code at all.
-    match &rank.trace {
-        None => drive::<false, F>(rank, fut),
-        Some(_) => drive::<true, F>(rank, fut),
+    // Chosen once per run: the loop of a run that neither traces nor measures has no timing
+    // code at all.
+    if rank.trace.is_none() && rank.measure.is_none() {
+        drive::<false, F>(rank, fut)
+    } else {
+        drive::<true, F>(rank, fut)
     }
 }
 
-/// `block_on`'s loop; with `TRACED`, each poll is timed and what the rank waits in afterwards
-/// opens or ends a wait span (`RankTrace::after_poll`).
+/// `block_on`'s loop; with `TRACED` (a trace or the report's figures asked for), each poll is
+/// timed and what the rank waits in afterwards opens or ends a wait (`RankTrace::after_poll`,
+/// `RankMeasure::after_poll`).
 fn drive<const TRACED: bool, F: Future<Output = Result<(), Error>>>(
     rank: &ThreadRank,
     mut fut: Pin<&mut F>,
@@ -612,11 +693,19 @@ fn drive<const TRACED: bool, F: Future<Output = Result<(), Error>>>(
         rank.waiting.set(None);
         let polled_at = if TRACED { rank.now_ns() } else { 0 };
         let polled = fut.as_mut().poll(&mut cx);
-        if TRACED && let Some(trace) = &rank.trace {
+        if TRACED {
             let waiting = rank.waiting.get();
-            trace
-                .borrow_mut()
-                .after_poll(polled_at, waiting, || rank.now_ns());
+            let now = rank.now_ns();
+            if let Some(trace) = &rank.trace {
+                trace.borrow_mut().after_poll(polled_at, waiting, || now);
+            }
+            if let Some(measure) = &rank.measure {
+                measure
+                    .borrow_mut()
+                    .after_poll(polled_at, waiting, now, |req| {
+                        waiting.and_then(|(call, _)| rank.describe(call, req))
+                    });
+            }
         }
         if let Poll::Ready(out) = polled {
             return out;

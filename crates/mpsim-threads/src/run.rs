@@ -16,6 +16,7 @@ use mpsim_proto::trace::{Trace, TraceFilter};
 
 use crate::binding::{Binding, allowed_cores, bind_rank};
 use crate::mailbox::{Activity, Mailbox, lock};
+use crate::measure::{self, MeasuredWait, RankFigures};
 use crate::rank::{ThreadRank, WaitPolicy, block_on};
 use crate::trace;
 
@@ -32,6 +33,10 @@ pub struct Options {
     /// What the trace keeps: a window of host time since the run's start and a set of ranks
     /// (`TraceFilter`'s rules), asked as each rank records. Default: everything.
     pub trace_filter: TraceFilter,
+    /// Measure each rank's time in compute and blocked in waits, and its longest waits, for
+    /// the report ([`Outcome::ranks`], [`Outcome::longest_waits`]); without it those are 0 and
+    /// empty (the traffic counts are there either way).
+    pub measure: bool,
     /// How waiting ranks wait; `None` picks by ranks per core ([`WaitPolicy::for_run`]).
     pub wait: Option<WaitPolicy>,
     /// Whether rank threads are bound to cores; `None` picks by ranks per core
@@ -51,9 +56,16 @@ pub struct Outcome {
     /// When each rank's program ended, host ns since the run's start, by rank (0 for a rank
     /// whose thread never started).
     pub finish_ns: Vec<u64>,
-    /// Of a run that succeeded: the messages no receive took, in the simulator's words
-    /// (`mpsim_proto::p2p::never_received`), by receiving rank, each rank's in arrival order.
-    /// A failed run lists none: its ranks stopped wherever they were.
+    /// What each rank did, by rank: its traffic, and with [`Options::measure`] its time in
+    /// compute and blocked (all 0 for a rank whose thread never started).
+    pub ranks: Vec<RankFigures>,
+    /// With [`Options::measure`]: the run's longest waits, longest first, then by start and
+    /// rank (at most [`LONGEST_WAITS`](crate::LONGEST_WAITS)).
+    pub longest_waits: Vec<MeasuredWait>,
+    /// Receives the program dropped after they had matched, and messages no receive took,
+    /// in the simulator's words (`mpsim_proto::p2p::never_received`), by receiving rank, each
+    /// rank's in arrival order. A failed run lists them too: what had reached each rank when
+    /// it stopped and no receive took.
     pub warnings: Vec<String>,
 }
 
@@ -138,6 +150,8 @@ where
             error: Some(e),
             trace: options.trace.then(|| trace::merge(Vec::new(), &filter).0),
             finish_ns: vec![0; n as usize],
+            ranks: vec![RankFigures::default(); n as usize],
+            longest_waits: Vec::new(),
             warnings: Vec::new(),
         };
     }
@@ -159,7 +173,7 @@ where
     });
     let watchdog = std::thread::current();
     let rank_filter = options.trace.then(|| Arc::new(filter.clone()));
-    let ranks = std::thread::scope(|scope| {
+    let mut ranks = std::thread::scope(|scope| {
         let mut threads = Vec::with_capacity(n as usize);
         for rank in 0..n {
             let spawned = {
@@ -179,6 +193,7 @@ where
                             Arc::clone(&shared),
                             options.config,
                             rank_filter,
+                            options.measure,
                         ));
                         let dyn_rt: Rc<dyn RankRuntime> = rt.clone();
                         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -204,7 +219,6 @@ where
                             }
                             Err(panic) => Err(Error::from_panic(rank, &*panic)),
                         };
-                        let failed = result.is_err();
                         if let Err(e) = result {
                             shared.fail(e);
                         }
@@ -213,8 +227,14 @@ where
                         watchdog.unpark();
                         let trace = rt.take_trace();
                         serve_until_all_done(&rt, &shared);
-                        let unreceived = if failed { Vec::new() } else { rt.unreceived() };
-                        (trace, finished, unreceived, rt.take_discarded())
+                        RankEnd {
+                            trace,
+                            finished,
+                            unreceived: rt.unreceived(),
+                            discarded: rt.take_discarded(),
+                            figures: rt.figures(),
+                            longest: rt.take_longest_waits(),
+                        }
                     })
             };
             match spawned {
@@ -245,22 +265,29 @@ where
             })
             .collect::<Vec<_>>()
     });
-    let mut finish_ns: Vec<u64> = ranks.iter().map(|r| r.1).collect();
+    let mut finish_ns: Vec<u64> = ranks.iter().map(|r| r.finished).collect();
     finish_ns.resize(n as usize, 0);
     let mut error = lock(&shared.first_error).take();
     let mut warnings = Vec::new();
-    if error.is_none() {
-        for (to, (rank, mailbox)) in ranks.iter().zip(&shared.mailboxes).enumerate() {
-            // As the simulator lists them: each rank's dropped receives, then its messages
-            // never received.
-            warnings.extend(rank.3.iter().cloned());
-            let late = mailbox.leftover_messages();
-            for (from, envelope, bytes) in rank.2.iter().chain(&late) {
-                warnings.push(never_received(*from, to as u32, envelope, *bytes));
-            }
+    let mut figures = Vec::with_capacity(n as usize);
+    for (to, (rank, mailbox)) in ranks.iter().zip(&shared.mailboxes).enumerate() {
+        // As the simulator lists them: each rank's dropped receives, then its messages
+        // never received (those it took in, then those still in its lanes).
+        warnings.extend(rank.discarded.iter().cloned());
+        for (from, envelope, bytes) in &rank.unreceived {
+            warnings.push(never_received(*from, to as u32, envelope, *bytes));
         }
+        let mut f = rank.figures;
+        for (from, envelope, bytes, protocol) in mailbox.leftover_messages() {
+            warnings.push(never_received(from, to as u32, &envelope, bytes));
+            f.unreceived.add(protocol, bytes);
+        }
+        figures.push(f);
     }
-    let traces: Option<Vec<_>> = ranks.into_iter().map(|r| r.0).collect();
+    figures.resize(n as usize, RankFigures::default());
+    let longest_waits =
+        measure::longest_of(ranks.iter_mut().map(|r| std::mem::take(&mut r.longest)));
+    let traces: Option<Vec<_>> = ranks.into_iter().map(|r| r.trace).collect();
     let trace = traces.map(|t| {
         let (trace, lost) = trace::merge(t, &filter);
         error = error.take().or(lost);
@@ -270,8 +297,23 @@ where
         error,
         trace,
         finish_ns,
+        ranks: figures,
+        longest_waits,
         warnings,
     }
+}
+
+/// What a rank's thread hands back when it ends.
+struct RankEnd {
+    trace: Option<trace::RankTrace>,
+    /// When its program ended.
+    finished: u64,
+    /// The messages it took in and no receive took (`ThreadRank::unreceived`).
+    unreceived: Vec<(u32, mpsim_proto::matching::Envelope, usize)>,
+    /// The warnings of receives it dropped after they matched.
+    discarded: Vec<String>,
+    figures: RankFigures,
+    longest: Vec<MeasuredWait>,
 }
 
 /// A rank whose program has ended still takes in its packets and answers them until every
@@ -390,6 +432,7 @@ mod tests {
             config: Config::default(),
             trace: false,
             trace_filter: Default::default(),
+            measure: false,
             wait: None,
             bind: None,
         }
@@ -423,10 +466,11 @@ mod tests {
         assert_eq!(looks, 1, "a failed run is not checked again");
     }
 
-    /// §8 (S14 on the simulator): a run that succeeds lists the messages no receive took, in
-    /// the simulator's words: one the receiver took in before its end (it waited for an
-    /// arrival, then ended) and one that reached it after its end, still in its lane. A
-    /// failed run lists none.
+    /// §8 (S14 on the simulator): a run lists the messages no receive took, in the
+    /// simulator's words: one the receiver took in before its end (it waited for an arrival,
+    /// then ended) and one that reached it after its end, still in its lane. A failed run
+    /// lists them too (what had reached the receiver when the run stopped), and counts them as
+    /// unreceived by protocol, and as sent.
     #[test]
     fn messages_never_received_are_warnings() {
         let options = two_ranks();
@@ -474,8 +518,19 @@ mod tests {
                 "a message of 3 bytes from rank 0 to rank 1 (tag 6, context 0) was never received",
             ]
         );
+        let warnings = outcome.warnings;
         let outcome = run(&options, program(true));
         assert!(outcome.error.is_some());
-        assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+        assert_eq!(outcome.warnings, warnings);
+        let (sender, receiver) = (&outcome.ranks[0], &outcome.ranks[1]);
+        assert_eq!(
+            (sender.sent.messages, sender.sent.bytes),
+            ([2, 0, 0, 0], [11, 0, 0, 0])
+        );
+        assert_eq!(receiver.received.total_messages(), 0);
+        assert_eq!(
+            (receiver.unreceived.messages, receiver.unreceived.bytes),
+            ([2, 0, 0, 0], [11, 0, 0, 0])
+        );
     }
 }

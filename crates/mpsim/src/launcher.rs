@@ -11,21 +11,14 @@ use mpsim_proto::interrupt::Interrupt;
 use mpsim_proto::p2p::Config;
 use mpsim_sim::output::OutputFile;
 use mpsim_sim::{
-    ComputeMode, MemoryWatch, Model, ModelFile, ModelFileError, Outcome, RankSet, Trace,
+    ComputeMode, MemoryWatch, Model, ModelFile, ModelFileError, Outcome, RankSet, Report, Trace,
     TraceFilter,
 };
 
 use crate::comm::Comm;
-use crate::measured::MeasuredReport;
+use crate::measured::{empty_report, threads_report};
 use crate::output::{exit_code, write_stdout};
 use crate::signals;
-
-/// What each rank of a threads run measured, from the trace it recorded.
-fn measured_report(outcome: &mpsim_threads::Outcome) -> MeasuredReport {
-    let mut report = MeasuredReport::new("threads", outcome.trace.as_ref(), &outcome.finish_ns);
-    report.warnings.clone_from(&outcome.warnings);
-    report
-}
 
 /// Where a program runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -75,11 +68,17 @@ pub struct LaunchArgs {
     /// one sim uses unless `--eager-threshold` is given.
     #[arg(long, value_name = "PATH")]
     pub model: Option<PathBuf>,
-    /// The end-of-run report on standard output: under sim the prediction [default: text],
-    /// under threads what each rank measured in host time (only when asked for: the run then
-    /// records a trace to make it from).
+    /// The end-of-run report, on standard output unless `--report-out` names a file: under sim
+    /// the prediction [default: text], under threads what each rank measured in host time
+    /// (only when asked for, by this flag or `--report-out`). Both are the same report, with
+    /// the same fields; one a backend cannot measure is `-` in text, `null` in JSON.
     #[arg(long, value_enum)]
     pub report: Option<ReportFormat>,
+    /// Write the report to FILE instead of standard output, which then carries the program's
+    /// own output alone. The file is written whole or not at all (beside FILE, then renamed
+    /// over it). Without `--report`, the format is json when FILE ends in `.json`, else text.
+    #[arg(long, value_name = "FILE")]
+    pub report_out: Option<PathBuf>,
     /// Write a trace of every rank's compute, blocking waits and messages: in virtual time
     /// under sim, in host time since the run's start under threads. A PATH ending in
     /// `.pftrace` or `.perfetto-trace` gets Perfetto's protobuf format (about 40% of the
@@ -468,6 +467,7 @@ impl Launcher {
                 compute: None,
                 model: None,
                 report: None,
+                report_out: None,
                 trace: None,
                 trace_from: None,
                 trace_to: None,
@@ -642,6 +642,53 @@ impl Launcher {
         }
     }
 
+    /// Writes the report of [`Launcher::run`] to `path` instead of standard output
+    /// (`--report-out`), under `sim` or `threads` (which then measures its ranks for it): in
+    /// JSON when `path` ends in `.json`, else as text, unless `--report` chose. The file is
+    /// written whole or not at all: beside `path`, then renamed over it.
+    ///
+    /// ```
+    /// use mpsim::{Comm, Launcher};
+    ///
+    /// let path = std::env::temp_dir().join(format!("mpsim-doc-report-{}.json", std::process::id()));
+    /// Launcher::new(2)
+    ///     .report_out(&path)
+    ///     .run(|world: Comm| async move {
+    ///         let peer = 1 - world.rank();
+    ///         let mut got = [0u8];
+    ///         world.sendrecv(&[1u8], peer, 0, &mut got, peer, 0).await?;
+    ///         Ok(())
+    ///     })
+    ///     .unwrap();
+    /// let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    /// assert_eq!(json["backend"], "sim");
+    /// assert_eq!(json["ranks"][1]["received"]["messages"][0], 1);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// ```
+    pub fn report_out(mut self, path: impl Into<PathBuf>) -> Self {
+        self.args.report_out = Some(path.into());
+        self
+    }
+
+    /// The report's format and destination, if `run` makes one on `backend`: under `sim`
+    /// always (text by default), under `threads` when `--report` or `--report-out` asks.
+    fn report_target(&self) -> Option<(ReportFormat, Option<&Path>)> {
+        let out = self.args.report_out.as_deref();
+        let format = self.args.report.or_else(|| {
+            out.map(|path| {
+                if path.extension().is_some_and(|e| e == "json") {
+                    ReportFormat::Json
+                } else {
+                    ReportFormat::Text
+                }
+            })
+        });
+        match self.args.backend {
+            Backend::Sim => Some((format.unwrap_or(ReportFormat::Text), out)),
+            Backend::Threads | Backend::Mpi => format.map(|f| (f, out)),
+        }
+    }
+
     /// Asks for a trace written to `path` at the end of [`Launcher::run`], under `sim` or
     /// `threads` (and recorded in [`Outcome::trace`] by [`Launcher::simulate`]), in the
     /// format its name asks for ([`TraceFormat::for_path`]).
@@ -697,29 +744,43 @@ impl Launcher {
     /// returns what each rank measured, with the run's first error if any: the real run's
     /// counterpart of [`Launcher::simulate`] (`--report` under `threads` prints it).
     ///
-    /// ```
-    /// use mpsim::Launcher;
+    /// The report is the simulator's type, [`Report`], with the same fields: those a real run
+    /// cannot measure (events, compute mode, poll and overhead time) are `None`, and its
+    /// `stopped` is the run's error.
     ///
-    /// let (report, error) = Launcher::new(2).measure(|world| async move {
+    /// ```
+    /// use mpsim::sim::TimeBase;
+    /// use mpsim::{Comm, Launcher};
+    ///
+    /// let program = |world: Comm| async move {
     ///     let peer = 1 - world.rank();
     ///     let mut got = [0u8];
     ///     world.sendrecv(&[1u8], peer, 0, &mut got, peer, 0).await?;
     ///     Ok(())
-    /// });
+    /// };
+    /// let (measured, error) = Launcher::new(2).measure(program);
     /// assert!(error.is_none());
-    /// assert_eq!(report.ranks[0].sent_msgs, 1);
-    /// assert!(report.run_ns() > 0);
+    /// assert_eq!((measured.backend, measured.time_base), ("threads", TimeBase::Host));
+    /// assert_eq!(measured.ranks[0].sent.total_messages(), 1);
+    /// assert!(measured.run_ns() > 0 && measured.ranks[0].comm_ns.is_none());
+    /// // The prediction of the same program, field by field.
+    /// let predicted = Launcher::new(2).simulate(program).report;
+    /// assert_eq!(predicted.ranks[1].received, measured.ranks[1].received);
     /// ```
-    pub fn measure<F, Fut>(&self, program: F) -> (MeasuredReport, Option<Error>)
+    pub fn measure<F, Fut>(&self, program: F) -> (Report, Option<Error>)
     where
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
     {
         if let Some(e) = self.no_ranks() {
-            return (MeasuredReport::new("threads", None, &[]), Some(e));
+            let report = Report {
+                stopped: Some(e.to_string()),
+                ..empty_report()
+            };
+            return (report, Some(e));
         }
         let outcome = self.run_threads(program, true, None);
-        (measured_report(&outcome), outcome.error)
+        (threads_report(&outcome), outcome.error)
     }
 
     /// The error of a launcher with no ranks, which no backend can run.
@@ -729,12 +790,12 @@ impl Launcher {
         })
     }
 
-    /// `program` on the threads backend (at least 1 rank), with a trace when `trace` or
-    /// `--trace` asks for one; stopped when `interrupt` is raised.
+    /// `program` on the threads backend (at least 1 rank), measured for a report when
+    /// `measure`, with a trace when `--trace` asks for one; stopped when `interrupt` is raised.
     fn run_threads<F, Fut>(
         &self,
         program: F,
-        trace: bool,
+        measure: bool,
         interrupt: Option<&Interrupt>,
     ) -> mpsim_threads::Outcome
     where
@@ -754,13 +815,9 @@ impl Launcher {
         let options = mpsim_threads::Options {
             ranks: self.args.ranks,
             config,
-            trace: trace || self.args.trace.is_some(),
-            // A report is made from the whole trace: the filter is then applied to the file.
-            trace_filter: if trace {
-                TraceFilter::default()
-            } else {
-                self.args.trace_filter()
-            },
+            trace: self.args.trace.is_some(),
+            trace_filter: self.args.trace_filter(),
+            measure,
             wait: self.args.wait.policy(),
             bind: self.args.bind.binding(),
         };
@@ -792,9 +849,10 @@ impl Launcher {
     }
 
     /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is
-    /// printed to standard output at the end, under `threads` when `--report` asks for it. A
-    /// report that cannot be written is an [`Error::Io`], the error returned when the trace
-    /// was written and the run itself did not fail.
+    /// printed to standard output at the end, under `threads` when `--report` asks for it; to
+    /// the file of [`Launcher::report_out`] instead when one is given. A report that cannot be
+    /// written is an [`Error::Io`], the error returned when the trace was written and the run
+    /// itself did not fail.
     ///
     /// The trace file is written whole or not at all: its temporary file is made beside it
     /// before the run (a path that cannot be written fails at once) and renamed over it once
@@ -845,32 +903,31 @@ impl Launcher {
             Backend::Mpi => None,
             Backend::Threads | Backend::Sim => self.create_trace_file()?,
         };
+        // Likewise the report's file, made beside its target now and renamed over it once
+        // written.
+        let report = self.report_target();
+        let report_file = match (self.args.backend, report) {
+            (Backend::Threads | Backend::Sim, Some((_, Some(path)))) => {
+                Some(ReportFile::create(path)?)
+            }
+            _ => None,
+        };
         match self.args.backend {
             Backend::Threads => {
                 warn_ignored(&self.args.sim_only_flags(), "sim", "threads");
-                let mut outcome =
-                    self.run_threads(program, self.args.report.is_some(), interrupt.as_ref());
-                if self.args.report.is_none() {
-                    // No report to hold them: the warnings go where a user looks anyway.
+                let outcome = self.run_threads(program, report.is_some(), interrupt.as_ref());
+                if report.is_none() && outcome.error.is_none() {
+                    // No report to hold them: the warnings go where a user looks anyway. Those
+                    // of a failed run (messages in flight when it stopped, say) only in a
+                    // report: its error says why they were not received.
                     let mut text = String::new();
                     mpsim_sim::write_warnings(&mut text, "mpsim: warning: ", &outcome.warnings);
                     eprint!("{text}");
                 }
-                let printed = self.args.report.map_or(Ok(()), |format| {
-                    let report = measured_report(&outcome);
-                    write_stdout(|out| match format {
-                        ReportFormat::Text => write!(out, "{report}"),
-                        ReportFormat::Json => writeln!(out, "{}", report.to_json()),
-                    })
+                let printed = report.map_or(Ok(()), |(format, _)| {
+                    write_report(&threads_report(&outcome), format, report_file)
                 });
-                // Recorded whole for the report: the file keeps what the filter keeps.
-                let trace = match outcome.trace.take() {
-                    Some(t) if self.args.report.is_some() && !filter.keeps_all() => {
-                        Some(t.filtered(filter))
-                    }
-                    t => t,
-                };
-                write_trace(trace_file, trace.as_ref(), interrupt.as_ref())?;
+                write_trace(trace_file, outcome.trace.as_ref(), interrupt.as_ref())?;
                 outcome.into_result().and(printed)
             }
             Backend::Sim => {
@@ -892,11 +949,9 @@ impl Launcher {
                 }
                 // A run that could not start (its error says why) has nothing to report.
                 let started = !outcome.report.ranks.is_empty();
+                let format = report.map_or(ReportFormat::Text, |(format, _)| format);
                 let printed = if started {
-                    write_stdout(|out| match self.args.report.unwrap_or(ReportFormat::Text) {
-                        ReportFormat::Text => write!(out, "{}", outcome.report),
-                        ReportFormat::Json => writeln!(out, "{}", outcome.report.to_json()),
-                    })
+                    write_report(&outcome.report, format, report_file)
                 } else {
                     Ok(())
                 };
@@ -924,6 +979,54 @@ impl Launcher {
             path: path.clone(),
             file,
         }))
+    }
+}
+
+/// Writes `report` in `format` to its file if it has one (complete, or not at all), else to
+/// standard output.
+fn write_report(report: &Report, format: ReportFormat, file: Option<ReportFile>) -> Result<()> {
+    let text = match format {
+        ReportFormat::Text => report.to_string(),
+        ReportFormat::Json => format!("{}\n", report.to_json()),
+    };
+    match file {
+        Some(file) => file.write(&text),
+        None => write_stdout(|out| out.write_all(text.as_bytes())),
+    }
+}
+
+/// The `--report-out` file: started before the run ([`OutputFile`]: a temporary file beside
+/// its target, so that a path that cannot be written is an error then, not after it) and
+/// renamed over the target once the report is in it, so that the target holds a whole report
+/// or what it held before. A target that is not a regular file (`/dev/stdout`, a pipe) is
+/// written in place.
+struct ReportFile {
+    file: OutputFile,
+    path: PathBuf,
+}
+
+impl ReportFile {
+    fn create(path: &Path) -> Result<Self> {
+        let file = OutputFile::create(path).map_err(|e| report_error(path, &e))?;
+        Ok(ReportFile {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Writes `text` as the whole report and puts it under its name.
+    fn write(self, text: &str) -> Result<()> {
+        let ReportFile { mut file, path } = self;
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.commit())
+            .map_err(|e| report_error(&path, &e))
+    }
+}
+
+/// The error of a report that cannot be written to `path`.
+fn report_error(path: &Path, e: &std::io::Error) -> Error {
+    Error::Io {
+        what: format!("cannot write the report to {}: {e}", path.display()),
     }
 }
 

@@ -55,7 +55,6 @@ pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{
     Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, TraceFormat, Wait, run,
 };
-pub use measured::{MeasuredRank, MeasuredReport};
 pub use message::Message;
 pub use mpsim_proto::error::{Error, PendingRequest, ProgramError, Result, Site};
 pub use mpsim_proto::interrupt::Signal;
@@ -63,14 +62,17 @@ pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};
 pub use output::{exit_code, stdout_error, write_stdout};
 pub use persistent::{PersistentRequest, start_all};
-/// The simulator's machine model and report types.
+/// The simulator's machine model, and the end-of-run report of every backend ([`Report`]: one
+/// type for a simulated run's prediction and a real run's measurement).
+///
+/// [`Report`]: sim::Report
 pub mod sim {
     /// A trace's records, what a trace keeps, and Perfetto's format.
     pub use mpsim_proto::trace::{JsonSize, RankSet, TraceEvent, TraceFilter, perfetto};
     pub use mpsim_sim::{
         ComputeMode, CpuModel, DelayTable, LIST_WARNINGS, MAX_WORKERS, Model, ModelError,
-        ModelFile, ModelFileError, Outcome, PROTOCOLS, RankReport, Report, TOP_WAITS, Trace,
-        Traffic, WaitReport,
+        ModelFile, ModelFileError, Outcome, PROTOCOLS, RankReport, Report, TOP_WAITS, TimeBase,
+        Trace, Traffic, WaitReport,
     };
 }
 

@@ -71,7 +71,7 @@ fn main() -> ExitCode {
     if let Ok(name) = std::env::var(EXAMPLE) {
         return run_example(&name);
     }
-    let tests: [(&str, fn()); 11] = [
+    let tests: [(&str, fn()); 14] = [
         (
             "example_full_stdout_is_an_error_not_a_panic",
             example_full_stdout_is_an_error_not_a_panic,
@@ -115,6 +115,18 @@ fn main() -> ExitCode {
         (
             "example_second_signal_ends_the_process_at_once",
             example_second_signal_ends_the_process_at_once,
+        ),
+        (
+            "example_ring_report_out_is_json_a_script_reads",
+            example_ring_report_out_is_json_a_script_reads,
+        ),
+        (
+            "example_report_out_on_threads_takes_its_format_from_the_file_name",
+            example_report_out_on_threads_takes_its_format_from_the_file_name,
+        ),
+        (
+            "example_report_out_that_cannot_be_written_fails_before_the_run",
+            example_report_out_that_cannot_be_written_fails_before_the_run,
         ),
     ];
     for (name, test) in tests {
@@ -528,4 +540,141 @@ fn example_second_signal_ends_the_process_at_once() {
     let status = child.wait().expect("the child ends");
     assert_eq!(status.signal(), Some(2), "{status}");
     assert!(!dir.join("trace.json").exists());
+}
+
+/// The README's command for scripts, `ring --ranks 4 --iterations 3 --report json
+/// --report-out ring.json`: standard output holds the program's own lines only, and the file
+/// one JSON object that `serde_json` reads, with the run's figures; nothing else is left in
+/// the directory (the report was written beside its name and renamed).
+fn example_ring_report_out_is_json_a_script_reads() {
+    let dir = scratch("ring-json");
+    let path = dir.join("ring.json");
+    let path_arg = path.to_str().expect("a UTF-8 path");
+    let args = [
+        "--ranks",
+        "4",
+        "--iterations",
+        "3",
+        "--report",
+        "json",
+        "--report-out",
+        path_arg,
+    ];
+    let (stdout, _) = run_ok("ring", &args);
+    assert!(
+        stdout.starts_with("ring: 4 ranks x 3 iterations, token intact\nresult example=ring"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains('{'),
+        "the report is not on standard output: {stdout}"
+    );
+    let json = std::fs::read_to_string(&path).expect("the report file");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("the file is JSON");
+    assert_eq!(report["backend"], "sim");
+    assert_eq!(report["time_base"], "virtual");
+    assert_eq!(report["compute"], "modeled");
+    assert!(report["stopped"].is_null());
+    let run_ns = report["run_ns"].as_u64().expect("run_ns");
+    assert!(run_ns > 0);
+    assert_eq!(report["predicted_ns"].as_u64(), Some(run_ns));
+    assert_eq!(report["protocols"][0], "eager");
+    // Twelve 8-byte tokens, each taken by a receive.
+    assert_eq!(
+        report["total_sent"]["messages"],
+        serde_json::json!([12, 0, 0, 0])
+    );
+    assert_eq!(
+        report["total_sent"]["bytes"],
+        serde_json::json!([96, 0, 0, 0])
+    );
+    let ranks = report["ranks"].as_array().expect("ranks");
+    assert_eq!(ranks.len(), 4);
+    for (i, rank) in ranks.iter().enumerate() {
+        assert_eq!(rank["rank"], i);
+        assert_eq!(
+            rank["received"]["messages"],
+            serde_json::json!([3, 0, 0, 0])
+        );
+        assert_eq!(
+            rank["unreceived"]["messages"],
+            serde_json::json!([0, 0, 0, 0])
+        );
+        assert!(rank["clock_ns"].as_u64() <= Some(run_ns));
+        assert!(rank["comm_ns"].is_u64() && rank["poll_ns"].is_u64());
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the directory")
+        .map(|e| e.expect("an entry").file_name())
+        .collect();
+    assert_eq!(left, ["ring.json"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Under threads, `--report-out` alone asks for the report, in JSON for a `.json` file and
+/// as text otherwise; its JSON has the simulator's fields, `null` where a real run measures
+/// nothing.
+fn example_report_out_on_threads_takes_its_format_from_the_file_name() {
+    let dir = scratch("threads");
+    let (json_path, text_path) = (dir.join("ring.json"), dir.join("ring.txt"));
+    for path in [&json_path, &text_path] {
+        let args = [
+            "--ranks",
+            "2",
+            "--iterations",
+            "3",
+            "--backend",
+            "threads",
+            "--report-out",
+            path.to_str().expect("a UTF-8 path"),
+        ];
+        let (stdout, _) = run_ok("ring", &args);
+        assert!(
+            stdout.starts_with("ring: 2 ranks x 3 iterations"),
+            "{stdout}"
+        );
+        assert!(!stdout.contains("mpsim threads report"), "{stdout}");
+    }
+    let json = std::fs::read_to_string(&json_path).expect("the JSON report");
+    let report: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(report["backend"], "threads");
+    assert_eq!(report["time_base"], "host");
+    assert!(report["predicted_ns"].is_null() && report["events"].is_null());
+    assert!(report["ranks"][0]["comm_ns"].is_null());
+    assert_eq!(
+        report["ranks"][1]["received"]["messages"],
+        serde_json::json!([3, 0, 0, 0])
+    );
+    let text = std::fs::read_to_string(&text_path).expect("the text report");
+    assert!(
+        text.starts_with("mpsim threads report (measured, host time)\n"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A `--report-out` in a directory that does not exist is an error naming the file before
+/// the program runs (nothing on standard output), and leaves nothing behind.
+fn example_report_out_that_cannot_be_written_fails_before_the_run() {
+    let dir = scratch("unwritable");
+    let path = dir.join("no-such-dir").join("ring.json");
+    let args = [
+        "--ranks",
+        "2",
+        "--iterations",
+        "3",
+        "--report-out",
+        path.to_str().expect("a UTF-8 path"),
+    ];
+    let out = example("ring", &args, Stdio::piped());
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stdout, "", "the program did not run");
+    assert!(
+        stderr.starts_with("mpsim: I/O error: cannot write the report to ")
+            && stderr.contains("no-such-dir/ring.json"),
+        "{stderr}"
+    );
+    assert!(!dir.join("no-such-dir").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -75,12 +75,12 @@ fn compute_flag_overrides_the_files_mode_only_when_given() {
     let file_mode = Launcher::try_from_args(args(&["-n", "2", "--model", path]))
         .expect("loads")
         .simulate(program);
-    assert_eq!(file_mode.report.compute, ComputeMode::Ignored);
+    assert_eq!(file_mode.report.compute, Some(ComputeMode::Ignored));
     let flag_mode =
         Launcher::try_from_args(args(&["-n", "2", "--model", path, "--compute", "modeled"]))
             .expect("loads")
             .simulate(program);
-    assert_eq!(flag_mode.report.compute, ComputeMode::Modeled);
+    assert_eq!(flag_mode.report.compute, Some(ComputeMode::Modeled));
     assert_eq!(flag_mode.report.predicted_ns(), 6_200);
 }
 

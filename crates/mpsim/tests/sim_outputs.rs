@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use mpsim::sim::{Model, Outcome};
+use mpsim::sim::{Model, Outcome, TimeBase};
 use mpsim::{Backend, Comm, Launcher, Source, Tag};
 use serde_json::Value;
 
@@ -222,23 +222,16 @@ fn sim_report_comm_time_and_compute_make_up_the_clock() {
     let o = Launcher::new(4).model(busy_model()).simulate(busy_program);
     assert!(o.error.is_none(), "{:?}", o.error);
     for r in &o.report.ranks {
-        assert_eq!(
-            r.comm_ns,
-            r.blocked_ns + r.poll_ns + r.overhead_ns,
-            "rank {}",
-            r.rank
-        );
-        assert_eq!(
-            r.clock_ns,
-            r.compute_ns + r.comm_ns,
-            "rank {}: {r:?}",
-            r.rank
-        );
+        let (Some(comm), Some(poll), Some(overhead)) = (r.comm_ns, r.poll_ns, r.overhead_ns) else {
+            panic!("the simulator measures every figure: {r:?}");
+        };
+        assert_eq!(comm, r.blocked_ns + poll + overhead, "rank {}", r.rank);
+        assert_eq!(r.clock_ns, r.compute_ns + comm, "rank {}: {r:?}", r.rank);
         // One irecv and one isend each.
-        assert_eq!(r.overhead_ns, 80, "rank {}", r.rank);
+        assert_eq!(overhead, 80, "rank {}", r.rank);
     }
     assert!(
-        o.report.ranks.iter().any(|r| r.poll_ns > 0),
+        o.report.ranks.iter().any(|r| r.poll_ns > Some(0)),
         "a test loop polled"
     );
     assert!(
@@ -273,65 +266,100 @@ fn sim_report_top_waits_name_the_longest_waits() {
     let v: Value = serde_json::from_str(&o.report.to_json()).expect("valid JSON");
     assert_eq!(v["top_waits"][0]["rank"], 1);
     assert_eq!(v["top_waits"][0]["waited_ns"].as_u64(), Some(top.waited_ns));
-    assert_eq!(
-        v["ranks"][1]["comm_ns"].as_u64(),
-        Some(o.report.ranks[1].comm_ns)
-    );
+    assert_eq!(v["ranks"][1]["comm_ns"].as_u64(), o.report.ranks[1].comm_ns);
 }
 
-/// Messages and bytes per rank are those the simulator counts for the same program; compute
-/// is at least what the program asked for; blocked time fits in the rank's run; the top waits
-/// are sorted; the JSON says the same.
+/// Messages and bytes per rank, by protocol, are those the simulator counts for the same
+/// program; compute is at least what the program asked for; blocked time fits in the rank's
+/// run; the top waits are sorted and name what they waited for; what a real run cannot
+/// measure is `None`; the text and JSON say the same, in the simulator's shape.
 #[test]
 fn threads_report_counts_what_each_rank_did() {
     let (report, error) = Launcher::new(3).measure(program);
     assert!(error.is_none(), "{error:?}");
     let sim = Launcher::new(3).simulate(program);
     assert_eq!(report.backend, "threads");
+    assert_eq!(report.time_base, TimeBase::Host);
+    assert_eq!(
+        (report.events, report.compute, &report.stopped),
+        (None, None, &None)
+    );
     assert_eq!(report.ranks.len(), 3);
     for (m, s) in report.ranks.iter().zip(&sim.report.ranks) {
         assert_eq!(m.rank, s.rank);
-        assert_eq!(
-            m.sent_msgs,
-            s.sent.messages.iter().sum::<u64>(),
-            "rank {}",
-            m.rank
-        );
-        assert_eq!(
-            m.recv_msgs,
-            s.received.messages.iter().sum::<u64>(),
-            "rank {}",
-            m.rank
-        );
-        assert_eq!(
-            m.sent_bytes,
-            s.sent.bytes.iter().sum::<u64>(),
-            "rank {}",
-            m.rank
-        );
-        assert!(m.blocked_ns + m.compute_ns <= m.end_ns, "{m:?}");
-        assert!(m.end_ns > 0, "{m:?}");
+        assert_eq!(m.sent, s.sent, "rank {}", m.rank);
+        assert_eq!(m.received, s.received, "rank {}", m.rank);
+        assert_eq!(m.unreceived, s.unreceived, "rank {}", m.rank);
+        assert_eq!((m.poll_ns, m.overhead_ns, m.comm_ns), (None, None, None));
+        assert!(m.blocked_ns + m.compute_ns <= m.clock_ns, "{m:?}");
+        assert!(m.clock_ns > 0, "{m:?}");
     }
     assert!(report.ranks[0].compute_ns >= 700, "{:?}", report.ranks[0]);
     assert_eq!(report.ranks[1].compute_ns, 0);
     let waits = &report.top_waits;
     assert!(waits.len() <= mpsim::sim::TOP_WAITS);
     assert!(waits.windows(2).all(|w| w[0].waited_ns >= w[1].waited_ns));
-    assert!(
-        waits
-            .iter()
-            .all(|w| w.waiting_for.is_none() && w.waited_ns > 0)
-    );
+    assert!(waits.iter().all(|w| w.waited_ns > 0));
+    // Rank 1's wildcard receive, if it waited, names what it waited for as the simulator does.
+    for w in waits.iter().filter(|w| (w.rank, w.call) == (1, "recv")) {
+        assert_eq!(
+            w.waiting_for.as_deref(),
+            Some("recv (peer ANY_SOURCE, tag ANY_TAG, context 0)"),
+            "{w:?}"
+        );
+    }
     let text = report.to_string();
     assert!(
         text.starts_with("mpsim threads report (measured, host time)"),
         "{text}"
     );
+    assert!(text.contains("\nevents           -\n"), "{text}");
+    assert!(text.contains("\n  rendezvous   "), "{text}");
     let v: Value = serde_json::from_str(&report.to_json()).expect("valid JSON");
     assert_eq!(v["run_ns"].as_u64(), Some(report.run_ns()));
+    assert!(v["predicted_ns"].is_null() && v["events"].is_null());
+    assert_eq!(v["time_base"], "host");
     assert_eq!(
-        v["ranks"][2]["sent_msgs"].as_u64(),
-        Some(report.ranks[2].sent_msgs)
+        v["ranks"][2]["sent"],
+        serde_json::to_value(report.ranks[2].sent).expect("JSON")
+    );
+    assert!(v["ranks"][0]["comm_ns"].is_null());
+    // The same keys as the simulator's, at the top and in each rank.
+    let sim: Value = serde_json::from_str(&sim.report.to_json()).expect("valid JSON");
+    let keys =
+        |v: &Value| -> Vec<String> { v.as_object().expect("an object").keys().cloned().collect() };
+    assert_eq!(keys(&v), keys(&sim));
+    assert_eq!(keys(&v["ranks"][0]), keys(&sim["ranks"][0]));
+}
+
+/// The threads report's longest wait names what it waited for, in the simulator's words:
+/// rank 1 waits in `recv` for rank 0, which computes 20 ms before it sends.
+#[test]
+fn threads_report_top_waits_say_what_they_waited_for() {
+    let program = |world: Comm| async move {
+        if world.rank() == 0 {
+            world.compute(Duration::from_millis(20)).await;
+            world.send(&[1u8; 4], 1, 3).await?;
+        } else {
+            world.recv(&mut [0u8; 4], 0, 3).await?;
+        }
+        Ok(())
+    };
+    let (report, error) = Launcher::new(2).measure(program);
+    assert!(error.is_none(), "{error:?}");
+    let top = &report.top_waits[0];
+    assert_eq!((top.rank, top.call), (1, "recv"), "{:?}", report.top_waits);
+    assert!(top.waited_ns >= 15_000_000, "{top:?}");
+    assert_eq!(
+        top.waiting_for.as_deref(),
+        Some("recv (peer 0, tag 3, context 0)")
+    );
+    let sim = Launcher::new(2).simulate(program).report;
+    assert_eq!(sim.top_waits[0].waiting_for, top.waiting_for);
+    assert!(
+        report
+            .to_string()
+            .contains("recv (peer 0, tag 3, context 0)")
     );
 }
 
@@ -348,7 +376,7 @@ fn threads_report_of_no_ranks_is_an_error() {
 /// before its receiver ended, one that arrived after).
 /// `program` on 3 ranks under sim and under threads, both without error: the threads
 /// backend's measured report, whose warnings must be the simulator's.
-fn threads_report_warning_as_sim_does<F, Fut>(program: F) -> mpsim::MeasuredReport
+fn threads_report_warning_as_sim_does<F, Fut>(program: F) -> mpsim::sim::Report
 where
     F: Fn(Comm) -> Fut + Sync + Copy,
     Fut: std::future::Future<Output = mpsim::Result<()>>,

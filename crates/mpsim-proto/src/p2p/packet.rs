@@ -55,6 +55,36 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// Every protocol, in the order of report columns ([`Protocol::index`]).
+    pub const ALL: [Protocol; 4] = [
+        Protocol::Eager,
+        Protocol::Buffered,
+        Protocol::Rendezvous,
+        Protocol::Ready,
+    ];
+
+    /// The protocol's column in counts by protocol ([`MessageCounts`](super::MessageCounts)):
+    /// its place in [`Protocol::ALL`].
+    #[inline(always)]
+    pub const fn index(self) -> usize {
+        match self {
+            Protocol::Eager => 0,
+            Protocol::Buffered => 1,
+            Protocol::Rendezvous => 2,
+            Protocol::Ready => 3,
+        }
+    }
+
+    /// The protocol's name in reports (`eager`, `buffered`, `rendezvous`, `ready`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Protocol::Eager => "eager",
+            Protocol::Buffered => "buffered",
+            Protocol::Rendezvous => "rendezvous",
+            Protocol::Ready => "ready",
+        }
+    }
+
     /// Whether the message is timed with the buffered-send table (`timing.md` §2).
     pub fn buffered_timing(self) -> bool {
         matches!(self, Protocol::Eager | Protocol::Buffered)

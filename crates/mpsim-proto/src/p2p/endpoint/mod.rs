@@ -4,6 +4,8 @@
 //! Methods, by kind (the quinn-proto split):
 //! - getters: [`Endpoint::rank`], [`Endpoint::is_done`], [`Endpoint::buffer_in_use`],
 //!   [`Endpoint::buffered_messages`], [`Endpoint::pending_requests`], [`Endpoint::iprobe`];
+//!   traffic, counted by the driver ([`Endpoint::count_sent`], [`Endpoint::count_arrived`]):
+//!   [`Endpoint::sent_counts`], [`Endpoint::received_counts`], [`Endpoint::unreceived_counts`];
 //! - `handle_*` inputs: calls of the program ([`Endpoint::isend`], [`Endpoint::irecv`],
 //!   [`Endpoint::improbe`], [`Endpoint::mrecv`], [`Endpoint::cancel`], [`Endpoint::free`],
 //!   [`Endpoint::buffer_attach`], [`Endpoint::buffer_detach`]) and packets from peers
@@ -37,7 +39,8 @@ use crate::error::{Error, PendingRequest, Site};
 use crate::matching::{ContextId, Engine, Envelope, Pattern, Rank, Source, Tag};
 
 use super::buffer::{Attached, BSEND_OVERHEAD, Budget};
-use super::packet::{SendRef, Transmit};
+use super::counts::{MessageCounts, Tally};
+use super::packet::{Protocol, SendRef, Transmit};
 use super::request::{Completion, Held, Kind, ReqId, Slot, Status};
 
 /// Protocol settings of an endpoint.
@@ -135,6 +138,8 @@ pub(crate) struct Incoming<P> {
     sender: SendRef,
     bytes: usize,
     ack: bool,
+    /// How it was sent (for the counts of what no receive took).
+    protocol: Protocol,
     payload: P,
 }
 
@@ -179,6 +184,9 @@ pub struct Endpoint<P> {
     /// ([`Endpoint::take_completed`]). Kept here, not in the outbox, so that an input whose only
     /// output is a completion (a message for a posted receive) needs no outbox.
     completed: bool,
+    /// Messages sent and arrived so far ([`Endpoint::sent_counts`],
+    /// [`Endpoint::received_counts`]).
+    tally: Tally,
 }
 
 impl<P> Endpoint<P> {
@@ -200,6 +208,7 @@ impl<P> Endpoint<P> {
             out: None,
             completions: Completions::Events,
             completed: false,
+            tally: Tally::default(),
         }
     }
 
@@ -322,6 +331,57 @@ impl<P> Endpoint<P> {
         self.engine
             .unexpected_iter()
             .map(|(e, m)| (m.from, e, m.bytes))
+    }
+
+    /// Counts a message the driver transmitted for this endpoint (a [`Packet::Message`]
+    /// from [`Endpoint::poll_transmit`] or a send's transport), for [`Endpoint::sent_counts`].
+    /// The driver counts, at the place it moves the message anyway: counted inside the
+    /// endpoint's inlined send code, the same increment cost a simulated message 6 more
+    /// instructions, in the registers it took from the code around it.
+    ///
+    /// [`Packet::Message`]: crate::p2p::Packet::Message
+    #[inline(always)]
+    pub fn count_sent(&mut self, protocol: Protocol, bytes: usize) {
+        self.tally.sent(protocol, bytes);
+    }
+
+    /// Counts a message that arrived, before the driver hands it to
+    /// [`Endpoint::handle_packet`] (see [`Endpoint::count_sent`]).
+    #[inline(always)]
+    pub fn count_arrived(&mut self, protocol: Protocol, bytes: usize) {
+        self.tally.arrived(protocol, bytes);
+    }
+
+    /// The messages this endpoint sent, by protocol, as its driver counted them
+    /// ([`Endpoint::count_sent`]): one per message transmitted (a send of any mode, blocking
+    /// or not; a buffered send that did not fit sent nothing).
+    pub fn sent_counts(&self) -> MessageCounts {
+        self.tally.counts().0
+    }
+
+    /// The messages receives took, by the protocol they were sent with: one per message that
+    /// arrived ([`Endpoint::count_arrived`]) and was matched to a receive (`recv`, `irecv`,
+    /// `mrecv`; also one the program let go of after it matched, whose data was discarded
+    /// with a warning). Probes take nothing. What arrived and no receive took is
+    /// [`Endpoint::unreceived_counts`]; a message its sender cancelled in time is neither.
+    pub fn received_counts(&self) -> MessageCounts {
+        self.tally.counts().1.minus(&self.unreceived_counts())
+    }
+
+    /// The messages that arrived and no receive has taken, by protocol: those waiting for a
+    /// receive ([`Endpoint::unexpected_messages`]) and those a matched probe took and no
+    /// `mrecv` received yet.
+    pub fn unreceived_counts(&self) -> MessageCounts {
+        let mut counts = MessageCounts::default();
+        for (_, m) in self.engine.unexpected_iter() {
+            counts.add(m.protocol, m.bytes);
+        }
+        for s in &self.slots {
+            if let (true, Kind::Probed(Some(probed))) = (s.live, &s.kind) {
+                counts.add(probed.1.protocol, probed.1.bytes);
+            }
+        }
+        counts
     }
 
     /// Whether any message waits that no receive has taken. Posting a receive can make outputs

@@ -37,6 +37,7 @@ impl<P: MessageData> Endpoint<P> {
                     sender,
                     bytes: payload.byte_len(),
                     ack,
+                    protocol,
                     payload,
                 };
                 let strict = protocol == Protocol::Ready && self.config.strict_ready;
@@ -65,7 +66,11 @@ impl<P: MessageData> Endpoint<P> {
                     .unexpected_handles()
                     .find(|(_, _, m)| m.from == from && m.sender == sender)
                     .map(|(h, _, _)| h);
-                let cancelled = found.and_then(|h| self.engine.withdraw(h)).is_some();
+                let withdrawn = found.and_then(|h| self.engine.withdraw(h));
+                if let Some((_, m)) = &withdrawn {
+                    self.tally.withdrawn(m.protocol, m.bytes);
+                }
+                let cancelled = withdrawn.is_some();
                 self.push_transmit(Transmit {
                     to: from,
                     packet: Packet::CancelReply { sender, cancelled },
