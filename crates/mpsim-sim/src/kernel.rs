@@ -38,6 +38,17 @@ use crate::model::{ComputeMode, LastDelay, Model};
 use crate::stats::Stats;
 use crate::waits::TopWaits;
 
+/// What a rank blocked in a wait that its [`Wait`] does not describe alone waits for
+/// (`Kernel::awaiting`).
+#[derive(Clone, Debug)]
+pub(crate) enum Awaiting {
+    /// A blocking probe: its peer, tag and communicator.
+    Probe(Awaited),
+    /// A wait on several requests (`RankRuntime::poll_requests`): those not complete when it
+    /// last blocked, the first of them the wait's `req`.
+    Requests(Vec<ReqId>),
+}
+
 /// What a waiting rank waits for.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Wait {
@@ -129,6 +140,8 @@ fn endpoint_config(model: &Model, strict_ready: bool) -> Arc<Config> {
         system_buffer: model.system_buffer,
         strict_ready,
         bsend_overhead: model.bsend_overhead,
+        // A truncated receive's error carries the virtual time it completed (S11).
+        virtual_time: true,
     })
 }
 
@@ -235,10 +248,11 @@ pub(crate) struct Kernel {
     pub current: Key,
     /// The key of the event of the first error (`stop`).
     pub stop_key: Key,
-    /// What each rank last blocked in a probe waited for (`RankRuntime::poll_arrival`), for
-    /// deadlock reports: a probe holds no request to describe. Kept apart from the ranks'
-    /// state, which every rank pays for, as few ranks probe.
-    pub probing: HashMap<u32, Awaited>,
+    /// What each rank last blocked in a probe, or a wait on several requests, waited for
+    /// ([`Awaiting`]), for deadlock reports: a probe holds no request to describe, and a wait
+    /// holds one request. Kept apart from the ranks' state, which every rank pays for, as few
+    /// ranks probe or wait on several requests.
+    pub awaiting: HashMap<u32, Awaiting>,
     /// Polls that found nothing so far, each ended by a resume (`livelock`).
     polls: u64,
     /// By index as `ranks` (empty until a rank polls, `livelock`): the call each rank last
@@ -326,7 +340,7 @@ impl Kernel {
             remote: Vec::new(),
             current: Key::new(0, RESUME, 0, 0),
             stop_key: Key::new(0, RESUME, 0, 0),
-            probing: HashMap::new(),
+            awaiting: HashMap::new(),
             polls: 0,
             poll_calls: Vec::new(),
             poll_events: Vec::new(),
@@ -724,6 +738,47 @@ impl Kernel {
         Some(at)
     }
 
+    /// The wait `w` of the rank at `i` in `ranks`, woken in it, returns at its clock (the time
+    /// of the wake; S1): its blocked time, its trace span and, when it is long enough, its
+    /// place among the longest waits (whose request, still held, it names: `waits::offer`).
+    /// X2: the rank's core is handed back to it before it acts, as X1's overhead is paid.
+    /// Inlined: every wait that blocked ends here, one per simulated message of a ring.
+    #[inline(always)]
+    pub fn end_wait(&mut self, i: usize, w: Wait) {
+        let (rank, floor, handover) = (
+            self.base + i as u32,
+            self.top_waits.floor(),
+            self.handover_ns,
+        );
+        let r = &mut self.ranks[i];
+        r.wait = None;
+        let clock = r.clock;
+        r.stats.blocked_ns += clock - w.since;
+        if handover > 0 {
+            r.overhead_ns = r.overhead_ns.saturating_add(handover);
+        }
+        self.record_span(rank, w.call, w.since, clock);
+        if clock - w.since > floor {
+            crate::waits::offer(self, rank, w.call, w.since, clock, w.req);
+        }
+    }
+
+    /// The rank at `i` blocks in a wait on several requests, of which `incomplete` are not
+    /// complete (`Wait::set`).
+    pub fn wait_on_set(&mut self, i: usize, incomplete: impl Iterator<Item = ReqId>) {
+        let rank = self.base + i as u32;
+        match self.awaiting.get_mut(&rank) {
+            Some(Awaiting::Requests(list)) => {
+                list.clear();
+                list.extend(incomplete);
+            }
+            _ => {
+                self.awaiting
+                    .insert(rank, Awaiting::Requests(incomplete.collect()));
+            }
+        }
+    }
+
     /// Forgets channels that no longer bear on arrivals (`Channels::prune`), between the
     /// rounds of a parallel run.
     pub fn prune_channels(&mut self) {
@@ -830,6 +885,14 @@ impl Kernel {
         self.stop_end = self.stop_end.min(self.now);
     }
 
+    /// What `rank` last blocked in a probe for (`Kernel::awaiting`).
+    fn probe_of(&self, rank: u32) -> Option<&Awaited> {
+        match self.awaiting.get(&rank) {
+            Some(Awaiting::Probe(awaited)) => Some(awaited),
+            _ => None,
+        }
+    }
+
     /// What request `req` of `rank`, waited for in `wait_call`, is about, for reports
     /// (`Endpoint::describe`): a communicator call's request is the library's, so it is named
     /// after the call (`deadlock::is_communicator_call`).
@@ -853,7 +916,7 @@ impl Kernel {
         let r = &self.ranks[self.at(rank)];
         let w = r.wait?;
         let described = w.req.and_then(|q| self.describe_request(rank, q, w.call));
-        let (what, edge) = match (described, self.probing.get(&rank)) {
+        let (what, edge) = match (described, self.probe_of(rank)) {
             (Some((call, peer, tag, context)), _) => {
                 deadlock::waiting_for(call, peer, tag, context)
             }

@@ -27,7 +27,7 @@ use crate::livelock;
 use crate::model::ComputeMode;
 use crate::rank::SimRank;
 use crate::run::{OBSERVE_EVERY, Options, Progress};
-use crate::waits::{self, TopWaits};
+use crate::waits::TopWaits;
 
 /// Ranks' programs made between two looks at the host clock while a partition is set up
 /// (`MemoryWatch::poll`; a program is a few hundred bytes).
@@ -189,33 +189,24 @@ where
             }
             self.enter_event::<PARALLEL>(&mut k, key, observe);
             let idx = k.at(rank);
-            // The rank's state is looked up once; the trace and the top waits are told of its
-            // wait once it is let go.
-            let floor = k.top_waits.floor();
-            let handover = k.handover_ns;
             let r = &mut k.ranks[idx];
             r.resume_scheduled = false;
             if r.done {
                 continue;
             }
             let clock = r.clock.max(key.time);
-            let waited = r.wait.take();
-            if let Some(w) = waited {
-                r.stats.blocked_ns += clock - w.since;
-                // X2: its core is handed back to it before it acts, as X1's overhead is paid.
-                if handover > 0 {
-                    r.overhead_ns = r.overhead_ns.saturating_add(handover);
-                }
-            }
-            // Measured compute of its last run comes before the rank's next action.
-            let debt = std::mem::take(&mut r.debt_ns);
+            // A rank woken in a wait runs at the time of its wake, to look whether its wait
+            // returns: if it does, the wait ends there (`SimRank::wait_returns`: its blocked
+            // time, trace span, hand-over and measured compute); if not, the rank blocks on
+            // with the clock it blocked at (`SimRank::suspend`): only a returning wait moves a
+            // clock (S1).
+            let debt = if r.wait.is_some() {
+                0
+            } else {
+                // Measured compute of its last run comes before the rank's next action.
+                std::mem::take(&mut r.debt_ns)
+            };
             r.clock = clock.saturating_add(debt);
-            if let Some(w) = waited {
-                k.record_span(rank, w.call, w.since, clock);
-                if clock - w.since > floor {
-                    waits::offer(&mut k, rank, w.call, w.since, clock, w.req);
-                }
-            }
             if debt > 0 {
                 let end = clock.saturating_add(debt);
                 k.record_span(rank, "compute", clock, end);

@@ -106,7 +106,12 @@ fn timing_s1_a_wait_woken_early_is_one_wait_from_its_start() {
     assert_eq!(blocked(&o), vec![6000, 0, 0]);
     let longest = &o.report.top_waits[0];
     assert_eq!(
-        (longest.rank, longest.call, longest.since_ns, longest.waited_ns),
+        (
+            longest.rank,
+            longest.call,
+            longest.since_ns,
+            longest.waited_ns
+        ),
         (0, "recv", 0, 6000),
         "{:?}",
         o.report.top_waits
