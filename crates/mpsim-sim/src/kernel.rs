@@ -262,6 +262,16 @@ pub(crate) struct Kernel {
     /// (`RankState::made`): while that resume is queued, it is the last the rank made.
     poll_calls: Vec<&'static str>,
     poll_events: Vec<u64>,
+    /// Also by index as `ranks`: when each rank's polls began (the start of its first poll
+    /// since it last did anything else, or was given anything: the livelock report's start),
+    /// and when its last poll began.
+    poll_since: Vec<u64>,
+    poll_last: Vec<u64>,
+    /// The rank (index as `ranks`) whose program called its endpoint first since that rank's
+    /// last poll, with the time of the endpoint's last input before that call
+    /// (`Endpoint::now`): a later input than its last poll (a message, an ack) means the rank
+    /// was given something, and its next poll begins anew (`note_poll`).
+    pub input_before: (usize, u64),
     /// The watch for a livelock (`livelock`), and once one is found, since when (virtual time)
     /// and at which checkpoint.
     pub livelock: Watch,
@@ -346,6 +356,9 @@ impl Kernel {
             polls: 0,
             poll_calls: Vec::new(),
             poll_events: Vec::new(),
+            poll_since: Vec::new(),
+            poll_last: Vec::new(),
+            input_before: (NOT_POLLING, 0),
             livelock: Watch::new(0),
             livelocked: None,
             discarded: BTreeMap::new(),
@@ -679,14 +692,54 @@ impl Kernel {
             return;
         }
         let made = r.made;
+        // The poll began its cost before the resume it scheduled.
+        let began = r.clock.saturating_sub(self.model.poll_cost_ns);
         if self.poll_calls.is_empty() {
-            self.poll_calls = vec![""; self.ranks.len()];
-            self.poll_events = vec![u64::MAX; self.ranks.len()];
+            let n = self.ranks.len();
+            self.poll_calls = vec![""; n];
+            self.poll_events = vec![u64::MAX; n];
+            self.poll_since = vec![0; n];
+            self.poll_last = vec![0; n];
         }
+        // Its polls go on if it has made no event since its last poll's resume and its
+        // endpoint has been given nothing since (`input_before`).
+        let given = match self.input_before {
+            (at, input) if at == i => input > self.poll_last[i],
+            _ => false,
+        };
+        if self.poll_events[i] != made_before.wrapping_sub(1) || given {
+            self.poll_since[i] = began;
+        }
+        self.poll_last[i] = began;
+        self.input_before = (NOT_POLLING, 0);
         self.polls += 1;
         self.poll_calls[i] = call;
         // Its resume was the last event it made.
         self.poll_events[i] = made - 1;
+    }
+
+    /// Since when, at the latest, nothing but polls has run in this partition, from its ranks
+    /// (`livelock`; the run is quiet): the last time anything else happened to each, which is
+    /// the time a polling rank's polls began, the time a blocked rank blocked, woke or was
+    /// last given something (a message, an ack), and the time a finished rank ended or was
+    /// last given something. Every event that is not a poll is one of these; a partition's
+    /// figure is its ranks' alone, so the run's (their latest) is the same however it is
+    /// split.
+    pub fn quiet_since(&self) -> u64 {
+        let mut since = 0;
+        for (i, r) in self.ranks.iter().enumerate() {
+            let last = if self.polling_in(i).is_some() {
+                self.poll_since[i]
+            } else {
+                let given = r.endpoint.now().max(r.awake_at);
+                match r.wait {
+                    Some(w) if !r.done => given.max(w.since),
+                    _ => given.max(r.clock),
+                }
+            };
+            since = since.max(last);
+        }
+        since
     }
 
     /// Whether a rank of this partition has polled and found nothing (`livelock`).

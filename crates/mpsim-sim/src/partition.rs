@@ -49,6 +49,29 @@ pub(crate) struct Partition<Fut> {
     traced: usize,
 }
 
+/// A livelock as a partition saw it (`livelock`), in virtual ns.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Livelocked {
+    /// Since when nothing but polls ran, by this partition's ranks (`Kernel::quiet_since`).
+    pub ranks_since: u64,
+    /// The checkpoint since which the run was seen quiet (the same in every partition).
+    pub quiet: u64,
+    /// The checkpoint at which it was found (the same in every partition).
+    pub at: u64,
+    /// The limit.
+    pub limit: u64,
+}
+
+impl Livelocked {
+    /// Since when nothing but polls ran in the run whose partitions saw `parts`: the latest
+    /// of their ranks' figures, and at the latest the checkpoint since which the run was seen
+    /// quiet (it was quiet there, and nothing but polls ran after it).
+    pub fn since(parts: &[Livelocked]) -> u64 {
+        let ranks = parts.iter().map(|p| p.ranks_since).max().unwrap_or(0);
+        parts.first().map_or(ranks, |p| ranks.min(p.quiet))
+    }
+}
+
 /// What a partition hands back when its run is over.
 pub(crate) struct PartOutcome {
     pub base: u32,
@@ -58,8 +81,8 @@ pub(crate) struct PartOutcome {
     pub now: u64,
     /// The first error: the error, its virtual time, the key of its event.
     pub stop: Option<(Error, u64, Key)>,
-    /// A livelock (`livelock`): quiet since, found at, and the limit (virtual ns).
-    pub livelock: Option<(u64, u64, u64)>,
+    /// A livelock (`livelock`).
+    pub livelock: Option<Livelocked>,
     /// Messages never received, in rank order.
     pub warnings: Vec<String>,
     /// For a deadlock: each unfinished rank, what it is blocked in, and its wait-for edge.
@@ -381,6 +404,14 @@ where
         drop(k);
         drop(futures);
         let mut k = kernel.borrow_mut();
+        // A livelock: since when nothing but polls ran, by this partition's ranks, and the
+        // checkpoint since which the run has been seen quiet (`livelock`).
+        let livelock = k.livelocked.map(|(quiet, at)| Livelocked {
+            ranks_since: k.quiet_since(),
+            quiet,
+            at,
+            limit: k.livelock.after_ns(),
+        });
         PartOutcome {
             base,
             states: std::mem::take(&mut k.ranks),
@@ -388,9 +419,7 @@ where
             finished: k.finished,
             now: k.now,
             stop: k.stop.take().map(|(e, t)| (e, t, k.stop_key)),
-            livelock: k
-                .livelocked
-                .map(|(since, at)| (since, at, k.livelock.after_ns())),
+            livelock,
             warnings,
             blocked,
             top_waits: std::mem::take(&mut k.top_waits),

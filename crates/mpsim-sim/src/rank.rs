@@ -435,7 +435,18 @@ impl RankRuntime for SimRank {
         self.kernel.borrow().total
     }
 
+    /// Also notes, for a livelock report, the time of the endpoint's last input before the
+    /// first such call since the rank's last poll (`Kernel::input_before`): every poll (a
+    /// `test`, an `iprobe`) looks through here.
     fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
+        {
+            let mut k = self.kernel.borrow_mut();
+            if k.input_before.0 != self.idx
+                && let Some(r) = k.ranks.get(self.idx)
+            {
+                k.input_before = (self.idx, r.endpoint.now());
+            }
+        }
         self.on_endpoint("a call", f);
     }
 

@@ -17,7 +17,7 @@ use crate::host_memory::{self, CHECK_EVERY};
 use crate::kernel::RankState;
 use crate::model::{ComputeMode, Model};
 use crate::parallel;
-use crate::partition::{PartOutcome, Partition};
+use crate::partition::{Livelocked, PartOutcome, Partition};
 use crate::report::Report;
 use crate::waits::TopWaits;
 
@@ -204,8 +204,12 @@ pub(crate) fn merge(
         finished,
     });
     let mut stop: Option<(Error, u64, Key)> = None;
-    // Every partition found the same livelock, if any (`livelock`).
-    let livelock = parts.first().and_then(|p| p.livelock);
+    // Every partition found the same livelock, if any (`livelock`); each knows when its own
+    // ranks last did anything but poll.
+    let livelocked: Vec<Livelocked> = parts.iter().filter_map(|p| p.livelock).collect();
+    let livelock = livelocked
+        .first()
+        .map(|first| (Livelocked::since(&livelocked), first.at, first.limit));
     let mut warnings = Vec::new();
     let mut blocked = Vec::new();
     let mut top_waits = Vec::with_capacity(parts.len());

@@ -153,3 +153,72 @@ fn livelock_after_flag_takes_a_time() {
     let err = parse(&["--livelock-after", "soon"]).err().expect("refused");
     assert!(err.to_string().contains("ns, us"), "{err}");
 }
+
+/// The time a report starts from: `from t=... ns`.
+fn reported_from(report: &str) -> u64 {
+    report
+        .strip_prefix("from t=")
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("the report says from when: {report}"))
+}
+
+/// The report starts when the polls began, not at the first checkpoint (1/16 of the limit):
+/// here at 0, where rank 0 starts polling and rank 1 blocks.
+#[test]
+fn livelock_reported_from_when_the_polls_began() {
+    let o = sim(2, LIMIT_NS, |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        if world.rank() == 0 {
+            let mut r = world.irecv(&mut buf, 1, 5)?;
+            while r.test().await?.is_none() {}
+        } else {
+            world.recv(&mut buf, 0, 9).await?;
+        }
+        Ok(())
+    });
+    let report = livelock_report(&o);
+    assert_eq!(reported_from(report), 0, "{report}");
+}
+
+/// Polls that run while another rank still works do not count: rank 1 computes until 5000,
+/// then blocks; from then on nothing but polls runs.
+#[test]
+fn livelock_reported_from_the_last_thing_that_was_not_a_poll() {
+    let o = sim(2, LIMIT_NS, |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        if world.rank() == 0 {
+            let mut r = world.irecv(&mut buf, 1, 5)?;
+            while r.test().await?.is_none() {}
+        } else {
+            world.compute(Duration::from_nanos(5000)).await;
+            world.recv(&mut buf, 0, 9).await?;
+        }
+        Ok(())
+    });
+    let report = livelock_report(&o);
+    assert_eq!(reported_from(report), 5000, "{report}");
+}
+
+/// What reaches a polling rank counts: rank 0's buffered message is received at 3000 (rank 1
+/// computes until then), its ack reaches rank 0 at 3200 while it polls (and frees its buffer
+/// bytes); its polls from then on are the ones that find nothing for ever.
+#[test]
+fn livelock_reported_from_the_last_ack_a_polling_rank_was_given() {
+    let o = sim(2, LIMIT_NS, |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        if world.rank() == 0 {
+            world.buffer_attach(64)?;
+            world.bsend(&[1u8; 8], 1, 1).await?;
+            let mut r = world.irecv(&mut buf, 1, 5)?;
+            while r.test().await?.is_none() {}
+        } else {
+            world.compute(Duration::from_nanos(3000)).await;
+            world.recv(&mut buf, 0, 1).await?;
+            world.recv(&mut buf, 0, 9).await?;
+        }
+        Ok(())
+    });
+    let report = livelock_report(&o);
+    assert_eq!(reported_from(report), 3200, "{report}");
+}
