@@ -550,7 +550,7 @@ mod tests {
     fn wait_poll_round_trips() {
         assert_eq!(WaitPoll::new(Poll::Pending, &mut None).get(), Poll::Pending);
         let mut error = None;
-        let e = Error::Deadlock { report: "r".into() };
+        let e = Error::NoMemory { what: "r".into() };
         let failed = WaitPoll::new(Poll::Ready(Err(e.clone())), &mut error);
         assert_eq!((failed.get(), error), (Poll::Ready(Err(())), Some(e)));
         for status in [

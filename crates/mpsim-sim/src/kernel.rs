@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use mpsim_proto::deadlock::{self, Awaited};
+use mpsim_proto::deadlock::{self, Awaited, BlockedRank, Waiting};
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{ContextId, Source, Tag};
 use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId, Transmit};
@@ -718,6 +718,11 @@ impl Kernel {
         self.poll_events[i] = made - 1;
     }
 
+    /// When the polls of rank `i` (an index in `ranks`) began (`note_poll`).
+    pub fn poll_began(&self, i: usize) -> u64 {
+        self.poll_since.get(i).copied().unwrap_or(0)
+    }
+
     /// Since when, at the latest, nothing but polls has run in this partition, from its ranks
     /// (`livelock`; the run is quiet): the last time anything else happened to each, which is
     /// the time a polling rank's polls began, the time a blocked rank blocked, woke or was
@@ -940,14 +945,6 @@ impl Kernel {
         self.stop_end = self.stop_end.min(self.now);
     }
 
-    /// What `rank` last blocked in a probe for (`Kernel::awaiting`).
-    fn probe_of(&self, rank: u32) -> Option<&Awaited> {
-        match self.awaiting.get(&rank) {
-            Some(Awaiting::Probe(awaited)) => Some(awaited),
-            _ => None,
-        }
-    }
-
     /// What request `req` of `rank`, waited for in `wait_call`, is about, for reports
     /// (`Endpoint::describe`): a communicator call's request is the library's, so it is named
     /// after the call (`deadlock::is_communicator_call`).
@@ -966,26 +963,41 @@ impl Kernel {
         Some((call, peer, tag, context))
     }
 
-    /// The context of the first incomplete request of a waiting rank, for reports.
-    pub fn describe_wait(&self, rank: u32) -> Option<(String, Option<u32>)> {
+    /// What a waiting rank is blocked in, for reports: its call, since when, and what it
+    /// waits on (its request; every request still incomplete of a wait on several, in the
+    /// program's order; a probe's peer and tag; the message a detach waits to see received).
+    pub fn describe_wait(&self, rank: u32) -> Option<BlockedRank> {
         let r = &self.ranks[self.at(rank)];
         let w = r.wait?;
-        let described = w.req.and_then(|q| self.describe_request(rank, q, w.call));
-        let (what, edge) = match (described, self.probe_of(rank)) {
-            (Some((call, peer, tag, context)), _) => {
-                deadlock::waiting_for(call, peer, tag, context)
-            }
-            // Only a blocking probe waits on arrivals with no request.
-            (None, Some(awaited)) if w.on_arrival && w.req.is_none() => awaited.waiting_for(w.call),
-            // A detach waits for its buffered messages to be received: the first names a peer.
-            (None, _) => match r.endpoint.awaited_without_request(w.call) {
-                Some((awaited_call, awaited)) => awaited.waiting_for(awaited_call),
-                None => return Some((format!("{} since t={} ns", w.call, w.since), None)),
-            },
+        let request = |q: ReqId| {
+            let (call, peer, tag, context) = self.describe_request(rank, q, w.call)?;
+            Some(Waiting {
+                call,
+                peer,
+                tag,
+                context,
+            })
         };
-        Some((
-            format!("{} since t={} ns, waiting for {what}", w.call, w.since),
-            edge,
-        ))
+        let waiting_on = match (self.awaiting.get(&rank), w.req) {
+            // A wait on several requests: those it blocked on, but for any complete since.
+            (Some(Awaiting::Requests(set)), Some(first)) if set.first() == Some(&first) => set
+                .iter()
+                .filter(|&&q| !r.endpoint.is_done(q))
+                .filter_map(|&q| request(q))
+                .collect(),
+            (_, Some(q)) => request(q).into_iter().collect(),
+            // Only a blocking probe waits on arrivals with no request.
+            (Some(Awaiting::Probe(awaited)), None) if w.on_arrival => {
+                vec![Waiting::new(w.call, *awaited)]
+            }
+            // A detach waits for its buffered messages to be received: the first names a peer.
+            (_, None) => r
+                .endpoint
+                .awaited_without_request(w.call)
+                .map(|(call, awaited)| Waiting::new(call, awaited))
+                .into_iter()
+                .collect(),
+        };
+        Some(BlockedRank::new(rank, w.call, Some(w.since), waiting_on))
     }
 }

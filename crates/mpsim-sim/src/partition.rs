@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+use mpsim_proto::deadlock::{BlockedRank, PollingRank, SUSPENDED, StuckRank};
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::never_received;
 use mpsim_proto::runtime::RankRuntime;
@@ -85,8 +86,8 @@ pub(crate) struct PartOutcome {
     pub livelock: Option<Livelocked>,
     /// Messages never received, in rank order.
     pub warnings: Vec<String>,
-    /// For a deadlock: each unfinished rank, what it is blocked in, and its wait-for edge.
-    pub blocked: Vec<(u32, String, Option<u32>)>,
+    /// For a deadlock or a livelock: each unfinished rank, what it is blocked or polling in.
+    pub blocked: Vec<StuckRank>,
     pub top_waits: TopWaits,
     pub trace: Option<Vec<TraceEvent>>,
     pub runs: Option<Vec<(Key, u32)>>,
@@ -376,15 +377,18 @@ where
                 }
                 let rank = base + i as u32;
                 blocked.push(match (k.describe_wait(rank), k.polling_in(i)) {
-                    (Some((what, peer)), _) => {
-                        (rank, format!("rank {rank} blocked in {what}"), peer)
-                    }
-                    (None, Some(call)) => (rank, format!("rank {rank} polling in {call}"), None),
-                    (None, None) => (
+                    (Some(b), _) => StuckRank::Blocked(b),
+                    (None, Some(call)) => StuckRank::Polling(PollingRank {
                         rank,
-                        format!("rank {rank} suspended at t={} ns", state.clock),
-                        None,
-                    ),
+                        call,
+                        since_ns: k.poll_began(i),
+                    }),
+                    (None, None) => StuckRank::Blocked(BlockedRank::new(
+                        rank,
+                        SUSPENDED,
+                        Some(state.clock),
+                        Vec::new(),
+                    )),
                 });
             }
         }

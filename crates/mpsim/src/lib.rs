@@ -50,6 +50,9 @@ pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, Wait, run};
 pub use measured::{MeasuredRank, MeasuredReport};
 pub use message::Message;
+pub use mpsim_proto::deadlock::{
+    BlockedRank, DeadlockReport, LivelockReport, PollingRank, StuckRank, Waiting,
+};
 pub use mpsim_proto::error::{Error, PendingRequest, Result, Site};
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};

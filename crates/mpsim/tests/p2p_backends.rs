@@ -1153,6 +1153,7 @@ fn assert_deadlock_report(err: &Error, needles: &[&str]) {
     let Error::Deadlock { report } = err else {
         panic!("expected Deadlock, got {err}");
     };
+    let report = report.to_string();
     for needle in needles {
         assert!(report.contains(needle), "no {needle:?} in: {report}");
     }
