@@ -424,6 +424,59 @@ impl fmt::Display for LivelockReport {
     }
 }
 
+/// One rank's communicator-creating calls on a communicator, in a [`CommOrder`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CreatingCalls {
+    /// World rank.
+    pub rank: u32,
+    /// Its communicator-creating calls on the communicator (`comm_dup`, `comm_split`), in
+    /// order, the last one the `comm_split` that met the others'; when it had made more than
+    /// [`CreatingCalls::KNOWN`] before it, that one alone.
+    pub calls: Vec<&'static str>,
+    /// How many it had made before the last one.
+    pub before: u64,
+}
+
+impl CreatingCalls {
+    /// The most calls before a `comm_split` that it tells the others one by one.
+    pub const KNOWN: u64 = 29;
+}
+
+impl fmt::Display for CreatingCalls {
+    /// `rank 1 made comm_dup, comm_split`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rank {} made {}", self.rank, self.calls.join(", "))?;
+        if self.calls.len() as u64 != self.before + 1 {
+            write!(f, " after {} others", self.before)?;
+        }
+        Ok(())
+    }
+}
+
+/// Members of a communicator made their communicator-creating calls on it (`dup`, `split`) in
+/// different orders, so that one rank's `split` met another's `dup` or another `split`: what
+/// MPI forbids (every member makes its collective calls on a communicator in the same order),
+/// and what left the ranks with communicators of different contexts, whose traffic never
+/// meets ([`Error::CommOrder`](crate::error::Error::CommOrder)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommOrder {
+    /// The calls of the communicator's rank 0 (which gathers a `split`), then those of the
+    /// ranks whose order differs from it, in rank order.
+    pub ranks: Vec<CreatingCalls>,
+}
+
+impl fmt::Display for CommOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines = listed(self.ranks.iter().map(ToString::to_string), "ranks");
+        write!(
+            f,
+            "ranks made their communicator-creating calls on this communicator in different \
+             orders ({lines}): MPI requires every member of a communicator to make its \
+             collective calls on it (comm_dup, comm_split) in the same order"
+        )
+    }
+}
+
 /// A cycle as a report writes it (`0 → 1 → 0`): one of more than `2 * CYCLE_ENDS` ranks with its
 /// first and last [`CYCLE_ENDS`] and how many are left out between.
 fn written_cycle(cycle: &[u32]) -> String {

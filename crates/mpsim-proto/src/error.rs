@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::deadlock::{DeadlockReport, LivelockReport};
+use crate::deadlock::{CommOrder, DeadlockReport, LivelockReport};
 use crate::matching::{ContextId, Source, Tag};
 
 /// Where an error happened: the calling rank and call, and what the call named.
@@ -149,6 +149,16 @@ pub enum Error {
         message_bytes: usize,
         /// The receive buffer's length in bytes (what was written).
         buffer_bytes: usize,
+    },
+    /// MPI_ERR_COMM: members of a communicator made their communicator-creating calls on it
+    /// in different orders ([`CommOrder`]: which ranks made which calls); found by the `split`
+    /// that met a call of another kind or place, on every member that learns of it.
+    #[error("{site}: {order}")]
+    CommOrder {
+        /// Where: the rank's `comm_split`.
+        site: Box<Site>,
+        /// Each rank's calls (boxed: an `Error` stays a few words).
+        order: Box<CommOrder>,
     },
     /// MPI_ERR_BUFFER: a buffered send that does not fit in the attached buffer.
     #[error(
@@ -353,6 +363,7 @@ macro_rules! site_of {
             | Error::InvalidTag { site, .. }
             | Error::InvalidComm { site }
             | Error::Truncate { site, .. }
+            | Error::CommOrder { site, .. }
             | Error::BufferOverflow { site, .. }
             | Error::BufferAlreadyAttached { site, .. }
             | Error::NoBufferAttached { site }
