@@ -284,9 +284,10 @@ pub struct DeadlockReport {
     /// The wait-for cycle through the lowest rank that lies on one, written from that rank
     /// and closed (`[0, 1, 0]`); empty when there is none.
     pub cycle: Vec<u32>,
-    /// Why the ranks are stuck, when a backend or the library knows more than the waits say
-    /// (a communicator-creation order that differs between ranks): printed first.
-    pub cause: Option<String>,
+    /// What the report adds to the waits, printed last: for a rank blocked in a
+    /// communicator call (`comm_split`), that such calls are collective, which MPI requires
+    /// of every member of the communicator, in the same order.
+    pub note: Option<String>,
 }
 
 impl DeadlockReport {
@@ -300,10 +301,20 @@ impl DeadlockReport {
             }
             b.peer_finished = b.waits_for.is_some_and(finished);
         }
+        let note = blocked
+            .iter()
+            .find(|b| is_communicator_call(b.call))
+            .map(|b| {
+                format!(
+                    "{} is collective: MPI requires every member of a communicator to make \
+                     its collective calls on it, in the same order",
+                    b.call
+                )
+            });
         DeadlockReport {
             blocked,
             cycle: wait_for_cycle(&edges).unwrap_or_default(),
-            cause: None,
+            note,
         }
     }
 
@@ -318,9 +329,6 @@ impl DeadlockReport {
 
 impl fmt::Display for DeadlockReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(cause) = &self.cause {
-            write!(f, "{cause}; ")?;
-        }
         let lines = self.blocked.iter().map(|b| match b.waits_for {
             Some(peer) if b.peer_finished => format!("{b}, and rank {peer} has finished"),
             _ => b.to_string(),
@@ -328,6 +336,9 @@ impl fmt::Display for DeadlockReport {
         f.write_str(&listed(lines, "blocked ranks"))?;
         if !self.cycle.is_empty() {
             write!(f, "; cycle {}", written_cycle(&self.cycle))?;
+        }
+        if let Some(note) = &self.note {
+            write!(f, "; {note}")?;
         }
         Ok(())
     }
