@@ -248,9 +248,7 @@ impl SimRank {
     #[inline(never)]
     fn woken_wait_first(&self, k: &mut Kernel, req: ReqId) -> Option<WaitPoll> {
         let r = &k.ranks[self.idx];
-        let Some(w) = r.wait.filter(|_| r.endpoint.is_done(req)) else {
-            return None;
-        };
+        let w = r.wait.filter(|_| r.endpoint.is_done(req))?;
         if self.wait_returns(k, w) {
             None
         } else {
