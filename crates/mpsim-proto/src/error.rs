@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use crate::deadlock::{CommOrder, DeadlockReport, LivelockReport};
 use crate::matching::{ContextId, Source, Tag};
 
 mod program;
@@ -144,19 +145,33 @@ pub enum Error {
         "{site}: message of {message_bytes} bytes truncated to a buffer of {buffer_bytes} bytes"
     )]
     Truncate {
-        /// Where.
+        /// Where: the receiving rank, the call that made the receive, the message's source,
+        /// tag and communicator context, and under the simulator the virtual time the receive
+        /// completed (`docs/timing.md` S11), which may be before the wait or test that found
+        /// it.
         site: Box<Site>,
-        /// The message's length.
+        /// The message's length in bytes.
         message_bytes: usize,
-        /// The receive buffer's length.
+        /// The receive buffer's length in bytes (what was written).
         buffer_bytes: usize,
+    },
+    /// MPI_ERR_COMM: members of a communicator made their communicator-creating calls on it
+    /// in different orders ([`CommOrder`]: which ranks made which calls); found by the `split`
+    /// that met a call of another kind or place, on every member that learns of it.
+    #[error("{site}: {order}")]
+    CommOrder {
+        /// Where: the rank's `comm_split`.
+        site: Box<Site>,
+        /// Each rank's calls (boxed: an `Error` stays a few words).
+        order: Box<CommOrder>,
     },
     /// MPI_ERR_BUFFER: a buffered send that does not fit in the attached buffer.
     #[error(
         "{site}: bsend buffer overflow: {requested} bytes requested (message plus overhead), {attached} attached, {used} in use"
     )]
     BufferOverflow {
-        /// Where.
+        /// Where: the sending rank, its call, the destination, tag and communicator context,
+        /// and under the simulator the virtual time of the send.
         site: Box<Site>,
         /// Message size plus `BSEND_OVERHEAD`.
         requested: usize,
@@ -238,19 +253,53 @@ pub enum Error {
         /// The requests.
         requests: Vec<PendingRequest>,
     },
-    /// Every unfinished rank is blocked and nothing is in flight.
+    /// Every unfinished rank is blocked and nothing is in flight: which ranks, in which calls,
+    /// waiting on which peers, tags and communicators, and the wait-for cycle, as data
+    /// ([`DeadlockReport`]; its `Display` is the report's text).
+    ///
+    /// ```
+    /// use mpsim_proto::deadlock::{BlockedRank, DeadlockReport, Waiting};
+    /// use mpsim_proto::error::Error;
+    /// use mpsim_proto::matching::{ContextId, Source, Tag};
+    ///
+    /// // Two ranks, each receiving first from the other (as a backend reports them).
+    /// let recv_from = |peer| Waiting {
+    ///     call: "recv",
+    ///     peer: Source::Rank(peer),
+    ///     tag: Tag::Value(0),
+    ///     context: ContextId(0),
+    /// };
+    /// let blocked = (0..2)
+    ///     .map(|r| BlockedRank::new(r, "recv", None, vec![recv_from(1 - r)]))
+    ///     .collect();
+    /// let e = Error::Deadlock {
+    ///     report: Box::new(DeadlockReport::new(blocked, 2, &|_| false)),
+    /// };
+    /// // A program (a test that expects the deadlock) reads it as data...
+    /// let report = e.deadlock().expect("a deadlock");
+    /// assert_eq!(report.cycle, [0, 1, 0]);
+    /// assert_eq!(report.rank(1).and_then(|b| b.waits_for), Some(0));
+    /// // ... and the user reads the text every backend prints.
+    /// assert_eq!(
+    ///     e.to_string(),
+    ///     "deadlock: rank 0 blocked in recv (peer 1, tag 0, context 0); rank 1 blocked in \
+    ///      recv (peer 0, tag 0, context 0); cycle 0 → 1 → 0"
+    /// );
+    /// ```
     #[error("deadlock: {report}")]
     Deadlock {
-        /// Blocked ranks, their calls, and the wait-for cycle.
-        report: String,
+        /// Blocked ranks, their calls and what they wait on, and the wait-for cycle (boxed:
+        /// an `Error` stays a few words).
+        report: Box<DeadlockReport>,
     },
     /// Simulator: for a while of virtual time (the run's livelock limit), nothing but polls
     /// ran: no message was in flight, and every unfinished rank was blocked or polling, so no
     /// poll could find anything (a `test` loop for a message never sent).
     #[error("livelock: {report}")]
     Livelock {
-        /// Since when, the polling and the blocked ranks, and how to change the limit.
-        report: String,
+        /// Since when, the polling and the blocked ranks, and the limit (boxed, as a
+        /// deadlock's).
+        report: Box<LivelockReport>,
     },
     /// MPI_ERR_ARG: a run asked for something it cannot be started with (no ranks, say).
     #[error("invalid argument: {what}")]
@@ -357,6 +406,7 @@ macro_rules! site_of {
             | Error::InvalidTag { site, .. }
             | Error::InvalidComm { site }
             | Error::Truncate { site, .. }
+            | Error::CommOrder { site, .. }
             | Error::BufferOverflow { site, .. }
             | Error::BufferAlreadyAttached { site, .. }
             | Error::NoBufferAttached { site }
@@ -411,6 +461,23 @@ impl Error {
         site_of!(self)
     }
 
+    /// The deadlock's report, if this is one: blocked ranks, their calls and what they wait
+    /// on, and the cycle.
+    pub fn deadlock(&self) -> Option<&DeadlockReport> {
+        match self {
+            Error::Deadlock { report } => Some(report),
+            _ => None,
+        }
+    }
+
+    /// The livelock's report, if this is one: since when, the polling and the blocked ranks.
+    pub fn livelock(&self) -> Option<&LivelockReport> {
+        match self {
+            Error::Livelock { report } => Some(report),
+            _ => None,
+        }
+    }
+
     /// Records the virtual time at which the error happened, unless it has one (simulator).
     pub fn stamp_time(&mut self, t: u64) {
         if let Error::PendingAtExit { time_ns, .. } = self {
@@ -459,3 +526,20 @@ fn list(requests: &[PendingRequest]) -> String {
 
 /// Results of mpsim calls.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    /// Every `Result` of the library carries an `Error`, and blocking calls move theirs on
+    /// every call: the typed reports are boxed, so a deadlock's data does not make it larger
+    /// (48 bytes, as when the reports were text).
+    #[test]
+    fn an_error_stays_six_words() {
+        assert!(
+            std::mem::size_of::<Error>() <= 48,
+            "Error is {} bytes",
+            std::mem::size_of::<Error>()
+        );
+    }
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::deadlock::Awaited;
 use crate::error::Error;
 use crate::matching::{Envelope, Pattern};
-use crate::p2p::{Completion, Endpoint, RecvStart, ReqId, SendMode, Status};
+use crate::p2p::{Completion, Endpoint, MessageId, RecvStart, ReqId, SendMode, Status};
 
 /// The bytes a message carries between endpoints (the sender's copy). Up to
 /// [`PAYLOAD_INLINE`] bytes live inline, so small messages allocate nothing.
@@ -189,7 +189,30 @@ pub enum Posting {
     Recv,
 }
 
+/// What a wait on several requests waits for ([`RankRuntime::poll_requests`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Every request complete (`wait_all`, `sendrecv`).
+    All,
+    /// At least one complete (`wait_any`, `wait_some`).
+    Any,
+}
+
+/// What a blocking probe found ([`RankRuntime::poll_probe`]): the message's status and, for a
+/// matched probe, the message, which no receive can match any more.
+pub type Probed = (Status, Option<MessageId>);
+
 /// The backend side of one rank.
+///
+/// # One poll function per blocking call
+///
+/// Each blocking call of the program waits in one of the poll functions below, polled until it
+/// is ready: [`RankRuntime::poll_complete_into`] (a blocking send or receive, `wait`),
+/// [`RankRuntime::poll_requests`] (`wait_all`, `wait_any`, `wait_some`, `sendrecv`),
+/// [`RankRuntime::poll_probe`] (`probe`, `mprobe`), [`RankRuntime::poll_buffer_free`]
+/// (`buffer_detach`). Its ready answer is the call's return: a simulator ends the wait there,
+/// and only there moves the rank's clock (`docs/timing.md` S1); a rank woken in a wait that
+/// is not over blocks on as it was.
 pub trait RankRuntime {
     /// World rank of this rank.
     fn rank(&self) -> u32;
@@ -340,6 +363,64 @@ pub trait RankRuntime {
         }
     }
 
+    /// Ready once the requests `reqs` (not empty) are complete for the program: all of them
+    /// ([`Needs::All`]) or at least one ([`Needs::Any`]), with the index of the lowest one
+    /// complete; none is finished (the caller takes them, each at once). Otherwise registers
+    /// the rank as waiting in `call` on those not complete, which a deadlock report names
+    /// (the first one's peer is its wait-for edge), and arranges a wake-up. An error ends the
+    /// wait for a run-wide reason, as for [`RankRuntime::poll_done`]. The default waits on the
+    /// first incomplete request ([`RankRuntime::poll_done`]), which reports name alone.
+    fn poll_requests(
+        &self,
+        reqs: &[ReqId],
+        needs: Needs,
+        call: &'static str,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<usize, Error>> {
+        loop {
+            let (done, incomplete) = with_endpoint_for(self, |ep| first_done(ep, reqs));
+            match (needs, done, incomplete) {
+                (Needs::All, _, None) | (Needs::Any, Some(_), _) | (_, None, None) => {
+                    return Poll::Ready(Ok(done.unwrap_or(0)));
+                }
+                (_, _, Some(i)) => match self.poll_done(reqs[i], call, cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    // Complete now: look at them all again.
+                    Poll::Ready(Ok(())) => {}
+                },
+            }
+        }
+    }
+
+    /// A blocking probe (`call`: `probe`, or `mprobe` when `take`) for `pattern`: ready once
+    /// a message a receive with `pattern` would get has arrived, with its status and, when
+    /// `take` (a matched probe, [`Endpoint::improbe`]), the message; otherwise registers the
+    /// rank as waiting for `awaited` (what a deadlock report names) and arranges a wake-up at
+    /// the next arrival, to look again. The default looks, then waits with
+    /// [`RankRuntime::poll_arrival`].
+    fn poll_probe(
+        &self,
+        pattern: &crate::matching::Pattern,
+        take: bool,
+        call: &'static str,
+        awaited: Awaited,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Probed, Error>> {
+        loop {
+            let seen = self.arrivals();
+            let found = with_endpoint_for(self, |ep| probe_now(ep, pattern, take));
+            if let Some(found) = found {
+                return Poll::Ready(Ok(found));
+            }
+            match self.poll_arrival(seen, call, awaited, cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(())) => {}
+            }
+        }
+    }
+
     /// A nonblocking call is about to post a request of kind `posting`. Simulated backends
     /// charge the model's per-request CPU overhead here (timing extension X1,
     /// `crates/mpsim-sim/EXTENSIONS.md`); real ones do nothing: the call takes its own time.
@@ -399,6 +480,37 @@ pub trait RankRuntime {
     }
 }
 
+/// Of `reqs`, the index of the first complete for the program and of the first not complete,
+/// on `ep` ([`RankRuntime::poll_requests`]).
+pub fn first_done(ep: &Endpoint<Payload>, reqs: &[ReqId]) -> (Option<usize>, Option<usize>) {
+    let (mut done, mut incomplete) = (None, None);
+    for (i, &req) in reqs.iter().enumerate() {
+        if ep.is_done(req) {
+            done.get_or_insert(i);
+        } else {
+            incomplete.get_or_insert(i);
+        }
+        if done.is_some() && incomplete.is_some() {
+            break;
+        }
+    }
+    (done, incomplete)
+}
+
+/// What a probe for `pattern` finds on `ep` now ([`RankRuntime::poll_probe`]): taken when
+/// `take`.
+pub fn probe_now(
+    ep: &mut Endpoint<Payload>,
+    pattern: &crate::matching::Pattern,
+    take: bool,
+) -> Option<Probed> {
+    if take {
+        ep.improbe(pattern).map(|(id, status)| (status, Some(id)))
+    } else {
+        ep.iprobe(pattern).map(|status| (status, None))
+    }
+}
+
 /// Runs `f` once on `rt`'s endpoint through [`RankRuntime::start_on_endpoint`] and returns what
 /// it returned. The trait takes a `dyn FnMut` (backends are trait objects), which can move
 /// nothing in or out by itself; this carries `f` in and its result out.
@@ -446,7 +558,7 @@ mod tests {
     fn wait_poll_round_trips() {
         assert_eq!(WaitPoll::new(Poll::Pending, &mut None).get(), Poll::Pending);
         let mut error = None;
-        let e = Error::Deadlock { report: "r".into() };
+        let e = Error::NoMemory { what: "r".into() };
         let failed = WaitPoll::new(Poll::Ready(Err(e.clone())), &mut error);
         assert_eq!((failed.get(), error), (Poll::Ready(Err(())), Some(e)));
         for status in [

@@ -13,8 +13,10 @@
 //!   that instant: messages arrive at `t + D(mode, size)` made monotone per channel
 //!   (`fifo`), acks at `t + ACK_LATENCY` exactly (S9), cancel traffic like acks, but behind
 //!   the channel's last message (D1 of `EXTENSIONS.md`);
-//! - a waiting rank is resumed at the time of any completion of its requests; its clock becomes
-//!   `max(clock, now)`. A wake that does not satisfy its wait changes nothing it can observe.
+//! - a waiting rank is resumed at the time of any completion of its requests and looks whether
+//!   its wait returns: if so its clock becomes `max(clock, now)` and the wait ends there; if not
+//!   it blocks on with the clock and "blocked since" it had (`docs/timing.md` S1: only a
+//!   returning wait moves a clock), and nothing it or a report can observe has changed.
 //! - extensions (`EXTENSIONS.md`, all off by default): per-request CPU overhead (X1) piles up
 //!   in `overhead_ns` and goes on the clock when the rank next suspends, a running rank acting
 //!   at `clock + overhead_ns`; on an oversubscribed run every message that reaches a blocked
@@ -24,7 +26,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use mpsim_proto::deadlock::{self, Awaited};
+use mpsim_proto::deadlock::{self, Awaited, BlockedRank, Waiting};
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{ContextId, Source, Tag};
 use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId, Transmit};
@@ -37,6 +39,17 @@ use crate::livelock::Watch;
 use crate::model::{ComputeMode, LastDelay, Model};
 use crate::stats::Stats;
 use crate::waits::TopWaits;
+
+/// What a rank blocked in a wait that its [`Wait`] does not describe alone waits for
+/// (`Kernel::awaiting`).
+#[derive(Clone, Debug)]
+pub(crate) enum Awaiting {
+    /// A blocking probe: its peer, tag and communicator.
+    Probe(Awaited),
+    /// A wait on several requests (`RankRuntime::poll_requests`): those not complete when it
+    /// last blocked, the first of them the wait's `req`.
+    Requests(Vec<ReqId>),
+}
 
 /// What a waiting rank waits for.
 #[derive(Clone, Copy, Debug)]
@@ -129,6 +142,8 @@ fn endpoint_config(model: &Model, strict_ready: bool) -> Arc<Config> {
         system_buffer: model.system_buffer,
         strict_ready,
         bsend_overhead: model.bsend_overhead,
+        // A truncated receive's error carries the virtual time it completed (S11).
+        virtual_time: true,
     })
 }
 
@@ -238,10 +253,11 @@ pub(crate) struct Kernel {
     pub current: Key,
     /// The key of the event of the first error (`stop`).
     pub stop_key: Key,
-    /// What each rank last blocked in a probe waited for (`RankRuntime::poll_arrival`), for
-    /// deadlock reports: a probe holds no request to describe. Kept apart from the ranks'
-    /// state, which every rank pays for, as few ranks probe.
-    pub probing: HashMap<u32, Awaited>,
+    /// What each rank last blocked in a probe, or a wait on several requests, waited for
+    /// ([`Awaiting`]), for deadlock reports: a probe holds no request to describe, and a wait
+    /// holds one request. Kept apart from the ranks' state, which every rank pays for, as few
+    /// ranks probe or wait on several requests.
+    pub awaiting: HashMap<u32, Awaiting>,
     /// Polls that found nothing so far, each ended by a resume (`livelock`).
     polls: u64,
     /// By index as `ranks` (empty until a rank polls, `livelock`): the call each rank last
@@ -249,6 +265,16 @@ pub(crate) struct Kernel {
     /// (`RankState::made`): while that resume is queued, it is the last the rank made.
     poll_calls: Vec<&'static str>,
     poll_events: Vec<u64>,
+    /// Also by index as `ranks`: when each rank's polls began (the start of its first poll
+    /// since it last did anything else, or was given anything: the livelock report's start),
+    /// and when its last poll began.
+    poll_since: Vec<u64>,
+    poll_last: Vec<u64>,
+    /// The rank (index as `ranks`) whose program called its endpoint first since that rank's
+    /// last poll, with the time of the endpoint's last input before that call
+    /// (`Endpoint::now`): a later input than its last poll (a message, an ack) means the rank
+    /// was given something, and its next poll begins anew (`note_poll`).
+    pub input_before: (usize, u64),
     /// The watch for a livelock (`livelock`), and once one is found, since when (virtual time)
     /// and at which checkpoint.
     pub livelock: Watch,
@@ -330,10 +356,13 @@ impl Kernel {
             remote: Vec::new(),
             current: Key::new(0, RESUME, 0, 0),
             stop_key: Key::new(0, RESUME, 0, 0),
-            probing: HashMap::new(),
+            awaiting: HashMap::new(),
             polls: 0,
             poll_calls: Vec::new(),
             poll_events: Vec::new(),
+            poll_since: Vec::new(),
+            poll_last: Vec::new(),
+            input_before: (NOT_POLLING, 0),
             livelock: Watch::new(0),
             livelocked: None,
             discarded: BTreeMap::new(),
@@ -667,14 +696,59 @@ impl Kernel {
             return;
         }
         let made = r.made;
+        // The poll began its cost before the resume it scheduled.
+        let began = r.clock.saturating_sub(self.model.poll_cost_ns);
         if self.poll_calls.is_empty() {
-            self.poll_calls = vec![""; self.ranks.len()];
-            self.poll_events = vec![u64::MAX; self.ranks.len()];
+            let n = self.ranks.len();
+            self.poll_calls = vec![""; n];
+            self.poll_events = vec![u64::MAX; n];
+            self.poll_since = vec![0; n];
+            self.poll_last = vec![0; n];
         }
+        // Its polls go on if it has made no event since its last poll's resume and its
+        // endpoint has been given nothing since (`input_before`).
+        let given = match self.input_before {
+            (at, input) if at == i => input > self.poll_last[i],
+            _ => false,
+        };
+        if self.poll_events[i] != made_before.wrapping_sub(1) || given {
+            self.poll_since[i] = began;
+        }
+        self.poll_last[i] = began;
+        self.input_before = (NOT_POLLING, 0);
         self.polls += 1;
         self.poll_calls[i] = call;
         // Its resume was the last event it made.
         self.poll_events[i] = made - 1;
+    }
+
+    /// When the polls of rank `i` (an index in `ranks`) began (`note_poll`).
+    pub fn poll_began(&self, i: usize) -> u64 {
+        self.poll_since.get(i).copied().unwrap_or(0)
+    }
+
+    /// Since when, at the latest, nothing but polls has run in this partition, from its ranks
+    /// (`livelock`; the run is quiet): the last time anything else happened to each, which is
+    /// the time a polling rank's polls began, the time a blocked rank blocked, woke or was
+    /// last given something (a message, an ack), and the time a finished rank ended or was
+    /// last given something. Every event that is not a poll is one of these; a partition's
+    /// figure is its ranks' alone, so the run's (their latest) is the same however it is
+    /// split.
+    pub fn quiet_since(&self) -> u64 {
+        let mut since = 0;
+        for (i, r) in self.ranks.iter().enumerate() {
+            let last = if self.polling_in(i).is_some() {
+                self.poll_since[i]
+            } else {
+                let given = r.endpoint.now().max(r.awake_at);
+                match r.wait {
+                    Some(w) if !r.done => given.max(w.since),
+                    _ => given.max(r.clock),
+                }
+            };
+            since = since.max(last);
+        }
+        since
     }
 
     /// Whether a rank of this partition has polled and found nothing (`livelock`).
@@ -726,6 +800,47 @@ impl Kernel {
         let at = r.clock;
         self.record_span(rank, "overhead", from, at);
         Some(at)
+    }
+
+    /// The wait `w` of the rank at `i` in `ranks`, woken in it, returns at its clock (the time
+    /// of the wake; S1): its blocked time, its trace span and, when it is long enough, its
+    /// place among the longest waits (whose request, still held, it names: `waits::offer`).
+    /// X2: the rank's core is handed back to it before it acts, as X1's overhead is paid.
+    /// Inlined: every wait that blocked ends here, one per simulated message of a ring.
+    #[inline(always)]
+    pub fn end_wait(&mut self, i: usize, w: Wait) {
+        let (rank, floor, handover) = (
+            self.base + i as u32,
+            self.top_waits.floor(),
+            self.handover_ns,
+        );
+        let r = &mut self.ranks[i];
+        r.wait = None;
+        let clock = r.clock;
+        r.stats.blocked_ns += clock - w.since;
+        if handover > 0 {
+            r.overhead_ns = r.overhead_ns.saturating_add(handover);
+        }
+        self.record_span(rank, w.call, w.since, clock);
+        if clock - w.since > floor {
+            crate::waits::offer(self, rank, w.call, w.since, clock, w.req);
+        }
+    }
+
+    /// The rank at `i` blocks in a wait on several requests, of which `incomplete` are not
+    /// complete (`Wait::set`).
+    pub fn wait_on_set(&mut self, i: usize, incomplete: impl Iterator<Item = ReqId>) {
+        let rank = self.base + i as u32;
+        match self.awaiting.get_mut(&rank) {
+            Some(Awaiting::Requests(list)) => {
+                list.clear();
+                list.extend(incomplete);
+            }
+            _ => {
+                self.awaiting
+                    .insert(rank, Awaiting::Requests(incomplete.collect()));
+            }
+        }
     }
 
     /// Forgets channels that no longer bear on arrivals (`Channels::prune`), between the
@@ -863,26 +978,41 @@ impl Kernel {
         Some((call, peer, tag, context))
     }
 
-    /// The context of the first incomplete request of a waiting rank, for reports.
-    pub fn describe_wait(&self, rank: u32) -> Option<(String, Option<u32>)> {
+    /// What a waiting rank is blocked in, for reports: its call, since when, and what it
+    /// waits on (its request; every request still incomplete of a wait on several, in the
+    /// program's order; a probe's peer and tag; the message a detach waits to see received).
+    pub fn describe_wait(&self, rank: u32) -> Option<BlockedRank> {
         let r = &self.ranks[self.at(rank)];
         let w = r.wait?;
-        let described = w.req.and_then(|q| self.describe_request(rank, q, w.call));
-        let (what, edge) = match (described, self.probing.get(&rank)) {
-            (Some((call, peer, tag, context)), _) => {
-                deadlock::waiting_for(call, peer, tag, context)
-            }
-            // Only a blocking probe waits on arrivals with no request.
-            (None, Some(awaited)) if w.on_arrival && w.req.is_none() => awaited.waiting_for(w.call),
-            // A detach waits for its buffered messages to be received: the first names a peer.
-            (None, _) => match r.endpoint.awaited_without_request(w.call) {
-                Some((awaited_call, awaited)) => awaited.waiting_for(awaited_call),
-                None => return Some((format!("{} since t={} ns", w.call, w.since), None)),
-            },
+        let request = |q: ReqId| {
+            let (call, peer, tag, context) = self.describe_request(rank, q, w.call)?;
+            Some(Waiting {
+                call,
+                peer,
+                tag,
+                context,
+            })
         };
-        Some((
-            format!("{} since t={} ns, waiting for {what}", w.call, w.since),
-            edge,
-        ))
+        let waiting_on = match (self.awaiting.get(&rank), w.req) {
+            // A wait on several requests: those it blocked on, but for any complete since.
+            (Some(Awaiting::Requests(set)), Some(first)) if set.first() == Some(&first) => set
+                .iter()
+                .filter(|&&q| !r.endpoint.is_done(q))
+                .filter_map(|&q| request(q))
+                .collect(),
+            (_, Some(q)) => request(q).into_iter().collect(),
+            // Only a blocking probe waits on arrivals with no request.
+            (Some(Awaiting::Probe(awaited)), None) if w.on_arrival => {
+                vec![Waiting::new(w.call, *awaited)]
+            }
+            // A detach waits for its buffered messages to be received: the first names a peer.
+            (_, None) => r
+                .endpoint
+                .awaited_without_request(w.call)
+                .map(|(call, awaited)| Waiting::new(call, awaited))
+                .into_iter()
+                .collect(),
+        };
+        Some(BlockedRank::new(rank, w.call, Some(w.since), waiting_on))
     }
 }

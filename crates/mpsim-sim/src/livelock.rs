@@ -19,6 +19,14 @@
 //! only at checkpoints when the queue holds resumes alone. (Comparing each event's time with
 //! the next checkpoint in the run loop cost 13-18 instructions per simulated message.)
 //!
+//! The report says from when nothing but polls ran: not the checkpoint at which the run was
+//! first seen quiet (which lags by up to 1/16 of the limit), but the last time anything else
+//! happened to a rank (`Kernel::quiet_since`): when a polling rank's polls began (a poll
+//! notes whether its rank did or was given anything since its last one,
+//! `Kernel::note_poll`), when a blocked rank blocked or was last given a message or an ack,
+//! when a finished rank ended. It is found from the ranks' state when the livelock is, so
+//! nothing is added to any event.
+//!
 //! [`Options::livelock_after_ns`]: crate::Options::livelock_after_ns
 //! [`Error::Livelock`]: mpsim_proto::error::Error::Livelock
 

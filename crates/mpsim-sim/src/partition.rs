@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
+use mpsim_proto::deadlock::{BlockedRank, PollingRank, SUSPENDED, StuckRank};
 use mpsim_proto::error::Error;
 use mpsim_proto::interrupt::Interrupt;
 use mpsim_proto::p2p::never_received;
@@ -28,7 +29,7 @@ use crate::livelock;
 use crate::model::ComputeMode;
 use crate::rank::SimRank;
 use crate::run::{OBSERVE_EVERY, Options, Progress};
-use crate::waits::{self, TopWaits};
+use crate::waits::TopWaits;
 
 /// Ranks' programs made between two looks at the host clock while a partition is set up
 /// (`MemoryWatch::poll`; a program is a few hundred bytes).
@@ -52,6 +53,29 @@ pub(crate) struct Partition<Fut> {
     traced: usize,
 }
 
+/// A livelock as a partition saw it (`livelock`), in virtual ns.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Livelocked {
+    /// Since when nothing but polls ran, by this partition's ranks (`Kernel::quiet_since`).
+    pub ranks_since: u64,
+    /// The checkpoint since which the run was seen quiet (the same in every partition).
+    pub quiet: u64,
+    /// The checkpoint at which it was found (the same in every partition).
+    pub at: u64,
+    /// The limit.
+    pub limit: u64,
+}
+
+impl Livelocked {
+    /// Since when nothing but polls ran in the run whose partitions saw `parts`: the latest
+    /// of their ranks' figures, and at the latest the checkpoint since which the run was seen
+    /// quiet (it was quiet there, and nothing but polls ran after it).
+    pub fn since(parts: &[Livelocked]) -> u64 {
+        let ranks = parts.iter().map(|p| p.ranks_since).max().unwrap_or(0);
+        parts.first().map_or(ranks, |p| ranks.min(p.quiet))
+    }
+}
+
 /// What a partition hands back when its run is over.
 pub(crate) struct PartOutcome {
     pub base: u32,
@@ -61,12 +85,12 @@ pub(crate) struct PartOutcome {
     pub now: u64,
     /// The first error: the error, its virtual time, the key of its event.
     pub stop: Option<(Error, u64, Key)>,
-    /// A livelock (`livelock`): quiet since, found at, and the limit (virtual ns).
-    pub livelock: Option<(u64, u64, u64)>,
+    /// A livelock (`livelock`).
+    pub livelock: Option<Livelocked>,
     /// Messages never received, in rank order.
     pub warnings: Vec<String>,
-    /// For a deadlock: each unfinished rank, what it is blocked in, and its wait-for edge.
-    pub blocked: Vec<(u32, String, Option<u32>)>,
+    /// For a deadlock or a livelock: each unfinished rank, what it is blocked or polling in.
+    pub blocked: Vec<StuckRank>,
     pub top_waits: TopWaits,
     pub trace: Option<Vec<TraceEvent>>,
     pub runs: Option<Vec<(Key, u32)>>,
@@ -201,33 +225,24 @@ where
             }
             self.enter_event::<PARALLEL>(&mut k, key, observe);
             let idx = k.at(rank);
-            // The rank's state is looked up once; the trace and the top waits are told of its
-            // wait once it is let go.
-            let floor = k.top_waits.floor();
-            let handover = k.handover_ns;
             let r = &mut k.ranks[idx];
             r.resume_scheduled = false;
             if r.done {
                 continue;
             }
             let clock = r.clock.max(key.time);
-            let waited = r.wait.take();
-            if let Some(w) = waited {
-                r.stats.blocked_ns += clock - w.since;
-                // X2: its core is handed back to it before it acts, as X1's overhead is paid.
-                if handover > 0 {
-                    r.overhead_ns = r.overhead_ns.saturating_add(handover);
-                }
-            }
-            // Measured compute of its last run comes before the rank's next action.
-            let debt = std::mem::take(&mut r.debt_ns);
+            // A rank woken in a wait runs at the time of its wake, to look whether its wait
+            // returns: if it does, the wait ends there (`SimRank::wait_returns`: its blocked
+            // time, trace span, hand-over and measured compute); if not, the rank blocks on
+            // with the clock it blocked at (`SimRank::suspend`): only a returning wait moves a
+            // clock (S1).
+            let debt = if r.wait.is_some() {
+                0
+            } else {
+                // Measured compute of its last run comes before the rank's next action.
+                std::mem::take(&mut r.debt_ns)
+            };
             r.clock = clock.saturating_add(debt);
-            if let Some(w) = waited {
-                k.record_span(rank, w.call, w.since, clock);
-                if clock - w.since > floor {
-                    waits::offer(&mut k, rank, w.call, w.since, clock, w.req);
-                }
-            }
             if debt > 0 {
                 let end = clock.saturating_add(debt);
                 k.record_span(rank, "compute", clock, end);
@@ -389,15 +404,18 @@ where
                 }
                 let rank = base + i as u32;
                 blocked.push(match (k.describe_wait(rank), k.polling_in(i)) {
-                    (Some((what, peer)), _) => {
-                        (rank, format!("rank {rank} blocked in {what}"), peer)
-                    }
-                    (None, Some(call)) => (rank, format!("rank {rank} polling in {call}"), None),
-                    (None, None) => (
+                    (Some(b), _) => StuckRank::Blocked(b),
+                    (None, Some(call)) => StuckRank::Polling(PollingRank {
                         rank,
-                        format!("rank {rank} suspended at t={} ns", state.clock),
-                        None,
-                    ),
+                        call,
+                        since_ns: k.poll_began(i),
+                    }),
+                    (None, None) => StuckRank::Blocked(BlockedRank::new(
+                        rank,
+                        SUSPENDED,
+                        Some(state.clock),
+                        Vec::new(),
+                    )),
                 });
             }
         }
@@ -417,6 +435,14 @@ where
         drop(k);
         drop(futures);
         let mut k = kernel.borrow_mut();
+        // A livelock: since when nothing but polls ran, by this partition's ranks, and the
+        // checkpoint since which the run has been seen quiet (`livelock`).
+        let livelock = k.livelocked.map(|(quiet, at)| Livelocked {
+            ranks_since: k.quiet_since(),
+            quiet,
+            at,
+            limit: k.livelock.after_ns(),
+        });
         PartOutcome {
             base,
             states: std::mem::take(&mut k.ranks),
@@ -424,9 +450,7 @@ where
             finished: k.finished,
             now: k.now,
             stop: k.stop.take().map(|(e, t)| (e, t, k.stop_key)),
-            livelock: k
-                .livelocked
-                .map(|(since, at)| (since, at, k.livelock.after_ns())),
+            livelock,
             warnings,
             blocked,
             top_waits: std::mem::take(&mut k.top_waits),

@@ -10,9 +10,11 @@ use mpsim_proto::deadlock::{self, Awaited};
 use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode};
-use mpsim_proto::runtime::{Payload, Posting, RankRuntime, WaitPoll};
+use mpsim_proto::runtime::{
+    Needs, Payload, Posting, Probed, RankRuntime, WaitPoll, first_done, probe_now,
+};
 
-use crate::kernel::{Kernel, NOT_POLLING, RankState, Wait};
+use crate::kernel::{Awaiting, Kernel, NOT_POLLING, RankState, Wait};
 use crate::model::ComputeMode;
 
 /// `e` as the program gets it, at virtual time `t` (out of line: the rare path of a wait).
@@ -34,6 +36,32 @@ fn flush_rare(
     completed: bool,
 ) {
     k.flush(rank, t, outputs, completed);
+}
+
+/// What [`ended`] ended: a wait's call, and when it began and ended.
+struct Ended {
+    call: &'static str,
+    since: u64,
+    end: u64,
+}
+
+/// The wait `r` was woken in, if any, returns now, at its clock: its blocked time, and the
+/// hand-over of its core it then owes (X2); the caller records its trace span. For waits too
+/// short to be among the longest (`waits::offer`): `Kernel::end_wait` is the whole of it.
+/// Inlined: a blocking wait that blocked ends here, one per simulated message of a ring.
+#[inline(always)]
+fn ended(r: &mut RankState, handover: u64) -> Option<Ended> {
+    let w = r.wait.take()?;
+    let end = r.clock;
+    r.stats.blocked_ns += end - w.since;
+    if handover > 0 {
+        r.overhead_ns = r.overhead_ns.saturating_add(handover);
+    }
+    Some(Ended {
+        call: w.call,
+        since: w.since,
+        end,
+    })
 }
 
 /// The error of a call on a rank whose run has ended ([`SimRank::ended`]), at the run's end.
@@ -141,6 +169,11 @@ impl SimRank {
             return Poll::Ready(Err(run_ended(&k, self.rank, call)));
         };
         if done(r) {
+            if let Some(w) = r.wait
+                && !self.wait_returns(&mut k, w)
+            {
+                return Poll::Pending;
+            }
             return Poll::Ready(Ok(()));
         }
         self.suspend(&mut k, call, req, on_arrival);
@@ -149,6 +182,12 @@ impl SimRank {
 
     /// A wait that is not satisfied: the rest of [`SimRank::poll_until`]. Inlined: every
     /// blocking receive that waits comes here once.
+    ///
+    /// A rank woken in this wait (by the completion of another of its requests, a message a
+    /// probe does not want, ...) blocks on as it was: its clock goes back to the time it
+    /// blocked, which the wait keeps (S1: only a returning wait moves a clock; S15: the
+    /// deadlock report's "blocked since"). The wait may now name another request (`wait_all`
+    /// on its next incomplete one).
     #[inline(always)]
     fn suspend(&self, k: &mut Kernel, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
         let r = &mut k.ranks[self.idx];
@@ -156,13 +195,65 @@ impl SimRank {
             self.settle_first(k);
             return;
         }
-        let since = r.wait.map_or(r.clock, |w| w.since);
+        let since = match r.wait {
+            Some(w) => {
+                r.clock = w.since;
+                w.since
+            }
+            None => r.clock,
+        };
         r.wait = Some(Wait {
             since,
             call,
             req,
             on_arrival,
         });
+    }
+
+    /// The wait `w` this rank was woken in returns (its request is complete, still held):
+    /// it ends at the rank's clock, the time of its wake (`Kernel::end_wait`). False when the
+    /// rank owes measured compute of the run before it blocked: that comes first (as before
+    /// any action), the rank resumes after it, and the wait's poll is then answered (its
+    /// request stays complete meanwhile).
+    #[inline(always)]
+    fn wait_returns(&self, k: &mut Kernel, w: Wait) -> bool {
+        k.end_wait(self.idx, w);
+        if k.ranks[self.idx].debt_ns == 0 {
+            return true;
+        }
+        self.pay_debt(k);
+        false
+    }
+
+    /// Measured compute owed when a wait returns goes on the clock; the rank resumes after it
+    /// (`wait_returns`).
+    #[cold]
+    #[inline(never)]
+    fn pay_debt(&self, k: &mut Kernel) {
+        let r = &mut k.ranks[self.idx];
+        let from = r.clock;
+        let debt = std::mem::take(&mut r.debt_ns);
+        r.clock = from.saturating_add(debt);
+        let end = r.clock;
+        k.record_span(self.rank, "compute", from, end);
+        k.schedule_resume(self.rank, end);
+    }
+
+    /// The answer to a wait on `req` of a rank woken in it, when its end must look at the
+    /// request before it is finished: a wait long enough to be among the longest (the list
+    /// names its request, `waits::offer`) or measured compute owed (`wait_returns`). Out of
+    /// line: rare once the list of longest waits is full, and under modeled compute. `None`:
+    /// go on as for any wait (the request is not complete, or the wait has ended).
+    #[cold]
+    #[inline(never)]
+    fn woken_wait_first(&self, k: &mut Kernel, req: ReqId) -> Option<WaitPoll> {
+        let r = &k.ranks[self.idx];
+        let w = r.wait.filter(|_| r.endpoint.is_done(req))?;
+        if self.wait_returns(k, w) {
+            None
+        } else {
+            Some(WaitPoll::PENDING)
+        }
     }
 
     /// X1: a wait of a rank that still owes overhead: that is CPU work before it can block, so
@@ -342,7 +433,18 @@ impl RankRuntime for SimRank {
         self.kernel.borrow().total
     }
 
+    /// Also notes, for a livelock report, the time of the endpoint's last input before the
+    /// first such call since the rank's last poll (`Kernel::input_before`): every poll (a
+    /// `test`, an `iprobe`) looks through here.
     fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
+        {
+            let mut k = self.kernel.borrow_mut();
+            if k.input_before.0 != self.idx
+                && let Some(r) = k.ranks.get(self.idx)
+            {
+                k.input_before = (self.idx, r.endpoint.now());
+            }
+        }
         self.on_endpoint("a call", f);
     }
 
@@ -477,10 +579,18 @@ impl RankRuntime for SimRank {
     ) -> Poll<Result<Completion<Payload>, Error>> {
         let mut k = self.kernel.borrow_mut();
         self.check_turn(&mut k, call);
-        let Some(r) = k.ranks.get_mut(self.idx) else {
+        let Some(r) = k.ranks.get(self.idx) else {
             return Poll::Ready(Err(run_ended(&k, self.rank, call)));
         };
+        if r.wait.is_some() && self.woken_wait_first(&mut k, req).is_some() {
+            return Poll::Pending;
+        }
+        let r = &mut k.ranks[self.idx];
+        let woken = r.wait;
         if let Some(completion) = r.endpoint.take_if_done(req) {
+            if let Some(w) = woken {
+                k.end_wait(self.idx, w);
+            }
             return Poll::Ready(Ok(completion));
         }
         self.suspend(&mut k, call, Some(req), false);
@@ -497,22 +607,46 @@ impl RankRuntime for SimRank {
         buf: Option<&mut [u8]>,
         error: &mut Option<Error>,
     ) -> WaitPoll {
-        let mut k = self.kernel.borrow_mut();
-        self.check_turn(&mut k, call);
+        let mut guard = self.kernel.borrow_mut();
+        self.check_turn(&mut guard, call);
+        let k = &mut *guard;
+        let floor = k.top_waits.floor();
         let Some(r) = k.ranks.get_mut(self.idx) else {
-            return WaitPoll::failed(run_ended(&k, self.rank, call), error);
+            return WaitPoll::failed(run_ended(k, self.rank, call), error);
         };
-        match r.endpoint.finish_if_done(req, buf) {
-            Some(Ok(status)) => return WaitPoll::ready(status),
-            // Stamped as `now_ns` reads the time (X1: the overhead owed is time spent).
-            Some(Err(e)) => {
-                let t = r.clock.saturating_add(r.overhead_ns);
-                return WaitPoll::failed_request(stamped(*e, t), error);
+        // A rank woken in this wait: the wait returns if the request is complete (S1). Its
+        // end looks at the request first when the wait is long enough to be listed, or when
+        // measured compute is owed (`woken_wait_first`).
+        let r = if r
+            .wait
+            .as_ref()
+            .is_some_and(|w| r.debt_ns != 0 || r.clock - w.since > floor)
+        {
+            if let Some(answer) = self.woken_wait_first(k, req) {
+                return answer;
             }
-            None => {}
+            &mut k.ranks[self.idx]
+        } else {
+            r
+        };
+        let Some(finished) = r.endpoint.finish_if_done(req, buf) else {
+            self.suspend(k, call, Some(req), false);
+            return WaitPoll::PENDING;
+        };
+        if let Some(w) = ended(r, k.handover_ns) {
+            k.record_span(self.rank, w.call, w.since, w.end);
         }
-        self.suspend(&mut k, call, Some(req), false);
-        WaitPoll::PENDING
+        match finished {
+            Ok(status) => WaitPoll::ready(status),
+            // The request's own error (a `Truncate`): it has the time the receive completed
+            // (S11); otherwise it is stamped as `now_ns` reads the time (X1: the overhead owed
+            // is time spent).
+            Err(e) => {
+                let r = &k.ranks[self.idx];
+                let t = r.clock.saturating_add(r.overhead_ns);
+                WaitPoll::failed_request(stamped(*e, t), error)
+            }
+        }
     }
 
     fn request_overhead(&self, posting: Posting) {
@@ -539,9 +673,79 @@ impl RankRuntime for SimRank {
     ) -> Poll<Result<(), Error>> {
         let polled = self.poll_until(call, None, true, |r| r.arrivals > seen);
         if polled.is_pending() {
-            self.kernel.borrow_mut().probing.insert(self.rank, awaited);
+            self.kernel
+                .borrow_mut()
+                .awaiting
+                .insert(self.rank, Awaiting::Probe(awaited));
         }
         polled
+    }
+
+    /// All of `reqs`, or any one, complete: the wait ends (S1). Otherwise the rank waits on the
+    /// first incomplete one (its wait-for edge), and the kernel keeps every incomplete one for
+    /// a deadlock report (`Kernel::awaiting`); a wake by a completion that does not satisfy
+    /// `needs` leaves it blocked as it was.
+    fn poll_requests(
+        &self,
+        reqs: &[ReqId],
+        needs: Needs,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<usize, Error>> {
+        let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, call);
+        let Some(r) = k.ranks.get(self.idx) else {
+            return Poll::Ready(Err(run_ended(&k, self.rank, call)));
+        };
+        let (done, incomplete) = first_done(&r.endpoint, reqs);
+        let first_incomplete = match (needs, done, incomplete) {
+            (Needs::All, _, None) | (Needs::Any, Some(_), _) | (_, None, None) => {
+                if let Some(w) = r.wait
+                    && !self.wait_returns(&mut k, w)
+                {
+                    return Poll::Pending;
+                }
+                return Poll::Ready(Ok(done.unwrap_or(0)));
+            }
+            (_, _, Some(i)) => i,
+        };
+        k.wait_on_set(self.idx, reqs[first_incomplete..].iter().copied());
+        self.suspend(&mut k, call, Some(reqs[first_incomplete]), false);
+        Poll::Pending
+    }
+
+    /// Looks at the endpoint at the call's time: a message there ends the wait (S1), and a
+    /// matched probe takes it then; otherwise the rank waits for the next arrival, and a
+    /// message it does not want leaves it blocked as it was.
+    fn poll_probe(
+        &self,
+        pattern: &Pattern,
+        take: bool,
+        call: &'static str,
+        awaited: Awaited,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<Probed, Error>> {
+        let (mut k, t) = self.begin_call(call);
+        let Some(r) = k.ranks.get_mut(self.idx) else {
+            return Poll::Ready(Err(run_ended(&k, self.rank, call)));
+        };
+        r.endpoint.set_now(t);
+        let seen = r.endpoint.iprobe(pattern).is_some();
+        let r = &k.ranks[self.idx];
+        if !seen {
+            self.suspend(&mut k, call, None, true);
+            k.awaiting.insert(self.rank, Awaiting::Probe(awaited));
+            return Poll::Pending;
+        }
+        if let Some(w) = r.wait
+            && !self.wait_returns(&mut k, w)
+        {
+            return Poll::Pending;
+        }
+        drop(k);
+        // A matched probe answers the sender (an output): through the outbox.
+        let found = self.on_endpoint(call, |ep| probe_now(ep, pattern, take));
+        Poll::Ready(Ok(found.expect("the message a probe saw is still there")))
     }
 
     fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {

@@ -7,7 +7,7 @@ use std::collections::BinaryHeap;
 use std::future::Future;
 use std::rc::Rc;
 
-use mpsim_proto::deadlock;
+use mpsim_proto::deadlock::{DeadlockReport, LivelockReport, StuckRank};
 use mpsim_proto::error::Error;
 use mpsim_proto::interrupt::Interrupt;
 use mpsim_proto::runtime::RankRuntime;
@@ -18,7 +18,7 @@ use crate::host_memory::{self, CHECK_EVERY};
 use crate::kernel::RankState;
 use crate::model::{ComputeMode, Model};
 use crate::parallel;
-use crate::partition::{PartOutcome, Partition};
+use crate::partition::{Livelocked, PartOutcome, Partition};
 use crate::report::{Report, TimeBase};
 use crate::waits::TopWaits;
 
@@ -221,8 +221,12 @@ pub(crate) fn merge(
         finished,
     });
     let mut stop: Option<(Error, u64, Key)> = None;
-    // Every partition found the same livelock, if any (`livelock`).
-    let livelock = parts.first().and_then(|p| p.livelock);
+    // Every partition found the same livelock, if any (`livelock`); each knows when its own
+    // ranks last did anything but poll.
+    let livelocked: Vec<Livelocked> = parts.iter().filter_map(|p| p.livelock).collect();
+    let livelock = livelocked
+        .first()
+        .map(|first| (Livelocked::since(&livelocked), first.at, first.limit));
     let mut warnings = Vec::new();
     let mut blocked = Vec::new();
     let mut top_waits = Vec::with_capacity(parts.len());
@@ -242,26 +246,43 @@ pub(crate) fn merge(
     }
     let mut stop = stop.map(|(e, t, _)| (e, t));
     if stop.is_none() && finished < n {
+        // Whether `rank` has finished: in the partition holding it, the last whose first rank
+        // is not past it.
+        let finished = |rank: u32| {
+            states
+                .iter()
+                .rev()
+                .find(|(base, _)| *base <= rank)
+                .is_some_and(|(base, s)| s.get((rank - base) as usize).is_some_and(|r| r.done))
+        };
         stop = Some(match livelock {
-            Some((since, at, limit)) => (
-                Error::Livelock {
-                    report: livelock_report(since, at, limit, &blocked),
-                },
-                at,
-            ),
-            None => (
-                Error::Deadlock {
-                    report: deadlock_report(n, &blocked, &|rank| {
-                        // The partition holding `rank`: the last whose first rank is not past it.
-                        states
-                            .iter()
-                            .rev()
-                            .find(|(base, _)| *base <= rank)
-                            .is_some_and(|(base, s)| s[(rank - base) as usize].done)
-                    }),
-                },
-                now,
-            ),
+            Some((since, at, limit)) => {
+                let mut report = LivelockReport {
+                    from_ns: since,
+                    to_ns: at,
+                    limit_ns: limit,
+                    ranks: blocked,
+                };
+                for r in &mut report.ranks {
+                    if let StuckRank::Blocked(b) = r {
+                        b.peer_finished = b.waits_for.is_some_and(finished);
+                    }
+                }
+                let report = Box::new(report);
+                (Error::Livelock { report }, at)
+            }
+            None => {
+                // Every unfinished rank is blocked (none polls in a deadlock).
+                let blocked = blocked
+                    .into_iter()
+                    .filter_map(|r| match r {
+                        StuckRank::Blocked(b) => Some(b),
+                        StuckRank::Polling(_) => None,
+                    })
+                    .collect();
+                let report = Box::new(DeadlockReport::new(blocked, n, &finished));
+                (Error::Deadlock { report }, now)
+            }
         });
     }
     let stop_time = stop.as_ref().map(|(_, t)| *t);
@@ -454,37 +475,6 @@ fn is_permutation(order: &[u32], n: u32) -> bool {
         && order
             .iter()
             .all(|&r| (r as usize) < seen.len() && !std::mem::replace(&mut seen[r as usize], true))
-}
-
-/// Each blocked rank (S15), noting one that waits on a rank that has finished (`finished`),
-/// and the wait-for cycle that holds the lowest rank.
-fn deadlock_report(
-    n: u32,
-    blocked: &[(u32, String, Option<u32>)],
-    finished: &dyn Fn(u32) -> bool,
-) -> String {
-    let mut edges: Vec<Option<u32>> = vec![None; n as usize];
-    for (rank, _, edge) in blocked {
-        edges[*rank as usize] = *edge;
-    }
-    let lines = blocked.iter().map(|(rank, line, _)| (*rank, line.as_str()));
-    deadlock::report(lines, &edges, finished)
-}
-
-/// What a livelock report says (`livelock`): from when to when nothing but polls ran, each
-/// unfinished rank polling or blocked, and the limit.
-fn livelock_report(
-    since: u64,
-    at: u64,
-    limit: u64,
-    ranks: &[(u32, String, Option<u32>)],
-) -> String {
-    let lines = deadlock::listed(ranks.iter().map(|(_, line, _)| line.as_str()), "ranks");
-    format!(
-        "from t={since} ns to t={at} ns nothing but polls ran and no message was in flight, so \
-         no poll could find anything; {lines}; a run stops after {limit} ns of virtual time like this \
-         (Options::livelock_after_ns, --livelock-after; 0 never stops)"
-    )
 }
 
 #[cfg(test)]

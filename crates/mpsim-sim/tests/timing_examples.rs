@@ -168,6 +168,7 @@ fn timing_e6_deadlock_report() {
     let Some(Error::Deadlock { report }) = &o.error else {
         panic!("expected a deadlock, got {:?}", o.error);
     };
+    let report = report.to_string();
     assert!(
         report.contains(
             "rank 0 blocked in wait since t=0 ns, waiting for ssend (peer 1, tag 0, context 0)"

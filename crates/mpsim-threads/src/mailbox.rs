@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::Thread;
 
 use crossbeam_utils::CachePadded;
-use mpsim_proto::deadlock::Awaited;
+use mpsim_proto::deadlock::{BlockedRank, Waiting};
 use mpsim_proto::matching::Envelope;
 use mpsim_proto::p2p::{Packet, Protocol};
 use mpsim_proto::runtime::Payload;
@@ -55,28 +55,25 @@ pub(crate) struct Mailbox {
     pub blocked: Mutex<Option<Blocked>>,
 }
 
-/// What a parked rank waits for: its call, and what the call awaits when it names it (a
+/// What a parked rank waits for: its call, and what the call awaits when it names it (its
 /// request's or a probe's peer, tag and context, or the message a detach waits for, with the
-/// call that awaited thing is: `bsend`). Kept as data and put into words only for a
-/// deadlock report: a rank publishes it each time it parks, every hop of an oversubscribed run.
-#[derive(Clone, Copy, Debug)]
+/// call that awaited thing is: `bsend`; every request still incomplete of a wait on several).
+/// Kept as data and put into a report only for a deadlock: a rank publishes it each time it
+/// parks, every hop of an oversubscribed run, and a wait on one request allocates nothing.
+#[derive(Clone, Debug)]
 pub struct Blocked {
     pub call: &'static str,
-    pub awaited: Option<(&'static str, Awaited)>,
+    /// The first thing it waits on, if known.
+    pub first: Option<Waiting>,
+    /// The rest, for a wait on several requests.
+    pub more: Vec<Waiting>,
 }
 
 impl Blocked {
-    /// The report's text for this wait, and its wait-for edge (`deadlock::waiting_for`).
-    pub fn waiting_for(&self) -> (String, Option<u32>) {
-        match self.awaited {
-            Some((call, awaited)) if call == self.call => awaited.waiting_for(call),
-            // Something other than the call itself (a detach waits for a `bsend`).
-            Some((call, awaited)) => {
-                let (what, edge) = awaited.waiting_for(call);
-                (format!("{}, waiting for {what}", self.call), edge)
-            }
-            None => (self.call.to_string(), None),
-        }
+    /// Rank `rank`'s line of a deadlock report (`deadlock::BlockedRank`: no virtual time).
+    pub fn report(&self, rank: u32) -> BlockedRank {
+        let waiting_on = self.first.iter().chain(&self.more).copied().collect();
+        BlockedRank::new(rank, self.call, None, waiting_on)
     }
 }
 

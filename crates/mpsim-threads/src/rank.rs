@@ -12,11 +12,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use mpsim_proto::deadlock::{self, Awaited};
+use mpsim_proto::deadlock::{self, Awaited, Waiting};
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
-use mpsim_proto::runtime::{Payload, RankRuntime, WaitPoll, start_on_endpoint_for};
+use mpsim_proto::runtime::{
+    Needs, Payload, RankRuntime, WaitPoll, first_done, start_on_endpoint_for,
+};
 
 use crate::mailbox::{Activity, Blocked, Inbound, Mailbox, PacketLane, lock};
 use crate::measure::{Awaited as AwaitedRequest, MeasuredWait, RankMeasure};
@@ -102,6 +104,9 @@ pub(crate) struct ThreadRank {
     waiting: Cell<Option<(&'static str, Option<ReqId>)>>,
     /// What the rank's last blocking probe waited for (a wait with no request to describe).
     probing: Cell<Option<Awaited>>,
+    /// The requests not complete when the rank last blocked in a wait on several
+    /// (`poll_requests`); its wait (`waiting`) names the first.
+    waiting_set: RefCell<Vec<ReqId>>,
     /// Messages taken in so far (blocking probes wait for this to grow).
     arrivals: Cell<u64>,
     start: Instant,
@@ -141,6 +146,7 @@ impl ThreadRank {
             outbound: RefCell::new(vec![None; ranks]),
             waiting: Cell::new(None),
             probing: Cell::new(None),
+            waiting_set: RefCell::new(Vec::new()),
             arrivals: Cell::new(0),
             start,
             trace: trace.map(|filter| Box::new(RefCell::new(RankTrace::new(rank, filter)))),
@@ -198,18 +204,28 @@ impl ThreadRank {
         let Some((call, req)) = self.waiting.get() else {
             return;
         };
-        let described = req.and_then(|r| self.endpoint.borrow().describe(r));
-        let awaited = match (described, self.probing.get()) {
-            (Some((_, peer, tag, context)), _) => Some((call, Awaited { peer, tag, context })),
+        let ep = self.endpoint.borrow();
+        let request = |q| ep.describe(q).map(|d| Waiting::of_request(call, d));
+        let set = self.waiting_set.borrow();
+        let (first, more) = match req {
+            // A wait on several requests (`poll_requests`): every one still incomplete.
+            Some(q) if set.first() == Some(&q) => {
+                let mut all = set
+                    .iter()
+                    .filter(|&&q| !ep.is_done(q))
+                    .filter_map(|&q| request(q));
+                (all.next(), all.collect())
+            }
+            Some(q) => (request(q), Vec::new()),
             // A detach waits for its buffered messages to be received: the first names a peer.
-            (None, probing) if req.is_none() => self
-                .endpoint
-                .borrow()
-                .awaited_without_request(call)
-                .or(probing.map(|p| (call, p))),
-            (None, _) => None,
+            None => (
+                ep.awaited_without_request(call)
+                    .map(|(call, awaited)| Waiting::new(call, awaited))
+                    .or(self.probing.get().map(|p| Waiting::new(call, p))),
+                Vec::new(),
+            ),
         };
-        *lock(&self.mailbox().blocked) = Some(Blocked { call, awaited });
+        *lock(&self.mailbox().blocked) = Some(Blocked { call, first, more });
     }
 
     fn mailbox(&self) -> &Mailbox {
@@ -551,6 +567,33 @@ impl RankRuntime for ThreadRank {
         }
         drop(ep);
         WaitPoll::new(self.blocked(call, Some(req)), error)
+    }
+
+    /// As `poll_done`, on all of `reqs`: the rank records those still incomplete, which a
+    /// deadlock report names (`publish_wait`).
+    fn poll_requests(
+        &self,
+        reqs: &[ReqId],
+        needs: Needs,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Result<usize, Error>> {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        let (done, incomplete) = first_done(&ep, reqs);
+        drop(ep);
+        match (needs, done, incomplete) {
+            (Needs::All, _, None) | (Needs::Any, Some(_), _) | (_, None, None) => {
+                Poll::Ready(Ok(done.unwrap_or(0)))
+            }
+            (_, _, Some(i)) => {
+                let mut set = self.waiting_set.borrow_mut();
+                set.clear();
+                set.extend_from_slice(&reqs[i..]);
+                drop(set);
+                self.blocked(call, Some(reqs[i]))
+            }
+        }
     }
 
     fn arrivals(&self) -> u64 {

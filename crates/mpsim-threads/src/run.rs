@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mpsim_proto::deadlock;
+use mpsim_proto::deadlock::{BlockedRank, DeadlockReport};
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Config, never_received};
 use mpsim_proto::runtime::RankRuntime;
@@ -391,22 +391,22 @@ fn watch(shared: &Shared, check: &mut dyn FnMut() -> Option<Error>) {
     }
 }
 
-/// Each blocked rank with its call, and the wait-for cycle through the lowest rank that has one.
-fn deadlock_report(shared: &Shared) -> String {
+/// Each blocked rank with its call and what it waits on, and the wait-for cycle through the
+/// lowest rank that has one.
+fn deadlock_report(shared: &Shared) -> Box<DeadlockReport> {
     let n = shared.mailboxes.len();
-    let mut lines = Vec::new();
-    let mut edge: Vec<Option<u32>> = vec![None; n];
+    let mut blocked = Vec::new();
     for (r, m) in shared.mailboxes.iter().enumerate() {
         if m.activity() == Activity::Parked {
-            let (what, peer) =
-                lock(&m.blocked).map_or_else(|| ("?".to_string(), None), |b| b.waiting_for());
-            edge[r] = peer;
-            lines.push((r as u32, format!("rank {r} blocked in {what}")));
+            let r = r as u32;
+            blocked.push(lock(&m.blocked).as_ref().map_or_else(
+                || BlockedRank::new(r, "?", None, Vec::new()),
+                |b| b.report(r),
+            ));
         }
     }
     let finished = |rank: u32| shared.mailboxes[rank as usize].activity() == Activity::Finished;
-    let listed = lines.iter().map(|(rank, line)| (*rank, line.as_str()));
-    deadlock::report(listed, &edge, &finished)
+    Box::new(DeadlockReport::new(blocked, n as u32, &finished))
 }
 
 #[cfg(test)]

@@ -56,6 +56,9 @@ pub use launcher::{
     Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, TraceFormat, Wait, run,
 };
 pub use message::Message;
+pub use mpsim_proto::deadlock::{
+    BlockedRank, DeadlockReport, LivelockReport, PollingRank, StuckRank, Waiting,
+};
 pub use mpsim_proto::error::{Error, PendingRequest, ProgramError, Result, Site};
 pub use mpsim_proto::interrupt::Signal;
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};

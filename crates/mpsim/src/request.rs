@@ -12,7 +12,8 @@ use std::task::{Context, Poll};
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{Completion, ReqId, Status, discarded_receive};
-use mpsim_proto::runtime::{Payload, RankRuntime, with_endpoint_for};
+use mpsim_proto::runtime::{Needs, Payload, RankRuntime, with_endpoint_for};
+use smallvec::SmallVec;
 
 /// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
 /// once complete it is inactive and keeps its status: waited for or tested again (by
@@ -284,11 +285,12 @@ pub(crate) async fn wait_all_in(
     requests: &mut [Request<'_>],
     call: &'static str,
 ) -> Result<Vec<Status>> {
+    // One wait for them all (the call's wait, S1), then each finished in place.
+    wait_for(requests, Needs::All, call).await?;
     let mut statuses = Vec::with_capacity(requests.len());
     let mut first_error = None;
     // One poll function over the requests in order, each polled in place (no future per
-    // request): the next is polled only once the one before is complete, as awaiting them one
-    // by one would.
+    // request): all are complete, so one pass finishes them.
     let mut error = None;
     poll_fn(|cx| {
         while let Some(r) = requests.get_mut(statuses.len()) {
@@ -325,36 +327,34 @@ pub async fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Sta
 /// one complete. `None` when no request is active. An error here is the wait's own (the run
 /// deadlocked or was aborted), not a request's.
 async fn first_done(requests: &[Request<'_>], call: &'static str) -> Result<Option<usize>> {
-    if requests.iter().all(Request::is_null) {
-        return Ok(None);
+    wait_for(requests, Needs::Any, call).await
+}
+
+/// Waits in `call` until `needs` of the active requests are complete, finishing none: one
+/// wait of the runtime on all of them (`RankRuntime::poll_requests`), which ends when the
+/// call returns (`docs/timing.md` S1) and which a deadlock report names with every request
+/// it waits on. The index of the lowest complete one; `None` when none is active. An error
+/// here is the wait's own (the run deadlocked or was aborted), not a request's.
+async fn wait_for(
+    requests: &[Request<'_>],
+    needs: Needs,
+    call: &'static str,
+) -> Result<Option<usize>> {
+    // The active requests' ids, and where each is in `requests` (on the stack up to 8).
+    let mut ids: SmallVec<[ReqId; 8]> = SmallVec::new();
+    let mut at: SmallVec<[usize; 8]> = SmallVec::new();
+    for (i, r) in requests.iter().enumerate() {
+        if let State::Active { id, .. } = r.state {
+            ids.push(id);
+            at.push(i);
+        }
     }
-    let rt = Rc::clone(&requests[0].rt);
-    let first_done =
-        |requests: &[Request<'_>]| requests.iter().position(|r| !r.is_null() && r.done_now());
-    poll_fn(|cx| {
-        if let Some(i) = first_done(requests) {
-            return Poll::Ready(Ok(Some(i)));
-        }
-        // Register the wait on the first active request (for deadlock reports) and park.
-        let (first, id) = requests
-            .iter()
-            .enumerate()
-            .find_map(|(i, r)| match r.state {
-                State::Active { id, .. } => Some((i, id)),
-                State::Null { .. } => None,
-            })
-            .expect("one is active");
-        match rt.poll_done(id, call, cx) {
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            // `poll_done` takes in arrived packets: whatever they completed must be seen now,
-            // or the rank would park with nothing left to wake it.
-            Poll::Ready(Ok(())) => Poll::Ready(Ok(Some(first_done(requests).unwrap_or(first)))),
-            Poll::Pending => {
-                first_done(requests).map_or(Poll::Pending, |i| Poll::Ready(Ok(Some(i))))
-            }
-        }
-    })
-    .await
+    let Some(&first) = at.first() else {
+        return Ok(None);
+    };
+    let rt = Rc::clone(&requests[first].rt);
+    let done = poll_fn(|cx| rt.poll_requests(&ids, needs, call, cx)).await?;
+    Ok(Some(at[done]))
 }
 
 /// Waits until at least one active request completes; returns every completed one (index,
@@ -510,6 +510,8 @@ fn complete_ready(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> 
 /// ```
 pub async fn wait_all_results(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
     let mut outcomes = Vec::with_capacity(requests.len());
+    // One wait for them all (S1); an error of the wait itself ends each request's wait below.
+    let _ = wait_for(requests, Needs::All, "wait_all").await;
     for r in requests.iter_mut() {
         outcomes.push(r.wait_in_place(Some("wait_all")).await);
     }

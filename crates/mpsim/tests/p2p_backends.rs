@@ -1168,6 +1168,7 @@ fn assert_deadlock_report(err: &Error, needles: &[&str]) {
     let Error::Deadlock { report } = err else {
         panic!("expected Deadlock, got {err}");
     };
+    let report = report.to_string();
     for needle in needles {
         assert!(report.contains(needle), "no {needle:?} in: {report}");
     }
@@ -1239,9 +1240,21 @@ fn p25_split_deadlock(backend: Backend) {
     });
     assert_deadlock_report(
         &err,
-        &["rank 0 blocked in comm_split", "comm_split (peer 1)"],
+        &[
+            "rank 0 blocked in comm_split",
+            "comm_split (peer 1), and rank 1 has finished",
+            "; comm_split is collective: MPI requires every member of a communicator to make \
+             its collective calls on it, in the same order",
+        ],
     );
     assert!(!err.to_string().contains("tag"), "{err}");
+    let report = err.deadlock().expect("a deadlock");
+    assert_eq!(
+        report
+            .rank(0)
+            .map(|b| (b.call, b.waits_for, b.peer_finished)),
+        Some(("comm_split", Some(1), true))
+    );
 }
 on_both!(p25_split_deadlock => p2p_p25_split_deadlock_names_the_call_and_peer_sim, p2p_p25_split_deadlock_names_the_call_and_peer_threads);
 

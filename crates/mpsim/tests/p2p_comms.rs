@@ -393,6 +393,7 @@ fn p2p_p25_deadlock_in_a_split_communicator_names_world_ranks() {
         let Error::Deadlock { report } = &err else {
             panic!("{backend:?}: expected a deadlock, got {err}");
         };
+        let report = report.to_string();
         assert!(report.contains("cycle 1 → 3 → 1"), "{backend:?}: {report}");
         assert!(report.contains("(peer 3"), "{backend:?}: {report}");
     }

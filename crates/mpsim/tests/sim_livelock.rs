@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::simulate_all_ways;
 use mpsim::sim::{Model, Outcome};
-use mpsim::{Comm, Error, Launcher, Source, Tag};
+use mpsim::{Comm, Error, Launcher, LivelockReport, Source, Tag};
 
 /// A limit short enough for tests: 100 us of virtual time, 1000 polls of the model's 100 ns.
 const LIMIT_NS: u64 = 100_000;
@@ -28,7 +28,12 @@ where
     simulate_all_ways(launcher, ranks, program)
 }
 
-fn livelock_report(o: &Outcome) -> &str {
+fn livelock_report(o: &Outcome) -> String {
+    livelock(o).to_string()
+}
+
+/// The livelock report of a run that must have livelocked, as data.
+fn livelock(o: &Outcome) -> &LivelockReport {
     match &o.error {
         Some(Error::Livelock { report }) => report,
         other => panic!("expected a livelock, got {other:?}"),
@@ -78,6 +83,19 @@ fn livelock_polls_for_what_nothing_will_send_are_reported() {
     );
     // The report's clocks stop where the run was found livelocked.
     assert!(o.report.ranks.iter().all(|r| r.clock_ns <= at));
+    // The same as data.
+    let data = livelock(&o);
+    assert_eq!((data.from_ns, data.to_ns, data.limit_ns), (0, at, LIMIT_NS));
+    let polling: Vec<_> = data
+        .polling()
+        .map(|p| (p.rank, p.call, p.since_ns))
+        .collect();
+    assert_eq!(polling, [(0, "test", 0), (3, "iprobe", 0)]);
+    let blocked: Vec<_> = data
+        .blocked()
+        .map(|b| (b.rank, b.call, b.waits_for, b.peer_finished))
+        .collect();
+    assert_eq!(blocked, [(1, "recv", Some(2), true)]);
 }
 
 /// A rank that polls while another computes for ten limits gets its message and the run ends
@@ -152,4 +170,73 @@ fn livelock_after_flag_takes_a_time() {
     );
     let err = parse(&["--livelock-after", "soon"]).err().expect("refused");
     assert!(err.to_string().contains("ns, us"), "{err}");
+}
+
+/// The time a report starts from: `from t=... ns`.
+fn reported_from(report: &str) -> u64 {
+    report
+        .strip_prefix("from t=")
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("the report says from when: {report}"))
+}
+
+/// The report starts when the polls began, not at the first checkpoint (1/16 of the limit):
+/// here at 0, where rank 0 starts polling and rank 1 blocks.
+#[test]
+fn livelock_reported_from_when_the_polls_began() {
+    let o = sim(2, LIMIT_NS, |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        if world.rank() == 0 {
+            let mut r = world.irecv(&mut buf, 1, 5)?;
+            while r.test().await?.is_none() {}
+        } else {
+            world.recv(&mut buf, 0, 9).await?;
+        }
+        Ok(())
+    });
+    let report = livelock_report(&o);
+    assert_eq!(reported_from(&report), 0, "{report}");
+}
+
+/// Polls that run while another rank still works do not count: rank 1 computes until 5000,
+/// then blocks; from then on nothing but polls runs.
+#[test]
+fn livelock_reported_from_the_last_thing_that_was_not_a_poll() {
+    let o = sim(2, LIMIT_NS, |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        if world.rank() == 0 {
+            let mut r = world.irecv(&mut buf, 1, 5)?;
+            while r.test().await?.is_none() {}
+        } else {
+            world.compute(Duration::from_nanos(5000)).await;
+            world.recv(&mut buf, 0, 9).await?;
+        }
+        Ok(())
+    });
+    let report = livelock_report(&o);
+    assert_eq!(reported_from(&report), 5000, "{report}");
+}
+
+/// What reaches a polling rank counts: rank 0's buffered message is received at 3000 (rank 1
+/// computes until then), its ack reaches rank 0 at 3200 while it polls (and frees its buffer
+/// bytes); its polls from then on are the ones that find nothing for ever.
+#[test]
+fn livelock_reported_from_the_last_ack_a_polling_rank_was_given() {
+    let o = sim(2, LIMIT_NS, |world: Comm| async move {
+        let mut buf = [0u8; 8];
+        if world.rank() == 0 {
+            world.buffer_attach(64)?;
+            world.bsend(&[1u8; 8], 1, 1).await?;
+            let mut r = world.irecv(&mut buf, 1, 5)?;
+            while r.test().await?.is_none() {}
+        } else {
+            world.compute(Duration::from_nanos(3000)).await;
+            world.recv(&mut buf, 0, 1).await?;
+            world.recv(&mut buf, 0, 9).await?;
+        }
+        Ok(())
+    });
+    let report = livelock_report(&o);
+    assert_eq!(reported_from(&report), 3200, "{report}");
 }

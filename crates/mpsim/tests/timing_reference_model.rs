@@ -1333,7 +1333,7 @@ proptest! {
         let outcome = simulate_without_a_send(&Arc::new(p));
         match &outcome.error {
             Some(Error::Deadlock { report }) => prop_assert!(
-                report.contains(&format!("rank {to}")),
+                report.to_string().contains(&format!("rank {to}")),
                 "the report does not name rank {}: {}",
                 to,
                 report

@@ -865,6 +865,7 @@ fn timing_s15_deadlock_report_lists_blocked_ranks_and_the_cycle() {
     let Some(Error::Deadlock { report }) = &o.error else {
         panic!("expected a deadlock, got {:?}", o.error);
     };
+    let report = report.to_string();
     for line in [
         "rank 0 blocked in recv since t=0 ns, waiting for recv (peer ANY_SOURCE, tag 7, context 0)",
         "rank 1 blocked in recv since t=200 ns, waiting for recv (peer 3, tag 1, context 0)",
@@ -1166,6 +1167,7 @@ fn timing_s15_deadlock_report_names_wait_all_and_its_first_incomplete_request() 
     let Some(Error::Deadlock { report }) = &o.error else {
         panic!("expected a deadlock, got {:?}", o.error);
     };
+    let report = report.to_string();
     assert!(
         report.contains(
             "rank 0 blocked in wait_all since t=1000 ns, waiting for recv (peer 1, tag 7, \

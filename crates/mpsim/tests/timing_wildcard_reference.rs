@@ -647,6 +647,7 @@ proptest! {
                         outcome.error
                     )));
                 };
+                let report = report.to_string();
                 for r in 0..p.ranks {
                     prop_assert_eq!(
                         report.contains(&format!("rank {r} blocked")),

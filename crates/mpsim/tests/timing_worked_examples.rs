@@ -26,10 +26,10 @@ fn clocks(o: &Outcome) -> Vec<u64> {
     o.report.ranks.iter().map(|r| r.clock_ns).collect()
 }
 
-/// The deadlock report of a run that must have deadlocked.
-fn deadlock_report(o: &Outcome) -> &str {
+/// The deadlock report's text of a run that must have deadlocked.
+fn deadlock_report(o: &Outcome) -> String {
     match &o.error {
-        Some(Error::Deadlock { report }) => report,
+        Some(Error::Deadlock { report }) => report.to_string(),
         other => panic!("expected Error::Deadlock, got {other:?}"),
     }
 }
@@ -234,6 +234,23 @@ fn timing_e6_deadlock_report() {
         "{report}"
     );
     assert!(report.ends_with("cycle 0 → 1 → 0"), "{report}");
+    // The same as data: ranks, calls, peers, tags, times and the cycle.
+    let Some(Error::Deadlock { report }) = &o.error else {
+        unreachable!("checked above");
+    };
+    assert_eq!(report.cycle, [0, 1, 0]);
+    for (rank, b) in report.blocked.iter().enumerate() {
+        assert_eq!(
+            (b.rank, b.call, b.since_ns, b.waits_for, b.peer_finished),
+            (rank as u32, "ssend", Some(0), Some(1 - rank as u32), false)
+        );
+        let w = &b.waiting_on[..];
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(
+            (w[0].call, w[0].peer, w[0].tag, w[0].context.0),
+            ("ssend", Source::Rank(1 - rank as u32), Tag::Value(0), 0)
+        );
+    }
     assert!(
         o.report
             .stopped

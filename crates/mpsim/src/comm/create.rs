@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use mpsim_proto::deadlock::{CommOrder, CreatingCalls};
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::matching::Pattern;
 use mpsim_proto::p2p::SendMode;
@@ -101,7 +102,11 @@ impl Comm {
         // Marks the communicator if this call does not complete (dropped, or failed).
         let mut unfinished = Unfinished(Some(&self.inner.abandoned));
         let index = self.next_child_index();
-        let mine = encode_split(color, key);
+        let splits = self.inner.splits.get();
+        if index < 64 {
+            self.inner.splits.set(splits | 1 << index);
+        }
+        let mine = encode_split(color, key, order_code(index, splits));
         let members = if self.rank() == 0 {
             self.split_root(mine).await?
         } else {
@@ -214,6 +219,15 @@ impl Comm {
                 .await?;
             entries.push(entry);
         }
+        // Every member must be at the same place in the same order of calls (module docs of
+        // `comm`, "Context ids"): those that are not are named, and every member that waits
+        // for an answer is told.
+        let differ: Vec<u32> = (1..self.size())
+            .filter(|&r| split_code(entries[r as usize][0]) != split_code(mine[0]))
+            .collect();
+        if !differ.is_empty() {
+            return Err(self.order_mismatch(&entries, &differ).await);
+        }
         let own = split_color(mine[0]);
         let mut answers = Vec::new();
         let mut own_members = None;
@@ -252,6 +266,41 @@ impl Comm {
         Ok(own_members)
     }
 
+    /// At parent rank 0 of a `split`: the members `differ` (parent ranks) made their calls in
+    /// another order than this rank (`entries`: every member's message); each member that
+    /// waits for an answer (it gave a color) is told, and the error names them.
+    async fn order_mismatch(&self, entries: &[[i64; 2]], differ: &[u32]) -> Error {
+        let own = split_code(entries[0][0]);
+        let header: Header = [ORDER_MISMATCH, own as u32, 0, 0];
+        let bytes = bytemuck::cast_slice(&header);
+        let (mode, coll) = (SendMode::Standard, self.inner.coll);
+        let mut answers = Vec::new();
+        for member in 1..self.size() {
+            if split_color(entries[member as usize][0]).is_some() {
+                match self.post_send(coll, SPLIT_NAMES, mode, bytes, member, SPLIT_TAG) {
+                    Ok(answer) => answers.push(answer),
+                    Err(e) => return e,
+                }
+            }
+        }
+        if let Err(e) = wait_all(&mut answers).await {
+            return e;
+        }
+        let ranks = std::iter::once(0)
+            .chain(differ.iter().copied())
+            .map(|r| created_calls(self.world_rank(r), split_code(entries[r as usize][0])))
+            .collect();
+        self.order_error(ranks)
+    }
+
+    /// `CommOrder` of this rank's `split`, naming `ranks`' calls.
+    fn order_error(&self, ranks: Vec<CreatingCalls>) -> Error {
+        Error::CommOrder {
+            site: self.site(SPLIT),
+            order: Box::new(CommOrder { ranks }),
+        }
+    }
+
     /// `split` at a parent rank other than 0: sends `(color, key)` to rank 0 and, with a
     /// color, receives its color's members ([`Comm::split_root`] says how).
     async fn split_member(&self, mine: [i64; 2]) -> Result<Option<Members>> {
@@ -269,6 +318,14 @@ impl Comm {
         self.post_recv(SPLIT_NAMES, Some(pattern), bytes)
             .wait()
             .await?;
+        if header[0] == ORDER_MISMATCH {
+            // Rank 0 made its calls in another order: what it made, and what this rank made.
+            let ranks = vec![
+                created_calls(self.world_rank(0), u64::from(header[1])),
+                created_calls(self.world_rank(self.rank()), split_code(mine[0])),
+            ];
+            return Err(self.order_error(ranks));
+        }
         match Members::from_header(header) {
             Ok(members) => Ok(Some(members)),
             Err(len) => {
@@ -283,14 +340,60 @@ impl Comm {
     }
 }
 
-/// `split`'s message: the color (`-1` for none) and the key.
-fn encode_split(color: Option<u32>, key: i64) -> [i64; 2] {
-    [color.map_or(-1, i64::from), key]
+/// `split`'s message: the color (bit 32 set for none), the sender's order of calls
+/// ([`order_code`], above bit 32), and the key.
+fn encode_split(color: Option<u32>, key: i64, code: u64) -> [i64; 2] {
+    let color = color.map_or(1 << 32, u64::from);
+    [(color | code << 33) as i64, key]
 }
 
 /// The color of a `split` message.
 fn split_color(encoded: i64) -> Option<u32> {
-    u32::try_from(encoded).ok()
+    let encoded = encoded as u64;
+    (encoded & 1 << 32 == 0).then_some(encoded as u32)
+}
+
+/// The order of calls of a `split` message's sender ([`order_code`]).
+fn split_code(encoded: i64) -> u64 {
+    encoded as u64 >> 33
+}
+
+/// The first word of a `split`'s answer ([`Header`]) that tells a member its order of calls
+/// differs from rank 0's, whose order code follows.
+const ORDER_MISMATCH: u32 = 2;
+
+/// A `split` that is communicator-creating call `index` on its communicator, after the calls
+/// whose bits `splits` sets (bit `i`: call `i` was a `split`), as 31 bits: up to
+/// [`CreatingCalls::KNOWN`] calls before it, every call (a 1 above the call bits); beyond,
+/// bit 30 and the index alone. Two members agree if and only if their codes are equal (as
+/// far as the index tells, beyond).
+fn order_code(index: u64, splits: u64) -> u64 {
+    if index <= CreatingCalls::KNOWN {
+        1 << index | splits & ((1 << index) - 1)
+    } else {
+        1 << 30 | index.min((1 << 30) - 1)
+    }
+}
+
+/// What [`order_code`] `code` of world rank `rank` says: its calls, the last one a `split`.
+fn created_calls(rank: u32, code: u64) -> CreatingCalls {
+    if code & 1 << 30 != 0 {
+        return CreatingCalls {
+            rank,
+            calls: vec![SPLIT],
+            before: code & ((1 << 30) - 1),
+        };
+    }
+    let before = u64::from(63 - code.leading_zeros());
+    let calls = (0..before)
+        .map(|i| if code & 1 << i != 0 { SPLIT } else { DUP })
+        .chain([SPLIT])
+        .collect();
+    CreatingCalls {
+        rank,
+        calls,
+        before,
+    }
 }
 
 /// Groups `split` messages (indexed by parent rank) by color: each color's parent ranks, in
@@ -347,19 +450,52 @@ mod tests {
 
     #[test]
     fn split_groups_orders_by_key_then_rank_and_drops_undefined() {
-        let none = encode_split(None, 0);
+        let none = encode_split(None, 0, 1);
         let entries = [
-            encode_split(Some(1), 5),
-            encode_split(Some(0), 2),
+            encode_split(Some(1), 5, 1),
+            encode_split(Some(0), 2, 1),
             none,
-            encode_split(Some(1), -3),
-            encode_split(Some(0), 2),
-            encode_split(Some(1), 5),
+            encode_split(Some(1), -3, 1),
+            encode_split(Some(0), 2, 1),
+            encode_split(Some(1), 5, 1),
         ];
         let groups = split_groups(&entries);
         assert_eq!(groups.len(), 2);
         assert_eq!(groups[&0], [1, 4]);
         assert_eq!(groups[&1], [3, 0, 5]);
+    }
+
+    /// A `split`'s order code tells every call before it, up to `KNOWN` of them, and the
+    /// index beyond; it rides above the color, which reads back the same.
+    #[test]
+    fn order_codes_tell_the_calls_before_a_split() {
+        // comm_dup, comm_split, comm_dup, then this comm_split: calls 0..3, bit 1 a split.
+        let code = order_code(3, 0b010);
+        assert_eq!(
+            created_calls(7, code),
+            CreatingCalls {
+                rank: 7,
+                calls: vec![DUP, SPLIT, DUP, SPLIT],
+                before: 3
+            }
+        );
+        assert_eq!(created_calls(0, order_code(0, 0)).calls, [SPLIT]);
+        assert_ne!(
+            order_code(1, 0),
+            order_code(1, 1),
+            "dup then split vs split then split"
+        );
+        assert_ne!(order_code(1, 0), order_code(0, 0));
+        let far = created_calls(1, order_code(100, u64::MAX));
+        assert_eq!((far.calls, far.before), (vec![SPLIT], 100));
+        for (color, code) in [
+            (Some(0), 1),
+            (Some(u32::MAX), order_code(29, u64::MAX)),
+            (None, 1 << 30 | 5),
+        ] {
+            let encoded = encode_split(color, -9, code)[0];
+            assert_eq!((split_color(encoded), split_code(encoded)), (color, code));
+        }
     }
 
     #[test]

@@ -192,6 +192,9 @@ struct Inner {
     group: Group,
     /// Communicator-creating calls made on this communicator so far.
     created: Cell<u64>,
+    /// Which of them were `split`s (bit `i` for call `i`, of the first 64): members tell their
+    /// order to the `split`'s rank 0, which finds one that differs (`create.rs`).
+    splits: Cell<u64>,
     /// A `split` on it was dropped or failed before it completed: its members no longer agree
     /// on `created`, and the next communicator-creating call is an error, not a silent
     /// mismatch (`create.rs`).
@@ -223,6 +226,7 @@ impl Comm {
             size,
             group,
             created: Cell::new(0),
+            splits: Cell::new(0),
             abandoned: Cell::new(false),
             freed: Cell::new(false),
         };

@@ -201,17 +201,10 @@ impl Comm {
             return Ok(proc_null_status());
         };
         let awaited = self.awaited(&pattern);
-        loop {
-            let seen = self.rt().arrivals();
-            let mut found = None;
-            self.rt()
-                .with_endpoint(&mut |ep| found = ep.iprobe(&pattern));
-            if let Some(status) = found {
-                return Ok(status);
-            }
-            let rt = self.rt();
-            poll_fn(|cx| rt.poll_arrival(seen, "probe", awaited, cx)).await?;
-        }
+        let rt = self.rt();
+        let (status, _) =
+            poll_fn(|cx| rt.poll_probe(&pattern, false, "probe", awaited, cx)).await?;
+        Ok(status)
     }
 
     /// Takes the message a receive with this pattern would get now, if any (matched probe):
@@ -249,17 +242,10 @@ impl Comm {
             return Ok(Message::new(self.rt().clone(), None, proc_null_status()));
         };
         let awaited = self.awaited(&pattern);
-        loop {
-            let seen = self.rt().arrivals();
-            let mut found = None;
-            self.rt()
-                .with_endpoint(&mut |ep| found = ep.improbe(&pattern));
-            if let Some((id, status)) = found {
-                return Ok(Message::new(self.rt().clone(), Some(id), status));
-            }
-            let rt = self.rt();
-            poll_fn(|cx| rt.poll_arrival(seen, "mprobe", awaited, cx)).await?;
-        }
+        let rt = self.rt();
+        let (status, id) =
+            poll_fn(|cx| rt.poll_probe(&pattern, true, "mprobe", awaited, cx)).await?;
+        Ok(Message::new(self.rt().clone(), id, status))
     }
 
     // ---- combined ----
@@ -298,11 +284,10 @@ impl Comm {
         const CALL: &str = "sendrecv_replace";
         let buf = bytemuck::cast_slice_mut(buf);
         // The send copies `buf` now.
-        let mut send = self.isend_as(CALL, SendMode::Standard, buf, dest, send_tag)?;
-        let mut recv = self.irecv_as(CALL, buf, source.into(), recv_tag.into())?;
-        let status = recv.wait_in_place(Some(CALL)).await?;
-        send.wait_in_place(Some(CALL)).await?;
-        Ok(status)
+        let send = self.isend_as(CALL, SendMode::Standard, buf, dest, send_tag)?;
+        let recv = self.irecv_as(CALL, buf, source.into(), recv_tag.into())?;
+        let mut reqs = [recv, send];
+        Ok(wait_all_in(&mut reqs, CALL).await?[0])
     }
 
     // ---- buffers ----

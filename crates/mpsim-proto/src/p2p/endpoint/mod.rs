@@ -56,6 +56,11 @@ pub struct Config {
     /// Bytes charged per buffered message on top of its length (default [`BSEND_OVERHEAD`];
     /// machine models may set their own, e.g. 0 in `timing.md`'s worked examples).
     pub bsend_overhead: usize,
+    /// The driver's time ([`Endpoint::set_now`]) is virtual (a simulator's): the error a
+    /// request completes with (a receive's `Truncate`) carries the time it completed
+    /// (`docs/timing.md` S11: `max(m.arrival, req.ts)`), not the time the program finds it.
+    /// Off by default.
+    pub virtual_time: bool,
 }
 
 impl Default for Config {
@@ -65,6 +70,7 @@ impl Default for Config {
             system_buffer: None,
             strict_ready: false,
             bsend_overhead: BSEND_OVERHEAD,
+            virtual_time: false,
         }
     }
 }
@@ -217,6 +223,12 @@ impl<P> Endpoint<P> {
     /// (`timing.md` S13). A driver without a clock never calls it.
     pub fn set_now(&mut self, now: u64) {
         self.now = now;
+    }
+
+    /// The time of the inputs ([`Endpoint::set_now`]): the time of the last input, 0 if none
+    /// was given one.
+    pub fn now(&self) -> u64 {
+        self.now
     }
 
     /// Whether to emit [`Event::Completed`] (on by default). A driver whose waits look at the

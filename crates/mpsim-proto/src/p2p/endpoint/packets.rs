@@ -134,7 +134,6 @@ impl<P: MessageData> Endpoint<P> {
     /// look at its slot for both). Always inlined: see `deliver`.
     #[inline(always)]
     pub(super) fn complete_recv(&mut self, req: ReqId, envelope: Envelope, msg: Incoming<P>) {
-        let rank = self.rank;
         let slot = &mut self.slots[req.idx as usize];
         let Kind::Recv {
             capacity, posted, ..
@@ -144,32 +143,48 @@ impl<P: MessageData> Endpoint<P> {
         };
         *posted = None;
         let capacity = *capacity;
-        let error = (msg.bytes > capacity).then(|| {
-            Box::new(Error::Truncate {
-                site: Site::new(rank, "recv")
-                    .context(envelope.context)
-                    .peer(envelope.source)
-                    .tag(envelope.tag),
-                message_bytes: msg.bytes,
-                buffer_bytes: capacity,
-            })
-        });
         if !slot.held_by_user {
             // Freed by the program: the data is dropped.
             self.release_if_unused(req);
             return;
         }
+        let bytes = msg.bytes;
         slot.done = Some(Completion {
             status: Status {
                 source: envelope.source,
                 tag: envelope.tag,
-                bytes: msg.bytes,
+                bytes,
                 cancelled: false,
             },
             payload: Some(msg.payload),
-            error,
+            error: None,
         });
         self.completed(req);
+        if bytes > capacity {
+            self.truncated(req, envelope, bytes, capacity);
+        }
+    }
+
+    /// The receive `req` has just completed with a message of `bytes` bytes into a buffer of
+    /// `capacity`: it carries `Truncate`, with the time it completed under a simulator (S11:
+    /// `max(m.arrival, req.ts)`, [`Config::virtual_time`]), not the time the program finds
+    /// it. Out of line: truncations are rare.
+    #[cold]
+    #[inline(never)]
+    fn truncated(&mut self, req: ReqId, envelope: Envelope, bytes: usize, capacity: usize) {
+        let mut site = Site::new(self.rank, "recv")
+            .context(envelope.context)
+            .peer(envelope.source)
+            .tag(envelope.tag);
+        site.time_ns = self.config.virtual_time.then_some(self.now);
+        let error = Box::new(Error::Truncate {
+            site,
+            message_bytes: bytes,
+            buffer_bytes: capacity,
+        });
+        if let Some(done) = self.slots[req.idx as usize].done.as_mut() {
+            done.error = Some(error);
+        }
     }
 
     /// `Fin` or a successful cancel: release buffer bytes, complete the send.
