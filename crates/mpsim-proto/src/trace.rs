@@ -115,7 +115,7 @@ impl Trace {
     /// ```
     /// use mpsim_proto::trace::{Trace, TraceEvent, TraceFilter};
     ///
-    /// let span = |rank, start_ns, end_ns| TraceEvent::Span { rank, name: "recv", start_ns, end_ns };
+    /// let span = |rank, start_ns, end_ns| TraceEvent::Span { rank, name: "recv", start_ns, end_ns, unfinished: false };
     /// let t = Trace::new("mpsim test", 2, vec![span(0, 0, 50), span(1, 40, 90)]);
     /// let window = TraceFilter { from_ns: 45, to_ns: 100, ranks: Some("1".parse().unwrap()) };
     /// assert_eq!(t.filtered(window).events(), [span(1, 45, 90)]);
