@@ -1,5 +1,5 @@
 //! `mpsim calibrate`: a machine model measured by ping-pong on a real backend, or converted from
-//! an `osu_latency` run (`DESIGN.md`, "Machine models"; `spec/timing.md` §4).
+//! an `osu_latency` run (`docs/models.md`; `docs/timing.md` §4).
 //!
 //! ```text
 //! mpsim calibrate --backend threads|mpi [--out DIR] [--reps N] [--max-size BYTES]
@@ -34,7 +34,7 @@
 //! ([`Measured::record`]).
 //!
 //! The threads backend also measures the processor side of the model ([`Cpu`], the timing
-//! extensions of `crates/mpsim-sim/EXTENSIONS.md`), `--reps` times, minimum kept:
+//! extensions of `docs/extensions.md`), `--reps` times, minimum kept:
 //!
 //! - X1, per-request overhead: a burst exchange (both ranks post [`BURST`] receives and
 //!   [`BURST`] standard 8-byte sends, nonblocking, then `wait_all`) against the symmetric
@@ -57,7 +57,7 @@
 //!
 //! # The fit
 //!
-//! In the simulator (`spec/timing.md` §4) a one-way trip of a message sent and received by
+//! In the simulator (`docs/timing.md` §4) a one-way trip of a message sent and received by
 //! blocking calls takes `D(size)`, using `D_bsend` for a buffered or eager standard send and
 //! `D_ssend` for a synchronous or rendezvous one (nonblocking calls add X1's per-request
 //! overhead, which blocking calls do not pay). So:

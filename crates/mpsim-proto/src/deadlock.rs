@@ -1,6 +1,6 @@
 //! Deadlock diagnostics every backend shares: the wait-for cycle, and the reports of a run that
 //! cannot go on as typed data ([`DeadlockReport`], [`LivelockReport`]) whose `Display` is the
-//! text every backend prints (`docs/timing.md` S15, `spec/p2p.md` §8 `Deadlock`).
+//! text every backend prints (`docs/timing.md` S15, `docs/p2p.md` §8 `Deadlock`).
 //!
 //! A backend knows which ranks are blocked and on what; this module turns that into one report,
 //! so a deadlock reads the same on `sim` and on `threads`, and a program (a test that expects

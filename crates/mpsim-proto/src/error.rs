@@ -1,4 +1,4 @@
-//! The one error type of mpsim, by MPI error class (`spec/p2p.md` §8).
+//! The one error type of mpsim, by MPI error class (`docs/p2p.md` §8).
 //!
 //! Every error names where it happened ([`Site`]: rank, call, communicator context, peer, tag,
 //! and the virtual time under the simulator), so a message alone tells the user what to fix.

@@ -6,9 +6,9 @@
 //!
 //! Modules:
 //! - [`matching`]: the tag-matching engine that pairs arriving messages with posted receives
-//!   (`spec/matching.md`).
+//!   (`docs/matching.md`).
 //! - [`p2p`]: the point-to-point protocol of one rank: send modes, requests, buffers, probe and
-//!   cancel (`spec/p2p.md`).
+//!   cancel (`docs/p2p.md`).
 //! - [`error`]: the one error type, by MPI error class.
 //! - [`deadlock`]: the wait-for cycle and report text every backend prints.
 //! - [`interrupt`]: a signal's request to stop a run, raised by a handler, looked for by the

@@ -423,7 +423,7 @@ pub trait RankRuntime {
 
     /// A nonblocking call is about to post a request of kind `posting`. Simulated backends
     /// charge the model's per-request CPU overhead here (timing extension X1,
-    /// `crates/mpsim-sim/EXTENSIONS.md`); real ones do nothing: the call takes its own time.
+    /// `docs/extensions.md`); real ones do nothing: the call takes its own time.
     fn request_overhead(&self, posting: Posting) {
         let _ = posting;
     }

@@ -1,4 +1,4 @@
-//! T16 (`spec/matching.md` §4): the fast engine pairs exactly as the naive two-list reference on
+//! T16 (`docs/matching.md` §4): the fast engine pairs exactly as the naive two-list reference on
 //! random sequences of post / arrive / cancel / withdraw / probe / mprobe, over 3 contexts,
 //! 5 sources and 5 tags with wildcards mixed in.
 //!

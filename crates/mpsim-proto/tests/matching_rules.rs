@@ -1,4 +1,4 @@
-//! Tests for the numbered behaviours T1..T15 of `spec/matching.md` §4 (T16, the property test
+//! Tests for the numbered behaviours T1..T15 of `docs/matching.md` §4 (T16, the property test
 //! against the reference model, lives elsewhere), plus the rules they cite (M1..M12).
 //!
 //! Every test drives the real [`Engine`] with `u32` receive ids and `u32` message ids that are

@@ -1,5 +1,5 @@
 //! Core-level tests of the point-to-point protocol state machine ([`Endpoint`]) against the
-//! numbered behaviours of `spec/p2p.md` §9 (P1..P28).
+//! numbered behaviours of `docs/p2p.md` §9 (P1..P28).
 //!
 //! These are the *core* versions (`p2p_core_pN_...`): no backend, no threads, no clock. A small
 //! deterministic harness, [`Net`] (in the style of quinn-proto's `tests/util.rs`), holds one

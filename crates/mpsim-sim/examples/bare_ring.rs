@@ -1,5 +1,5 @@
 //! The yardstick of the simulator's speed: the same token ring as `examples/ring` under
-//! `--backend sim`, on a bare discrete-event loop (`PEERS.md`, "A bare event loop"): ranks are
+//! `--backend sim`, on a bare discrete-event loop (`docs/peers.md`, "A bare event loop"): ranks are
 //! futures, events are a binary heap of (time, sequence, rank), a message is a `u64` put in
 //! its receiver's mailbox after a fixed 1 us, and there is no matching, protocol, model,
 //! statistics or error handling. Whatever the simulator does beyond this is the product; the

@@ -1,4 +1,4 @@
-//! Events and their order (`spec/timing.md` §5, S10).
+//! Events and their order (`docs/timing.md` §5, S10).
 //!
 //! The key `(time, class, creator, n)` orders every event independently of host order: class 0
 //! for packet deliveries (messages, acks), 1 for a rank resuming its program; `creator` is the

@@ -1,4 +1,4 @@
-//! FIFO channels (`spec/timing.md` §5): a message's arrival is
+//! FIFO channels (`docs/timing.md` §5): a message's arrival is
 //! `max(recv_ts, arrival of the previous message on its channel (from, to))`, and cancel
 //! traffic goes behind the channel's last message.
 //!

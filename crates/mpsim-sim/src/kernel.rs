@@ -1,5 +1,5 @@
 //! The simulation state and how packets and completions become timed events
-//! (`spec/timing.md` §3, §5).
+//! (`docs/timing.md` §3, §5).
 //!
 //! State per rank: its virtual clock, its protocol endpoint (the same `Endpoint` the real
 //! backends run), what it waits for, and counters. Invariants:
@@ -12,12 +12,12 @@
 //! - every packet a rank emits while it runs or while a packet is delivered to it is sent at
 //!   that instant: messages arrive at `t + D(mode, size)` made monotone per channel
 //!   (`fifo`), acks at `t + ACK_LATENCY` exactly (S9), cancel traffic like acks, but behind
-//!   the channel's last message (D1 of `EXTENSIONS.md`);
+//!   the channel's last message (D1 of `docs/extensions.md`);
 //! - a waiting rank is resumed at the time of any completion of its requests and looks whether
 //!   its wait returns: if so its clock becomes `max(clock, now)` and the wait ends there; if not
 //!   it blocks on with the clock and "blocked since" it had (`docs/timing.md` S1: only a
 //!   returning wait moves a clock), and nothing it or a report can observe has changed.
-//! - extensions (`EXTENSIONS.md`, all off by default): per-request CPU overhead (X1) piles up
+//! - extensions (`docs/extensions.md`, all off by default): per-request CPU overhead (X1) piles up
 //!   in `overhead_ns` and goes on the clock when the rank next suspends, a running rank acting
 //!   at `clock + overhead_ns`; on an oversubscribed run every message that reaches a blocked
 //!   rank wakes it, taking `wake_latency`, and it resumes when the wake-up under way at its

@@ -4,7 +4,7 @@
 //!
 //! Every rank is a logical process with a virtual clock (`u64` ns) running the program's own
 //! future. Communication runs the same protocol core as the real backends (`mpsim-proto`), and
-//! the kernel times each packet with the machine [`Model`] (`spec/timing.md`): messages arrive
+//! the kernel times each packet with the machine [`Model`] (`docs/timing.md`): messages arrive
 //! after the delay of their send mode and size, made monotone per channel; acks after a
 //! constant. Events are processed in the order of the key `(time, class, creator, n)`, so the
 //! same program and model give the same report, byte for byte, whatever the host does, and

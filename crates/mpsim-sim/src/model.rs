@@ -1,4 +1,4 @@
-//! The machine model: how long communication takes (`spec/timing.md` §4).
+//! The machine model: how long communication takes (`docs/timing.md` §4).
 //!
 //! A narrow interface — "how long for `n` bytes in this mode" plus a few constants — so that a
 //! model can be measured (calibration) and swapped without touching the kernel. Validation
@@ -202,8 +202,8 @@ impl ComputeMode {
 }
 
 /// Costs on the ranks' processors that the delay tables (measured with blocking calls) do not hold: the timing extensions
-/// X1–X3 of `crates/mpsim-sim/EXTENSIONS.md` (a model file's `[cpu]` section). The default
-/// charges nothing and gives every rank a core of its own, so that `spec/timing.md` holds as
+/// X1–X3 of `docs/extensions.md` (a model file's `[cpu]` section). The default
+/// charges nothing and gives every rank a core of its own, so that `docs/timing.md` holds as
 /// written (its worked examples and settled details are exact under it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuModel {

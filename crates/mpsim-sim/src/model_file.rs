@@ -1,5 +1,5 @@
 //! Machine models as files: a TOML file of constants plus one CSV delay table per send mode
-//! (`DESIGN.md`, "Machine models"; `spec/timing.md` §4 and §7).
+//! (`docs/models.md`; `docs/timing.md` §4 and §7).
 //!
 //! A model is a directory (or any place) holding `model.toml` and the two tables it names:
 //!
@@ -25,7 +25,7 @@
 //! g = "0.125ns/byte"
 //! l = "2us"
 //!
-//! [cpu]                         # optional: extensions X1-X3 (crates/mpsim-sim/EXTENSIONS.md)
+//! [cpu]                         # optional: extensions X1-X3 (docs/extensions.md)
 //! send_overhead = "300ns"       # X1: per nonblocking send request; default 0
 //! recv_overhead = "200ns"       # X1: per nonblocking receive request; default 0
 //! cores = 2                     # X2: cores the ranks share, > 0, or "unlimited" (default)

@@ -1,4 +1,4 @@
-//! Conservative parallel simulation (`spec/timing.md` §5, DESIGN.md "Simulation kernel"):
+//! Conservative parallel simulation (`docs/timing.md` §5):
 //! the ranks are split into contiguous blocks, one per worker thread, each a [`Partition`]
 //! with its own event queue, and the run goes in rounds where the workers meet. Nothing a rank
 //! sends arrives sooner than the lookahead `L` after it is sent, so a partition may run, alone

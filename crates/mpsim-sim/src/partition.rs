@@ -1,10 +1,10 @@
 //! A partition of a run: some ranks, their programs, their kernel, and the loop that runs their
-//! events (`spec/timing.md` §5). A sequential run is one partition of every rank; a parallel
+//! events (`docs/timing.md` §5). A sequential run is one partition of every rank; a parallel
 //! run (`parallel.rs`) gives each worker thread one, run round by round.
 //!
 //! Events run in key order; the loop stops at the kernel's horizon (the end of a parallel
 //! round) or when the queue is empty. A run stopped by an error (S16 as amended by D2,
-//! `EXTENSIONS.md`) goes on with the events less than one lookahead after the error's, so that
+//! `docs/extensions.md`) goes on with the events less than one lookahead after the error's, so that
 //! where it stops does not depend on how the ranks were split.
 
 use std::cell::RefCell;

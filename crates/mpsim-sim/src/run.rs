@@ -1,4 +1,4 @@
-//! A simulated run (`spec/timing.md` §5): its options, its partitions' event loops
+//! A simulated run (`docs/timing.md` §5): its options, its partitions' event loops
 //! (`partition.rs`) on one thread or several (`parallel.rs`), and the outcome made from what
 //! they hand back: nothing left and a rank unfinished is a deadlock.
 
@@ -51,7 +51,7 @@ pub struct Options {
     /// when it runs out; `None`: 1% of the host's memory, at least 128 MiB.
     pub memory_floor: Option<u64>,
     /// Threads to run the simulation on (1: sequential). Each runs a contiguous block of
-    /// ranks, as far ahead as the model's lookahead allows (`spec/timing.md` §5); the report
+    /// ranks, as far ahead as the model's lookahead allows (`docs/timing.md` §5); the report
     /// and trace are the same, byte for byte, whatever the number. Used only when the
     /// lookahead is positive, and never more than one per rank. At most [`MAX_WORKERS`].
     pub workers: u32,
@@ -92,7 +92,7 @@ impl Options {
 }
 
 /// The result of a simulated run: the report (also for a run stopped by an error, as of one
-/// lookahead after the error's event, S16 as amended by D2 of `EXTENSIONS.md`)
+/// lookahead after the error's event, S16 as amended by D2 of `docs/extensions.md`)
 /// and the error that stopped it.
 #[derive(Debug)]
 pub struct Outcome {

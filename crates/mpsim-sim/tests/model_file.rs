@@ -1,4 +1,4 @@
-//! Model files (`DESIGN.md` "Machine models", `timing.md` §4): the embedded default, round
+//! Model files (`docs/models.md`, `docs/timing.md` §4): the embedded default, round
 //! trips, one test per kind of error (each names its file and line), and malformed files made
 //! at random, which must always give `Ok` or a clear `Err`, never a panic.
 

@@ -1,4 +1,4 @@
-//! Determinism (DESIGN.md, `timing.md` §5): the same program and model give the same report,
+//! Determinism (`docs/timing.md` §5): the same program and model give the same report,
 //! byte for byte, run after run and whatever order the ranks' programs were created in. The
 //! program is built to stress ties: every delay is equal, so many messages arrive at the same
 //! virtual instant and wildcard receives choose among them by the event key alone.

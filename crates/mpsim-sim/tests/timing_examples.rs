@@ -1,4 +1,4 @@
-//! `spec/timing.md` §8 worked examples E1–E6, exact to the nanosecond. Programs are written
+//! `docs/timing.md` §8 worked examples E1–E6, exact to the nanosecond. Programs are written
 //! against the rank runtime directly (`common`); the `mpsim` crate runs the same examples through
 //! its public API.
 

@@ -7,7 +7,7 @@
 //! in the rank's `mailbox::Mailbox`) and unpark its thread if it is parked; the rank takes them
 //! in whenever it calls the library. Payloads are the sender's copy, taken by the receiver when a
 //! receive matches (receiver-read rendezvous), so a matched transfer completes even while the
-//! sender computes (`spec/p2p.md` §1, P28).
+//! sender computes (`docs/p2p.md` §1, P28).
 //!
 //! Waiting: a rank spins briefly (every rank has a core), or yields its core for up to a
 //! millisecond (at most two ranks per core), then parks ([`WaitPolicy`]). The launching thread

@@ -1,5 +1,5 @@
 //! Launching a run: one scoped thread per rank, the launching thread as deadlock watchdog, the
-//! first error ending every rank (`spec/p2p.md` §8 `Aborted`, `Deadlock`).
+//! first error ending every rank (`docs/p2p.md` §8 `Aborted`, `Deadlock`).
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -318,7 +318,7 @@ struct RankEnd {
 
 /// A rank whose program has ended still takes in its packets and answers them until every
 /// rank has ended (or the run aborts), as MPI's `MPI_Finalize` waits for its peers: a peer
-/// that cancels a send to it gets its answer (`spec/p2p.md` §5, "either way `wait`
+/// that cancels a send to it gets its answer (`docs/p2p.md` §5, "either way `wait`
 /// returns"; the simulator's finished ranks answer too), and a message that reaches it late
 /// is taken in, to be listed among those never received. Senders wake it as they wake a
 /// parked rank, and the end of the run wakes every rank; a timed park backs that up, longer

@@ -14,7 +14,7 @@
 //! # How the simulator is told about the compute
 //!
 //! The sweep is ordinary Rust code, not `compute` calls, so the example charges it under `sim`
-//! with `--compute measured` (the default here when `--compute` is not given; `spec/timing.md`
+//! with `--compute measured` (the default here when `--compute` is not given; `docs/timing.md`
 //! §7): the simulator charges the thread CPU time the sweep really took, times the model's
 //! `host_to_target` (1.0 in a model calibrated on this host). Why not `compute_flops`: the
 //! threads backend *spins* for a `compute_flops` call (it has no model to ask), so a program

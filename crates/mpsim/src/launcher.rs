@@ -577,7 +577,7 @@ impl Launcher {
 
     /// Simulates `program` and returns the report with the run's first error, if any (the
     /// report then describes the run as of one lookahead after the error, `timing.md` S16 as
-    /// amended by D2 of `crates/mpsim-sim/EXTENSIONS.md`).
+    /// amended by D2 of `docs/extensions.md`).
     pub fn simulate<F, Fut>(&self, program: F) -> Outcome
     where
         F: Fn(Comm) -> Fut + Sync,

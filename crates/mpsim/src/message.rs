@@ -1,5 +1,5 @@
 //! [`Message`]: a message taken off the matching queues by a matched probe
-//! (`Comm::mprobe` / `Comm::improbe`, `spec/p2p.md` §5, `matching.md` M9). No receive can match
+//! (`Comm::mprobe` / `Comm::improbe`, `docs/p2p.md` §5, `matching.md` M9). No receive can match
 //! it any more; only [`Message::mrecv`] / [`Message::imrecv`] receive it. This is how a
 //! multithreaded or multi-stage program receives exactly the message it probed.
 

@@ -1,4 +1,4 @@
-//! [`PersistentRequest`]: a send or receive set up once and started many times (`spec/p2p.md`
+//! [`PersistentRequest`]: a send or receive set up once and started many times (`docs/p2p.md`
 //! §4; MPI §3.9).
 //!
 //! As in MPI, the buffer is bound at init: the request borrows it, mutably, for its whole life,

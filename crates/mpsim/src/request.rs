@@ -4,7 +4,7 @@
 //! copied in when the request completes under `wait`/`test`; until then the protocol core holds
 //! the sender's copy, never the program's memory. So dropping (or leaking) a pending request is
 //! memory-safe: `Drop` cancels a pending receive and lets a pending send finish in the
-//! background (`spec/p2p.md` §4 "Memory safety").
+//! background (`docs/p2p.md` §4 "Memory safety").
 
 use std::future::poll_fn;
 use std::rc::Rc;
@@ -195,7 +195,7 @@ impl<'b> Request<'b> {
         out
     }
 
-    /// Asks to cancel the request (`spec/p2p.md` §5). It must still be waited for; the status
+    /// Asks to cancel the request (`docs/p2p.md` §5). It must still be waited for; the status
     /// says whether it was cancelled.
     pub fn cancel(&mut self) -> Result<()> {
         if let State::Active { id, .. } = self.state {
@@ -485,7 +485,7 @@ fn complete_ready(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> 
 }
 
 /// Waits for every request; returns each one's own outcome, in order: its status, or its
-/// error (`spec/p2p.md` §4: MPI's `MPI_ERR_IN_STATUS` with each status's `MPI_ERROR`).
+/// error (`docs/p2p.md` §4: MPI's `MPI_ERR_IN_STATUS` with each status's `MPI_ERROR`).
 /// [`wait_all`] returns the first error only; use this one when several requests can fail
 /// (truncated receives, say) and each failure matters.
 ///

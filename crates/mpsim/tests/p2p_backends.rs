@@ -1,4 +1,4 @@
-//! `spec/p2p.md` §9 behaviours through the public API, each program run unchanged on both
+//! `docs/p2p.md` §9 behaviours through the public API, each program run unchanged on both
 //! backends: every behaviour gets a `p2p_pN_<what>_sim` and a `p2p_pN_<what>_threads` test that
 //! call one function with the backend.
 //!
@@ -1026,7 +1026,7 @@ fn p22_errors(backend: Backend) {
 on_both!(p22_errors => p2p_p22_invalid_rank_tag_and_freed_comm_are_typed_errors_sim, p2p_p22_invalid_rank_tag_and_freed_comm_are_typed_errors_threads);
 
 /// A blocking call's future dropped before it completes (a `select`-style program) lets go
-/// of what it posted, as a dropped `Request` does (`spec/p2p.md` §4 "Memory safety"): a
+/// of what it posted, as a dropped `Request` does (`docs/p2p.md` §4 "Memory safety"): a
 /// receive is withdrawn, so the message goes to the next receive; a synchronous send goes on
 /// and completes when it is received. Blocking calls post when called, so even a future that
 /// was never polled has posted, and dropping it must withdraw the receive.

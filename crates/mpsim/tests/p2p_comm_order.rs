@@ -1,4 +1,4 @@
-//! Communicators made in different orders (`spec/p2p.md` §6): MPI requires every member of a
+//! Communicators made in different orders (`docs/p2p.md` §6): MPI requires every member of a
 //! communicator to make its collective calls on it in the same order. A rank whose `split`
 //! meets another rank's `dup` (or an earlier `split`) used to get a communicator whose
 //! context no other member shared, and the run ended as a deadlock between opaque context ids;

@@ -1,4 +1,4 @@
-//! `spec/p2p.md` §9 behaviours of persistent requests (§4) and communicators (§6) through the
+//! `docs/p2p.md` §9 behaviours of persistent requests (§4) and communicators (§6) through the
 //! public API, each program on both backends: P18, P20, P21, P22 (freed communicator),
 //! `compare`, and deadlock diagnostics in a split communicator.
 

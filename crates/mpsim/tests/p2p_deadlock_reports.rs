@@ -1,4 +1,4 @@
-//! Deadlock reports as data (`mpsim::DeadlockReport`, `docs/timing.md` S15, `spec/p2p.md` §8
+//! Deadlock reports as data (`mpsim::DeadlockReport`, `docs/timing.md` S15, `docs/p2p.md` §8
 //! `Deadlock`), each program run unchanged on both backends (`on_both!`): a test that expects
 //! a deadlock asserts which ranks, calls, peers, tags and cycle it names, and the text every
 //! backend prints says the same. A rank blocked in a wait on several requests is named with

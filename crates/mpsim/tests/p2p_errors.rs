@@ -1,5 +1,5 @@
 //! Program misuse through the public API gives a typed error that says where it happened
-//! (`spec/p2p.md` §8): the program's own call (`isend`, not the `send` it runs as), the rank,
+//! (`docs/p2p.md` §8): the program's own call (`isend`, not the `send` it runs as), the rank,
 //! what the call named (peer, tag, communicator context) and, under the simulator, the virtual
 //! time; never a panic, an abort or a silently wrong result. Each program runs on both
 //! backends (the harness of `p2p_backends.rs`, `common/backends.rs`), except where only the
@@ -404,7 +404,7 @@ fn zero_byte_buffer(backend: Backend) {
 on_both!(zero_byte_buffer => p2p_zero_byte_buffer_counts_as_attached_sim, p2p_zero_byte_buffer_counts_as_attached_threads);
 
 // ---------------------------------------------------------------------------------------------
-// Every request's own error (spec/p2p.md §4)
+// Every request's own error (docs/p2p.md §4)
 // ---------------------------------------------------------------------------------------------
 
 /// The message lengths rank 0 sends on tags 0..4, to receives of 4 bytes each: tags 0 and 2

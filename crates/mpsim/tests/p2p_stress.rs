@@ -1,7 +1,7 @@
 //! Stress test of point-to-point messaging: many random messages, in every send mode and through
 //! blocking, nonblocking and `start_send` calls, of sizes from 0 B to 256 KiB, received through
 //! specific and wildcard patterns. Each rank checks that every message meant for it arrives
-//! exactly once, intact (every byte), and in non-overtaking order (`spec/p2p.md` §2, §3;
+//! exactly once, intact (every byte), and in non-overtaking order (`docs/p2p.md` §2, §3;
 //! MPI 4.1 §3.5).
 //!
 //! The plan — who sends what to whom, in which mode, and how each receiver posts its receives —
@@ -836,7 +836,7 @@ where
     })
 }
 
-/// Determinism (spec/timing.md §5): 20,000 random messages of the stress plan (every send mode
+/// Determinism (docs/timing.md §5): 20,000 random messages of the stress plan (every send mode
 /// and call, wildcards, strict ready sends) give the same report sequentially and on 3 and 8
 /// threads (8: every message crosses partitions). Fewer than the 100,000 of the functional
 /// test: on this 2-core machine 8 threads take 5 times as long as one.

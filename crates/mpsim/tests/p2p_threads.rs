@@ -1,4 +1,4 @@
-//! The threads-only parts of `spec/p2p.md` §9 (every behaviour runs on both backends in
+//! The threads-only parts of `docs/p2p.md` §9 (every behaviour runs on both backends in
 //! `p2p_backends.rs`): P23 for a request leaked with `mem::forget` (its endpoint still reports it
 //! at exit), and P28's progress check with real concurrency (the sender spins outside the library
 //! until the receiver says its receive completed).

@@ -1,4 +1,4 @@
-//! `spec/timing.md` §7: the three ways the simulator charges computation between calls.
+//! `docs/timing.md` §7: the three ways the simulator charges computation between calls.
 
 use std::hint::black_box;
 use std::time::Duration;

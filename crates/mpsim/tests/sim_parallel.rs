@@ -1,4 +1,4 @@
-//! The parallel simulator (`--sim-threads`, `spec/timing.md` §5) on what the timing tests do
+//! The parallel simulator (`--sim-threads`, `docs/timing.md` §5) on what the timing tests do
 //! not cover: many ranks in wide exchanges with traces, probes and cancels across partitions,
 //! and runs that end in a panic or an error in one partition while the others go on. Each
 //! runs sequentially, on 2 threads and on one thread per rank (`common::simulate_all_ways`),

@@ -1,8 +1,8 @@
-//! The timing extensions X1–X3 of `crates/mpsim-sim/EXTENSIONS.md`, one test (at least) per
+//! The timing extensions X1–X3 of `docs/extensions.md`, one test (at least) per
 //! extension, named `timing_xN_...`, each asserting the exact virtual times the extension
 //! implies. Models are `Model::worked_examples()` (every delay 1000 ns, ack 200 ns) with a
 //! `[cpu]` part set here; with the default `[cpu]` (nothing charged, unlimited cores) every
-//! worked example and settled detail of `spec/timing.md` holds unchanged (their own tests run
+//! worked example and settled detail of `docs/timing.md` holds unchanged (their own tests run
 //! on that default).
 
 mod common;
@@ -394,7 +394,7 @@ fn timing_x2_oversubscribed_probe_wakes_late() {
     assert_eq!(clocks(&o), vec![0, 1700]);
 }
 
-/// X1 and X2 at their defaults (nothing charged, unlimited cores) leave `spec/timing.md`'s E1
+/// X1 and X2 at their defaults (nothing charged, unlimited cores) leave `docs/timing.md`'s E1
 /// exact, whatever the rank count.
 #[test]
 fn timing_x1_x2_defaults_change_nothing() {

@@ -1,5 +1,5 @@
-//! The simulator against a reference model of `spec/timing.md` §2–§5 and S2, S4, S5, S6, S8,
-//! and of the per-request overhead X1 of `crates/mpsim-sim/EXTENSIONS.md`, on random
+//! The simulator against a reference model of `docs/timing.md` §2–§5 and S2, S4, S5, S6, S8,
+//! and of the per-request overhead X1 of `docs/extensions.md`, on random
 //! programs: every rank's final clock must be the model's, to the nanosecond.
 //!
 //! The worked examples (E1–E6) check a handful of hand-made cases. Here proptest makes
@@ -534,7 +534,7 @@ impl Times<'_> {
 }
 
 /// A rank's time: its clock, and the per-request overhead it owes (X1 of
-/// `crates/mpsim-sim/EXTENSIONS.md`). It acts at `clock + owed`, and pays what it owes when it
+/// `docs/extensions.md`). It acts at `clock + owed`, and pays what it owes when it
 /// is about to block, computes, polls without success, or finishes. With no overhead (the
 /// spec's own model), `owed` stays 0. Also what the report adds up: the time charged to polls
 /// that found nothing, and the overhead charged.

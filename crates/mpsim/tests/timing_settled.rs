@@ -1,4 +1,4 @@
-//! `spec/timing.md` §9 settled details S1–S17, one test (at least) per detail, named
+//! `docs/timing.md` §9 settled details S1–S17, one test (at least) per detail, named
 //! `timing_sN_...`, each asserting the exact virtual times the spec implies. Programs use the
 //! public API on `Model::worked_examples()` (every delay 1000 ns, ack 200 ns, `BSEND_OVERHEAD`
 //! 0, `poll_cost` 100 ns, 10⁹ flops/s) or on a model built here.
@@ -635,7 +635,7 @@ fn timing_s11_truncation_completes_at_max_arrival_req_ts_and_acks_as_usual() {
     assert_eq!(clocks(&o), vec![4400, 4200]);
 }
 
-/// S12 (cancel), as amended by D1 (`crates/mpsim-sim/EXTENSIONS.md`): cancelling a receive is
+/// S12 (cancel), as amended by D1 (`docs/extensions.md`): cancelling a receive is
 /// decided at the caller's `t` and takes 0 ns; cancelling a send asks its receiver, like an ack
 /// (`ACK_LATENCY` each way, behind the channel's messages): an arrived, unmatched send is
 /// cancelled there, and the send's wait returns with the answer, 2 x 200 ns later; a send
@@ -878,7 +878,7 @@ fn timing_s15_deadlock_report_lists_blocked_ranks_and_the_cycle() {
     assert_eq!(clocks(&o), vec![0, 200, 100, 0]);
 }
 
-/// S16 as amended by D2 (`crates/mpsim-sim/EXTENSIONS.md`): rank 0's overflow at 2000 (a
+/// S16 as amended by D2 (`docs/extensions.md`): rank 0's overflow at 2000 (a
 /// resume, class 1, creator 0) stops the run one lookahead after it, at 2200 (L = 200): rank
 /// 4's resume at 2000 (after it by key) and rank 5's at 2199 still run and send; rank 1's at
 /// 2200 does not. Every clock is reported as `min(C[r], 2000)`.

@@ -1,4 +1,4 @@
-//! `ANY_SOURCE` receives against a reference simulation of `spec/timing.md` §5 (E5 on random
+//! `ANY_SOURCE` receives against a reference simulation of `docs/timing.md` §5 (E5 on random
 //! programs): which message each receive takes depends on the times, and the simulator must
 //! pick the one the spec says, every time.
 //!
@@ -23,7 +23,7 @@
 //!
 //! Half the programs run on a flat delay table with compute on a coarse grid, so that ties
 //! happen often. Half share fewer cores than they have ranks, with X2's wake-ups
-//! (`crates/mpsim-sim/EXTENSIONS.md`): every message delivered to a blocked rank starts a
+//! (`docs/extensions.md`): every message delivered to a blocked rank starts a
 //! wake-up unless one is under way, and the rank resumes when the one under way at its
 //! completion ends; a rank whose resume is scheduled is waking up, and what arrives by then
 //! starts nothing. Every run is made sequentially, on 2 threads and on one per rank (the
@@ -87,7 +87,7 @@ struct Program {
     flat: bool,
     /// `ACK_LATENCY`, ns.
     ack_ns: u64,
-    /// X2 of `crates/mpsim-sim/EXTENSIONS.md`: the cores the ranks share (`None`: one each)
+    /// X2 of `docs/extensions.md`: the cores the ranks share (`None`: one each)
     /// and the wake-up latency of a blocked rank when they are fewer than the ranks.
     cores: Option<u32>,
     wake_ns: u64,

@@ -1,7 +1,7 @@
-//! `spec/timing.md` §8 worked examples E1–E6 written with the public API (`Comm`, `Request`,
+//! `docs/timing.md` §8 worked examples E1–E6 written with the public API (`Comm`, `Request`,
 //! `Launcher::simulate`), exact to the nanosecond on `Model::worked_examples()` (every delay
 //! 1000 ns, ack 200 ns, `BSEND_OVERHEAD` 0, compute modeled), and one deadlock test per pattern
-//! (`spec/p2p.md` P25, `timing.md` §5 and S15): every one ends with `Error::Deadlock`, names
+//! (`docs/p2p.md` P25, `timing.md` §5 and S15): every one ends with `Error::Deadlock`, names
 //! the blocked ranks and calls, and never hangs.
 
 mod common;

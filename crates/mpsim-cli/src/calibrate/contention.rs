@@ -1,6 +1,6 @@
 //! X2's `concurrent_slowdown`: how much slower a memory-bound loop runs when every core runs
 //! one at once than when it runs alone (shared caches and memory bandwidth), measured with
-//! plain threads (`crates/mpsim-sim/EXTENSIONS.md`, X2).
+//! plain threads (`docs/extensions.md`, X2).
 //!
 //! The loop is a 5-point Jacobi sweep over a 256 x 256 block of `f64` (two arrays, 1 MiB per
 //! thread): a typical memory-bound kernel. The figure depends on the kernel (compute-bound

@@ -9,7 +9,7 @@
 //!
 //! Open MPI refuses to run as root and to place 2 ranks on fewer slots unless told, so when
 //! `mpirun --version` says Open MPI, `--allow-run-as-root --oversubscribe` and the matching
-//! environment variables are added (`shared/PEERS.md`); another MPI gets a plain `-np 2`.
+//! environment variables are added (`docs/peers.md`); another MPI gets a plain `-np 2`.
 //!
 //! Failures are errors, never panics or hangs: a missing `mpicc` or `mpirun` says how to
 //! install Open MPI; a failed build or run shows the end of the tool's standard error; a tool

@@ -1,4 +1,4 @@
-//! [`Engine`]: pairs arriving messages with posted receives by MPI's rules (`spec/matching.md`
+//! [`Engine`]: pairs arriving messages with posted receives by MPI's rules (`docs/matching.md`
 //! §2, M1–M12), in O(1) expected time per operation whatever the queue depths (§3).
 //!
 //! The engine is per rank and serves all of that rank's contexts. It knows no payload bytes,

@@ -2,7 +2,7 @@
 //!
 //! Both reduce to one compact [`Key`] — `(context, source or ANY, tag or ANY)` — which is what the
 //! engine stores and hashes. Validation (rank and tag ranges, `ANY_TAG` on a send, `PROC_NULL`)
-//! is the caller's job (`spec/matching.md` §2, last paragraph).
+//! is the caller's job (`docs/matching.md` §2, last paragraph).
 
 use std::fmt;
 
@@ -153,7 +153,7 @@ impl Pattern {
         }
     }
 
-    /// Whether a message with this envelope satisfies the pattern (`spec/matching.md` §1).
+    /// Whether a message with this envelope satisfies the pattern (`docs/matching.md` §1).
     #[inline]
     pub fn matches(&self, envelope: &Envelope) -> bool {
         self.key().accepts(&envelope.key())

@@ -1,6 +1,6 @@
 //! Tag matching: pairs arriving messages with posted receives by MPI's ordering rules.
 //!
-//! Implements `spec/matching.md` (from seed `002_ef3ade4b076e0473.txt` and MPI 4.1 §3.5, §3.8).
+//! Implements `docs/matching.md` (from seed `002_ef3ade4b076e0473.txt` and MPI 4.1 §3.5, §3.8).
 //! Every backend uses this one engine: the simulator feeds it in virtual-time order, the threads
 //! backend in host order. It stores no payload bytes and reads no clock.
 //!

@@ -1,7 +1,7 @@
 //! [`NaiveEngine`]: the matching rules written as plainly as possible — two lists and a linear
 //! scan. Slow on purpose.
 //!
-//! Why it exists: it is the executable form of `spec/matching.md` §2. Property tests run random
+//! Why it exists: it is the executable form of `docs/matching.md` §2. Property tests run random
 //! operation sequences through it and through [`Engine`](super::Engine) and require identical
 //! pairings; the matching benchmark uses it as the "linked list" baseline real MPI libraries
 //! resemble. Its handles are plain sequence numbers.

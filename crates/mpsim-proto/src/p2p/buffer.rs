@@ -1,6 +1,6 @@
 //! Byte accounting of the attached buffer (`bsend`) and of the system buffer (eager sends).
 //!
-//! Only counts: the copies themselves live in payloads. `spec/p2p.md` §2 and `timing.md` S6–S8.
+//! Only counts: the copies themselves live in payloads. `docs/p2p.md` §2 and `timing.md` S6–S8.
 
 /// Bytes charged per buffered message on top of its length (MPI's `MPI_BSEND_OVERHEAD`).
 pub const BSEND_OVERHEAD: usize = 64;

@@ -1,4 +1,4 @@
-//! Point-to-point: the protocol state machine every backend drives (`spec/p2p.md`).
+//! Point-to-point: the protocol state machine every backend drives (`docs/p2p.md`).
 //!
 //! - [`Endpoint`]: one rank's protocol state (requests, send modes, buffers, matching).
 //! - [`Packet`]: what endpoints say to each other.

@@ -1,4 +1,4 @@
-//! What endpoints say to each other (`spec/p2p.md` §1): the protocol messages on the FIFO
+//! What endpoints say to each other (`docs/p2p.md` §1): the protocol messages on the FIFO
 //! channel of each ordered pair of ranks.
 //!
 //! Rendezvous here is the receiver-read form of seed 002: a [`Packet::Message`] that is not
@@ -124,7 +124,7 @@ pub enum Packet<P> {
         /// later. A receive takes effect when it is posted (`timing.md` §3: `ack.send_ts =
         /// max(m.arrival, req.ts)`), and a simulator's rank that owes per-request overhead
         /// posts a receive later than the messages that still arrive meanwhile (X1 of
-        /// `crates/mpsim-sim/EXTENSIONS.md`). A driver without a clock ignores it.
+        /// `docs/extensions.md`). A driver without a clock ignores it.
         not_before: u64,
     },
     /// The sender asks to withdraw its unmatched message.

@@ -21,7 +21,7 @@ pub struct ReqId {
 #[must_use = "a matched message must be received with mrecv"]
 pub struct MessageId(pub(crate) ReqId);
 
-/// The four send modes (`spec/p2p.md` §2).
+/// The four send modes (`docs/p2p.md` §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SendMode {
     /// `send`: eager up to the threshold, rendezvous above.
@@ -91,7 +91,7 @@ impl Status {
     pub const NO_TAG: i32 = -1;
 
     /// Number of whole `T` elements received; `None` when the byte count is not a multiple of
-    /// `size_of::<T>()` (`spec/p2p.md` §3).
+    /// `size_of::<T>()` (`docs/p2p.md` §3).
     ///
     /// ```
     /// use mpsim_proto::p2p::Status;

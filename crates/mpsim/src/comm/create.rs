@@ -1,4 +1,4 @@
-//! Making, freeing and comparing communicators (`spec/p2p.md` §6): `dup`, `split` (over the
+//! Making, freeing and comparing communicators (`docs/p2p.md` §6): `dup`, `split` (over the
 //! parent's collective context), `free`, `compare`, and the deterministic context ids (see the
 //! module docs of [`super`]).
 

@@ -1,5 +1,5 @@
 //! [`Comm`]: a communicator — a group of ranks with its own matching contexts — with the
-//! point-to-point calls (`spec/p2p.md` §2–§7) and the calls that make, compare and free
+//! point-to-point calls (`docs/p2p.md` §2–§7) and the calls that make, compare and free
 //! communicators (§6).
 //!
 //! This layer validates what the program passes (ranks, tags, `PROC_NULL`, a freed
@@ -24,7 +24,7 @@
 //! *world* rank of its destination and its envelope carries the *communicator* rank of its
 //! sender, which is what receives match and statuses report.
 //!
-//! # Context ids (`spec/p2p.md` §6 "Ours")
+//! # Context ids (`docs/p2p.md` §6 "Ours")
 //!
 //! Every communicator has a 64-bit id; the world's is 0. A communicator-creating call on a
 //! parent (`dup`, `split`) takes the next index `i` from a counter the parent's clones share.

@@ -1,4 +1,4 @@
-//! The point-to-point calls of [`Comm`] (`spec/p2p.md` §2–§5, §7): sends in every mode,
+//! The point-to-point calls of [`Comm`] (`docs/p2p.md` §2–§5, §7): sends in every mode,
 //! receives, probes and matched probes, the combined calls, the attached buffer, and the
 //! blocking fast paths that finish an operation in the pass that posts it.
 
@@ -251,7 +251,7 @@ impl Comm {
     // ---- combined ----
 
     /// Sends `send` to `dest` and receives into `recv` from `source`, without deadlocking on a
-    /// ring shift (`spec/p2p.md` §7).
+    /// ring shift (`docs/p2p.md` §7).
     pub async fn sendrecv<S: Pod, R: Pod>(
         &self,
         send: &[S],

@@ -1,5 +1,5 @@
 //! Shared by the simulator's timing tests: every simulated run is made sequentially and on
-//! several threads, and must come out the same (`spec/timing.md` §5: "the parallel simulator
+//! several threads, and must come out the same (`docs/timing.md` §5: "the parallel simulator
 //! must print the same report, byte for byte").
 #![allow(dead_code)]
 

@@ -1,5 +1,5 @@
 //! The program's calls into an [`Endpoint`]: sends in every mode, receives, matched probes,
-//! cancel, test, free, and the attached buffer (`spec/p2p.md` §2–§5).
+//! cancel, test, free, and the attached buffer (`docs/p2p.md` §2–§5).
 
 use crate::error::{Error, Site};
 use crate::matching::{Envelope, Pattern, Posted, Source};
@@ -338,7 +338,7 @@ impl<P: MessageData> Endpoint<P> {
         Ok(req)
     }
 
-    /// Cancels `req` (`spec/p2p.md` §5). A posted receive is cancelled at once; a send asks its
+    /// Cancels `req` (`docs/p2p.md` §5). A posted receive is cancelled at once; a send asks its
     /// receiver and completes, cancelled or not, when the answer comes. Either way the request
     /// must still be waited for; its status tells whether it was cancelled.
     pub fn cancel(&mut self, req: ReqId) -> Result<(), Error> {

@@ -1,5 +1,5 @@
 //! [`Endpoint`]: the point-to-point protocol of one rank as a sans-IO state machine
-//! (`spec/p2p.md`, seed `000_444ea301cad89974.txt`).
+//! (`docs/p2p.md`, seed `000_444ea301cad89974.txt`).
 //!
 //! Methods, by kind (the quinn-proto split):
 //! - getters: [`Endpoint::rank`], [`Endpoint::is_done`], [`Endpoint::buffer_in_use`],

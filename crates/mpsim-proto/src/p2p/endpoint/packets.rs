@@ -1,6 +1,6 @@
 //! Packets from peers into an [`Endpoint`] (`Message`, `Fin`, `CancelSend`, `CancelReply`), and
 //! what a match or a reply does: deliver the data, answer the sender, complete a send, release
-//! buffer bytes (`spec/p2p.md` §1).
+//! buffer bytes (`docs/p2p.md` §1).
 
 use crate::error::{Error, Site};
 use crate::matching::{Arrived, Envelope};
