@@ -507,6 +507,29 @@ impl RankRuntime for ThreadRank {
         }
     }
 
+    /// As `poll_complete_into`; pending, the rank records `req` and the `rest`, which a
+    /// deadlock report names (`publish_wait`).
+    fn poll_complete_in(
+        &self,
+        req: ReqId,
+        rest: Option<&dyn Fn(&mut Vec<ReqId>)>,
+        call: &'static str,
+        cx: &mut Context<'_>,
+        buf: Option<&mut [u8]>,
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        let polled = self.poll_complete_into(req, call, cx, buf, error);
+        if polled == WaitPoll::PENDING {
+            let mut set = self.waiting_set.borrow_mut();
+            set.clear();
+            set.push(req);
+            if let Some(rest) = rest {
+                rest(&mut set);
+            }
+        }
+        polled
+    }
+
     fn arrivals(&self) -> u64 {
         self.arrivals.get()
     }
