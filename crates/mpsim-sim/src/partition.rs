@@ -440,7 +440,7 @@ where
 /// program polled once more, with the kernel `reporting`, so that its wait records every
 /// request it waits on (`Kernel::wait_on_set`): done here, not each time such a wait blocks
 /// (a halo exchange's `wait_all` blocks once per round and rank, and copying its requests
-/// then cost a 256-rank `stencil2d` 1.8% more instructions). Nothing can complete any more,
+/// then cost a 256-rank `stencil2d` 2% more instructions). Nothing can complete any more,
 /// so no wait returns, and a wait polled so changes nothing else.
 fn ask_waits<Fut: Future<Output = Result<(), Error>>>(
     kernel: &Rc<RefCell<Kernel>>,
