@@ -202,6 +202,10 @@ pub enum Needs {
 /// matched probe, the message, which no receive can match any more.
 pub type Probed = (Status, Option<MessageId>);
 
+/// The requests of a wait on several after the one polled ([`RankRuntime::poll_complete_in`]),
+/// which it appends to the list it is given; called only when the runtime needs them.
+pub type RestOfWait<'a> = &'a dyn Fn(&mut Vec<ReqId>);
+
 /// The backend side of one rank.
 ///
 /// # One poll function per blocking call
@@ -432,7 +436,7 @@ pub trait RankRuntime {
     fn poll_complete_in(
         &self,
         req: ReqId,
-        rest: Option<&dyn Fn(&mut Vec<ReqId>)>,
+        rest: Option<RestOfWait<'_>>,
         call: &'static str,
         cx: &mut Context<'_>,
         buf: Option<&mut [u8]>,

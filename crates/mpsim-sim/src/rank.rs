@@ -11,7 +11,7 @@ use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode};
 use mpsim_proto::runtime::{
-    Needs, Payload, Posting, Probed, RankRuntime, WaitPoll, first_done, probe_now,
+    Needs, Payload, Posting, Probed, RankRuntime, RestOfWait, WaitPoll, first_done, probe_now,
 };
 
 use crate::kernel::{Kernel, NOT_POLLING, RankState, Wait};
@@ -664,7 +664,7 @@ impl RankRuntime for SimRank {
     fn poll_complete_in(
         &self,
         req: ReqId,
-        rest: Option<&dyn Fn(&mut Vec<ReqId>)>,
+        rest: Option<RestOfWait<'_>>,
         call: &'static str,
         _cx: &mut Context<'_>,
         buf: Option<&mut [u8]>,

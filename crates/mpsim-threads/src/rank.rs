@@ -17,7 +17,7 @@ use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
 use mpsim_proto::runtime::{
-    Needs, Payload, RankRuntime, WaitPoll, first_done, start_on_endpoint_for,
+    Needs, Payload, RankRuntime, RestOfWait, WaitPoll, first_done, start_on_endpoint_for,
 };
 
 use crate::mailbox::{Activity, Blocked, Inbound, Mailbox, PacketLane, lock};
@@ -512,7 +512,7 @@ impl RankRuntime for ThreadRank {
     fn poll_complete_in(
         &self,
         req: ReqId,
-        rest: Option<&dyn Fn(&mut Vec<ReqId>)>,
+        rest: Option<RestOfWait<'_>>,
         call: &'static str,
         cx: &mut Context<'_>,
         buf: Option<&mut [u8]>,

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{Completion, ReqId, Status, discarded_receive};
-use mpsim_proto::runtime::{Needs, Payload, RankRuntime, WaitPoll, with_endpoint_for};
+use mpsim_proto::runtime::{Needs, Payload, RankRuntime, RestOfWait, WaitPoll, with_endpoint_for};
 use smallvec::SmallVec;
 
 use crate::comm::{ANY_SOURCE, ANY_TAG};
@@ -148,7 +148,7 @@ impl<'b> Request<'b> {
     #[inline]
     fn poll_wait_in(
         &mut self,
-        rest: Option<&dyn Fn(&mut Vec<ReqId>)>,
+        rest: Option<RestOfWait<'_>>,
         call: &'static str,
         cx: &mut Context<'_>,
         error: &mut Option<Error>,
@@ -337,7 +337,7 @@ pub(crate) async fn wait_all_in(
     poll_fn(|cx| {
         while let Some((r, tail)) = requests[statuses.len()..].split_first_mut() {
             let rest = |ids: &mut Vec<ReqId>| ids.extend(tail.iter().filter_map(Request::id));
-            let rest = (Some(statuses.len()) != last).then_some(&rest as &dyn Fn(&mut Vec<ReqId>));
+            let rest = (Some(statuses.len()) != last).then_some(&rest as RestOfWait<'_>);
             match r.poll_wait_in(rest, call, cx, &mut error) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Ok(s)) => statuses.push(s),
@@ -563,7 +563,7 @@ pub async fn wait_all_results(requests: &mut [Request<'_>]) -> Vec<Result<Status
     poll_fn(|cx| {
         while let Some((r, tail)) = requests[outcomes.len()..].split_first_mut() {
             let rest = |ids: &mut Vec<ReqId>| ids.extend(tail.iter().filter_map(Request::id));
-            let rest = (Some(outcomes.len()) != last).then_some(&rest as &dyn Fn(&mut Vec<ReqId>));
+            let rest = (Some(outcomes.len()) != last).then_some(&rest as RestOfWait<'_>);
             match r.poll_wait_in(rest, "wait_all", cx, &mut error) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Ok(s)) => outcomes.push(Ok(s)),
