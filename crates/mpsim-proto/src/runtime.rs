@@ -202,13 +202,18 @@ pub enum Needs {
 /// matched probe, the message, which no receive can match any more.
 pub type Probed = (Status, Option<MessageId>);
 
+/// The requests of a wait on several after the one polled ([`RankRuntime::poll_complete_in`]),
+/// which it appends to the list it is given; called only when the runtime needs them.
+pub type RestOfWait<'a> = &'a dyn Fn(&mut Vec<ReqId>);
+
 /// The backend side of one rank.
 ///
 /// # One poll function per blocking call
 ///
 /// Each blocking call of the program waits in one of the poll functions below, polled until it
 /// is ready: [`RankRuntime::poll_complete_into`] (a blocking send or receive, `wait`),
-/// [`RankRuntime::poll_requests`] (`wait_all`, `wait_any`, `wait_some`, `sendrecv`),
+/// [`RankRuntime::poll_complete_in`] (`wait_all`, `sendrecv`: its requests in order),
+/// [`RankRuntime::poll_requests`] (`wait_any`, `wait_some`),
 /// [`RankRuntime::poll_probe`] (`probe`, `mprobe`), [`RankRuntime::poll_buffer_free`]
 /// (`buffer_detach`). Its ready answer is the call's return: a simulator ends the wait there,
 /// and only there moves the rank's clock (`docs/timing.md` S1); a rank woken in a wait that
@@ -419,6 +424,26 @@ pub trait RankRuntime {
                 Poll::Ready(Ok(())) => {}
             }
         }
+    }
+
+    /// One request of a wait on several that takes them in order (`wait_all`, `sendrecv`):
+    /// as [`RankRuntime::poll_complete_into`] on `req`, which is followed by the requests
+    /// `rest` appends, or is the wait's last active request (`None`); those before it are
+    /// finished. Its completion is the wait's return only when it is the last: a simulator
+    /// ends the wait there, not at an earlier one's (`docs/timing.md` S1). Pending, the rank
+    /// waits on `req` and the rest, which a deadlock report names (`rest` is called only
+    /// then). The default is `poll_complete_into` on `req`.
+    fn poll_complete_in(
+        &self,
+        req: ReqId,
+        rest: Option<RestOfWait<'_>>,
+        call: &'static str,
+        cx: &mut Context<'_>,
+        buf: Option<&mut [u8]>,
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        let _ = rest;
+        self.poll_complete_into(req, call, cx, buf, error)
     }
 
     /// A nonblocking call is about to post a request of kind `posting`. Simulated backends

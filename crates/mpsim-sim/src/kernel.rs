@@ -23,7 +23,7 @@
 //!   rank wakes it, taking `wake_latency`, and it resumes when the wake-up under way at its
 //!   completion ends (X2).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mpsim_proto::deadlock::{self, Awaited, BlockedRank, Waiting};
@@ -42,8 +42,11 @@ use crate::waits::TopWaits;
 
 /// What a rank blocked in a wait that its [`Wait`] does not describe alone waits for
 /// (`Kernel::awaiting`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) enum Awaiting {
+    /// Nothing recorded.
+    #[default]
+    Nothing,
     /// A blocking probe: its peer, tag and communicator.
     Probe(Awaited),
     /// A wait on several requests (`RankRuntime::poll_requests`): those not complete when it
@@ -59,6 +62,10 @@ pub(crate) struct Wait {
     pub req: Option<ReqId>,
     /// Woken by any message arriving (blocking probe), not only by completions.
     pub on_arrival: bool,
+    /// A wait on several requests (`RankRuntime::poll_requests`,
+    /// `RankRuntime::poll_complete_in`), `req` the first not complete when it last blocked:
+    /// the others are recorded in `Kernel::awaiting` only for a report (`Kernel::reporting`).
+    pub set: bool,
 }
 
 pub(crate) struct RankState {
@@ -253,11 +260,17 @@ pub(crate) struct Kernel {
     pub current: Key,
     /// The key of the event of the first error (`stop`).
     pub stop_key: Key,
-    /// What each rank last blocked in a probe, or a wait on several requests, waited for
+    /// By index as `ranks` (empty until a rank probes or waits on several requests): what
+    /// each rank last blocked in a probe, or a wait on several requests, waited for
     /// ([`Awaiting`]), for deadlock reports: a probe holds no request to describe, and a wait
-    /// holds one request. Kept apart from the ranks' state, which every rank pays for, as few
-    /// ranks probe or wait on several requests.
-    pub awaiting: HashMap<u32, Awaiting>,
+    /// holds one request. Kept apart from the ranks' state, which every rank pays for, as
+    /// only some programs probe or wait on several requests; indexed, not hashed: a halo
+    /// exchange's `wait_all` blocks once per round and rank.
+    awaiting: Vec<Awaiting>,
+    /// The run is stuck and its report is being made: a rank's program is polled once more
+    /// so that a wait on several requests records them all (`Partition::close`); no wait
+    /// changes anything then.
+    pub reporting: bool,
     /// Polls that found nothing so far, each ended by a resume (`livelock`).
     polls: u64,
     /// By index as `ranks` (empty until a rank polls, `livelock`): the call each rank last
@@ -356,7 +369,8 @@ impl Kernel {
             remote: Vec::new(),
             current: Key::new(0, RESUME, 0, 0),
             stop_key: Key::new(0, RESUME, 0, 0),
-            awaiting: HashMap::new(),
+            awaiting: Vec::new(),
+            reporting: false,
             polls: 0,
             poll_calls: Vec::new(),
             poll_events: Vec::new(),
@@ -827,20 +841,31 @@ impl Kernel {
         }
     }
 
-    /// The rank at `i` blocks in a wait on several requests, of which `incomplete` are not
-    /// complete (`Wait::set`).
+    /// The rank at `i` (an index in `ranks`) blocks in a wait on several requests, of which
+    /// `incomplete` and perhaps some after them are not complete (`RankRuntime::poll_requests`,
+    /// `RankRuntime::poll_complete_in`).
     pub fn wait_on_set(&mut self, i: usize, incomplete: impl Iterator<Item = ReqId>) {
-        let rank = self.base + i as u32;
-        match self.awaiting.get_mut(&rank) {
-            Some(Awaiting::Requests(list)) => {
+        match self.awaiting_mut(i) {
+            Awaiting::Requests(list) => {
                 list.clear();
                 list.extend(incomplete);
             }
-            _ => {
-                self.awaiting
-                    .insert(rank, Awaiting::Requests(incomplete.collect()));
-            }
+            other => *other = Awaiting::Requests(incomplete.collect()),
         }
+    }
+
+    /// The rank at `i` blocks in a probe for `awaited`.
+    pub fn wait_on_probe(&mut self, i: usize, awaited: Awaited) {
+        *self.awaiting_mut(i) = Awaiting::Probe(awaited);
+    }
+
+    /// Where the rank at `i` records what it waits for (`awaiting`, made on first use).
+    fn awaiting_mut(&mut self, i: usize) -> &mut Awaiting {
+        if self.awaiting.is_empty() {
+            self.awaiting
+                .resize_with(self.ranks.len(), Awaiting::default);
+        }
+        &mut self.awaiting[i]
     }
 
     /// Forgets channels that no longer bear on arrivals (`Channels::prune`), between the
@@ -993,9 +1018,9 @@ impl Kernel {
                 context,
             })
         };
-        let waiting_on = match (self.awaiting.get(&rank), w.req) {
+        let waiting_on = match (self.awaiting.get(self.at(rank)), w.req) {
             // A wait on several requests: those it blocked on, but for any complete since.
-            (Some(Awaiting::Requests(set)), Some(first)) if set.first() == Some(&first) => set
+            (Some(Awaiting::Requests(set)), Some(first)) if w.set && set.contains(&first) => set
                 .iter()
                 .filter(|&&q| !r.endpoint.is_done(q))
                 .filter_map(|&q| request(q))

@@ -11,10 +11,10 @@ use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode};
 use mpsim_proto::runtime::{
-    Needs, Payload, Posting, Probed, RankRuntime, WaitPoll, first_done, probe_now,
+    Needs, Payload, Posting, Probed, RankRuntime, RestOfWait, WaitPoll, first_done, probe_now,
 };
 
-use crate::kernel::{Awaiting, Kernel, NOT_POLLING, RankState, Wait};
+use crate::kernel::{Kernel, NOT_POLLING, RankState, Wait};
 use crate::model::ComputeMode;
 
 /// `e` as the program gets it, at virtual time `t` (out of line: the rare path of a wait).
@@ -176,7 +176,7 @@ impl SimRank {
             }
             return Poll::Ready(Ok(()));
         }
-        self.suspend(&mut k, call, req, on_arrival);
+        self.suspend(&mut k, call, req, on_arrival, false);
         Poll::Pending
     }
 
@@ -189,7 +189,14 @@ impl SimRank {
     /// deadlock report's "blocked since"). The wait may now name another request (`wait_all`
     /// on its next incomplete one).
     #[inline(always)]
-    fn suspend(&self, k: &mut Kernel, call: &'static str, req: Option<ReqId>, on_arrival: bool) {
+    fn suspend(
+        &self,
+        k: &mut Kernel,
+        call: &'static str,
+        req: Option<ReqId>,
+        on_arrival: bool,
+        set: bool,
+    ) {
         let r = &mut k.ranks[self.idx];
         if r.overhead_ns != 0 {
             self.settle_first(k);
@@ -207,6 +214,7 @@ impl SimRank {
             call,
             req,
             on_arrival,
+            set,
         });
     }
 
@@ -593,7 +601,7 @@ impl RankRuntime for SimRank {
             }
             return Poll::Ready(Ok(completion));
         }
-        self.suspend(&mut k, call, Some(req), false);
+        self.suspend(&mut k, call, Some(req), false, false);
         Poll::Pending
     }
 
@@ -630,7 +638,7 @@ impl RankRuntime for SimRank {
             r
         };
         let Some(finished) = r.endpoint.finish_if_done(req, buf) else {
-            self.suspend(k, call, Some(req), false);
+            self.suspend(k, call, Some(req), false, false);
             return WaitPoll::PENDING;
         };
         if let Some(w) = ended(r, k.handover_ns) {
@@ -641,6 +649,64 @@ impl RankRuntime for SimRank {
             // The request's own error (a `Truncate`): it has the time the receive completed
             // (S11); otherwise it is stamped as `now_ns` reads the time (X1: the overhead owed
             // is time spent).
+            Err(e) => {
+                let r = &k.ranks[self.idx];
+                let t = r.clock.saturating_add(r.overhead_ns);
+                WaitPoll::failed_request(stamped(*e, t), error)
+            }
+        }
+    }
+
+    /// As `poll_complete_into` on `req`, but only the last request's completion ends a wait
+    /// the rank was woken in (S1: `wait_all` returns with its last request); pending, the rank
+    /// waits on it. Asked for a report (`Kernel::reporting`), it records `req` and the `rest`
+    /// (`Kernel::wait_on_set`).
+    fn poll_complete_in(
+        &self,
+        req: ReqId,
+        rest: Option<RestOfWait<'_>>,
+        call: &'static str,
+        _cx: &mut Context<'_>,
+        buf: Option<&mut [u8]>,
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        let mut guard = self.kernel.borrow_mut();
+        self.check_turn(&mut guard, call);
+        let k = &mut *guard;
+        let floor = k.top_waits.floor();
+        let last = rest.is_none();
+        let Some(r) = k.ranks.get_mut(self.idx) else {
+            return WaitPoll::failed(run_ended(k, self.rank, call), error);
+        };
+        let r = if last
+            && r.wait
+                .as_ref()
+                .is_some_and(|w| r.debt_ns != 0 || r.clock - w.since > floor)
+        {
+            if let Some(answer) = self.woken_wait_first(k, req) {
+                return answer;
+            }
+            &mut k.ranks[self.idx]
+        } else {
+            r
+        };
+        let Some(finished) = r.endpoint.finish_if_done(req, buf) else {
+            if k.reporting {
+                let mut ids = vec![req];
+                if let Some(rest) = rest {
+                    rest(&mut ids);
+                }
+                k.wait_on_set(self.idx, ids.into_iter());
+                return WaitPoll::PENDING;
+            }
+            self.suspend(k, call, Some(req), false, true);
+            return WaitPoll::PENDING;
+        };
+        if last && let Some(w) = ended(r, k.handover_ns) {
+            k.record_span(self.rank, w.call, w.since, w.end);
+        }
+        match finished {
+            Ok(status) => WaitPoll::ready(status),
             Err(e) => {
                 let r = &k.ranks[self.idx];
                 let t = r.clock.saturating_add(r.overhead_ns);
@@ -673,18 +739,15 @@ impl RankRuntime for SimRank {
     ) -> Poll<Result<(), Error>> {
         let polled = self.poll_until(call, None, true, |r| r.arrivals > seen);
         if polled.is_pending() {
-            self.kernel
-                .borrow_mut()
-                .awaiting
-                .insert(self.rank, Awaiting::Probe(awaited));
+            self.kernel.borrow_mut().wait_on_probe(self.idx, awaited);
         }
         polled
     }
 
     /// All of `reqs`, or any one, complete: the wait ends (S1). Otherwise the rank waits on the
-    /// first incomplete one (its wait-for edge), and the kernel keeps every incomplete one for
-    /// a deadlock report (`Kernel::awaiting`); a wake by a completion that does not satisfy
-    /// `needs` leaves it blocked as it was.
+    /// first incomplete one (its wait-for edge); a wake by a completion that does not satisfy
+    /// `needs` leaves it blocked as it was. Asked for a report (`Kernel::reporting`), it
+    /// records every incomplete one (`Kernel::wait_on_set`).
     fn poll_requests(
         &self,
         reqs: &[ReqId],
@@ -697,7 +760,26 @@ impl RankRuntime for SimRank {
         let Some(r) = k.ranks.get(self.idx) else {
             return Poll::Ready(Err(run_ended(&k, self.rank, call)));
         };
-        let (done, incomplete) = first_done(&r.endpoint, reqs);
+        // Woken in this wait: those before the request it blocked on were complete then, and
+        // still are (nothing finishes a request while its wait blocks).
+        let start = match (needs, r.wait) {
+            (Needs::All, Some(Wait { req: Some(q), .. })) => {
+                reqs.iter().position(|&x| x == q).unwrap_or(0)
+            }
+            _ => 0,
+        };
+        let (done, incomplete) = match needs {
+            // Those complete at the front need not be looked at again (nor the rest, until
+            // they are).
+            Needs::All => (
+                Some(0),
+                reqs[start..]
+                    .iter()
+                    .position(|&q| !r.endpoint.is_done(q))
+                    .map(|i| i + start),
+            ),
+            Needs::Any => first_done(&r.endpoint, reqs),
+        };
         let first_incomplete = match (needs, done, incomplete) {
             (Needs::All, _, None) | (Needs::Any, Some(_), _) | (_, None, None) => {
                 if let Some(w) = r.wait
@@ -709,8 +791,11 @@ impl RankRuntime for SimRank {
             }
             (_, _, Some(i)) => i,
         };
-        k.wait_on_set(self.idx, reqs[first_incomplete..].iter().copied());
-        self.suspend(&mut k, call, Some(reqs[first_incomplete]), false);
+        if k.reporting {
+            k.wait_on_set(self.idx, reqs[first_incomplete..].iter().copied());
+            return Poll::Pending;
+        }
+        self.suspend(&mut k, call, Some(reqs[first_incomplete]), false, true);
         Poll::Pending
     }
 
@@ -725,6 +810,10 @@ impl RankRuntime for SimRank {
         awaited: Awaited,
         _cx: &mut Context<'_>,
     ) -> Poll<Result<Probed, Error>> {
+        if self.kernel.borrow().reporting {
+            // What it waits for is known (`Kernel::wait_on_probe`); nothing may change.
+            return Poll::Pending;
+        }
         let (mut k, t) = self.begin_call(call);
         let Some(r) = k.ranks.get_mut(self.idx) else {
             return Poll::Ready(Err(run_ended(&k, self.rank, call)));
@@ -733,8 +822,8 @@ impl RankRuntime for SimRank {
         let seen = r.endpoint.iprobe(pattern).is_some();
         let r = &k.ranks[self.idx];
         if !seen {
-            self.suspend(&mut k, call, None, true);
-            k.awaiting.insert(self.rank, Awaiting::Probe(awaited));
+            self.suspend(&mut k, call, None, true, false);
+            k.wait_on_probe(self.idx, awaited);
             return Poll::Pending;
         }
         if let Some(w) = r.wait

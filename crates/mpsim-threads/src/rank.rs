@@ -17,7 +17,7 @@ use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
 use mpsim_proto::runtime::{
-    Needs, Payload, RankRuntime, WaitPoll, first_done, start_on_endpoint_for,
+    Needs, Payload, RankRuntime, RestOfWait, WaitPoll, first_done, start_on_endpoint_for,
 };
 
 use crate::mailbox::{Activity, Blocked, Inbound, Mailbox, PacketLane, lock};
@@ -594,6 +594,29 @@ impl RankRuntime for ThreadRank {
                 self.blocked(call, Some(reqs[i]))
             }
         }
+    }
+
+    /// As `poll_complete_into`; pending, the rank records `req` and the `rest`, which a
+    /// deadlock report names (`publish_wait`).
+    fn poll_complete_in(
+        &self,
+        req: ReqId,
+        rest: Option<RestOfWait<'_>>,
+        call: &'static str,
+        cx: &mut Context<'_>,
+        buf: Option<&mut [u8]>,
+        error: &mut Option<Error>,
+    ) -> WaitPoll {
+        let polled = self.poll_complete_into(req, call, cx, buf, error);
+        if polled == WaitPoll::PENDING {
+            let mut set = self.waiting_set.borrow_mut();
+            set.clear();
+            set.push(req);
+            if let Some(rest) = rest {
+                rest(&mut set);
+            }
+        }
+        polled
     }
 
     fn arrivals(&self) -> u64 {

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{Completion, ReqId, Status, discarded_receive};
-use mpsim_proto::runtime::{Needs, Payload, RankRuntime, with_endpoint_for};
+use mpsim_proto::runtime::{Needs, Payload, RankRuntime, RestOfWait, WaitPoll, with_endpoint_for};
 use smallvec::SmallVec;
 
 /// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
@@ -75,6 +75,14 @@ impl<'b> Request<'b> {
         }
     }
 
+    /// Its id while it is active.
+    fn id(&self) -> Option<ReqId> {
+        match self.state {
+            State::Active { id, .. } => Some(id),
+            State::Null { .. } => None,
+        }
+    }
+
     /// Whether the request is inactive: already complete and consumed, or a `PROC_NULL` one.
     pub fn is_null(&self) -> bool {
         matches!(self.state, State::Null { .. })
@@ -129,6 +137,37 @@ impl<'b> Request<'b> {
         let polled = self
             .rt
             .poll_complete_into(id, call, cx, buf.as_deref_mut(), error);
+        self.polled(polled, error)
+    }
+
+    /// One poll of this request, of a wait on several in order, followed by those `rest`
+    /// appends or the last (`None`; `wait_all`, `RankRuntime::poll_complete_in`), as
+    /// [`Request::poll_wait`] polls one.
+    #[inline]
+    fn poll_wait_in(
+        &mut self,
+        rest: Option<RestOfWait<'_>>,
+        call: &'static str,
+        cx: &mut Context<'_>,
+        error: &mut Option<Error>,
+    ) -> Poll<std::result::Result<Status, ()>> {
+        let (id, buf) = match &mut self.state {
+            State::Null { status, .. } => return Poll::Ready(Ok(*status)),
+            State::Active { id, buf, .. } => (*id, buf),
+        };
+        let polled = self
+            .rt
+            .poll_complete_in(id, rest, call, cx, buf.as_deref_mut(), error);
+        self.polled(polled, error)
+    }
+
+    /// The rest of a wait's poll: what `polled` says, the request finished if it is.
+    #[inline]
+    fn polled(
+        &mut self,
+        polled: WaitPoll,
+        error: &mut Option<Error>,
+    ) -> Poll<std::result::Result<Status, ()>> {
         let outcome = match polled.get() {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Ok(status)) => Ok(status),
@@ -285,16 +324,19 @@ pub(crate) async fn wait_all_in(
     requests: &mut [Request<'_>],
     call: &'static str,
 ) -> Result<Vec<Status>> {
-    // One wait for them all (the call's wait, S1), then each finished in place.
-    wait_for(requests, Needs::All, call).await?;
     let mut statuses = Vec::with_capacity(requests.len());
     let mut first_error = None;
     // One poll function over the requests in order, each polled in place (no future per
-    // request): all are complete, so one pass finishes them.
+    // request) and finished as it completes; one wait of the runtime on them all
+    // (`RankRuntime::poll_complete_in`), which returns with the last (S1) and which a
+    // deadlock report names with every request still incomplete.
+    let last = requests.iter().rposition(|r| !r.is_null());
     let mut error = None;
     poll_fn(|cx| {
-        while let Some(r) = requests.get_mut(statuses.len()) {
-            match r.poll_wait(Some(call), cx, &mut error) {
+        while let Some((r, tail)) = requests[statuses.len()..].split_first_mut() {
+            let rest = |ids: &mut Vec<ReqId>| ids.extend(tail.iter().filter_map(Request::id));
+            let rest = (Some(statuses.len()) != last).then_some(&rest as RestOfWait<'_>);
+            match r.poll_wait_in(rest, call, cx, &mut error) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Ok(s)) => statuses.push(s),
                 Poll::Ready(Err(())) => {
@@ -340,21 +382,24 @@ async fn wait_for(
     needs: Needs,
     call: &'static str,
 ) -> Result<Option<usize>> {
-    // The active requests' ids, and where each is in `requests` (on the stack up to 8).
-    let mut ids: SmallVec<[ReqId; 8]> = SmallVec::new();
-    let mut at: SmallVec<[usize; 8]> = SmallVec::new();
-    for (i, r) in requests.iter().enumerate() {
-        if let State::Active { id, .. } = r.state {
-            ids.push(id);
-            at.push(i);
-        }
-    }
-    let Some(&first) = at.first() else {
+    // The active requests' ids (on the stack up to 8).
+    let active = |r: &Request<'_>| match r.state {
+        State::Active { id, .. } => Some(id),
+        State::Null { .. } => None,
+    };
+    let ids: SmallVec<[ReqId; 8]> = requests.iter().filter_map(active).collect();
+    let Some(first) = requests.iter().find(|r| !r.is_null()) else {
         return Ok(None);
     };
-    let rt = Rc::clone(&requests[first].rt);
+    let rt = &*first.rt;
     let done = poll_fn(|cx| rt.poll_requests(&ids, needs, call, cx)).await?;
-    Ok(Some(at[done]))
+    // The `done`th active request's place.
+    Ok(requests
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.is_null())
+        .nth(done)
+        .map(|(i, _)| i))
 }
 
 /// Waits until at least one active request completes; returns every completed one (index,
@@ -510,11 +555,24 @@ fn complete_ready(requests: &mut [Request<'_>]) -> Result<Vec<(usize, Status)>> 
 /// ```
 pub async fn wait_all_results(requests: &mut [Request<'_>]) -> Vec<Result<Status>> {
     let mut outcomes = Vec::with_capacity(requests.len());
-    // One wait for them all (S1); an error of the wait itself ends each request's wait below.
-    let _ = wait_for(requests, Needs::All, "wait_all").await;
-    for r in requests.iter_mut() {
-        outcomes.push(r.wait_in_place(Some("wait_all")).await);
-    }
+    // As `wait_all_in`, keeping each outcome.
+    let last = requests.iter().rposition(|r| !r.is_null());
+    let mut error = None;
+    poll_fn(|cx| {
+        while let Some((r, tail)) = requests[outcomes.len()..].split_first_mut() {
+            let rest = |ids: &mut Vec<ReqId>| ids.extend(tail.iter().filter_map(Request::id));
+            let rest = (Some(outcomes.len()) != last).then_some(&rest as RestOfWait<'_>);
+            match r.poll_wait_in(rest, "wait_all", cx, &mut error) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(s)) => outcomes.push(Ok(s)),
+                Poll::Ready(Err(())) => outcomes.push(Err(error
+                    .take()
+                    .expect("a failed wait hands out its error"))),
+            }
+        }
+        Poll::Ready(())
+    })
+    .await;
     outcomes
 }
 
