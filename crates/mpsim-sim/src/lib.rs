@@ -38,6 +38,7 @@ mod parallel;
 mod partition;
 mod quad_heap;
 mod rank;
+pub use rank::SimRank;
 mod report;
 mod run;
 mod stats;

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 
 use mpsim_proto::error::Error;
-use mpsim_proto::runtime::RankRuntime;
+use crate::rank::SimRank;
 
 use crate::event::{Body, Key};
 use crate::partition::{PartOutcome, Partition};
@@ -197,7 +197,7 @@ pub(crate) fn simulate<'a, F, Fut>(
     observe: &mut dyn FnMut(Progress),
 ) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    F: Fn(Rc<SimRank>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     let parts = split(options.ranks, workers);
@@ -284,7 +284,7 @@ fn work<'a, F, Fut>(
     observe: &mut dyn FnMut(Progress),
 ) -> Result<PartOutcome, Error>
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut,
+    F: Fn(Rc<SimRank>) -> Fut,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     let _poison = PoisonOnPanic(&shared.start);

@@ -19,7 +19,6 @@ use mpsim_proto::deadlock::{BlockedRank, PollingRank, SUSPENDED, StuckRank};
 use mpsim_proto::error::Error;
 use mpsim_proto::interrupt::Interrupt;
 use mpsim_proto::p2p::never_received;
-use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{CHECKPOINT, DELIVERY, Key};
@@ -109,7 +108,7 @@ where
         order: Option<&[u32]>,
     ) -> Result<Self, Error>
     where
-        F: Fn(Rc<dyn RankRuntime>) -> Fut,
+        F: Fn(Rc<SimRank>) -> Fut,
     {
         let kernel = Kernel::partition(
             options.model.clone(),
@@ -148,7 +147,7 @@ where
                 }
             }
             let idx = (rank - part.start) as usize;
-            let rt: Rc<dyn RankRuntime> = Rc::new(SimRank {
+            let rt = Rc::new(SimRank {
                 kernel: Rc::clone(&kernel),
                 rank,
                 idx,

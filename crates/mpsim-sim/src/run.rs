@@ -10,7 +10,7 @@ use std::rc::Rc;
 use mpsim_proto::deadlock::{DeadlockReport, LivelockReport, StuckRank};
 use mpsim_proto::error::Error;
 use mpsim_proto::interrupt::Interrupt;
-use mpsim_proto::runtime::RankRuntime;
+use crate::rank::SimRank;
 use mpsim_proto::trace::{Trace, TraceEvent, TraceFilter};
 
 use crate::event::Key;
@@ -111,7 +111,7 @@ pub struct Outcome {
 /// [`Options::workers`] asks for more).
 pub fn simulate<'a, F, Fut>(options: &Options, program: &'a F) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    F: Fn(Rc<SimRank>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     simulate_observed(options, program, &mut |_| {})
@@ -142,7 +142,7 @@ pub fn simulate_observed<'a, F, Fut>(
     observe: &mut dyn FnMut(Progress),
 ) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    F: Fn(Rc<SimRank>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     let n = options.ranks;

@@ -15,6 +15,7 @@ use mpsim_sim::{
     TraceFilter,
 };
 
+use crate::runtime::Rt;
 use crate::comm::Comm;
 use crate::measured::{empty_report, threads_report};
 use crate::output::{exit_code, write_stdout};
@@ -583,7 +584,7 @@ impl Launcher {
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
     {
-        let program = |rt| program(Comm::world(rt));
+        let program = |rt| program(Comm::world(Rt::Sim(rt)));
         mpsim_sim::simulate(&self.sim_options(), &program)
     }
 
@@ -615,7 +616,7 @@ impl Launcher {
             interrupt,
             ..self.sim_options()
         };
-        let program = |rt| program(Comm::world(rt));
+        let program = |rt| program(Comm::world(Rt::Sim(rt)));
         let outcome = mpsim_sim::simulate_observed(&options, &program, &mut observe);
         bar.finish_and_clear();
         outcome
@@ -845,7 +846,7 @@ impl Launcher {
             );
             Some(shortage.error(ranks, ""))
         };
-        mpsim_threads::run_watched(&options, |rt| program(Comm::world(rt)), &mut check)
+        mpsim_threads::run_watched(&options, |rt| program(Comm::world(Rt::Threads(rt))), &mut check)
     }
 
     /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is

@@ -49,6 +49,7 @@ mod message;
 mod output;
 mod persistent;
 mod request;
+mod runtime;
 mod signals;
 
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
