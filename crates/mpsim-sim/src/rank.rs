@@ -562,7 +562,9 @@ impl SimRank {
 
     /// The wait of a blocking call or of `wait` on `req`: ready with the request finished as
     /// the program gets it (a receive's data copied into `buf` while the kernel is borrowed
-    /// anyway, then its status).
+    /// anyway, then its status). Always inlined into the program's future: its answer then goes
+    /// where the program uses it, not through memory.
+    #[inline(always)]
     pub fn wait_into(
         &self,
         req: ReqId,
@@ -622,7 +624,7 @@ impl SimRank {
     /// request (`None`). Only the last request's completion ends a wait the rank was woken in
     /// (S1: `wait_all` returns with its last request); pending, the rank waits on `req`. Asked
     /// for a report (`Kernel::reporting`), it records `req` and the `rest`
-    /// (`Kernel::wait_on_set`).
+    /// (`Kernel::wait_on_set`). Not inlined, as `wait_into` is: stencil2d +0.4%.
     pub fn wait_in(
         &self,
         req: ReqId,
