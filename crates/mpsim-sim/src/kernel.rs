@@ -49,7 +49,7 @@ pub(crate) enum Awaiting {
     Nothing,
     /// A blocking probe: its peer, tag and communicator.
     Probe(Awaited),
-    /// A wait on several requests (`RankRuntime::poll_requests`): those not complete when it
+    /// A wait on several requests (`SimRank::wait_requests`): those not complete when it
     /// last blocked, the first of them the wait's `req`.
     Requests(Vec<ReqId>),
 }
@@ -62,8 +62,8 @@ pub(crate) struct Wait {
     pub req: Option<ReqId>,
     /// Woken by any message arriving (blocking probe), not only by completions.
     pub on_arrival: bool,
-    /// A wait on several requests (`RankRuntime::poll_requests`,
-    /// `RankRuntime::poll_complete_in`), `req` the first not complete when it last blocked:
+    /// A wait on several requests (`SimRank::wait_requests`,
+    /// `SimRank::wait_in`), `req` the first not complete when it last blocked:
     /// the others are recorded in `Kernel::awaiting` only for a report (`Kernel::reporting`).
     pub set: bool,
 }
@@ -293,7 +293,7 @@ pub(crate) struct Kernel {
     pub livelock: Watch,
     pub livelocked: Option<(u64, u64)>,
     /// Warnings of receives the program let go of after they matched, by rank, each rank's in
-    /// the order they happened (`RankRuntime::discarded`): few, and listed by rank at the end
+    /// the order they happened (`Call::LetGo`, `Call::DropMessage`): few, and listed by rank at the end
     /// whatever the partitions.
     pub discarded: BTreeMap<u32, Vec<String>>,
 }
@@ -546,7 +546,7 @@ impl Kernel {
 
     /// Sends one of `rank`'s packets at time `t`: queues its delivery at its modelled arrival.
     /// Inlined: once per packet, from `send` and from a blocking send that skips the outbox
-    /// (`SimRank::start_blocking_send`).
+    /// (`SimRank::send`).
     #[inline(always)]
     pub fn transmit(&mut self, rank: u32, t: u64, tx: Transmit<Payload>) {
         if self.closed {
@@ -842,8 +842,8 @@ impl Kernel {
     }
 
     /// The rank at `i` (an index in `ranks`) blocks in a wait on several requests, of which
-    /// `incomplete` and perhaps some after them are not complete (`RankRuntime::poll_requests`,
-    /// `RankRuntime::poll_complete_in`).
+    /// `incomplete` and perhaps some after them are not complete (`SimRank::wait_requests`,
+    /// `SimRank::wait_in`).
     pub fn wait_on_set(&mut self, i: usize, incomplete: impl Iterator<Item = ReqId>) {
         match self.awaiting_mut(i) {
             Awaiting::Requests(list) => {

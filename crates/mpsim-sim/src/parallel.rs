@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_utils::CachePadded;
 
-use mpsim_proto::error::Error;
 use crate::rank::SimRank;
+use mpsim_proto::error::Error;
 
 use crate::event::{Body, Key};
 use crate::partition::{PartOutcome, Partition};

@@ -9,7 +9,7 @@ use std::time::Duration;
 use mpsim_proto::deadlock::{self, Awaited};
 use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{Envelope, Pattern};
-use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode, Status};
+use mpsim_proto::p2p::{Completion, Endpoint, Outbox, Queued, ReqId, SendCall, SendMode, Status};
 use mpsim_proto::runtime::endpoint::{self, first_done, probe_now};
 use mpsim_proto::runtime::fast::{self, Failed, Posted, RestOfWait};
 use mpsim_proto::runtime::{
@@ -38,6 +38,12 @@ fn flush_rare(
     completed: bool,
 ) {
     k.flush(rank, t, outputs, completed);
+}
+
+/// The request of a nonblocking send ([`Endpoint::start_send`]), which always has one.
+#[inline(always)]
+fn held(req: Option<ReqId>) -> ReqId {
+    req.expect("a nonblocking send has a request")
 }
 
 /// What [`ended`] ended: a wait's call, and when it began and ended.
@@ -440,12 +446,12 @@ impl SimRank {
 /// the program and the endpoint. Their errors are not stamped with a time (the caller does),
 /// except a request's own (S11: the time it completed).
 impl SimRank {
-    /// Starts a blocking send ([`Endpoint::send_now`]): its message goes to the kernel as it is
-    /// made, not through the endpoint's output queue (the endpoint queues it behind packets
+    /// Starts a blocking send ([`Endpoint::start_send`]): its message goes to the kernel as it
+    /// is made, not through the endpoint's output queue (the endpoint queues it behind packets
     /// already waiting, so channels stay FIFO). It is sent first, as it would be from the queue.
     ///
     /// No outbox is lent: between inputs a simulated endpoint holds none (every input's outputs
-    /// are taken), so `send_now` finds no packet waiting and hands its message over, and the
+    /// are taken), so `start_send` finds no packet waiting and hands its message over, and the
     /// only other output a send can make is the `Fatal` event of a buffered send that does not
     /// fit, rare enough to allocate the outbox it goes into. The flush then happens only when
     /// there is one: the common send skips the loan, the take-back and the emptiness checks.
@@ -464,7 +470,15 @@ impl SimRank {
         ep.set_now(t);
         // Held here, not sent from the closure: the endpoint is borrowed from the kernel.
         let mut message = None;
-        let started = ep.send_now(mode, to, envelope, payload, |tx| message = Some(tx));
+        let send = SendCall {
+            call: mode.call(),
+            mode,
+            to,
+            envelope,
+            payload,
+            blocking: true,
+        };
+        let started = ep.start_send(send, |tx| message = Some(tx));
         let completed = ep.take_completed();
         let outputs = ep.take_outputs();
         if let Some(tx) = message {
@@ -523,9 +537,17 @@ impl SimRank {
         payload: Payload,
     ) -> Result<ReqId, Error> {
         let (mut k, t) = self.begin_posting(Posting::Send, call);
+        let send = |payload| SendCall {
+            call,
+            mode,
+            to,
+            envelope,
+            payload,
+            blocking: false,
+        };
         let Some(r) = k.ranks.get_mut(self.idx) else {
             return self
-                .on_endpoint_at((k, t), |ep| ep.isend_as(call, mode, to, envelope, payload));
+                .on_endpoint_at((k, t), |ep| ep.start_send(send(payload), Queued).map(held));
         };
         // As `send`: the message goes to the kernel as it is made. (The lines below repeat its
         // own: a helper shared by both, even inlined, made the blocking send longer, ring +14
@@ -536,7 +558,9 @@ impl SimRank {
         let ep = &mut r.endpoint;
         ep.set_now(t);
         let mut message = None;
-        let started = ep.isend_now(call, mode, to, envelope, payload, |tx| message = Some(tx));
+        let started = ep
+            .start_send(send(payload), |tx| message = Some(tx))
+            .map(held);
         let completed = ep.take_completed();
         let outputs = ep.take_outputs();
         if let Some(tx) = message {
@@ -607,11 +631,7 @@ impl SimRank {
     /// receive completed (S11), stamped as `now_ns` reads the time (X1: the overhead owed is
     /// time spent).
     #[inline(always)]
-    fn finished(
-        &self,
-        k: &Kernel,
-        finished: Result<Status, Box<Error>>,
-    ) -> Result<Status, Failed> {
+    fn finished(&self, k: &Kernel, finished: Result<Status, Box<Error>>) -> Result<Status, Failed> {
         finished.map_err(|e| {
             let r = &k.ranks[self.idx];
             let t = r.clock.saturating_add(r.overhead_ns);

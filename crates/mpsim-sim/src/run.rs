@@ -7,10 +7,10 @@ use std::collections::BinaryHeap;
 use std::future::Future;
 use std::rc::Rc;
 
+use crate::rank::SimRank;
 use mpsim_proto::deadlock::{DeadlockReport, LivelockReport, StuckRank};
 use mpsim_proto::error::Error;
 use mpsim_proto::interrupt::Interrupt;
-use crate::rank::SimRank;
 use mpsim_proto::trace::{Trace, TraceEvent, TraceFilter};
 
 use crate::event::Key;

@@ -16,7 +16,8 @@ use mpsim_proto::deadlock::{self, Awaited, Waiting};
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{
-    Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Status, Transmit,
+    Completion, Config, Endpoint, Event, Packet, Queued, ReqId, SendCall, SendMode, Status,
+    Transmit,
 };
 use mpsim_proto::runtime::endpoint::{self, first_done, probe_now};
 use mpsim_proto::runtime::fast::{self, Failed, Posted, RestOfWait};
@@ -119,7 +120,7 @@ pub struct ThreadRank {
     trace: Option<Box<RefCell<RankTrace>>>,
     /// This rank's figures for the report, when one was asked for (`Options::measure`).
     measure: Option<Box<RefCell<RankMeasure>>>,
-    /// Receives the program let go of after they matched (`RankRuntime::discarded`).
+    /// Receives the program let go of after they matched (`Call::LetGo`).
     discarded: RefCell<Vec<String>>,
     /// Strict ready sends (`Config::strict_ready`): every call takes in what arrived first
     /// ([`ThreadRank::on_endpoint`]).
@@ -301,9 +302,13 @@ impl ThreadRank {
         }
     }
 
+    /// The outbox is taken, drained and lent back, so that its queues are allocated once.
     fn flush_outputs(&self, ep: &mut Endpoint<Payload>) {
+        let Some(mut out) = ep.take_outputs() else {
+            return;
+        };
         let mut last = None;
-        while let Some(t) = ep.poll_transmit() {
+        while let Some(t) = out.poll_transmit() {
             if last.is_some_and(|l| l != t.to) {
                 self.shared.mailboxes[last.unwrap_or_default() as usize].notify();
             }
@@ -319,15 +324,16 @@ impl ThreadRank {
         if let Some(l) = last {
             self.shared.mailboxes[l as usize].notify();
         }
-        while let Some(e) = ep.poll_event() {
+        while let Some(e) = out.poll_event() {
             if let Event::Fatal(err) = e {
                 self.shared.fail(err);
             }
         }
+        ep.lend_outbox(&mut Some(out));
     }
 
     /// Runs `f` on the endpoint without taking in what arrived (for calls whose outcome cannot
-    /// depend on it: `RankRuntime::start_on_endpoint`), then sends what it produced. Generic, so
+    /// depend on it: starting a send, posting a receive), then sends what it produced. Generic, so
     /// that a call made with a known function inlines it. In strict mode what arrived is taken
     /// in first: a ready send is judged by whether it arrived before its receive was posted,
     /// and one that waits in a lane when the receive is posted did.
@@ -459,7 +465,15 @@ impl ThreadRank {
         }
         let started = self.on_endpoint(|ep| {
             let mut sent = None;
-            let started = ep.send_now(mode, to, envelope, payload, |t| {
+            let send = SendCall {
+                call: mode.call(),
+                mode,
+                to,
+                envelope,
+                payload,
+                blocking: true,
+            };
+            let started = ep.start_send(send, |t: Transmit<Payload>| {
                 if let Packet::Message {
                     protocol, payload, ..
                 } = &t.packet
@@ -490,7 +504,16 @@ impl ThreadRank {
         if let Some(e) = self.aborted() {
             return Err(e);
         }
-        self.on_endpoint(|ep| ep.isend_as(call, mode, to, envelope, payload))
+        let send = SendCall {
+            call,
+            mode,
+            to,
+            envelope,
+            payload,
+            blocking: false,
+        };
+        self.on_endpoint(|ep| ep.start_send(send, Queued))
+            .map(|req| req.expect("a nonblocking send has a request"))
     }
 
     /// Starts a blocking receive into `buf`: a message that matched at once is finished into
@@ -685,10 +708,12 @@ impl RankRuntime for ThreadRank {
                 blocking,
             } => {
                 if blocking {
-                    Ok(Started::Request(match self.send(mode, to, envelope, payload)? {
-                        Posted::Done(_) => None,
-                        Posted::Waiting(req) => Some(req),
-                    }))
+                    Ok(Started::Request(
+                        match self.send(mode, to, envelope, payload)? {
+                            Posted::Done(_) => None,
+                            Posted::Waiting(req) => Some(req),
+                        },
+                    ))
                 } else {
                     let req = self.isend(call, mode, to, envelope, payload)?;
                     Ok(Started::Request(Some(req)))
@@ -699,9 +724,11 @@ impl RankRuntime for ThreadRank {
                 capacity,
                 source_world,
                 ..
-            } => Ok(Started::Request(Some(
-                self.irecv(pattern, capacity, source_world),
-            ))),
+            } => Ok(Started::Request(Some(self.irecv(
+                pattern,
+                capacity,
+                source_world,
+            )))),
             Call::NullRequest(_) => Ok(Started::Done),
             call => {
                 let (answer, warning) = self.with_endpoint(|ep| endpoint::answer(ep, call));

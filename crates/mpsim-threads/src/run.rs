@@ -417,8 +417,8 @@ mod tests {
     use mpsim_proto::runtime::RankRuntime;
 
     use mpsim_proto::deadlock::Awaited;
-    use mpsim_proto::matching::{ContextId, Envelope, Source, Tag};
     use mpsim_proto::matching::Pattern;
+    use mpsim_proto::matching::{ContextId, Envelope, Source, Tag};
     use mpsim_proto::p2p::SendMode;
     use mpsim_proto::runtime::{Call, Payload, Wait};
 

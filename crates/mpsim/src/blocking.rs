@@ -92,12 +92,7 @@ impl<'a> Blocking<'a> {
     }
 
     /// A call that posted request `id` and waits for it; `buf` receives its data.
-    pub fn waiting(
-        rt: &'a Rt,
-        id: ReqId,
-        call: &'static str,
-        buf: Option<&'a mut [u8]>,
-    ) -> Self {
+    pub fn waiting(rt: &'a Rt, id: ReqId, call: &'static str, buf: Option<&'a mut [u8]>) -> Self {
         Blocking {
             rt,
             step: Step::Waiting { id, call, buf },

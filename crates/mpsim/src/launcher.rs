@@ -15,10 +15,10 @@ use mpsim_sim::{
     TraceFilter,
 };
 
-use crate::runtime::Rt;
 use crate::comm::Comm;
 use crate::measured::{empty_report, threads_report};
 use crate::output::{exit_code, write_stdout};
+use crate::runtime::Rt;
 use crate::signals;
 
 /// Where a program runs.
@@ -846,7 +846,11 @@ impl Launcher {
             );
             Some(shortage.error(ranks, ""))
         };
-        mpsim_threads::run_watched(&options, |rt| program(Comm::world(Rt::Threads(rt))), &mut check)
+        mpsim_threads::run_watched(
+            &options,
+            |rt| program(Comm::world(Rt::Threads(rt))),
+            &mut check,
+        )
     }
 
     /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is

@@ -3,11 +3,10 @@
 //! it any more; only [`Message::mrecv`] / [`Message::imrecv`] receive it. This is how a
 //! multithreaded or multi-stage program receives exactly the message it probed.
 
-
+use crate::runtime::Rt;
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 use mpsim_proto::p2p::{MessageId, Status};
-use crate::runtime::Rt;
 
 use crate::request::{Names, Request, named, stamped};
 

@@ -58,12 +58,7 @@ pub(crate) struct Names {
 }
 
 impl<'b> Request<'b> {
-    pub(crate) fn active(
-        rt: Rt,
-        id: ReqId,
-        names: Names,
-        buf: Option<&'b mut [u8]>,
-    ) -> Self {
+    pub(crate) fn active(rt: Rt, id: ReqId, names: Names, buf: Option<&'b mut [u8]>) -> Self {
         Request {
             rt,
             state: State::Active { id, names, buf },
@@ -288,7 +283,7 @@ pub(crate) async fn wait_all_in(
     let mut first_error = None;
     // One poll function over the requests in order, each polled in place (no future per
     // request) and finished as it completes; one wait of the runtime on them all
-    // (`RankRuntime::poll_complete_in`), which returns with the last (S1) and which a
+    // (`Rt::wait_in`), which returns with the last (S1) and which a
     // deadlock report names with every request still incomplete.
     let last = requests.iter().rposition(|r| !r.is_null());
     poll_fn(|_| {
@@ -331,7 +326,7 @@ async fn first_done(requests: &[Request<'_>], call: &'static str) -> Result<Opti
 }
 
 /// Waits in `call` until `needs` of the active requests are complete, finishing none: one
-/// wait of the runtime on all of them (`RankRuntime::poll_requests`), which ends when the
+/// wait of the runtime on all of them (`Rt::wait_requests`), which ends when the
 /// call returns (`docs/timing.md` S1) and which a deadlock report names with every request
 /// it waits on. The index of the lowest complete one; `None` when none is active. An error
 /// here is the wait's own (the run deadlocked or was aborted), not a request's.
@@ -636,11 +631,9 @@ mod tests {
 
     use mpsim_proto::error::Error;
     use mpsim_proto::matching::{ContextId, Envelope, Pattern};
-    use mpsim_proto::p2p::{Config, Endpoint, Packet, SendMode};
+    use mpsim_proto::p2p::{Config, Endpoint, Packet, SendCall, SendMode, Transmit};
     use mpsim_proto::runtime::endpoint::{self, first_done};
-    use mpsim_proto::runtime::{
-        Call, Needs, Payload, RankRuntime, Started, Wait, Waited, Work,
-    };
+    use mpsim_proto::runtime::{Call, Needs, Payload, RankRuntime, Started, Wait, Waited, Work};
 
     use super::{Names, Request, wait_any};
     use crate::runtime::Rt;
@@ -714,18 +707,21 @@ mod tests {
         let ctx = ContextId(0);
         // The message rank 1 sends, waiting in rank 0's inbox.
         let mut sender = Endpoint::<Payload>::new(1, Config::default());
+        let send = SendCall {
+            call: "isend",
+            mode: SendMode::Standard,
+            to: 0,
+            envelope: Envelope::new(ctx, 1, 0),
+            payload: Payload::from_slice(&[7; 4]),
+            blocking: false,
+        };
+        let mut inbox = rt.inbox.borrow_mut();
         let sent = sender
-            .isend(
-                SendMode::Standard,
-                0,
-                Envelope::new(ctx, 1, 0),
-                Payload::from_slice(&[7; 4]),
-            )
-            .expect("send");
+            .start_send(send, |t: Transmit<Payload>| inbox.push(t.packet))
+            .expect("send")
+            .expect("a nonblocking send's request");
+        drop(inbox);
         let _ = sender.test(sent);
-        rt.inbox
-            .borrow_mut()
-            .extend(std::iter::from_fn(|| sender.poll_transmit()).map(|t| t.packet));
 
         let mut buf = [0u8; 4];
         let id = rt.endpoint.borrow_mut().irecv(Pattern::new(ctx, 1, 0), 4);
@@ -734,12 +730,7 @@ mod tests {
             call: "irecv",
             wait: "recv",
         };
-        let mut reqs = [Request::active(
-            dyn_rt,
-            id,
-            names,
-            Some(&mut buf),
-        )];
+        let mut reqs = [Request::active(dyn_rt, id, names, Some(&mut buf))];
         let mut cx = Context::from_waker(Waker::noop());
         let polled = pin!(wait_any(&mut reqs)).as_mut().poll(&mut cx);
         match polled {

@@ -333,11 +333,9 @@ fn wait_on_seam(
     match rt.poll_wait(Wait::Request { req, call }) {
         Poll::Pending => Poll::Pending,
         Poll::Ready(Err(e)) => Poll::Ready(Err(Failed::Wait(e))),
-        Poll::Ready(Ok(Waited::Completion(mut completion))) => Poll::Ready(
-            completion
-                .finish_into(buf)
-                .map_err(|e| Failed::Request(*e)),
-        ),
+        Poll::Ready(Ok(Waited::Completion(mut completion))) => {
+            Poll::Ready(completion.finish_into(buf).map_err(|e| Failed::Request(*e)))
+        }
         Poll::Ready(Ok(other)) => wrong_answer(call, &other),
     }
 }

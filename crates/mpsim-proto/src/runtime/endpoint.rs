@@ -16,9 +16,9 @@ use super::{Call, Payload, Probed, Started};
 /// warning the run lists.
 pub fn answer(ep: &mut Endpoint<Payload>, call: Call) -> (Result<Started, Error>, Option<String>) {
     let answer = match call {
-        Call::MatchedRecv { message, capacity } => {
-            ep.mrecv(message, capacity).map(|r| Started::Request(Some(r)))
-        }
+        Call::MatchedRecv { message, capacity } => ep
+            .mrecv(message, capacity)
+            .map(|r| Started::Request(Some(r))),
         Call::Probe { pattern, take } => Ok(Started::Probed(probe_now(ep, &pattern, take))),
         Call::Test(req) => ep.test(req).map(Started::Completion),
         Call::IsDone(req) => Ok(Started::Flag(ep.is_done(req))),

@@ -203,8 +203,7 @@ impl Comm {
         };
         let awaited = self.awaited(&pattern);
         let rt = self.rt();
-        let (status, _) =
-            poll_fn(|_| rt.wait_probe(&pattern, false, "probe", awaited)).await?;
+        let (status, _) = poll_fn(|_| rt.wait_probe(&pattern, false, "probe", awaited)).await?;
         Ok(status)
     }
 
@@ -245,8 +244,7 @@ impl Comm {
         };
         let awaited = self.awaited(&pattern);
         let rt = self.rt();
-        let (status, id) =
-            poll_fn(|_| rt.wait_probe(&pattern, true, "mprobe", awaited)).await?;
+        let (status, id) = poll_fn(|_| rt.wait_probe(&pattern, true, "mprobe", awaited)).await?;
         Ok(Message::new(self.rt().clone(), id, status))
     }
 
