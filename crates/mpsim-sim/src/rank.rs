@@ -595,56 +595,12 @@ impl SimRank {
         call: &'static str,
         buf: Option<&mut [u8]>,
     ) -> Poll<Result<Status, Failed>> {
-        let mut guard = self.kernel.borrow_mut();
-        self.check_turn(&mut guard, call);
-        let k = &mut *guard;
-        let floor = k.top_waits.floor();
-        let Some(r) = k.ranks.get_mut(self.idx) else {
-            return Poll::Ready(Err(Failed::Wait(run_ended(k, self.rank, call))));
-        };
-        // A rank woken in this wait: the wait returns if the request is complete (S1). Its
-        // end looks at the request first when the wait is long enough to be listed, or when
-        // measured compute is owed (`woken_wait_first`).
-        let r = if r
-            .wait
-            .as_ref()
-            .is_some_and(|w| r.debt_ns != 0 || r.clock - w.since > floor)
-        {
-            if self.woken_wait_first(k, req) {
-                return Poll::Pending;
-            }
-            &mut k.ranks[self.idx]
-        } else {
-            r
-        };
-        let Some(finished) = r.endpoint.finish_if_done(req, buf) else {
-            self.suspend(k, call, Some(req), false, false);
-            return Poll::Pending;
-        };
-        if let Some(w) = ended(r, k.handover_ns) {
-            k.record_span(self.rank, w.call, w.since, w.end);
-        }
-        Poll::Ready(self.finished(k, finished))
-    }
-
-    /// A request finished: its status, or its own error (a `Truncate`), which has the time the
-    /// receive completed (S11), stamped as `now_ns` reads the time (X1: the overhead owed is
-    /// time spent).
-    #[inline(always)]
-    fn finished(&self, k: &Kernel, finished: Result<Status, Box<Error>>) -> Result<Status, Failed> {
-        finished.map_err(|e| {
-            let r = &k.ranks[self.idx];
-            let t = r.clock.saturating_add(r.overhead_ns);
-            Failed::Request(stamped(*e, t))
-        })
+        self.wait_on(req, call, buf, None)
     }
 
     /// One request of a wait on several in order (`wait_all`, `sendrecv`): as `wait_into` on
     /// `req`, which is followed by the requests `rest` appends, or is the wait's last active
-    /// request (`None`). Only the last request's completion ends a wait the rank was woken in
-    /// (S1: `wait_all` returns with its last request); pending, the rank waits on `req`. Asked
-    /// for a report (`Kernel::reporting`), it records `req` and the `rest`
-    /// (`Kernel::wait_on_set`). Not inlined, as `wait_into` is: stencil2d +0.4%.
+    /// request (`None`). Not inlined, as `wait_into` is: stencil2d +0.4%.
     pub fn wait_in(
         &self,
         req: ReqId,
@@ -652,11 +608,30 @@ impl SimRank {
         call: &'static str,
         buf: Option<&mut [u8]>,
     ) -> Poll<Result<Status, Failed>> {
+        self.wait_on(req, call, buf, Some(rest))
+    }
+
+    /// The body of `wait_into` (`in_order`: `None`) and of `wait_in` (`Some(rest)`).
+    ///
+    /// A rank woken in this wait: the wait returns if the request is complete (S1), but in a
+    /// wait on several in order only at its last request (`wait_all` returns with its last).
+    /// Its end looks at the request first when the wait is long enough to be listed, or when
+    /// measured compute is owed (`woken_wait_first`). Pending, the rank waits on `req`; asked
+    /// for a report (`Kernel::reporting`), a wait on several records `req` and the `rest`
+    /// (`Kernel::wait_on_set`).
+    #[inline(always)]
+    fn wait_on(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        buf: Option<&mut [u8]>,
+        in_order: Option<Option<RestOfWait<'_>>>,
+    ) -> Poll<Result<Status, Failed>> {
         let mut guard = self.kernel.borrow_mut();
         self.check_turn(&mut guard, call);
         let k = &mut *guard;
         let floor = k.top_waits.floor();
-        let last = rest.is_none();
+        let last = !matches!(in_order, Some(Some(_)));
         let Some(r) = k.ranks.get_mut(self.idx) else {
             return Poll::Ready(Err(Failed::Wait(run_ended(k, self.rank, call))));
         };
@@ -673,6 +648,10 @@ impl SimRank {
             r
         };
         let Some(finished) = r.endpoint.finish_if_done(req, buf) else {
+            let Some(rest) = in_order else {
+                self.suspend(k, call, Some(req), false, false);
+                return Poll::Pending;
+            };
             if k.reporting {
                 let mut ids = vec![req];
                 if let Some(rest) = rest {
@@ -688,6 +667,22 @@ impl SimRank {
             k.record_span(self.rank, w.call, w.since, w.end);
         }
         Poll::Ready(self.finished(k, finished))
+    }
+
+    /// A request finished: its status, or its own error (a `Truncate`), which has the time the
+    /// receive completed (S11), stamped as `now_ns` reads the time (X1: the overhead owed is
+    /// time spent).
+    #[inline(always)]
+    fn finished(
+        &self,
+        k: &Kernel,
+        finished: Result<Status, Box<Error>>,
+    ) -> Result<Status, Failed> {
+        finished.map_err(|e| {
+            let r = &k.ranks[self.idx];
+            let t = r.clock.saturating_add(r.overhead_ns);
+            Failed::Request(stamped(*e, t))
+        })
     }
 
     /// All of `reqs`, or any one, complete: the wait ends (S1). Otherwise the rank waits on the
