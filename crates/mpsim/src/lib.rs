@@ -52,9 +52,9 @@ mod request;
 mod signals;
 
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
-pub use launcher::{
-    Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, TraceFormat, Wait, run,
-};
+pub use launcher::{Backend, Bind, Compute, Launcher, ReportFormat, RunConfig, TraceFormat, Wait};
+#[cfg(feature = "cli")]
+pub use launcher::{LaunchArgs, run};
 pub use message::Message;
 pub use mpsim_proto::deadlock::{
     BlockedRank, DeadlockReport, LivelockReport, PollingRank, StuckRank, Waiting,
