@@ -48,6 +48,7 @@ mod measured;
 mod message;
 mod output;
 mod persistent;
+pub mod rank;
 mod request;
 mod signals;
 
