@@ -286,7 +286,7 @@ impl Launcher {
     ///
     /// While it runs, `SIGINT` (Ctrl-C) and `SIGTERM` stop it: under `sim` at the next 64
     /// events, on threads each rank at its next call; the report and trace of what ran until
-    /// then are written, and the run ends with [`Error::Interrupted`] (which [`exit_code`]
+    /// then are written, and the run ends with [`Error::Interrupted`] (which [`exit_code`](crate::exit_code)
     /// makes status 130 or 143, as a shell reports a process the signal ended). A second
     /// signal ends the process at once, leaving the trace's temporary file
     /// (`.NAME.XXXXXX.tmp`) beside it; a first one while the trace is being written stops
