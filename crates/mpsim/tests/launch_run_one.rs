@@ -104,7 +104,9 @@ impl RankRuntime for LinkedRank {
                 inbox.packets.push((self.rank, t.packet));
                 inbox.waker.take()
             };
-            waker.map(Waker::wake);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
         }
         while let Some(event) = ep.poll_event() {
             if let Event::Fatal(e) = event {

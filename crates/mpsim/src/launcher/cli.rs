@@ -118,8 +118,6 @@ pub struct LaunchArgs {
     pub bind: Bind,
 }
 
-/// How a rank of the threads backend waits for a message (`--wait`).
-
 impl LaunchArgs {
     /// The flags given that only the simulator reads (`--model`, `--sim-threads`, `--compute`,
     /// `--livelock-after`): a run on threads says it ignores them rather than seem to obey.
