@@ -391,6 +391,80 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// The flags fill a run's configuration field by field, with which backend-specific
+    /// flags were typed (in the order the warnings name them).
+    #[test]
+    fn the_flags_fill_a_run_configuration() {
+        let config = super::RunConfig::try_from(args(&[
+            "--ranks",
+            "8",
+            "--backend",
+            "threads",
+            "--eager-threshold",
+            "1KiB",
+            "--strict",
+            "--report",
+            "json",
+            "--report-out",
+            "r.json",
+            "--trace",
+            "t.pftrace",
+            "--trace-from",
+            "1ms",
+            "--trace-to",
+            "2ms",
+            "--trace-ranks",
+            "0-3",
+            "--bind",
+            "none",
+            "--wait",
+            "park",
+            "--livelock-after",
+            "0",
+            "--sim-threads",
+            "3",
+            "--compute",
+            "ignored",
+        ]))
+        .expect("the default model loads");
+        assert_eq!((config.ranks, config.backend), (8, super::Backend::Threads));
+        assert_eq!((config.eager_threshold, config.strict), (Some(1024), true));
+        assert_eq!(config.report, Some(super::ReportFormat::Json));
+        assert_eq!(config.report_out.as_deref(), Some("r.json".as_ref()));
+        assert_eq!(config.trace.as_deref(), Some("t.pftrace".as_ref()));
+        assert_eq!(
+            (config.trace_from_ns, config.trace_to_ns),
+            (Some(1_000_000), Some(2_000_000))
+        );
+        assert_eq!(
+            config.trace_ranks,
+            Some("0-3".parse().expect("a rank list"))
+        );
+        assert_eq!((config.sim_threads, config.livelock_after_ns), (3, 0));
+        assert_eq!(
+            (config.wait, config.bind),
+            (super::Wait::Park, super::Bind::None)
+        );
+        assert_eq!(config.model.compute, mpsim_sim::ComputeMode::Ignored);
+        assert_eq!(
+            config.flags_given,
+            [
+                "--sim-threads",
+                "--compute",
+                "--livelock-after",
+                "--wait",
+                "--bind"
+            ]
+        );
+        // Defaults typed by no one are not given.
+        assert!(
+            super::RunConfig::try_from(args(&[]))
+                .expect("loads")
+                .flags_given
+                .is_empty()
+        );
+    }
+
     /// Flags given in a later update of parsed flags add to those given first.
     #[test]
     fn an_update_keeps_the_flags_given_before() {

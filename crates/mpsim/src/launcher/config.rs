@@ -337,3 +337,43 @@ impl From<Compute> for ComputeMode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Backend, RunConfig};
+
+    /// A configuration made in code names the flags it says were given that a backend
+    /// ignores, and only those of the other backend; by default none.
+    #[test]
+    fn a_configuration_names_the_given_flags_of_the_other_backend() {
+        let config = RunConfig {
+            flags_given: vec!["--bind", "--compute", "--model", "--ranks"],
+            ..RunConfig::new(2)
+        };
+        assert_eq!(
+            config.flags_only_for(Backend::Sim),
+            ["--model", "--compute"]
+        );
+        assert_eq!(config.flags_only_for(Backend::Threads), ["--bind"]);
+        assert!(RunConfig::new(2).flags_only_for(Backend::Sim).is_empty());
+    }
+
+    /// The trace window and ranks without a trace are named, as ignored; with one, not.
+    #[test]
+    fn trace_settings_without_a_trace_are_named() {
+        let config = RunConfig {
+            trace_to_ns: Some(5),
+            trace_ranks: Some("0".parse().expect("a rank list")),
+            ..RunConfig::new(2)
+        };
+        assert_eq!(
+            config.trace_flags_without_trace(),
+            ["--trace-to", "--trace-ranks"]
+        );
+        let traced = RunConfig {
+            trace: Some("t.json".into()),
+            ..config
+        };
+        assert!(traced.trace_flags_without_trace().is_empty());
+    }
+}
