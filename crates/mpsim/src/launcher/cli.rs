@@ -25,7 +25,9 @@ use super::config::{
 use crate::comm::Comm;
 use crate::output::exit_code;
 
-/// The flags of every mpsim program (flatten into your own `clap` parser to add yours).
+/// The flags of every mpsim program (flatten into your own `clap` parser to add yours). They
+/// fill a [`RunConfig`] (`RunConfig::try_from`, which loads `--model`), or a [`Launcher`]
+/// ([`Launcher::from_args`]).
 ///
 /// A run names the flags that the command line gave and its backend ignores (`--model` under
 /// threads, `--wait` under sim, ...) on standard error. Only flags the user typed (or set
