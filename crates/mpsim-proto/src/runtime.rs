@@ -214,8 +214,8 @@ pub enum Work {
     Flops(u64),
 }
 
-/// The backend side of one rank: start a call, poll a wait, let others progress, compute,
-/// read the time; and the run-wide acts of abort.
+/// The backend side of one rank: start a call, poll a wait, block until a wait may be over,
+/// let others progress, compute, read the time; and the run-wide act of abort.
 ///
 /// # Waits
 ///
@@ -225,6 +225,11 @@ pub enum Work {
 /// call's return: a simulator ends the wait there, and only there moves the rank's clock
 /// (`docs/timing.md` S1). An error ends the wait for a run-wide reason (a deadlock, another
 /// rank failed, the run ended), and the request stays the program's.
+///
+/// Who polls again: a backend that runs its ranks itself (the simulator's kernel, the threads
+/// backend's loop) knows when a wait may be over. A rank driven by a generic loop
+/// (`mpsim::rank::run_one`: one rank per process) is polled again after
+/// [`RankRuntime::block`] returns.
 ///
 /// # Errors
 ///
@@ -242,6 +247,13 @@ pub trait RankRuntime {
 
     /// Polls the wait `wait` (see [`Wait`] for each one's answer).
     fn poll_wait(&self, wait: Wait<'_>) -> Poll<Result<Waited, Error>>;
+
+    /// The rank's program is pending on a wait this runtime answered `Pending`: returns when
+    /// the wait may be over (something arrived) or can no longer be (the run failed, so that
+    /// the next poll returns the error), without spinning a core while nothing comes. Called by
+    /// a generic loop that drives one rank (`mpsim::rank::run_one`); a backend that drives its
+    /// ranks itself says what it does.
+    fn block(&self);
 
     /// A poll that found nothing (`call`: `test`, `iprobe`, ...): the program then yields once,
     /// so that other ranks progress. Real backends may yield the thread; the simulator charges

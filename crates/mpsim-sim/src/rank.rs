@@ -673,11 +673,7 @@ impl SimRank {
     /// receive completed (S11), stamped as `now_ns` reads the time (X1: the overhead owed is
     /// time spent).
     #[inline(always)]
-    fn finished(
-        &self,
-        k: &Kernel,
-        finished: Result<Status, Box<Error>>,
-    ) -> Result<Status, Failed> {
+    fn finished(&self, k: &Kernel, finished: Result<Status, Box<Error>>) -> Result<Status, Failed> {
         finished.map_err(|e| {
             let r = &k.ranks[self.idx];
             let t = r.clock.saturating_add(r.overhead_ns);
@@ -925,6 +921,18 @@ impl RankRuntime for SimRank {
                 })
                 .map_ok(|()| Waited::Done),
         }
+    }
+
+    /// Never called by the kernel, which resumes a simulated rank at the virtual time its wait
+    /// ends: a loop that drives one rank outside it (`mpsim::rank::run_one`) cannot run a
+    /// simulated rank, whose program then panics here, naming it (the run reports the panic as
+    /// the rank's `Aborted`).
+    fn block(&self) {
+        panic!(
+            "rank {}: a simulated rank is run by the simulator's kernel, not by a loop of its own \
+             (mpsim::rank::run_one)",
+            self.rank
+        );
     }
 
     fn idle(&self, call: &'static str) {

@@ -769,6 +769,12 @@ impl RankRuntime for ThreadRank {
         }
     }
 
+    /// Waits for mail as the backend's own loop does (`wait_for_mail`: spins, yields or parks
+    /// by the run's wait policy, until a packet arrives or the run aborts).
+    fn block(&self) {
+        wait_for_mail(self);
+    }
+
     fn idle(&self, _call: &'static str) {
         std::thread::yield_now();
     }

@@ -688,6 +688,7 @@ mod tests {
                 Wait::BufferFree => Poll::Ready(Ok(Waited::Done)),
             }
         }
+        fn block(&self) {}
         fn idle(&self, _call: &'static str) {}
         fn compute(&self, _work: Work) {}
         fn abort(&self, _code: i32) {}

@@ -26,7 +26,6 @@ pub(crate) enum Rt {
     /// A rank on its thread.
     Threads(Rc<ThreadRank>),
     /// Any other backend.
-    #[allow(dead_code)] // made by the one-rank entry that the launcher's split brings
     Other(Rc<dyn RankRuntime>),
 }
 

@@ -318,8 +318,10 @@ impl Comm {
     /// ```
     pub async fn abort(&self, code: i32) -> Infallible {
         self.rt().abort(code);
+        crate::rank::note_abort(code);
         // Pending for ever, waking itself: a real backend sees a rank that yields after its run
-        // aborted and ends its program there; the simulator never resumes it.
+        // aborted and ends its program there, as `rank::run_one` does on the note above; the
+        // simulator never resumes it.
         poll_fn(|cx| {
             cx.waker().wake_by_ref();
             Poll::Pending
