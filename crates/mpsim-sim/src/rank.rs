@@ -673,11 +673,7 @@ impl SimRank {
     /// receive completed (S11), stamped as `now_ns` reads the time (X1: the overhead owed is
     /// time spent).
     #[inline(always)]
-    fn finished(
-        &self,
-        k: &Kernel,
-        finished: Result<Status, Box<Error>>,
-    ) -> Result<Status, Failed> {
+    fn finished(&self, k: &Kernel, finished: Result<Status, Box<Error>>) -> Result<Status, Failed> {
         finished.map_err(|e| {
             let r = &k.ranks[self.idx];
             let t = r.clock.saturating_add(r.overhead_ns);
