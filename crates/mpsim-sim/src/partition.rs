@@ -121,10 +121,9 @@ where
         let kernel = Rc::new(RefCell::new(kernel));
         if options.trace {
             let mut k = kernel.borrow_mut();
-            k.trace = Some(Vec::new());
-            k.trace_filter = options.trace_filter.clone();
+            k.trace.start(options.trace_filter.clone());
         }
-        kernel.borrow_mut().livelock = livelock::Watch::new(options.livelock_after_ns);
+        kernel.borrow_mut().livelock.watch = livelock::Watch::new(options.livelock_after_ns);
         let order: Box<dyn Iterator<Item = u32>> = match order {
             Some(order) => Box::new(order.iter().copied().filter(|r| part.contains(r))),
             None => Box::new(part.clone()),
@@ -169,7 +168,7 @@ where
     /// for one.
     pub fn start_checkpoints(&mut self) {
         let mut k = self.kernel.borrow_mut();
-        let at = k.livelock.next_check;
+        let at = k.livelock.watch.next_check;
         if at != u64::MAX {
             k.queue.push_checkpoint(at);
         }
@@ -222,7 +221,7 @@ where
         observe: &mut dyn FnMut(Progress),
     ) -> Option<Key> {
         loop {
-            if (PARALLEL || k.stop.is_some()) && !before_end(k) {
+            if (PARALLEL || k.stop.first.is_some()) && !before_end(k) {
                 return None;
             }
             let mut key = k.queue.pop()?;
@@ -230,7 +229,7 @@ where
                 self.enter_event::<PARALLEL>(k, key, observe);
                 k.deliver_popped(key.creator());
                 self.count_trace::<PARALLEL>(k, key);
-                if PARALLEL || k.stop.is_some() {
+                if PARALLEL || k.stop.first.is_some() {
                     continue;
                 }
                 // A delivery that completes a waiting rank's receive makes its resume the
@@ -324,7 +323,7 @@ where
     /// own, or requests it left pending) stops the run.
     fn end_rank(&mut self, k: &mut Kernel, idx: usize, rank: u32, result: Result<(), Error>) {
         self.futures[idx] = None;
-        k.finished += 1;
+        k.counts.finished += 1;
         let r = &mut k.ranks[idx];
         r.done = true;
         let owed = std::mem::take(&mut r.overhead_ns);
@@ -358,14 +357,14 @@ where
         k.now = time;
         if PARALLEL {
             // Only merges read it: one partition's events are in key order already.
-            k.current = key;
+            k.round.current = key;
         }
-        k.events += 1;
-        if k.events.is_multiple_of(CHECK_EVERY) {
-            if k.events.is_multiple_of(OBSERVE_EVERY) {
+        k.counts.events += 1;
+        if k.counts.events.is_multiple_of(CHECK_EVERY) {
+            if k.counts.events.is_multiple_of(OBSERVE_EVERY) {
                 observe(progress(k));
             }
-            if let Some(e) = self.look_outside(k.events, time, k.total) {
+            if let Some(e) = self.look_outside(k.counts.events, time, k.total) {
                 k.fail_now(e, time);
             }
         }
@@ -394,11 +393,11 @@ where
         if !PARALLEL {
             return;
         }
-        if let (Some(runs), Some(trace)) = (self.runs.as_mut(), k.trace.as_ref()) {
-            let made = trace.len() - self.traced;
+        if let (Some(runs), Some(len)) = (self.runs.as_mut(), k.trace.len()) {
+            let made = len - self.traced;
             if made > 0 {
                 runs.push((key, made as u32));
-                self.traced = trace.len();
+                self.traced = len;
             }
         }
     }
@@ -444,7 +443,7 @@ where
         let mut warnings = Vec::new();
         for (i, r) in k.ranks.iter().enumerate() {
             // Each rank's dropped receives, then its messages never received.
-            if let Some(dropped) = k.discarded.get(&(base + i as u32)) {
+            if let Some(dropped) = k.report.discarded.get(&(base + i as u32)) {
                 warnings.extend(dropped.iter().cloned());
             }
             for (from, e, bytes) in r.endpoint.unexpected_messages() {
@@ -459,23 +458,23 @@ where
         let mut k = kernel.borrow_mut();
         // A livelock: since when nothing but polls ran, by this partition's ranks, and the
         // checkpoint since which the run has been seen quiet (`livelock`).
-        let livelock = k.livelocked.map(|(quiet, at)| Livelocked {
+        let livelock = k.livelock.found.map(|(quiet, at)| Livelocked {
             ranks_since: k.quiet_since(),
             quiet,
             at,
-            limit: k.livelock.after_ns(),
+            limit: k.livelock.watch.after_ns(),
         });
         PartOutcome {
             base,
             states: std::mem::take(&mut k.ranks),
-            events: k.events,
-            finished: k.finished,
+            events: k.counts.events,
+            finished: k.counts.finished,
             now: k.now,
-            stop: k.stop.take().map(|(e, t)| (e, t, k.stop_key)),
+            stop: k.stop.first.take().map(|(e, t)| (e, t, k.stop.key)),
             livelock,
             warnings,
             blocked,
-            top_waits: std::mem::take(&mut k.top_waits),
+            top_waits: std::mem::take(&mut k.report.top_waits),
             trace: k.trace.take(),
             runs,
         }
@@ -501,13 +500,13 @@ fn ask_waits<Fut: Future<Output = Result<(), Error>>>(
             if r.done || r.resume_scheduled || !r.wait.is_some_and(|w| w.set) {
                 continue;
             }
-            (k.reporting, k.polling) = (true, i);
+            (k.report.asking, k.polling) = (true, i);
         }
         if let Some(fut) = slot.as_mut() {
             let _ = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
         }
         let mut k = kernel.borrow_mut();
-        (k.reporting, k.polling) = (false, NOT_POLLING);
+        (k.report.asking, k.polling) = (false, NOT_POLLING);
     }
 }
 
@@ -547,7 +546,7 @@ fn charge_stretch(k: &mut Kernel, idx: usize, cpu: cpu_time::ThreadTime) {
 /// parallel round, or a stopped run's `stop_end` (D2).
 #[inline(always)]
 fn before_end(k: &Kernel) -> bool {
-    let end = k.horizon.min(k.stop_end);
+    let end = k.round.horizon.min(k.stop.end);
     k.queue.peek_time().is_some_and(|t| t < end)
 }
 
@@ -588,7 +587,7 @@ fn checkpoint(k: &mut Kernel) -> bool {
     let Some(next) = k.queue.peek_time() else {
         return false;
     };
-    if k.stop.is_some() {
+    if k.stop.first.is_some() {
         return false;
     }
     // Without a poll so far, the run is not livelocked (and the ranks need no look).
@@ -597,19 +596,19 @@ fn checkpoint(k: &mut Kernel) -> bool {
         Some((polls, progress)) => (polls > 0, progress),
         None => (false, 0),
     };
-    k.livelocked = k.livelock.check(next, quiet, progress);
-    if k.livelocked.is_none() {
-        let at = k.livelock.next_check;
+    k.livelock.found = k.livelock.watch.check(next, quiet, progress);
+    if k.livelock.found.is_none() {
+        let at = k.livelock.watch.next_check;
         k.queue.push_checkpoint(at);
     }
-    k.livelocked.is_some()
+    k.livelock.found.is_some()
 }
 
 fn progress(k: &Kernel) -> Progress {
     Progress {
         virtual_ns: k.now,
-        events: k.events,
-        finished: k.finished,
+        events: k.counts.events,
+        finished: k.counts.finished,
     }
 }
 
