@@ -25,6 +25,7 @@ use crate::event::{CHECKPOINT, DELIVERY, Key};
 use crate::host_memory::{CHECK_EVERY, MemoryWatch};
 use crate::kernel::{Kernel, NOT_POLLING, RankState, vec_for};
 use crate::livelock;
+use crate::measured::{self, Stretch};
 use crate::model::ComputeMode;
 use crate::rank::SimRank;
 use crate::run::{OBSERVE_EVERY, Options, Progress};
@@ -180,9 +181,24 @@ where
     /// needs: event keys, trace runs, and the horizon may come down as it runs).
     ///
     /// Each turn: the next resume (deliveries before it are run by [`Partition::next_resume`]),
-    /// its rank woken ([`Partition::wake`]), its program polled ([`Partition::poll`]), and what
-    /// the poll returned handled ([`Partition::end_rank`], [`Partition::check_suspended`]).
+    /// its rank woken ([`Partition::wake`]), its program polled ([`Partition::poll`], timed
+    /// under measured compute: [`Stretch`]), and what the poll returned handled
+    /// ([`Partition::end_rank`], [`check_suspended`]).
     pub fn run<const PARALLEL: bool>(&mut self, observe: &mut dyn FnMut(Progress)) {
+        // A run that measures its programs' compute times each poll (`measured`); one that
+        // does not runs a loop with no trace of it.
+        if self.kernel.borrow().model().compute == ComputeMode::Measured {
+            self.run_loop::<PARALLEL, true>(observe);
+        } else {
+            self.run_loop::<PARALLEL, false>(observe);
+        }
+    }
+
+    /// The body of [`Partition::run`]; `MEASURED`: the run measures compute.
+    fn run_loop<const PARALLEL: bool, const MEASURED: bool>(
+        &mut self,
+        observe: &mut dyn FnMut(Progress),
+    ) {
         let mut cx = Context::from_waker(Waker::noop());
         let kernel = Rc::clone(&self.kernel);
         loop {
@@ -193,10 +209,10 @@ where
                 break;
             };
             self.enter_event::<PARALLEL>(&mut k, key, observe);
-            let Some(idx) = self.wake::<PARALLEL>(&mut k, key) else {
+            let Some(idx) = self.wake::<PARALLEL, MEASURED>(&mut k, key) else {
                 continue;
             };
-            let stretch = Stretch::start(&k);
+            let stretch = Stretch::start::<MEASURED>();
             k.polling = idx;
             drop(k);
             let polled = self.poll(idx, key.creator(), &mut cx);
@@ -254,14 +270,18 @@ where
 
     /// The rank of the resume `key` is woken at its time: the index of its state, whose
     /// program is to be polled, or `None` when there is nothing to poll (the rank has ended,
-    /// or pays measured compute first, `pay_measured`).
+    /// or pays measured compute first, [`measured::pay_owed`]).
     ///
     /// A rank woken in a wait runs at the time of its wake, to look whether its wait
     /// returns: if it does, the wait ends there (`SimRank::wait_returns`: its blocked time,
     /// trace span, hand-over and measured compute); if not, the rank blocks on with the clock
     /// it blocked at (`SimRank::suspend`): only a returning wait moves a clock (S1).
     #[inline(always)]
-    fn wake<const PARALLEL: bool>(&mut self, k: &mut Kernel, key: Key) -> Option<usize> {
+    fn wake<const PARALLEL: bool, const MEASURED: bool>(
+        &mut self,
+        k: &mut Kernel,
+        key: Key,
+    ) -> Option<usize> {
         let rank = key.creator();
         let idx = k.at(rank);
         let r = &mut k.ranks[idx];
@@ -271,25 +291,12 @@ where
         }
         let clock = r.clock.max(key.time);
         r.clock = clock;
-        if r.wait.is_none() && r.debt_ns > 0 {
-            self.pay_measured(k, idx, rank, clock);
+        if MEASURED && r.wait.is_none() && r.debt_ns > 0 {
+            measured::pay_owed(k, idx, rank, clock);
             self.count_trace::<PARALLEL>(k, key);
             return None;
         }
         Some(idx)
-    }
-
-    /// Measured compute of the rank at `idx` (`rank`, woken at `clock`) not yet on its clock
-    /// comes before its next action: a `compute` span, and the rank resumes after it.
-    #[cold]
-    #[inline(never)]
-    fn pay_measured(&mut self, k: &mut Kernel, idx: usize, rank: u32, clock: u64) {
-        let r = &mut k.ranks[idx];
-        let debt = std::mem::take(&mut r.debt_ns);
-        let end = clock.saturating_add(debt);
-        r.clock = end;
-        k.record_span(rank, "compute", clock, end);
-        k.schedule_resume(rank, end);
     }
 
     /// Polls the program of `rank`, whose state is at `idx`, once, catching a panic: pending,
@@ -508,38 +515,6 @@ fn ask_waits<Fut: Future<Output = Result<(), Error>>>(
         let mut k = kernel.borrow_mut();
         (k.report.asking, k.polling) = (false, NOT_POLLING);
     }
-}
-
-/// Under `--compute measured`, the host CPU time of one poll of a rank's program (a stretch
-/// of its code between two suspensions, `docs/extensions.md` X3), which becomes measured
-/// compute it owes (`RankState::debt_ns`); under other modes, nothing.
-struct Stretch(Option<cpu_time::ThreadTime>);
-
-impl Stretch {
-    /// The timer of a poll about to begin.
-    #[inline(always)]
-    fn start(k: &Kernel) -> Self {
-        Stretch((k.model().compute == ComputeMode::Measured).then(cpu_time::ThreadTime::now))
-    }
-
-    /// The poll of the rank at `idx` is over: its host time, as the model charges it, is owed.
-    #[inline(always)]
-    fn charge(self, k: &mut Kernel, idx: usize) {
-        if let Some(cpu) = self.0 {
-            charge_stretch(k, idx, cpu);
-        }
-    }
-}
-
-/// The body of [`Stretch::charge`].
-#[cold]
-#[inline(never)]
-fn charge_stretch(k: &mut Kernel, idx: usize, cpu: cpu_time::ThreadTime) {
-    let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    let ns = k.model().measured_stretch_ns(host_ns, k.total);
-    let r = &mut k.ranks[idx];
-    r.debt_ns = r.debt_ns.saturating_add(ns);
-    r.stats.compute_ns = r.stats.compute_ns.saturating_add(ns);
 }
 
 /// Whether the queue's next event comes before the end of what may run: the horizon of a
