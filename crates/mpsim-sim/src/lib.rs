@@ -34,6 +34,7 @@ mod host_memory;
 pub mod input;
 mod kernel;
 mod livelock;
+mod measured;
 mod model;
 mod model_file;
 mod model_value;

@@ -297,7 +297,7 @@ impl SimRank {
         // resume (`settle_first`); the same poll may still look at its requests, from there.
         debug_assert!(
             k.closed
-                || k.stop.is_some()
+                || k.stop.first.is_some()
                 || r.clock == k.now
                 || (r.resume_scheduled && r.clock > k.now),
             "a rank runs only at the global time, or at the resume it has just scheduled"
@@ -617,7 +617,7 @@ impl SimRank {
     /// wait on several in order only at its last request (`wait_all` returns with its last).
     /// Its end looks at the request first when the wait is long enough to be listed, or when
     /// measured compute is owed (`woken_wait_first`). Pending, the rank waits on `req`; asked
-    /// for a report (`Kernel::reporting`), a wait on several records `req` and the `rest`
+    /// for a report (`ReportData::asking`), a wait on several records `req` and the `rest`
     /// (`Kernel::wait_on_set`).
     #[inline(always)]
     fn wait_on(
@@ -630,7 +630,7 @@ impl SimRank {
         let mut guard = self.kernel.borrow_mut();
         self.check_turn(&mut guard, call);
         let k = &mut *guard;
-        let floor = k.top_waits.floor();
+        let floor = k.report.top_waits.floor();
         let last = !matches!(in_order, Some(Some(_)));
         let Some(r) = k.ranks.get_mut(self.idx) else {
             return Poll::Ready(Err(Failed::Wait(run_ended(k, self.rank, call))));
@@ -652,7 +652,7 @@ impl SimRank {
                 self.suspend(k, call, Some(req), false, false);
                 return Poll::Pending;
             };
-            if k.reporting {
+            if k.report.asking {
                 let mut ids = vec![req];
                 if let Some(rest) = rest {
                     rest(&mut ids);
@@ -663,7 +663,7 @@ impl SimRank {
             self.suspend(k, call, Some(req), false, true);
             return Poll::Pending;
         };
-        if last && let Some(w) = ended(r, k.handover_ns) {
+        if last && let Some(w) = ended(r, k.cores.handover_ns) {
             k.record_span(self.rank, w.call, w.since, w.end);
         }
         Poll::Ready(self.finished(k, finished))
@@ -683,7 +683,7 @@ impl SimRank {
 
     /// All of `reqs`, or any one, complete: the wait ends (S1). Otherwise the rank waits on the
     /// first incomplete one (its wait-for edge); a wake by a completion that does not satisfy
-    /// `needs` leaves it blocked as it was. Asked for a report (`Kernel::reporting`), it
+    /// `needs` leaves it blocked as it was. Asked for a report (`ReportData::asking`), it
     /// records every incomplete one (`Kernel::wait_on_set`).
     pub fn wait_requests(
         &self,
@@ -727,7 +727,7 @@ impl SimRank {
             }
             (_, _, Some(i)) => i,
         };
-        if k.reporting {
+        if k.report.asking {
             k.wait_on_set(self.idx, reqs[first_incomplete..].iter().copied());
             return Poll::Pending;
         }
@@ -745,7 +745,7 @@ impl SimRank {
         call: &'static str,
         awaited: Awaited,
     ) -> Poll<Result<Probed, Error>> {
-        if self.kernel.borrow().reporting {
+        if self.kernel.borrow().report.asking {
             // What it waits for is known (`Kernel::wait_on_probe`); nothing may change.
             return Poll::Pending;
         }
@@ -811,15 +811,15 @@ impl SimRank {
 
     /// A call that acts on the endpoint alone (`endpoint::answer`). Also notes, for a livelock
     /// report, the time of the endpoint's last input before the first such call since the
-    /// rank's last poll (`Kernel::input_before`): every poll (a `test`, an `iprobe`) comes
+    /// rank's last poll (`Livelock::input_before`): every poll (a `test`, an `iprobe`) comes
     /// through here.
     fn on_endpoint_alone(&self, call: Call) -> Result<Started, Error> {
         {
             let mut k = self.kernel.borrow_mut();
-            if k.input_before.0 != self.idx
+            if k.livelock.input_before.0 != self.idx
                 && let Some(r) = k.ranks.get(self.idx)
             {
-                k.input_before = (self.idx, r.endpoint.now());
+                k.livelock.input_before = (self.idx, r.endpoint.now());
             }
         }
         let (answer, warning) = self.on_endpoint("a call", |ep| endpoint::answer(ep, call));
@@ -828,7 +828,11 @@ impl SimRank {
             // Programs dropped when the run ends let go of their requests: the run has
             // reported.
             if !k.closed {
-                k.discarded.entry(self.rank).or_default().push(warning);
+                k.report
+                    .discarded
+                    .entry(self.rank)
+                    .or_default()
+                    .push(warning);
             }
         }
         answer

@@ -171,7 +171,7 @@ where
     part.run::<false>(observe);
     let deadlock = {
         let k = part.kernel.borrow();
-        k.stop.is_none() && k.finished < n
+        k.stop.first.is_none() && k.counts.finished < n
     };
     merge(options, vec![part.close(deadlock)], observe)
 }
