@@ -8,8 +8,10 @@ use std::fmt;
 use crate::deadlock::{CommOrder, DeadlockReport, LivelockReport};
 use crate::matching::{ContextId, Source, Tag};
 
+mod class;
 mod program;
 
+pub use class::ErrorClass;
 pub use program::ProgramError;
 
 /// Where an error happened: the calling rank and call, and what the call named.
@@ -103,7 +105,7 @@ impl fmt::Display for PendingRequest {
     }
 }
 
-/// Everything that can go wrong, by MPI error class.
+/// Everything that can go wrong, by MPI error class ([`Error::class`] names each one's).
 ///
 /// Kept small and not recursive: every `Result` of the library carries one, and the blocking
 /// calls move theirs on every call. A variant holding other `Error`s (an `InStatus` listing
@@ -445,6 +447,59 @@ impl Error {
         Error::Aborted {
             rank,
             cause: format!("rank {rank} panicked: {message}"),
+        }
+    }
+
+    /// The MPI error class the error belongs to, which a C interface returns
+    /// (`docs/p2p.md` §8 lists the mapping):
+    ///
+    /// - the errors of an argument or a call, as MPI classes them: `InvalidRank`
+    ///   (`MPI_ERR_RANK`), `InvalidTag` (`MPI_ERR_TAG`), `InvalidComm` and `CommOrder`
+    ///   (`MPI_ERR_COMM`), `Truncate` (`MPI_ERR_TRUNCATE`), `BufferOverflow`,
+    ///   `BufferAlreadyAttached` and `NoBufferAttached` (`MPI_ERR_BUFFER`), `RequestActive` and
+    ///   `InvalidRequest` (`MPI_ERR_REQUEST`), `InvalidArgument` (`MPI_ERR_ARG`);
+    /// - `PendingAtExit` is `MPI_ERR_PENDING` (requests left pending), `NoMemory`
+    ///   `MPI_ERR_NO_MEM`, `Io` `MPI_ERR_IO`, `Unsupported` `MPI_ERR_UNSUPPORTED_OPERATION`,
+    ///   `Internal` `MPI_ERR_INTERN` (a bug in mpsim);
+    /// - `Aborted` (another rank failed) and `Abort` (a rank called `abort`) are
+    ///   `MPI_ERR_PROC_ABORTED`: the run stopped because a process aborted;
+    /// - what MPI has no class for is `MPI_ERR_OTHER`: `ReadyNotPosted` (an erroneous ready
+    ///   send, which MPI leaves undefined), `RunEnded` (a call after the run, as after
+    ///   `MPI_Finalize`), `ForeignRank`, `Deadlock`, `Livelock`, `TimeOverflow`, `Interrupted`
+    ///   and `Program` (the program's own error).
+    ///
+    /// ```
+    /// use mpsim_proto::error::{Error, ErrorClass, Site};
+    /// let e = Error::Truncate { site: Site::new(1, "recv"), message_bytes: 16, buffer_bytes: 8 };
+    /// assert_eq!(e.class(), ErrorClass::Truncate);
+    /// assert_eq!(e.class().mpi_name(), "MPI_ERR_TRUNCATE");
+    /// ```
+    pub fn class(&self) -> ErrorClass {
+        // No `_` arm: a new variant must be classed here (and in docs/p2p.md §8).
+        match self {
+            Error::InvalidRank { .. } => ErrorClass::Rank,
+            Error::InvalidTag { .. } => ErrorClass::Tag,
+            Error::InvalidComm { .. } | Error::CommOrder { .. } => ErrorClass::Comm,
+            Error::Truncate { .. } => ErrorClass::Truncate,
+            Error::BufferOverflow { .. }
+            | Error::BufferAlreadyAttached { .. }
+            | Error::NoBufferAttached { .. } => ErrorClass::Buffer,
+            Error::RequestActive { .. } | Error::InvalidRequest { .. } => ErrorClass::Request,
+            Error::InvalidArgument { .. } => ErrorClass::Arg,
+            Error::PendingAtExit { .. } => ErrorClass::Pending,
+            Error::NoMemory { .. } => ErrorClass::NoMem,
+            Error::Io { .. } => ErrorClass::Io,
+            Error::Unsupported { .. } => ErrorClass::UnsupportedOperation,
+            Error::Internal { .. } => ErrorClass::Intern,
+            Error::Aborted { .. } | Error::Abort { .. } => ErrorClass::ProcAborted,
+            Error::ReadyNotPosted { .. }
+            | Error::RunEnded { .. }
+            | Error::ForeignRank { .. }
+            | Error::Deadlock { .. }
+            | Error::Livelock { .. }
+            | Error::TimeOverflow { .. }
+            | Error::Interrupted { .. }
+            | Error::Program(_) => ErrorClass::Other,
         }
     }
 

@@ -17,8 +17,8 @@ use mpsim_proto::Error;
 use mpsim_proto::error::PendingRequest;
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, Tag};
 use mpsim_proto::p2p::{
-    BSEND_OVERHEAD, Completion, Config, Endpoint, Event, MessageId, Packet, RecvStart, ReqId,
-    SendMode, Status,
+    BSEND_OVERHEAD, Completion, Config, Endpoint, Event, MessageId, Packet, Queued, RecvStart,
+    ReqId, SendCall, SendMode, Status, Transmit,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -35,6 +35,45 @@ const MAX_STEPS: usize = 10_000;
 const EAGER: usize = 65_536;
 
 type Payload = Vec<u8>;
+
+/// `ep` starts a nonblocking send in `mode` (`Endpoint::start_send`, queued in the outbox).
+fn isend(
+    ep: &mut Endpoint<Payload>,
+    mode: SendMode,
+    to: u32,
+    envelope: Envelope,
+    payload: Payload,
+) -> Result<ReqId, Error> {
+    let send = SendCall {
+        call: mode.icall(),
+        mode,
+        to,
+        envelope,
+        payload,
+        blocking: false,
+    };
+    ep.start_send(send, Queued)
+        .map(|req| req.expect("a nonblocking send has a request"))
+}
+
+/// `ep` starts a blocking standard send to rank 1, its message handed to `transport`
+/// (`Endpoint::start_send`).
+fn send_now(
+    ep: &mut Endpoint<Payload>,
+    envelope: Envelope,
+    payload: Payload,
+    transport: impl FnOnce(Transmit<Payload>),
+) -> Result<Option<ReqId>, Error> {
+    let send = SendCall {
+        call: "send",
+        mode: SendMode::Standard,
+        to: 1,
+        envelope,
+        payload,
+        blocking: true,
+    };
+    ep.start_send(send, transport)
+}
 
 /// A deterministic network of `n` endpoints (world ranks `0..n`) with one FIFO channel per
 /// ordered pair of ranks.
@@ -92,13 +131,16 @@ impl Net {
     /// whether it emitted any packet.
     fn flush_rank(&mut self, rank: u32) -> bool {
         let mut moved = false;
-        while let Some(t) = self.endpoints[rank as usize].poll_transmit() {
+        let Some(mut out) = self.endpoints[rank as usize].take_outputs() else {
+            return false;
+        };
+        while let Some(t) = out.poll_transmit() {
             let c = self.chan(rank, t.to);
             self.channels[c].push_back(t.packet);
             self.sent[c] += 1;
             moved = true;
         }
-        while let Some(e) = self.endpoints[rank as usize].poll_event() {
+        while let Some(e) = out.poll_event() {
             self.events[rank as usize].push(e);
         }
         moved
@@ -222,8 +264,8 @@ impl Net {
         tag: i32,
         data: Payload,
     ) -> Result<ReqId, Error> {
-        self.ep(from)
-            .isend(mode, to, Envelope::new(CTX, from, tag), data)
+        let envelope = Envelope::new(CTX, from, tag);
+        isend(self.ep(from), mode, to, envelope, data)
     }
 
     /// As [`Net::isend`], for sends that cannot fail.
@@ -414,7 +456,7 @@ fn p2p_core_p2_rendezvous_then_eager_same_tag_not_overtaken() {
     assert_send_ok(&net.done(0, s_small, "8 B send"));
 }
 
-/// `Endpoint::send_now` hands a blocking send's message straight to the transport only when
+/// `Endpoint::start_send` hands a blocking send's message straight to the transport only when
 /// nothing waits in the outbox; behind queued packets it queues too, so the channel stays FIFO
 /// (P2).
 #[test]
@@ -424,42 +466,42 @@ fn p2p_core_p2_send_now_never_overtakes_queued_packets() {
         Packet::Message { envelope, .. } => envelope.tag,
         other => panic!("expected a message, got {other:?}"),
     };
-    let queued = ep
-        .isend(SendMode::Standard, 1, Envelope::new(CTX, 0, 1), data(8, 1))
-        .expect("eager send");
+    let queued = isend(
+        &mut ep,
+        SendMode::Standard,
+        1,
+        Envelope::new(CTX, 0, 1),
+        data(8, 1),
+    )
+    .expect("eager send");
     let mut direct = None;
-    let req = ep
-        .send_now(
-            SendMode::Standard,
-            1,
-            Envelope::new(CTX, 0, 2),
-            data(8, 2),
-            |t| direct = Some(t),
-        )
-        .expect("eager send");
+    let req = send_now(&mut ep, Envelope::new(CTX, 0, 2), data(8, 2), |t| {
+        direct = Some(t)
+    })
+    .expect("eager send");
     assert!(req.is_none(), "an eager blocking send leaves no request");
     assert!(
         direct.is_none(),
         "a packet waits in the outbox: the new one queues behind it"
     );
-    let order: Vec<i32> = std::iter::from_fn(|| ep.poll_transmit())
+    let mut out = ep.take_outputs().expect("queued packets");
+    let order: Vec<i32> = std::iter::from_fn(|| out.poll_transmit())
         .map(|t| tag_of(&t.packet))
         .collect();
     assert_eq!(order, [1, 2], "FIFO on the channel");
     let mut direct = None;
-    let req = ep
-        .send_now(
-            SendMode::Standard,
-            1,
-            Envelope::new(CTX, 0, 3),
-            data(8, 3),
-            |t| direct = Some(t),
-        )
-        .expect("eager send");
+    let req = send_now(&mut ep, Envelope::new(CTX, 0, 3), data(8, 3), |t| {
+        direct = Some(t)
+    })
+    .expect("eager send");
     assert!(req.is_none(), "an eager blocking send leaves no request");
     let t = direct.expect("an empty outbox: the message comes straight back");
     assert_eq!((t.to, tag_of(&t.packet)), (1, 3));
-    assert!(ep.poll_transmit().is_none(), "and is not queued as well");
+    assert!(
+        ep.take_outputs()
+            .is_none_or(|mut o| o.poll_transmit().is_none()),
+        "and is not queued as well"
+    );
     let _ = ep.test(queued);
 }
 

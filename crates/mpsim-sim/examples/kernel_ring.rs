@@ -10,11 +10,11 @@ use std::time::Instant;
 
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{ContextId, Envelope, Pattern};
-use mpsim_proto::p2p::SendMode;
-use mpsim_proto::runtime::{Payload, RankRuntime};
-use mpsim_sim::{Model, Options, simulate};
+use mpsim_proto::p2p::{ReqId, SendMode};
+use mpsim_proto::runtime::{Call, Payload, RankRuntime, Started, Wait};
+use mpsim_sim::{Model, Options, SimRank, simulate};
 
-async fn ring(rt: Rc<dyn RankRuntime>, iters: u64) -> Result<(), Error> {
+async fn ring(rt: Rc<SimRank>, iters: u64) -> Result<(), Error> {
     let (me, n) = (rt.rank(), rt.size());
     let (left, right) = ((me + n - 1) % n, (me + 1) % n);
     let ctx = ContextId(0);
@@ -22,18 +22,16 @@ async fn ring(rt: Rc<dyn RankRuntime>, iters: u64) -> Result<(), Error> {
         if me != 0 {
             recv(&rt, left, ctx).await?;
         }
-        let mut req = None;
-        rt.with_endpoint(&mut |ep| {
-            req = Some(ep.isend(
-                SendMode::Standard,
-                right,
-                Envelope::new(ctx, me, 7),
-                Payload::from_elem(0, 8),
-            ))
-        });
-        let req = req.expect("ran")?;
-        poll_fn(|cx| rt.poll_done(req, "send", cx)).await?;
-        rt.with_endpoint(&mut |ep| drop(ep.test(req)));
+        let send = Call::Send {
+            call: "isend",
+            mode: SendMode::Standard,
+            to: right,
+            envelope: Envelope::new(ctx, me, 7),
+            payload: Payload::from_elem(0, 8),
+            blocking: false,
+        };
+        let req = posted(rt.start(send)?);
+        wait(&rt, req, "send").await?;
         if me == 0 {
             recv(&rt, left, ctx).await?;
         }
@@ -41,13 +39,28 @@ async fn ring(rt: Rc<dyn RankRuntime>, iters: u64) -> Result<(), Error> {
     Ok(())
 }
 
-async fn recv(rt: &Rc<dyn RankRuntime>, from: u32, ctx: ContextId) -> Result<(), Error> {
-    let mut req = None;
-    rt.with_endpoint(&mut |ep| req = Some(ep.irecv(Pattern::new(ctx, from, 7), 8)));
-    let req = req.expect("ran");
-    poll_fn(|cx| rt.poll_done(req, "recv", cx)).await?;
-    rt.with_endpoint(&mut |ep| drop(ep.test(req)));
-    Ok(())
+async fn recv(rt: &Rc<SimRank>, from: u32, ctx: ContextId) -> Result<(), Error> {
+    let post = Call::Recv {
+        pattern: Pattern::new(ctx, from, 7),
+        capacity: 8,
+        source_world: Some(from),
+        blocking: false,
+    };
+    let req = posted(rt.start(post)?);
+    wait(rt, req, "recv").await
+}
+
+/// The request a send or receive posted.
+fn posted(started: Started) -> ReqId {
+    match started {
+        Started::Request(Some(req)) => req,
+        other => panic!("a nonblocking call answered {other:?}"),
+    }
+}
+
+/// Waits for `req` through the seam, dropping its completion.
+async fn wait(rt: &Rc<SimRank>, req: ReqId, call: &'static str) -> Result<(), Error> {
+    poll_fn(|_| rt.poll_wait(Wait::Request { req, call }).map_ok(drop)).await
 }
 
 fn peak_rss_kib() -> u64 {

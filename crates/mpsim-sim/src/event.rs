@@ -496,7 +496,7 @@ impl Queue {
 #[cfg(test)]
 mod tests {
     use mpsim_proto::matching::{ContextId, Envelope};
-    use mpsim_proto::p2p::{Config, Endpoint, Packet, SendMode};
+    use mpsim_proto::p2p::{Config, Endpoint, Packet, SendCall, SendMode, Transmit};
     use mpsim_proto::runtime::Payload;
     use proptest::prelude::*;
 
@@ -510,8 +510,17 @@ mod tests {
     fn packet(n: u64) -> Packet<Payload> {
         let mut ep = Endpoint::new(0, Config::default());
         let env = Envelope::new(ContextId(0), 0, n as i32);
-        let _ = ep.isend(SendMode::Standard, 1, env, Payload::new());
-        ep.poll_transmit().expect("a send transmits").packet
+        let mut packet = None;
+        let send = SendCall {
+            call: "isend",
+            mode: SendMode::Standard,
+            to: 1,
+            envelope: env,
+            payload: Payload::new(),
+            blocking: false,
+        };
+        let _ = ep.start_send(send, |t: Transmit<Payload>| packet = Some(t.packet));
+        packet.expect("a send transmits")
     }
 
     fn body(k: Key) -> Body {

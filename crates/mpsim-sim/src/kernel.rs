@@ -23,7 +23,6 @@
 //!   rank wakes it, taking `wake_latency`, and it resumes when the wake-up under way at its
 //!   completion ends (X2).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mpsim_proto::deadlock::{self, Awaited, BlockedRank, Waiting};
@@ -31,17 +30,18 @@ use mpsim_proto::error::Error;
 use mpsim_proto::matching::{ContextId, Source, Tag};
 use mpsim_proto::p2p::{Config, Endpoint, Event, Outbox, Packet, ReqId, Transmit};
 use mpsim_proto::runtime::Payload;
-use mpsim_proto::trace::{TraceEvent, TraceFilter};
+use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
 use crate::fifo::{Channels, LastSend};
-use crate::livelock::Watch;
 use crate::model::{ComputeMode, LastDelay, Model};
 use crate::stats::Stats;
-use crate::waits::TopWaits;
+
+mod state;
+pub(crate) use state::{Counts, Livelock, ReportData, Round, SharedCores, Stop, TraceLog};
 
 /// What a rank blocked in a wait that its [`Wait`] does not describe alone waits for
-/// (`Kernel::awaiting`).
+/// (`ReportData::awaiting`).
 #[derive(Clone, Debug, Default)]
 pub(crate) enum Awaiting {
     /// Nothing recorded.
@@ -49,7 +49,7 @@ pub(crate) enum Awaiting {
     Nothing,
     /// A blocking probe: its peer, tag and communicator.
     Probe(Awaited),
-    /// A wait on several requests (`RankRuntime::poll_requests`): those not complete when it
+    /// A wait on several requests (`SimRank::wait_requests`): those not complete when it
     /// last blocked, the first of them the wait's `req`.
     Requests(Vec<ReqId>),
 }
@@ -62,9 +62,9 @@ pub(crate) struct Wait {
     pub req: Option<ReqId>,
     /// Woken by any message arriving (blocking probe), not only by completions.
     pub on_arrival: bool,
-    /// A wait on several requests (`RankRuntime::poll_requests`,
-    /// `RankRuntime::poll_complete_in`), `req` the first not complete when it last blocked:
-    /// the others are recorded in `Kernel::awaiting` only for a report (`Kernel::reporting`).
+    /// A wait on several requests (`SimRank::wait_requests`,
+    /// `SimRank::wait_in`), `req` the first not complete when it last blocked:
+    /// the others are recorded in `ReportData::awaiting` only for a report (`ReportData::asking`).
     pub set: bool,
 }
 
@@ -187,115 +187,55 @@ fn resume(queue: &mut Queue, r: &mut RankState, rank: u32, time: u64) -> bool {
 /// [`Kernel::polling`] while no rank's program is being polled.
 pub(crate) const NOT_POLLING: usize = usize::MAX;
 
+/// The simulation state of one partition: its ranks and their clocks, the queue of their
+/// events, and, grouped by concern (`state`), what the run loop, the report, the trace, a
+/// stopped run, a parallel round and the livelock watch keep.
 pub(crate) struct Kernel {
     /// The machine model; read-only (the delay memos below depend on it).
     model: Model,
     /// The last lookup in `model.bsend` and `model.ssend`, in that order.
     last_delay: [LastDelay; 2],
+    /// The model's lookahead `L`: nothing sent at `t` arrives before `t + L`.
+    lookahead: u64,
+    /// X2: what ranks that share cores pay.
+    pub cores: SharedCores,
+    /// Global virtual time: the time of the event being run.
     pub now: u64,
     pub queue: Queue,
     pub ranks: Vec<RankState>,
-    /// Latest arrival per channel `(from, to)` with a message still in flight, but for the
-    /// channels in their sender's `last_send`.
-    channels: Channels,
-    /// The first error, with the key of the event at which it happened.
-    pub stop: Option<(Error, u64)>,
-    /// Where a run stopped by an error ends (S16 as amended by D2): the time of the error's
-    /// event plus the lookahead; no event at or after it runs. `u64::MAX` while no error is
-    /// known (a parallel run's driver lowers it to the first error of any partition).
-    pub stop_end: u64,
-    pub events: u64,
-    /// Ranks whose program has finished (counted, not looked up: progress reports read it
-    /// every 65,536 events, and a scan of millions of ranks each time made a 10,000,000-rank
-    /// ring take minutes).
-    pub finished: u32,
-    /// The run is over: programs still suspended are being dropped, and what their requests'
-    /// destructors do (cancel, free) no longer takes part in the simulation.
-    pub closed: bool,
-    /// Where the state of the rank whose program is being polled is in `ranks`, or
-    /// [`NOT_POLLING`]: a call of another rank made meanwhile comes from a `Comm` or request
-    /// shared between ranks (`SimRank`'s "A rank used by another").
-    pub polling: usize,
-    /// The endpoint the last call of a rank whose run has ended acted on
-    /// ([`Kernel::lend_outbox`]).
-    void: Option<Box<Endpoint<Payload>>>,
-    /// Recorded events, when a trace was asked for (a trace costs memory per event), in event
-    /// order, so the same run gives the same bytes: `compute` and `poll` spans, a span per
-    /// blocking wait named after the call, and each message with its modelled arrival.
-    pub trace: Option<Vec<TraceEvent>>,
-    /// What the trace keeps (`Options::trace_filter`): asked as each record is made, so that
-    /// what falls outside takes no memory.
-    pub trace_filter: TraceFilter,
-    /// Messages sent so far, counted while a trace is recorded (its message ids).
-    messages_sent: u64,
-    /// Output storage lent to the endpoint taking an input (`flush` drains it and takes it
-    /// back), so that no endpoint keeps output queues of its own.
-    outbox: Option<Box<Outbox<Payload>>>,
-    /// What a blocked rank takes to resume after its completion (X2; 0 unless oversubscribed).
-    wake_ns: u64,
-    /// What a rank that resumes from a wait owes before its next action: hand-overs of its
-    /// core (X2, `CpuModel::handover_charge_ns`; 0 unless oversubscribed with measured compute).
-    pub handover_ns: u64,
-    /// The longest blocking waits so far, for the report.
-    pub top_waits: TopWaits,
     /// The first rank of this kernel's partition: `ranks[i]` is rank `base + i` (0 but in a
     /// parallel run, `parallel.rs`).
     base: u32,
     /// Ranks in the whole run (`ranks` holds this partition's).
     pub total: u32,
-    /// The model's lookahead `L`: nothing sent at `t` arrives before `t + L`.
-    lookahead: u64,
-    /// In a parallel run, where this partition's round must end (`parallel.rs`): set by the
-    /// driver from the other partitions' next events and the next checkpoint for a livelock
-    /// (`livelock`), lowered to `a` by the first packet this partition sends another to arrive
-    /// at `a`. `u64::MAX` in a sequential run.
-    pub horizon: u64,
-    /// In a parallel run, the earliest a packet sent in this round can arrive (the time of
-    /// the round's first event plus `L`): a check of the lookahead the rounds rely on.
-    pub remote_floor: u64,
-    /// Events for ranks of other partitions made in this round, in the order made.
-    pub remote: Vec<(Key, Body)>,
-    /// The key of the event being run, kept in a parallel run only (its partitions' errors,
-    /// top waits and trace records are merged by it; a sequential run's come in key order).
-    pub current: Key,
-    /// The key of the event of the first error (`stop`).
-    pub stop_key: Key,
-    /// By index as `ranks` (empty until a rank probes or waits on several requests): what
-    /// each rank last blocked in a probe, or a wait on several requests, waited for
-    /// ([`Awaiting`]), for deadlock reports: a probe holds no request to describe, and a wait
-    /// holds one request. Kept apart from the ranks' state, which every rank pays for, as
-    /// only some programs probe or wait on several requests; indexed, not hashed: a halo
-    /// exchange's `wait_all` blocks once per round and rank.
-    awaiting: Vec<Awaiting>,
-    /// The run is stuck and its report is being made: a rank's program is polled once more
-    /// so that a wait on several requests records them all (`Partition::close`); no wait
-    /// changes anything then.
-    pub reporting: bool,
-    /// Polls that found nothing so far, each ended by a resume (`livelock`).
-    polls: u64,
-    /// By index as `ranks` (empty until a rank polls, `livelock`): the call each rank last
-    /// polled in, and the number its poll's resume has among the events it made
-    /// (`RankState::made`): while that resume is queued, it is the last the rank made.
-    poll_calls: Vec<&'static str>,
-    poll_events: Vec<u64>,
-    /// Also by index as `ranks`: when each rank's polls began (the start of its first poll
-    /// since it last did anything else, or was given anything: the livelock report's start),
-    /// and when its last poll began.
-    poll_since: Vec<u64>,
-    poll_last: Vec<u64>,
-    /// The rank (index as `ranks`) whose program called its endpoint first since that rank's
-    /// last poll, with the time of the endpoint's last input before that call
-    /// (`Endpoint::now`): a later input than its last poll (a message, an ack) means the rank
-    /// was given something, and its next poll begins anew (`note_poll`).
-    pub input_before: (usize, u64),
-    /// The watch for a livelock (`livelock`), and once one is found, since when (virtual time)
-    /// and at which checkpoint.
-    pub livelock: Watch,
-    pub livelocked: Option<(u64, u64)>,
-    /// Warnings of receives the program let go of after they matched, by rank, each rank's in
-    /// the order they happened (`RankRuntime::discarded`): few, and listed by rank at the end
-    /// whatever the partitions.
-    pub discarded: BTreeMap<u32, Vec<String>>,
+    /// Where the state of the rank whose program is being polled is in `ranks`, or
+    /// [`NOT_POLLING`]: a call of another rank made meanwhile comes from a `Comm` or request
+    /// shared between ranks (`SimRank`'s "A rank used by another").
+    pub polling: usize,
+    /// The run is over: programs still suspended are being dropped, and what their requests'
+    /// destructors do (cancel, free) no longer takes part in the simulation.
+    pub closed: bool,
+    /// Latest arrival per channel `(from, to)` with a message still in flight, but for the
+    /// channels in their sender's `last_send`.
+    channels: Channels,
+    /// Output storage lent to the endpoint taking an input (`flush` drains it and takes it
+    /// back), so that no endpoint keeps output queues of its own.
+    outbox: Option<Box<Outbox<Payload>>>,
+    /// The endpoint the last call of a rank whose run has ended acted on
+    /// ([`Kernel::lend_outbox`]).
+    void: Option<Box<Endpoint<Payload>>>,
+    /// Events run and ranks finished.
+    pub counts: Counts,
+    /// The first error, and where the run then ends.
+    pub stop: Stop,
+    /// A parallel run's round.
+    pub round: Round,
+    /// The trace, if one is recorded.
+    pub trace: TraceLog,
+    /// The watch for a livelock.
+    pub livelock: Livelock,
+    /// What the report says beyond the ranks' counters.
+    pub report: ReportData,
 }
 
 /// Room for `n` items in a new vector, or an out-of-memory error naming `what` they are and
@@ -341,45 +281,29 @@ impl Kernel {
         let base = part.start;
         states.extend(part.map(|r| RankState::new(r, &config)));
         Ok(Kernel {
-            wake_ns,
-            handover_ns,
+            cores: SharedCores {
+                wake_ns,
+                handover_ns,
+            },
             last_delay: [LastDelay::new(&model.bsend), LastDelay::new(&model.ssend)],
             model,
+            lookahead,
             now: 0,
             queue: Queue::default(),
             ranks: states,
-            channels: Channels::default(),
-            stop: None,
-            stop_end: u64::MAX,
-            events: 0,
-            finished: 0,
-            closed: false,
-            polling: NOT_POLLING,
-            void: None,
-            trace: None,
-            trace_filter: TraceFilter::default(),
-            messages_sent: 0,
-            outbox: None,
-            top_waits: TopWaits::default(),
             base,
             total,
-            lookahead,
-            horizon: u64::MAX,
-            remote_floor: 0,
-            remote: Vec::new(),
-            current: Key::new(0, RESUME, 0, 0),
-            stop_key: Key::new(0, RESUME, 0, 0),
-            awaiting: Vec::new(),
-            reporting: false,
-            polls: 0,
-            poll_calls: Vec::new(),
-            poll_events: Vec::new(),
-            poll_since: Vec::new(),
-            poll_last: Vec::new(),
-            input_before: (NOT_POLLING, 0),
-            livelock: Watch::new(0),
-            livelocked: None,
-            discarded: BTreeMap::new(),
+            polling: NOT_POLLING,
+            closed: false,
+            channels: Channels::default(),
+            outbox: None,
+            void: None,
+            counts: Counts::default(),
+            stop: Stop::default(),
+            round: Round::default(),
+            trace: TraceLog::default(),
+            livelock: Livelock::default(),
+            report: ReportData::default(),
         })
     }
 
@@ -528,7 +452,7 @@ impl Kernel {
         let i = self.at(rank);
         let r = &mut self.ranks[i];
         if r.wait.is_some() {
-            let at = r.wake_at(t, self.wake_ns);
+            let at = r.wake_at(t, self.cores.wake_ns);
             if !resume(&mut self.queue, r, rank, at) {
                 self.wake_overflow(rank, t);
             }
@@ -546,7 +470,7 @@ impl Kernel {
 
     /// Sends one of `rank`'s packets at time `t`: queues its delivery at its modelled arrival.
     /// Inlined: once per packet, from `send` and from a blocking send that skips the outbox
-    /// (`SimRank::start_blocking_send`).
+    /// (`SimRank::send`).
     #[inline(always)]
     pub fn transmit(&mut self, rank: u32, t: u64, tx: Transmit<Payload>) {
         if self.closed {
@@ -571,7 +495,7 @@ impl Kernel {
                     self.channels
                         .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
                 r.endpoint.count_sent(*protocol, bytes);
-                if self.trace.is_some() {
+                if self.trace.records.is_some() {
                     self.trace_message(rank, tx.to, t, arrival, bytes);
                 }
                 arrival
@@ -628,20 +552,20 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     fn send_remote(&mut self, key: Key, body: Body) {
-        self.horizon = self.horizon.min(key.time);
-        if key.time < self.remote_floor {
+        self.round.horizon = self.round.horizon.min(key.time);
+        if key.time < self.round.remote_floor {
             let err = Error::Internal {
                 what: format!(
                     "a packet from rank {} arrives at {} ns, sooner than the lookahead after \
                      the round's first event allows ({} ns)",
                     key.creator(),
                     key.time,
-                    self.remote_floor
+                    self.round.remote_floor
                 ),
             };
             self.fail(err, self.now);
         }
-        self.remote.push((key, body));
+        self.round.remote.push((key, body));
     }
 
     /// Delivers the packet of the delivery just popped (`Queue::take_delivery`), sent by
@@ -677,7 +601,7 @@ impl Kernel {
             r.arrivals += 1;
             if r.wait.is_some() {
                 // X2: any message wakes a parked rank, whether or not it ends the wait.
-                r.wake_at(t, self.wake_ns);
+                r.wake_at(t, self.cores.wake_ns);
             }
         }
         // A message that needs no `Fin` makes no outputs but its completion, which is a flag
@@ -690,7 +614,7 @@ impl Kernel {
         let completed = r.endpoint.take_completed();
         let outputs = r.endpoint.take_outputs();
         if message.is_some() && r.wait.is_some_and(|w| w.on_arrival) {
-            let at = r.wake_at(t, self.wake_ns);
+            let at = r.wake_at(t, self.cores.wake_ns);
             self.schedule_resume(to, at);
         }
         self.flush(to, t, outputs, completed);
@@ -712,33 +636,33 @@ impl Kernel {
         let made = r.made;
         // The poll began its cost before the resume it scheduled.
         let began = r.clock.saturating_sub(self.model.poll_cost_ns);
-        if self.poll_calls.is_empty() {
+        if self.livelock.poll_calls.is_empty() {
             let n = self.ranks.len();
-            self.poll_calls = vec![""; n];
-            self.poll_events = vec![u64::MAX; n];
-            self.poll_since = vec![0; n];
-            self.poll_last = vec![0; n];
+            self.livelock.poll_calls = vec![""; n];
+            self.livelock.poll_events = vec![u64::MAX; n];
+            self.livelock.poll_since = vec![0; n];
+            self.livelock.poll_last = vec![0; n];
         }
         // Its polls go on if it has made no event since its last poll's resume and its
         // endpoint has been given nothing since (`input_before`).
-        let given = match self.input_before {
-            (at, input) if at == i => input > self.poll_last[i],
+        let given = match self.livelock.input_before {
+            (at, input) if at == i => input > self.livelock.poll_last[i],
             _ => false,
         };
-        if self.poll_events[i] != made_before.wrapping_sub(1) || given {
-            self.poll_since[i] = began;
+        if self.livelock.poll_events[i] != made_before.wrapping_sub(1) || given {
+            self.livelock.poll_since[i] = began;
         }
-        self.poll_last[i] = began;
-        self.input_before = (NOT_POLLING, 0);
-        self.polls += 1;
-        self.poll_calls[i] = call;
+        self.livelock.poll_last[i] = began;
+        self.livelock.input_before = (NOT_POLLING, 0);
+        self.livelock.polls += 1;
+        self.livelock.poll_calls[i] = call;
         // Its resume was the last event it made.
-        self.poll_events[i] = made - 1;
+        self.livelock.poll_events[i] = made - 1;
     }
 
     /// When the polls of rank `i` (an index in `ranks`) began (`note_poll`).
     pub fn poll_began(&self, i: usize) -> u64 {
-        self.poll_since.get(i).copied().unwrap_or(0)
+        self.livelock.poll_since.get(i).copied().unwrap_or(0)
     }
 
     /// Since when, at the latest, nothing but polls has run in this partition, from its ranks
@@ -752,7 +676,7 @@ impl Kernel {
         let mut since = 0;
         for (i, r) in self.ranks.iter().enumerate() {
             let last = if self.polling_in(i).is_some() {
-                self.poll_since[i]
+                self.livelock.poll_since[i]
             } else {
                 let given = r.endpoint.now().max(r.awake_at);
                 match r.wait {
@@ -767,15 +691,15 @@ impl Kernel {
 
     /// Whether a rank of this partition has polled and found nothing (`livelock`).
     pub fn has_polled(&self) -> bool {
-        !self.poll_calls.is_empty()
+        !self.livelock.poll_calls.is_empty()
     }
 
     /// The call rank `i` (an index in `ranks`) last polled in, if the resume it has queued
     /// ends that poll.
     pub fn polling_in(&self, i: usize) -> Option<&'static str> {
         let r = &self.ranks[i];
-        let polling = r.resume_scheduled && self.poll_events.get(i) == Some(&(r.made - 1));
-        polling.then(|| self.poll_calls[i])
+        let polling = r.resume_scheduled && self.livelock.poll_events.get(i) == Some(&(r.made - 1));
+        polling.then(|| self.livelock.poll_calls[i])
     }
 
     /// Whether this partition is quiet but for polls (`livelock`): no packet queued to any of
@@ -796,7 +720,7 @@ impl Kernel {
             }
         }
         // Every poll noted but those still queued has run.
-        Some((queued, self.events - (self.polls - queued)))
+        Some((queued, self.counts.events - (self.livelock.polls - queued)))
     }
 
     /// X1: puts `rank`'s pending per-request overhead on its clock (recorded as an `overhead`
@@ -825,8 +749,8 @@ impl Kernel {
     pub fn end_wait(&mut self, i: usize, w: Wait) {
         let (rank, floor, handover) = (
             self.base + i as u32,
-            self.top_waits.floor(),
-            self.handover_ns,
+            self.report.top_waits.floor(),
+            self.cores.handover_ns,
         );
         let r = &mut self.ranks[i];
         r.wait = None;
@@ -842,8 +766,8 @@ impl Kernel {
     }
 
     /// The rank at `i` (an index in `ranks`) blocks in a wait on several requests, of which
-    /// `incomplete` and perhaps some after them are not complete (`RankRuntime::poll_requests`,
-    /// `RankRuntime::poll_complete_in`).
+    /// `incomplete` and perhaps some after them are not complete (`SimRank::wait_requests`,
+    /// `SimRank::wait_in`).
     pub fn wait_on_set(&mut self, i: usize, incomplete: impl Iterator<Item = ReqId>) {
         match self.awaiting_mut(i) {
             Awaiting::Requests(list) => {
@@ -861,11 +785,12 @@ impl Kernel {
 
     /// Where the rank at `i` records what it waits for (`awaiting`, made on first use).
     fn awaiting_mut(&mut self, i: usize) -> &mut Awaiting {
-        if self.awaiting.is_empty() {
-            self.awaiting
+        if self.report.awaiting.is_empty() {
+            self.report
+                .awaiting
                 .resize_with(self.ranks.len(), Awaiting::default);
         }
-        &mut self.awaiting[i]
+        &mut self.report.awaiting[i]
     }
 
     /// Forgets channels that no longer bear on arrivals (`Channels::prune`), between the
@@ -879,7 +804,7 @@ impl Kernel {
     pub fn record_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
         // Whether a trace is recorded first: in a run without one, a blocked rank's every
         // resume comes here.
-        if self.trace.is_some() && end_ns > start_ns {
+        if self.trace.records.is_some() && end_ns > start_ns {
             self.trace_span(rank, name, start_ns, end_ns);
         }
     }
@@ -889,7 +814,7 @@ impl Kernel {
     /// filter does not keep is not recorded; one that crosses the window's edge is clipped.
     #[inline(never)]
     fn trace_span(&mut self, rank: u32, name: &'static str, start_ns: u64, end_ns: u64) {
-        let Some((start_ns, end_ns)) = self.trace_filter.clip(rank, start_ns, end_ns) else {
+        let Some((start_ns, end_ns)) = self.trace.filter.clip(rank, start_ns, end_ns) else {
             return;
         };
         if let Some(trace) = self.trace_room() {
@@ -908,12 +833,13 @@ impl Kernel {
     #[inline(never)]
     fn trace_message(&mut self, from: u32, to: u32, sent_ns: u64, arrival_ns: u64, bytes: usize) {
         if !self
-            .trace_filter
+            .trace
+            .filter
             .keeps_message(from, to, sent_ns, Some(arrival_ns))
         {
             return;
         }
-        let id = self.messages_sent + 1;
+        let id = self.trace.messages_sent + 1;
         if let Some(trace) = self.trace_room() {
             trace.push(TraceEvent::Message {
                 id,
@@ -923,7 +849,7 @@ impl Kernel {
                 arrival_ns: Some(arrival_ns),
                 bytes,
             });
-            self.messages_sent = id;
+            self.trace.messages_sent = id;
         }
     }
 
@@ -931,11 +857,11 @@ impl Kernel {
     /// grow ([`Kernel::grow_trace`]).
     #[inline(always)]
     fn trace_room(&mut self) -> Option<&mut Vec<TraceEvent>> {
-        let trace = self.trace.as_ref()?;
+        let trace = self.trace.records.as_ref()?;
         if trace.len() == trace.capacity() && !self.grow_trace() {
             return None;
         }
-        self.trace.as_mut()
+        self.trace.records.as_mut()
     }
 
     /// Doubles the trace's room, or stops the run with `NoMemory` and records no more (false).
@@ -946,7 +872,7 @@ impl Kernel {
     #[cold]
     #[inline(never)]
     fn grow_trace(&mut self) -> bool {
-        let Some(trace) = self.trace.as_mut() else {
+        let Some(trace) = self.trace.records.as_mut() else {
             return false;
         };
         let (records, more) = (trace.len(), trace.len().max(1024));
@@ -970,10 +896,10 @@ impl Kernel {
     /// Records the first error; the run stops before the first event at or after `L` past
     /// the current event (D2).
     pub fn fail(&mut self, err: Error, t: u64) {
-        if self.stop.is_none() {
-            self.stop = Some((err, t));
-            self.stop_key = self.current;
-            self.stop_end = self.stop_end.min(self.now.saturating_add(self.lookahead));
+        if self.stop.first.is_none() {
+            self.stop.first = Some((err, t));
+            self.stop.key = self.round.current;
+            self.stop.end = self.stop.end.min(self.now.saturating_add(self.lookahead));
         }
     }
 
@@ -982,7 +908,7 @@ impl Kernel {
     /// would take more (all of a run's ranks start at time 0, say).
     pub fn fail_now(&mut self, err: Error, t: u64) {
         self.fail(err, t);
-        self.stop_end = self.stop_end.min(self.now);
+        self.stop.end = self.stop.end.min(self.now);
     }
 
     /// What request `req` of `rank`, waited for in `wait_call`, is about, for reports
@@ -1018,7 +944,7 @@ impl Kernel {
                 context,
             })
         };
-        let waiting_on = match (self.awaiting.get(self.at(rank)), w.req) {
+        let waiting_on = match (self.report.awaiting.get(self.at(rank)), w.req) {
             // A wait on several requests: those it blocked on, but for any complete since.
             (Some(Awaiting::Requests(set)), Some(first)) if w.set && set.contains(&first) => set
                 .iter()

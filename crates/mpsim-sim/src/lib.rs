@@ -21,15 +21,20 @@
 //! - [`input`]: input files read whole with a cap per kind, for model files here and the
 //!   `mpsim` command's inputs; [`output`]: output files written whole or not at all (models,
 //!   traces, pictures).
+//! - [`decimal`]: exact decimals (`12.345`, `1.5e-3`) times a scale as integers, for model
+//!   files here and the `mpsim` command's trace timestamps and flags; [`units`]: quantities
+//!   with their units, as model files and the command line write them.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod decimal;
 mod event;
 mod fifo;
 mod host_memory;
 pub mod input;
 mod kernel;
 mod livelock;
+mod measured;
 mod model;
 mod model_file;
 mod model_value;
@@ -38,6 +43,7 @@ mod parallel;
 mod partition;
 mod quad_heap;
 mod rank;
+pub use rank::SimRank;
 mod report;
 mod run;
 mod stats;

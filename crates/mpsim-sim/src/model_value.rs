@@ -1,18 +1,21 @@
 //! Values of `model.toml` as written, read into whole base units: `"1.5us"` to 1,500 ns,
 //! `0.5` (a factor) to 500,000 millionths. The rules are in `model_file`'s module doc; this file
-//! holds the arithmetic, and the messages that say why a value is refused in the file's terms
-//! (the value as written, short, and the limit it broke).
+//! holds the grammar of a quantity (a number, an exponent, a unit), and the messages that say
+//! why a value is refused in the file's terms (the value as written, short, and the limit it
+//! broke). The arithmetic is [`crate::decimal`]'s.
 //!
 //! Values are [`Scalar`]s rather than `toml::Value`s: TOML integers are 64-bit, and
 //! `toml::Value` refuses a bigger one with a message that names neither the key nor the limit
 //! ("u64 value was too large"), so integers are kept here at any size the TOML parser passes
 //! on (up to 128 bits) and judged with their key. The arithmetic is exact on the decimal
-//! digits, whatever their number: a fraction is scaled digit by digit ([`scaled`]), so
+//! digits, whatever their number: a fraction is scaled digit by digit ([`Decimal::times`]), so
 //! `1e-300` is known to round to 0 rather than to have "too many digits".
 
 use std::fmt;
 
 use serde::Deserialize;
+
+use crate::decimal::Decimal;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 /// A `model.toml` value where a number or a string is expected.
@@ -212,15 +215,13 @@ pub(crate) fn quantity(v: &Scalar, kind: &Kind) -> Result<u64, String> {
     let (num, rest) = text.split_at(split);
     // Exponent form in a string (`"1e3ns"`, `"2.5E-1us"`): the number's digits with the
     // decimal point moved, so that it is read as exactly as any other.
-    let (shifted, unit) = match exponent(rest) {
-        Some((exp, after)) if !num.is_empty() => (Some(shift_point(num, exp)), after.trim()),
-        _ => (None, rest.trim()),
+    let (exp, unit) = match exponent(rest) {
+        Some((exp, after)) if !num.is_empty() => (exp, after.trim()),
+        _ => (0, rest.trim()),
     };
-    let num = match &shifted {
-        Some(Ok(n)) => n.as_str(),
-        Some(Err(())) => return Err(format!("`{shown}`: its exponent is out of range")),
-        None => num,
-    };
+    if exp.unsigned_abs() > MAX_EXPONENT {
+        return Err(format!("`{shown}`: its exponent is out of range"));
+    }
     let units_hint = || {
         if kind.units.is_empty() {
             format!("{} is a plain number", kind.what)
@@ -254,15 +255,19 @@ pub(crate) fn quantity(v: &Scalar, kind: &Kind) -> Result<u64, String> {
                 )
             })?
     };
+    let not_a_number = || format!("`{}` is not a number", shorten(num));
     let (int, frac) = match num.split_once('.') {
         Some((i, f)) if !f.contains('.') && i.len() + f.len() > 0 => (i, f),
-        Some(_) => return Err(format!("`{}` is not a number", shorten(num))),
+        Some(_) => return Err(not_a_number()),
         None => (num, ""),
     };
     let too_large = || format!("`{shown}` is too large: at most {}", kind.max_text);
-    let s = scaled(int, frac, scale).ok_or_else(too_large)?;
+    let s = Decimal::new(int, frac, exp)
+        .ok_or_else(not_a_number)?
+        .times(scale)
+        .ok_or_else(too_large)?;
     let value = if kind.nearest {
-        s.whole + u128::from(s.half_or_more)
+        s.nearest().ok_or_else(too_large)?
     } else if s.exact {
         s.whole
     } else {
@@ -300,45 +305,8 @@ pub(crate) fn overflow_message(key: &str, written: &str) -> String {
     }
 }
 
-/// `int.frac x scale`, split into its whole part and what the rest says for rounding.
-#[derive(Debug, PartialEq, Eq)]
-struct Scaled {
-    /// The whole part.
-    whole: u128,
-    /// Nothing was left over: the value is whole.
-    exact: bool,
-    /// What was left over is at least a half (rounding half up adds 1).
-    half_or_more: bool,
-}
-
-/// `int.frac x scale` on the decimal digits, exactly, for any number of fraction digits; `None`
-/// if the whole part overflows. `scale` must be below `u128::MAX / 10`.
-///
-/// The fraction `0.d1 d2 ... dn` times `scale` is computed from its last digit up:
-/// `x_i = (d_i scale + x_{i+1}) / 10`; keeping only `floor(x_{i+1})` gives the same floor
-/// (`floor((k + floor(y)) / 10) = floor((k + y) / 10)` for whole `k`), every remainder that is
-/// not 0 says the result is not whole, and the last step's remainder (of 10) says whether what is
-/// left is at least a half. The carried part stays below `scale`.
-fn scaled(int: &str, frac: &str, scale: u128) -> Option<Scaled> {
-    let digit = |c: u8| u128::from(c - b'0');
-    let mut whole: u128 = 0;
-    for c in int.bytes() {
-        whole = whole.checked_mul(10)?.checked_add(digit(c))?;
-    }
-    let whole = whole.checked_mul(scale)?;
-    let (mut carry, mut exact, mut half_or_more) = (0u128, true, false);
-    for c in frac.bytes().rev() {
-        let t = digit(c) * scale + carry;
-        carry = t / 10;
-        exact &= t.is_multiple_of(10);
-        half_or_more = t % 10 >= 5;
-    }
-    Some(Scaled {
-        whole: whole.checked_add(carry)?,
-        exact,
-        half_or_more,
-    })
-}
+/// The largest exponent a string may write (`1e1000ns`), either way: no quantity needs one.
+const MAX_EXPONENT: u64 = 1000;
 
 /// The exponent that starts `rest` (`e3`, `E-12`, `e+4`: an `e` or `E`, a sign or none, and
 /// digits) and what follows it; `None` if `rest` does not start with one (an `e` before a
@@ -352,34 +320,10 @@ fn exponent(rest: &str) -> Option<(i64, &str)> {
     if end == digits_at {
         return None;
     }
-    // One too long for `i64` stands as `i64::MAX`, which `shift_point` refuses as any beyond
-    // 1,000.
+    // One too long for `i64` stands as `i64::MAX`, which `quantity` refuses as any beyond
+    // [`MAX_EXPONENT`].
     let exp: i64 = after_e[..end].parse().unwrap_or(i64::MAX);
     Some((exp, &after_e[end..]))
-}
-
-/// `num` (digits with at most one `.`) times 10^`exp`, as digits with at most one `.`;
-/// `Err` for an exponent beyond 1,000 either way (no quantity needs one; the digits would be
-/// that long).
-fn shift_point(num: &str, exp: i64) -> Result<String, ()> {
-    if exp.unsigned_abs() > 1000 {
-        return Err(());
-    }
-    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
-    if frac.contains('.') {
-        // Not a number: left for the caller's check to say so.
-        return Ok(num.to_owned());
-    }
-    let digits: String = [int, frac].concat();
-    let point = int.len() as i64 + exp;
-    Ok(if point <= 0 {
-        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
-    } else if point as usize >= digits.len() {
-        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
-    } else {
-        let (i, f) = digits.split_at(point as usize);
-        format!("{i}.{f}")
-    })
 }
 
 /// A float as a message shows it: as Rust prints it when that is short, else in exponent form
@@ -555,6 +499,16 @@ mod tests {
         assert!(e(s("ns"), &TIME).contains("is not a time"));
         // A flag where a value belongs (`--livelock-after --ranks 4`) is not a negative number.
         assert!(e(s("--ranks"), &TIME).contains("is not a time"));
+    }
+
+    #[test]
+    fn a_point_without_digits_is_not_a_number_even_with_an_exponent() {
+        // Before the parsers were merged, `.e3` was read as 0.
+        let e = |v: Scalar| quantity(&v, &TIME).unwrap_err();
+        assert_eq!(e(s(".e3ns")), "`.` is not a number");
+        assert_eq!(e(s(".E-3")), "`.` is not a number");
+        assert_eq!(quantity(&s(".5e1ns"), &TIME), Ok(5));
+        assert_eq!(quantity(&s("1.e3ns"), &TIME), Ok(1000));
     }
 
     #[test]

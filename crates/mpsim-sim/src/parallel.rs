@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crossbeam_utils::CachePadded;
 
+use crate::rank::SimRank;
 use mpsim_proto::error::Error;
-use mpsim_proto::runtime::RankRuntime;
 
 use crate::event::{Body, Key};
 use crate::partition::{PartOutcome, Partition};
@@ -117,7 +117,7 @@ struct Words {
     /// Events run and ranks finished so far (progress, deadlock).
     events: AtomicU64,
     finished: AtomicU64,
-    /// Where its first error ends the run (`Kernel::stop_end`; `u64::MAX`: none).
+    /// Where its first error ends the run (`Stop::end`; `u64::MAX`: none).
     stop_end: AtomicU64,
     /// For a livelock's checkpoint (`livelock`), looked at when every worker's next event is
     /// at or after it: whether its partition is quiet, its polls queued, its events that
@@ -197,7 +197,7 @@ pub(crate) fn simulate<'a, F, Fut>(
     observe: &mut dyn FnMut(Progress),
 ) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    F: Fn(Rc<SimRank>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     let parts = split(options.ranks, workers);
@@ -284,7 +284,7 @@ fn work<'a, F, Fut>(
     observe: &mut dyn FnMut(Progress),
 ) -> Result<PartOutcome, Error>
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut,
+    F: Fn(Rc<SimRank>) -> Fut,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     let _poison = PoisonOnPanic(&shared.start);
@@ -324,18 +324,18 @@ where
             let mine = &round[w];
             let next = k.queue.peek_time().unwrap_or(u64::MAX);
             mine.next.store(next, relaxed);
-            mine.events.store(k.events, relaxed);
-            mine.finished.store(u64::from(k.finished), relaxed);
-            mine.stop_end.store(k.stop_end, relaxed);
+            mine.events.store(k.counts.events, relaxed);
+            mine.finished.store(u64::from(k.counts.finished), relaxed);
+            mine.stop_end.store(k.stop.end, relaxed);
             // Read only when every worker's next event is at the checkpoint or after it.
-            let quiet = if next <= k.livelock.next_check || !k.queue.resumes_only() {
+            let quiet = if next <= k.livelock.watch.next_check || !k.queue.resumes_only() {
                 None
             } else {
                 match quiet_at {
-                    Some((events, quiet)) if events == k.events => quiet,
+                    Some((events, quiet)) if events == k.counts.events => quiet,
                     _ => {
                         let quiet = k.quiet();
-                        quiet_at = Some((k.events, quiet));
+                        quiet_at = Some((k.counts.events, quiet));
                         quiet
                     }
                 }
@@ -392,15 +392,15 @@ where
         {
             let mut k = part.kernel.borrow_mut();
             if stop_end != u64::MAX {
-                k.livelock.next_check = u64::MAX;
-            } else if start > k.livelock.next_check {
+                k.livelock.watch.next_check = u64::MAX;
+            } else if start > k.livelock.watch.next_check {
                 let no_mail = round.iter().all(|v| v.mail.load(relaxed) == u64::MAX);
                 let quiet = no_mail
                     && round.iter().all(|v| v.quiet.load(relaxed))
                     && round.iter().any(|v| v.polls.load(relaxed) > 0);
                 let progress = round.iter().map(|v| v.progress.load(relaxed)).sum();
-                k.livelocked = k.livelock.check(start, quiet, progress);
-                if k.livelocked.is_some() {
+                k.livelock.found = k.livelock.watch.check(start, quiet, progress);
+                if k.livelock.found.is_some() {
                     break (false, finished);
                 }
             }
@@ -427,11 +427,11 @@ where
         };
         {
             let mut k = part.kernel.borrow_mut();
-            k.horizon = others
+            k.round.horizon = others
                 .saturating_add(lookahead)
-                .min(k.livelock.next_check.saturating_add(1));
-            k.stop_end = stop_end;
-            k.remote_floor = own.saturating_add(lookahead);
+                .min(k.livelock.watch.next_check.saturating_add(1));
+            k.stop.end = stop_end;
+            k.round.remote_floor = own.saturating_add(lookahead);
         }
         part.run::<true>(&mut during);
         i += 1;
@@ -445,7 +445,7 @@ where
 /// in `next` (the next round's words) the earliest arrival handed to each.
 fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared, next: &Round) {
     let mut k = part.kernel.borrow_mut();
-    if k.remote.is_empty() {
+    if k.round.remote.is_empty() {
         return;
     }
     let worker = |body: &Body| {
@@ -455,7 +455,7 @@ fn post<Fut>(part: &Partition<Fut>, parts: &[Range<u32>], shared: &Shared, next:
         parts.partition_point(|p| p.end <= *to)
     };
     // By worker, each one's in the order made (a stable sort); handed over from the last.
-    let remote = &mut k.remote;
+    let remote = &mut k.round.remote;
     remote.sort_by_key(|(_, body)| worker(body));
     while let Some((_, body)) = remote.last() {
         let v = worker(body);

@@ -19,13 +19,13 @@ use mpsim_proto::deadlock::{BlockedRank, PollingRank, SUSPENDED, StuckRank};
 use mpsim_proto::error::Error;
 use mpsim_proto::interrupt::Interrupt;
 use mpsim_proto::p2p::never_received;
-use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{CHECKPOINT, DELIVERY, Key};
 use crate::host_memory::{CHECK_EVERY, MemoryWatch};
 use crate::kernel::{Kernel, NOT_POLLING, RankState, vec_for};
 use crate::livelock;
+use crate::measured::{self, Stretch};
 use crate::model::ComputeMode;
 use crate::rank::SimRank;
 use crate::run::{OBSERVE_EVERY, Options, Progress};
@@ -109,7 +109,7 @@ where
         order: Option<&[u32]>,
     ) -> Result<Self, Error>
     where
-        F: Fn(Rc<dyn RankRuntime>) -> Fut,
+        F: Fn(Rc<SimRank>) -> Fut,
     {
         let kernel = Kernel::partition(
             options.model.clone(),
@@ -122,10 +122,9 @@ where
         let kernel = Rc::new(RefCell::new(kernel));
         if options.trace {
             let mut k = kernel.borrow_mut();
-            k.trace = Some(Vec::new());
-            k.trace_filter = options.trace_filter.clone();
+            k.trace.start(options.trace_filter.clone());
         }
-        kernel.borrow_mut().livelock = livelock::Watch::new(options.livelock_after_ns);
+        kernel.borrow_mut().livelock.watch = livelock::Watch::new(options.livelock_after_ns);
         let order: Box<dyn Iterator<Item = u32>> = match order {
             Some(order) => Box::new(order.iter().copied().filter(|r| part.contains(r))),
             None => Box::new(part.clone()),
@@ -148,7 +147,7 @@ where
                 }
             }
             let idx = (rank - part.start) as usize;
-            let rt: Rc<dyn RankRuntime> = Rc::new(SimRank {
+            let rt = Rc::new(SimRank {
                 kernel: Rc::clone(&kernel),
                 rank,
                 idx,
@@ -170,7 +169,7 @@ where
     /// for one.
     pub fn start_checkpoints(&mut self) {
         let mut k = self.kernel.borrow_mut();
-        let at = k.livelock.next_check;
+        let at = k.livelock.watch.next_check;
         if at != u64::MAX {
             k.queue.push_checkpoint(at);
         }
@@ -180,30 +179,73 @@ where
     /// but in a parallel run) and, after an error, before its `stop_end`. `PARALLEL`: the
     /// partition is one of several (the loop then notes what the merge of the partitions
     /// needs: event keys, trace runs, and the horizon may come down as it runs).
+    ///
+    /// Each turn: the next resume (deliveries before it are run by [`Partition::next_resume`]),
+    /// its rank woken ([`Partition::wake`]), its program polled ([`Partition::poll`], timed
+    /// under measured compute: [`Stretch`]), and what the poll returned handled
+    /// ([`Partition::end_rank`], [`check_suspended`]).
     pub fn run<const PARALLEL: bool>(&mut self, observe: &mut dyn FnMut(Progress)) {
-        let n = self.kernel.borrow().total;
+        // A run that measures its programs' compute times each poll (`measured`); one that
+        // does not runs a loop with no trace of it.
+        if self.kernel.borrow().model().compute == ComputeMode::Measured {
+            self.run_loop::<PARALLEL, true>(observe);
+        } else {
+            self.run_loop::<PARALLEL, false>(observe);
+        }
+    }
+
+    /// The body of [`Partition::run`]; `MEASURED`: the run measures compute.
+    fn run_loop<const PARALLEL: bool, const MEASURED: bool>(
+        &mut self,
+        observe: &mut dyn FnMut(Progress),
+    ) {
         let mut cx = Context::from_waker(Waker::noop());
         let kernel = Rc::clone(&self.kernel);
         loop {
             // One borrow per event, from the pop to the program's poll (a borrow is a check
             // and two writes of the flag), or per delivery and the resume it makes next.
             let mut k = kernel.borrow_mut();
-            if PARALLEL || k.stop.is_some() {
-                let end = k.horizon.min(k.stop_end);
-                if k.queue.peek_time().is_none_or(|t| t >= end) {
-                    break;
-                }
-            }
-            let Some(mut key) = k.queue.pop() else {
+            let Some(key) = self.next_resume::<PARALLEL>(&mut k, observe) else {
                 break;
             };
+            self.enter_event::<PARALLEL>(&mut k, key, observe);
+            let Some(idx) = self.wake::<PARALLEL, MEASURED>(&mut k, key) else {
+                continue;
+            };
+            let stretch = Stretch::start::<MEASURED>();
+            k.polling = idx;
+            drop(k);
+            let polled = self.poll(idx, key.creator(), &mut cx);
+            let mut k = kernel.borrow_mut();
+            k.polling = NOT_POLLING;
+            stretch.charge(&mut k, idx);
+            match polled {
+                Poll::Ready(result) => self.end_rank(&mut k, idx, key.creator(), result),
+                Poll::Pending => check_suspended(&mut k, idx, key.creator()),
+            }
+            self.count_trace::<PARALLEL>(&k, key);
+        }
+    }
+
+    /// Pops events until a rank's resume, which it returns (not yet entered, `enter_event`),
+    /// running the deliveries before it; `None` once nothing is left to run before the end
+    /// (the horizon, a stopped run's `stop_end`, a livelock found at a checkpoint).
+    #[inline(always)]
+    fn next_resume<const PARALLEL: bool>(
+        &mut self,
+        k: &mut Kernel,
+        observe: &mut dyn FnMut(Progress),
+    ) -> Option<Key> {
+        loop {
+            if (PARALLEL || k.stop.first.is_some()) && !before_end(k) {
+                return None;
+            }
+            let mut key = k.queue.pop()?;
             if key.class() == DELIVERY {
-                self.enter_event::<PARALLEL>(&mut k, key, observe);
+                self.enter_event::<PARALLEL>(k, key, observe);
                 k.deliver_popped(key.creator());
-                if PARALLEL {
-                    self.count_trace(&k, key);
-                }
-                if PARALLEL || k.stop.is_some() {
+                self.count_trace::<PARALLEL>(k, key);
+                if PARALLEL || k.stop.first.is_some() {
                     continue;
                 }
                 // A delivery that completes a waiting rank's receive makes its resume the
@@ -216,117 +258,96 @@ where
             }
             // A resume: its rank is the event's creator; or a sequential run's checkpoint for
             // a livelock, which is not an event of the run.
-            let rank = key.creator();
-            if !PARALLEL && rank == CHECKPOINT {
-                if checkpoint(&mut k) {
-                    break;
+            if !PARALLEL && key.creator() == CHECKPOINT {
+                if checkpoint(k) {
+                    return None;
                 }
                 continue;
             }
-            self.enter_event::<PARALLEL>(&mut k, key, observe);
-            let idx = k.at(rank);
-            let r = &mut k.ranks[idx];
-            r.resume_scheduled = false;
-            if r.done {
-                continue;
-            }
-            let clock = r.clock.max(key.time);
-            // A rank woken in a wait runs at the time of its wake, to look whether its wait
-            // returns: if it does, the wait ends there (`SimRank::wait_returns`: its blocked
-            // time, trace span, hand-over and measured compute); if not, the rank blocks on
-            // with the clock it blocked at (`SimRank::suspend`): only a returning wait moves a
-            // clock (S1).
-            let debt = if r.wait.is_some() {
-                0
-            } else {
-                // Measured compute of its last run comes before the rank's next action.
-                std::mem::take(&mut r.debt_ns)
-            };
-            r.clock = clock.saturating_add(debt);
-            if debt > 0 {
-                let end = clock.saturating_add(debt);
-                k.record_span(rank, "compute", clock, end);
-                k.schedule_resume(rank, end);
-                if PARALLEL {
-                    self.count_trace(&k, key);
-                }
-                continue;
-            }
-            let measured = k.model().compute == ComputeMode::Measured;
-            k.polling = idx;
-            drop(k);
-            let fut = self.futures[idx]
-                .as_mut()
-                .expect("an unfinished rank has its future");
-            let cpu = measured.then(cpu_time::ThreadTime::now);
-            // What comes out of the unwind guard is whether the program is still pending, one
-            // byte: its result, with an error as large as it is, is moved out only when it
-            // ends (moved whole through the guard, it was copied twice on every poll).
-            let mut ended = None;
-            let pending = catch_unwind(AssertUnwindSafe(|| {
-                let polled = fut.as_mut().poll(&mut cx);
-                let pending = polled.is_pending();
-                if let Poll::Ready(result) = polled {
-                    ended = Some(result);
-                }
-                pending
-            }));
-            let polled = match pending {
-                Ok(true) => Poll::Pending,
-                Ok(false) => Poll::Ready(ended.expect("a program that ended has its result")),
-                Err(panic) => Poll::Ready(Err(Error::from_panic(rank, &*panic))),
-            };
-            let mut k = kernel.borrow_mut();
-            k.polling = NOT_POLLING;
-            if let Some(cpu) = cpu {
-                let host_ns = u64::try_from(cpu.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                let ns = k.model().measured_stretch_ns(host_ns, n);
-                let r = &mut k.ranks[idx];
-                r.debt_ns = r.debt_ns.saturating_add(ns);
-                r.stats.compute_ns = r.stats.compute_ns.saturating_add(ns);
-            }
-            match polled {
-                Poll::Ready(result) => {
-                    self.futures[idx] = None;
-                    k.finished += 1;
-                    let r = &mut k.ranks[idx];
-                    r.done = true;
-                    let owed = std::mem::take(&mut r.overhead_ns);
-                    r.stats.overhead_ns = r.stats.overhead_ns.saturating_add(owed);
-                    let debt = std::mem::take(&mut r.debt_ns);
-                    r.clock = r.clock.saturating_add(debt).saturating_add(owed);
-                    let t = r.clock;
-                    if t == u64::MAX {
-                        let now = k.now;
-                        k.time_overflow(rank, now, "its end would come".into());
-                    }
-                    let result = result.and_then(|()| pending_at_exit(&k, rank, t));
-                    if let Err(e) = result {
-                        program_failed(&mut k, e, rank, t);
-                    }
-                    // Millions of finished ranks should hold no heap memory.
-                    k.ranks[idx].endpoint.shrink_to_fit();
-                }
-                Poll::Pending => {
-                    let r = &k.ranks[idx];
-                    let t = r.clock;
-                    if r.wait.is_none() && !r.resume_scheduled {
-                        k.fail(
-                            Error::Unsupported {
-                                what: format!(
-                                    "rank {rank} awaited something the simulator does not \
-                                     drive (only mpsim calls may suspend a simulated rank)"
-                                ),
-                            },
-                            t,
-                        );
-                    }
-                }
-            }
-            if PARALLEL {
-                self.count_trace(&k, key);
-            }
+            return Some(key);
         }
+    }
+
+    /// The rank of the resume `key` is woken at its time: the index of its state, whose
+    /// program is to be polled, or `None` when there is nothing to poll (the rank has ended,
+    /// or pays measured compute first, [`measured::pay_owed`]).
+    ///
+    /// A rank woken in a wait runs at the time of its wake, to look whether its wait
+    /// returns: if it does, the wait ends there (`SimRank::wait_returns`: its blocked time,
+    /// trace span, hand-over and measured compute); if not, the rank blocks on with the clock
+    /// it blocked at (`SimRank::suspend`): only a returning wait moves a clock (S1).
+    #[inline(always)]
+    fn wake<const PARALLEL: bool, const MEASURED: bool>(
+        &mut self,
+        k: &mut Kernel,
+        key: Key,
+    ) -> Option<usize> {
+        let rank = key.creator();
+        let idx = k.at(rank);
+        let r = &mut k.ranks[idx];
+        r.resume_scheduled = false;
+        if r.done {
+            return None;
+        }
+        let clock = r.clock.max(key.time);
+        r.clock = clock;
+        if MEASURED && r.wait.is_none() && r.debt_ns > 0 {
+            measured::pay_owed(k, idx, rank, clock);
+            self.count_trace::<PARALLEL>(k, key);
+            return None;
+        }
+        Some(idx)
+    }
+
+    /// Polls the program of `rank`, whose state is at `idx`, once, catching a panic: pending,
+    /// or its result (a panic's is [`Error::from_panic`]).
+    #[inline(always)]
+    fn poll(&mut self, idx: usize, rank: u32, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let fut = self.futures[idx]
+            .as_mut()
+            .expect("an unfinished rank has its future");
+        // What comes out of the unwind guard is whether the program is still pending, one
+        // byte: its result, with an error as large as it is, is moved out only when it
+        // ends (moved whole through the guard, it was copied twice on every poll).
+        let mut ended = None;
+        let pending = catch_unwind(AssertUnwindSafe(|| {
+            let polled = fut.as_mut().poll(cx);
+            let pending = polled.is_pending();
+            if let Poll::Ready(result) = polled {
+                ended = Some(result);
+            }
+            pending
+        }));
+        match pending {
+            Ok(true) => Poll::Pending,
+            Ok(false) => Poll::Ready(ended.expect("a program that ended has its result")),
+            Err(panic) => Poll::Ready(Err(Error::from_panic(rank, &*panic))),
+        }
+    }
+
+    /// The program of `rank` (state at `idx`) ended with `result`: its future is dropped, its
+    /// overhead and measured compute go on its clock, which is its end, and a failure (its
+    /// own, or requests it left pending) stops the run.
+    fn end_rank(&mut self, k: &mut Kernel, idx: usize, rank: u32, result: Result<(), Error>) {
+        self.futures[idx] = None;
+        k.counts.finished += 1;
+        let r = &mut k.ranks[idx];
+        r.done = true;
+        let owed = std::mem::take(&mut r.overhead_ns);
+        r.stats.overhead_ns = r.stats.overhead_ns.saturating_add(owed);
+        let debt = std::mem::take(&mut r.debt_ns);
+        r.clock = r.clock.saturating_add(debt).saturating_add(owed);
+        let t = r.clock;
+        if t == u64::MAX {
+            let now = k.now;
+            k.time_overflow(rank, now, "its end would come".into());
+        }
+        let result = result.and_then(|()| pending_at_exit(k, rank, t));
+        if let Err(e) = result {
+            program_failed(k, e, rank, t);
+        }
+        // Millions of finished ranks should hold no heap memory.
+        k.ranks[idx].endpoint.shrink_to_fit();
     }
 
     /// Global time moves to the event `key`, which is counted; the observer sees every
@@ -343,14 +364,14 @@ where
         k.now = time;
         if PARALLEL {
             // Only merges read it: one partition's events are in key order already.
-            k.current = key;
+            k.round.current = key;
         }
-        k.events += 1;
-        if k.events.is_multiple_of(CHECK_EVERY) {
-            if k.events.is_multiple_of(OBSERVE_EVERY) {
+        k.counts.events += 1;
+        if k.counts.events.is_multiple_of(CHECK_EVERY) {
+            if k.counts.events.is_multiple_of(OBSERVE_EVERY) {
                 observe(progress(k));
             }
-            if let Some(e) = self.look_outside(k.events, time, k.total) {
+            if let Some(e) = self.look_outside(k.counts.events, time, k.total) {
                 k.fail_now(e, time);
             }
         }
@@ -372,14 +393,18 @@ where
         self.watch.tick(events, now, ranks)
     }
 
-    /// With a trace in a parallel run, notes the records the event `key` made.
+    /// With a trace in a parallel run, notes the records the event `key` made (nothing in a
+    /// sequential run, whose records are in key order already).
     #[inline(always)]
-    fn count_trace(&mut self, k: &Kernel, key: Key) {
-        if let (Some(runs), Some(trace)) = (self.runs.as_mut(), k.trace.as_ref()) {
-            let made = trace.len() - self.traced;
+    fn count_trace<const PARALLEL: bool>(&mut self, k: &Kernel, key: Key) {
+        if !PARALLEL {
+            return;
+        }
+        if let (Some(runs), Some(len)) = (self.runs.as_mut(), k.trace.len()) {
+            let made = len - self.traced;
             if made > 0 {
                 runs.push((key, made as u32));
-                self.traced = trace.len();
+                self.traced = len;
             }
         }
     }
@@ -425,7 +450,7 @@ where
         let mut warnings = Vec::new();
         for (i, r) in k.ranks.iter().enumerate() {
             // Each rank's dropped receives, then its messages never received.
-            if let Some(dropped) = k.discarded.get(&(base + i as u32)) {
+            if let Some(dropped) = k.report.discarded.get(&(base + i as u32)) {
                 warnings.extend(dropped.iter().cloned());
             }
             for (from, e, bytes) in r.endpoint.unexpected_messages() {
@@ -440,23 +465,23 @@ where
         let mut k = kernel.borrow_mut();
         // A livelock: since when nothing but polls ran, by this partition's ranks, and the
         // checkpoint since which the run has been seen quiet (`livelock`).
-        let livelock = k.livelocked.map(|(quiet, at)| Livelocked {
+        let livelock = k.livelock.found.map(|(quiet, at)| Livelocked {
             ranks_since: k.quiet_since(),
             quiet,
             at,
-            limit: k.livelock.after_ns(),
+            limit: k.livelock.watch.after_ns(),
         });
         PartOutcome {
             base,
             states: std::mem::take(&mut k.ranks),
-            events: k.events,
-            finished: k.finished,
+            events: k.counts.events,
+            finished: k.counts.finished,
             now: k.now,
-            stop: k.stop.take().map(|(e, t)| (e, t, k.stop_key)),
+            stop: k.stop.first.take().map(|(e, t)| (e, t, k.stop.key)),
             livelock,
             warnings,
             blocked,
-            top_waits: std::mem::take(&mut k.top_waits),
+            top_waits: std::mem::take(&mut k.report.top_waits),
             trace: k.trace.take(),
             runs,
         }
@@ -482,14 +507,50 @@ fn ask_waits<Fut: Future<Output = Result<(), Error>>>(
             if r.done || r.resume_scheduled || !r.wait.is_some_and(|w| w.set) {
                 continue;
             }
-            (k.reporting, k.polling) = (true, i);
+            (k.report.asking, k.polling) = (true, i);
         }
         if let Some(fut) = slot.as_mut() {
             let _ = catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)));
         }
         let mut k = kernel.borrow_mut();
-        (k.reporting, k.polling) = (false, NOT_POLLING);
+        (k.report.asking, k.polling) = (false, NOT_POLLING);
     }
+}
+
+/// Whether the queue's next event comes before the end of what may run: the horizon of a
+/// parallel round, or a stopped run's `stop_end` (D2).
+#[inline(always)]
+fn before_end(k: &Kernel) -> bool {
+    let end = k.round.horizon.min(k.stop.end);
+    k.queue.peek_time().is_some_and(|t| t < end)
+}
+
+/// The program of the rank at `idx` returned pending: it must have suspended in a call of the
+/// simulator (a wait, a compute, a poll), which either recorded its wait or scheduled its
+/// resume. Otherwise it awaited something the simulator does not drive, which would never wake
+/// it: the run stops with [`Error::Unsupported`].
+#[inline(always)]
+fn check_suspended(k: &mut Kernel, idx: usize, rank: u32) {
+    let r = &k.ranks[idx];
+    if r.wait.is_none() && !r.resume_scheduled {
+        foreign_await(k, rank);
+    }
+}
+
+/// The error of [`check_suspended`], out of line.
+#[cold]
+#[inline(never)]
+fn foreign_await(k: &mut Kernel, rank: u32) {
+    let t = k.ranks[k.at(rank)].clock;
+    k.fail(
+        Error::Unsupported {
+            what: format!(
+                "rank {rank} awaited something the simulator does not drive (only mpsim \
+                 calls may suspend a simulated rank)"
+            ),
+        },
+        t,
+    );
 }
 
 /// A sequential run's checkpoint for a livelock (`livelock`), just popped: true if the run is
@@ -501,7 +562,7 @@ fn checkpoint(k: &mut Kernel) -> bool {
     let Some(next) = k.queue.peek_time() else {
         return false;
     };
-    if k.stop.is_some() {
+    if k.stop.first.is_some() {
         return false;
     }
     // Without a poll so far, the run is not livelocked (and the ranks need no look).
@@ -510,19 +571,19 @@ fn checkpoint(k: &mut Kernel) -> bool {
         Some((polls, progress)) => (polls > 0, progress),
         None => (false, 0),
     };
-    k.livelocked = k.livelock.check(next, quiet, progress);
-    if k.livelocked.is_none() {
-        let at = k.livelock.next_check;
+    k.livelock.found = k.livelock.watch.check(next, quiet, progress);
+    if k.livelock.found.is_none() {
+        let at = k.livelock.watch.next_check;
         k.queue.push_checkpoint(at);
     }
-    k.livelocked.is_some()
+    k.livelock.found.is_some()
 }
 
 fn progress(k: &Kernel) -> Progress {
     Progress {
         virtual_ns: k.now,
-        events: k.events,
-        finished: k.finished,
+        events: k.counts.events,
+        finished: k.counts.finished,
     }
 }
 

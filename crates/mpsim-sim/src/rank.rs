@@ -3,15 +3,17 @@
 
 use std::cell::{RefCell, RefMut};
 use std::rc::Rc;
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::Duration;
 
 use mpsim_proto::deadlock::{self, Awaited};
 use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{Envelope, Pattern};
-use mpsim_proto::p2p::{Completion, Endpoint, Outbox, ReqId, SendMode};
+use mpsim_proto::p2p::{Completion, Endpoint, Outbox, Queued, ReqId, SendCall, SendMode, Status};
+use mpsim_proto::runtime::endpoint::{self, first_done, probe_now};
+use mpsim_proto::runtime::fast::{self, Failed, Posted, RestOfWait};
 use mpsim_proto::runtime::{
-    Needs, Payload, Posting, Probed, RankRuntime, RestOfWait, WaitPoll, first_done, probe_now,
+    Call, Needs, Payload, Posting, Probed, RankRuntime, Started, Wait as WaitFor, Waited, Work,
 };
 
 use crate::kernel::{Kernel, NOT_POLLING, RankState, Wait};
@@ -36,6 +38,12 @@ fn flush_rare(
     completed: bool,
 ) {
     k.flush(rank, t, outputs, completed);
+}
+
+/// The request of a nonblocking send ([`Endpoint::start_send`]), which always has one.
+#[inline(always)]
+fn held(req: Option<ReqId>) -> ReqId {
+    req.expect("a nonblocking send has a request")
 }
 
 /// What [`ended`] ended: a wait's call, and when it began and ended.
@@ -110,11 +118,12 @@ fn posting_overhead(k: &Kernel, posting: Posting) -> u64 {
     cpu.shared_overhead_ns(k.total, o)
 }
 
-pub(crate) struct SimRank {
-    pub kernel: Rc<RefCell<Kernel>>,
-    pub rank: u32,
+/// A simulated rank: the runtime its program calls.
+pub struct SimRank {
+    pub(crate) kernel: Rc<RefCell<Kernel>>,
+    pub(crate) rank: u32,
     /// Where this rank's state is in its kernel's `ranks` (`Kernel::at`).
-    pub idx: usize,
+    pub(crate) idx: usize,
 }
 
 /// # A rank whose run has ended
@@ -250,18 +259,17 @@ impl SimRank {
     /// The answer to a wait on `req` of a rank woken in it, when its end must look at the
     /// request before it is finished: a wait long enough to be among the longest (the list
     /// names its request, `waits::offer`) or measured compute owed (`wait_returns`). Out of
-    /// line: rare once the list of longest waits is full, and under modeled compute. `None`:
-    /// go on as for any wait (the request is not complete, or the wait has ended).
+    /// line: rare once the list of longest waits is full, and under modeled compute. True: the
+    /// wait's answer is pending (the rank resumes after compute owed); false: go on as for any
+    /// wait (the request is not complete, or the wait has ended).
     #[cold]
     #[inline(never)]
-    fn woken_wait_first(&self, k: &mut Kernel, req: ReqId) -> Option<WaitPoll> {
+    fn woken_wait_first(&self, k: &mut Kernel, req: ReqId) -> bool {
         let r = &k.ranks[self.idx];
-        let w = r.wait.filter(|_| r.endpoint.is_done(req))?;
-        if self.wait_returns(k, w) {
-            None
-        } else {
-            Some(WaitPoll::PENDING)
-        }
+        let Some(w) = r.wait.filter(|_| r.endpoint.is_done(req)) else {
+            return false;
+        };
+        !self.wait_returns(k, w)
     }
 
     /// X1: a wait of a rank that still owes overhead: that is CPU work before it can block, so
@@ -289,7 +297,7 @@ impl SimRank {
         // resume (`settle_first`); the same poll may still look at its requests, from there.
         debug_assert!(
             k.closed
-                || k.stop.is_some()
+                || k.stop.first.is_some()
                 || r.clock == k.now
                 || (r.resume_scheduled && r.clock > k.now),
             "a rank runs only at the global time, or at the resume it has just scheduled"
@@ -375,11 +383,8 @@ impl SimRank {
         pattern: Pattern,
         buf: &mut [u8],
         source_world: Option<u32>,
-        error: &mut Option<Error>,
-    ) -> WaitPoll {
-        self.on_endpoint("recv", |ep| {
-            WaitPoll::recv_into(ep, pattern, buf, source_world, error)
-        })
+    ) -> Result<Posted, Error> {
+        self.on_endpoint("recv", |ep| fast::recv_into(ep, pattern, buf, source_world))
     }
 
     /// A `compute(d)` longer than virtual time's whole range: the run stops with
@@ -432,85 +437,48 @@ impl SimRank {
     }
 }
 
-impl RankRuntime for SimRank {
-    fn rank(&self) -> u32 {
-        self.rank
-    }
-
-    fn size(&self) -> u32 {
-        self.kernel.borrow().total
-    }
-
-    /// Also notes, for a livelock report, the time of the endpoint's last input before the
-    /// first such call since the rank's last poll (`Kernel::input_before`): every poll (a
-    /// `test`, an `iprobe`) looks through here.
-    fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
-        {
-            let mut k = self.kernel.borrow_mut();
-            if k.input_before.0 != self.idx
-                && let Some(r) = k.ranks.get(self.idx)
-            {
-                k.input_before = (self.idx, r.endpoint.now());
-            }
-        }
-        self.on_endpoint("a call", f);
-    }
-
-    /// A blocking receive posts straight to the endpoint, with no dyn closure, and with no
-    /// message waiting without the outbox (`post_unmatched`).
-    fn start_recv_into(
-        &self,
-        pattern: Pattern,
-        buf: &mut [u8],
-        source_world: Option<u32>,
-        error: &mut Option<Error>,
-    ) -> WaitPoll {
-        let (mut k, t) = self.begin_call("recv");
-        if let Some(started) = self.post_unmatched(&mut k, t, |ep| {
-            WaitPoll::recv_into(ep, pattern, buf, source_world, error)
-        }) {
-            return started;
-        }
-        drop(k);
-        self.start_recv_matching(pattern, buf, source_world, error)
-    }
-
-    /// A blocking send's message goes to the kernel as it is made, not through the endpoint's
-    /// output queue (`Endpoint::send_now`; the endpoint queues it behind packets already
-    /// waiting, so channels stay FIFO). It is sent first, as it would be from the queue.
+/// # Fast paths
+///
+/// The hottest calls of a program (a blocking send or receive and its wait, a nonblocking
+/// send or receive, the waits on several and blocking probes), as plain methods that `mpsim`
+/// calls by this type (`mpsim_proto::runtime::fast`): each does in one pass through the kernel
+/// what the seam ([`RankRuntime`]) does in two, with no closure and no trait object between
+/// the program and the endpoint. Their errors are not stamped with a time (the caller does),
+/// except a request's own (S11: the time it completed).
+impl SimRank {
+    /// Starts a blocking send ([`Endpoint::start_send`]): its message goes to the kernel as it
+    /// is made, not through the endpoint's output queue (the endpoint queues it behind packets
+    /// already waiting, so channels stay FIFO). It is sent first, as it would be from the queue.
     ///
     /// No outbox is lent: between inputs a simulated endpoint holds none (every input's outputs
-    /// are taken), so `send_now` finds no packet waiting and hands its message over, and the
+    /// are taken), so `start_send` finds no packet waiting and hands its message over, and the
     /// only other output a send can make is the `Fatal` event of a buffered send that does not
     /// fit, rare enough to allocate the outbox it goes into. The flush then happens only when
     /// there is one: the common send skips the loan, the take-back and the emptiness checks.
-    fn start_blocking_send(
+    pub fn send(
         &self,
         mode: SendMode,
         to: u32,
         envelope: Envelope,
         payload: Payload,
-        error: &mut Option<Error>,
-    ) -> WaitPoll {
+    ) -> Result<Posted, Error> {
         let (mut k, t) = self.begin_call(mode.call());
         let Some(r) = k.ranks.get_mut(self.idx) else {
-            let call = if mode == SendMode::Synchronous {
-                "ssend"
-            } else {
-                "send"
-            };
-            let mut e = run_ended(&k, self.rank, call);
-            if let Some(site) = e.site_mut() {
-                site.context = Some(envelope.context);
-                site.tag = Some(envelope.tag.into());
-            }
-            return WaitPoll::failed(e, error);
+            return Err(self.send_after_run(&k, mode, envelope));
         };
         let ep = &mut r.endpoint;
         ep.set_now(t);
         // Held here, not sent from the closure: the endpoint is borrowed from the kernel.
         let mut message = None;
-        let started = ep.send_now(mode, to, envelope, payload, |tx| message = Some(tx));
+        let send = SendCall {
+            call: mode.call(),
+            mode,
+            to,
+            envelope,
+            payload,
+            blocking: true,
+        };
+        let started = ep.start_send(send, |tx| message = Some(tx));
         let completed = ep.take_completed();
         let outputs = ep.take_outputs();
         if let Some(tx) = message {
@@ -519,12 +487,48 @@ impl RankRuntime for SimRank {
         if outputs.is_some() || completed {
             flush_rare(&mut k, self.rank, t, outputs, completed);
         }
-        WaitPoll::started(started, error)
+        fast::sent(started)
     }
 
-    /// A nonblocking send: its overhead (X1) is charged and it starts in one call, with no dyn
-    /// closure.
-    fn start_isend(
+    /// The error of a blocking send on a rank whose run has ended.
+    #[cold]
+    #[inline(never)]
+    fn send_after_run(&self, k: &Kernel, mode: SendMode, envelope: Envelope) -> Error {
+        let call = if mode == SendMode::Synchronous {
+            "ssend"
+        } else {
+            "send"
+        };
+        let mut e = run_ended(k, self.rank, call);
+        if let Some(site) = e.site_mut() {
+            site.context = Some(envelope.context);
+            site.tag = Some(envelope.tag.into());
+        }
+        e
+    }
+
+    /// Starts a blocking receive into `buf`: posted straight to the endpoint, and with no
+    /// message waiting without the outbox (`post_unmatched`); a message that matched at once
+    /// is finished into `buf`.
+    pub fn recv_into(
+        &self,
+        pattern: Pattern,
+        buf: &mut [u8],
+        source_world: Option<u32>,
+    ) -> Result<Posted, Error> {
+        let (mut k, t) = self.begin_call("recv");
+        if let Some(started) = self.post_unmatched(&mut k, t, |ep| {
+            fast::recv_into(ep, pattern, buf, source_world)
+        }) {
+            return started;
+        }
+        drop(k);
+        self.start_recv_matching(pattern, buf, source_world)
+    }
+
+    /// A nonblocking send for the program's call `call`: its overhead (X1) is charged and it
+    /// starts in one call.
+    pub fn isend(
         &self,
         call: &'static str,
         mode: SendMode,
@@ -533,20 +537,30 @@ impl RankRuntime for SimRank {
         payload: Payload,
     ) -> Result<ReqId, Error> {
         let (mut k, t) = self.begin_posting(Posting::Send, call);
+        let send = |payload| SendCall {
+            call,
+            mode,
+            to,
+            envelope,
+            payload,
+            blocking: false,
+        };
         let Some(r) = k.ranks.get_mut(self.idx) else {
             return self
-                .on_endpoint_at((k, t), |ep| ep.isend_as(call, mode, to, envelope, payload));
+                .on_endpoint_at((k, t), |ep| ep.start_send(send(payload), Queued).map(held));
         };
-        // As `start_blocking_send`: the message goes to the kernel as it is made. (The lines
-        // below repeat its own: a helper shared by both, even inlined, made the blocking send
-        // longer, ring +14 instructions per message.) An eager send completes at once, and its
-        // completion wakes the rank only if it waits (`Kernel::wake`): a rank that runs
-        // without a wait skips the flush (stencil2d: 34 instructions per message).
+        // As `send`: the message goes to the kernel as it is made. (The lines below repeat its
+        // own: a helper shared by both, even inlined, made the blocking send longer, ring +14
+        // instructions per message.) An eager send completes at once, and its completion wakes
+        // the rank only if it waits (`Kernel::wake`): a rank that runs without a wait skips
+        // the flush (stencil2d: 34 instructions per message).
         let waiting = r.wait.is_some();
         let ep = &mut r.endpoint;
         ep.set_now(t);
         let mut message = None;
-        let started = ep.isend_now(call, mode, to, envelope, payload, |tx| message = Some(tx));
+        let started = ep
+            .start_send(send(payload), |tx| message = Some(tx))
+            .map(held);
         let completed = ep.take_completed();
         let outputs = ep.take_outputs();
         if let Some(tx) = message {
@@ -560,7 +574,7 @@ impl RankRuntime for SimRank {
 
     /// A nonblocking receive: its overhead (X1) charged in the same call, it posts as a
     /// blocking one does (`post_unmatched`).
-    fn start_irecv(&self, pattern: Pattern, capacity: usize, source_world: Option<u32>) -> ReqId {
+    pub fn irecv(&self, pattern: Pattern, capacity: usize, source_world: Option<u32>) -> ReqId {
         let (mut k, t) = self.begin_posting(Posting::Recv, "irecv");
         if let Some(req) = self.post_unmatched(&mut k, t, |ep| {
             ep.irecv_from(pattern, capacity, source_world)
@@ -570,190 +584,112 @@ impl RankRuntime for SimRank {
         self.on_endpoint_at((k, t), |ep| ep.irecv_from(pattern, capacity, source_world))
     }
 
-    fn poll_done(
+    /// The wait of a blocking call or of `wait` on `req`: ready with the request finished as
+    /// the program gets it (a receive's data copied into `buf` while the kernel is borrowed
+    /// anyway, then its status). Always inlined into the program's future: its answer then goes
+    /// where the program uses it, not through memory.
+    #[inline(always)]
+    pub fn wait_into(
         &self,
         req: ReqId,
         call: &'static str,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Result<(), Error>> {
-        self.poll_until(call, Some(req), false, |r| r.endpoint.is_done(req))
-    }
-
-    fn poll_complete(
-        &self,
-        req: ReqId,
-        call: &'static str,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Result<Completion<Payload>, Error>> {
-        let mut k = self.kernel.borrow_mut();
-        self.check_turn(&mut k, call);
-        let Some(r) = k.ranks.get(self.idx) else {
-            return Poll::Ready(Err(run_ended(&k, self.rank, call)));
-        };
-        if r.wait.is_some() && self.woken_wait_first(&mut k, req).is_some() {
-            return Poll::Pending;
-        }
-        let r = &mut k.ranks[self.idx];
-        let woken = r.wait;
-        if let Some(completion) = r.endpoint.take_if_done(req) {
-            if let Some(w) = woken {
-                k.end_wait(self.idx, w);
-            }
-            return Poll::Ready(Ok(completion));
-        }
-        self.suspend(&mut k, call, Some(req), false, false);
-        Poll::Pending
-    }
-
-    /// The data goes into `buf` while the kernel is borrowed anyway: the completion is not
-    /// moved out through the wait's layers.
-    fn poll_complete_into(
-        &self,
-        req: ReqId,
-        call: &'static str,
-        _cx: &mut Context<'_>,
         buf: Option<&mut [u8]>,
-        error: &mut Option<Error>,
-    ) -> WaitPoll {
-        let mut guard = self.kernel.borrow_mut();
-        self.check_turn(&mut guard, call);
-        let k = &mut *guard;
-        let floor = k.top_waits.floor();
-        let Some(r) = k.ranks.get_mut(self.idx) else {
-            return WaitPoll::failed(run_ended(k, self.rank, call), error);
-        };
-        // A rank woken in this wait: the wait returns if the request is complete (S1). Its
-        // end looks at the request first when the wait is long enough to be listed, or when
-        // measured compute is owed (`woken_wait_first`).
-        let r = if r
-            .wait
-            .as_ref()
-            .is_some_and(|w| r.debt_ns != 0 || r.clock - w.since > floor)
-        {
-            if let Some(answer) = self.woken_wait_first(k, req) {
-                return answer;
-            }
-            &mut k.ranks[self.idx]
-        } else {
-            r
-        };
-        let Some(finished) = r.endpoint.finish_if_done(req, buf) else {
-            self.suspend(k, call, Some(req), false, false);
-            return WaitPoll::PENDING;
-        };
-        if let Some(w) = ended(r, k.handover_ns) {
-            k.record_span(self.rank, w.call, w.since, w.end);
-        }
-        match finished {
-            Ok(status) => WaitPoll::ready(status),
-            // The request's own error (a `Truncate`): it has the time the receive completed
-            // (S11); otherwise it is stamped as `now_ns` reads the time (X1: the overhead owed
-            // is time spent).
-            Err(e) => {
-                let r = &k.ranks[self.idx];
-                let t = r.clock.saturating_add(r.overhead_ns);
-                WaitPoll::failed_request(stamped(*e, t), error)
-            }
-        }
+    ) -> Poll<Result<Status, Failed>> {
+        self.wait_on(req, call, buf, None)
     }
 
-    /// As `poll_complete_into` on `req`, but only the last request's completion ends a wait
-    /// the rank was woken in (S1: `wait_all` returns with its last request); pending, the rank
-    /// waits on it. Asked for a report (`Kernel::reporting`), it records `req` and the `rest`
-    /// (`Kernel::wait_on_set`).
-    fn poll_complete_in(
+    /// One request of a wait on several in order (`wait_all`, `sendrecv`): as `wait_into` on
+    /// `req`, which is followed by the requests `rest` appends, or is the wait's last active
+    /// request (`None`). Not inlined, as `wait_into` is: stencil2d +0.4%.
+    pub fn wait_in(
         &self,
         req: ReqId,
         rest: Option<RestOfWait<'_>>,
         call: &'static str,
-        _cx: &mut Context<'_>,
         buf: Option<&mut [u8]>,
-        error: &mut Option<Error>,
-    ) -> WaitPoll {
+    ) -> Poll<Result<Status, Failed>> {
+        self.wait_on(req, call, buf, Some(rest))
+    }
+
+    /// The body of `wait_into` (`in_order`: `None`) and of `wait_in` (`Some(rest)`).
+    ///
+    /// A rank woken in this wait: the wait returns if the request is complete (S1), but in a
+    /// wait on several in order only at its last request (`wait_all` returns with its last).
+    /// Its end looks at the request first when the wait is long enough to be listed, or when
+    /// measured compute is owed (`woken_wait_first`). Pending, the rank waits on `req`; asked
+    /// for a report (`ReportData::asking`), a wait on several records `req` and the `rest`
+    /// (`Kernel::wait_on_set`).
+    #[inline(always)]
+    fn wait_on(
+        &self,
+        req: ReqId,
+        call: &'static str,
+        buf: Option<&mut [u8]>,
+        in_order: Option<Option<RestOfWait<'_>>>,
+    ) -> Poll<Result<Status, Failed>> {
         let mut guard = self.kernel.borrow_mut();
         self.check_turn(&mut guard, call);
         let k = &mut *guard;
-        let floor = k.top_waits.floor();
-        let last = rest.is_none();
+        let floor = k.report.top_waits.floor();
+        let last = !matches!(in_order, Some(Some(_)));
         let Some(r) = k.ranks.get_mut(self.idx) else {
-            return WaitPoll::failed(run_ended(k, self.rank, call), error);
+            return Poll::Ready(Err(Failed::Wait(run_ended(k, self.rank, call))));
         };
         let r = if last
             && r.wait
                 .as_ref()
                 .is_some_and(|w| r.debt_ns != 0 || r.clock - w.since > floor)
         {
-            if let Some(answer) = self.woken_wait_first(k, req) {
-                return answer;
+            if self.woken_wait_first(k, req) {
+                return Poll::Pending;
             }
             &mut k.ranks[self.idx]
         } else {
             r
         };
         let Some(finished) = r.endpoint.finish_if_done(req, buf) else {
-            if k.reporting {
+            let Some(rest) = in_order else {
+                self.suspend(k, call, Some(req), false, false);
+                return Poll::Pending;
+            };
+            if k.report.asking {
                 let mut ids = vec![req];
                 if let Some(rest) = rest {
                     rest(&mut ids);
                 }
                 k.wait_on_set(self.idx, ids.into_iter());
-                return WaitPoll::PENDING;
+                return Poll::Pending;
             }
             self.suspend(k, call, Some(req), false, true);
-            return WaitPoll::PENDING;
+            return Poll::Pending;
         };
-        if last && let Some(w) = ended(r, k.handover_ns) {
+        if last && let Some(w) = ended(r, k.cores.handover_ns) {
             k.record_span(self.rank, w.call, w.since, w.end);
         }
-        match finished {
-            Ok(status) => WaitPoll::ready(status),
-            Err(e) => {
-                let r = &k.ranks[self.idx];
-                let t = r.clock.saturating_add(r.overhead_ns);
-                WaitPoll::failed_request(stamped(*e, t), error)
-            }
-        }
+        Poll::Ready(self.finished(k, finished))
     }
 
-    fn request_overhead(&self, posting: Posting) {
-        let mut k = self.kernel.borrow_mut();
-        self.check_turn(&mut k, posting_call(posting));
-        let o = posting_overhead(&k, posting);
-        if let Some(r) = k.ranks.get_mut(self.idx) {
-            r.overhead_ns = r.overhead_ns.saturating_add(o);
-        }
-    }
-
-    fn arrivals(&self) -> u64 {
-        let mut k = self.kernel.borrow_mut();
-        self.check_turn(&mut k, "probe");
-        k.ranks.get(self.idx).map_or(0, |r| r.arrivals)
-    }
-
-    fn poll_arrival(
-        &self,
-        seen: u64,
-        call: &'static str,
-        awaited: Awaited,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Result<(), Error>> {
-        let polled = self.poll_until(call, None, true, |r| r.arrivals > seen);
-        if polled.is_pending() {
-            self.kernel.borrow_mut().wait_on_probe(self.idx, awaited);
-        }
-        polled
+    /// A request finished: its status, or its own error (a `Truncate`), which has the time the
+    /// receive completed (S11), stamped as `now_ns` reads the time (X1: the overhead owed is
+    /// time spent).
+    #[inline(always)]
+    fn finished(&self, k: &Kernel, finished: Result<Status, Box<Error>>) -> Result<Status, Failed> {
+        finished.map_err(|e| {
+            let r = &k.ranks[self.idx];
+            let t = r.clock.saturating_add(r.overhead_ns);
+            Failed::Request(stamped(*e, t))
+        })
     }
 
     /// All of `reqs`, or any one, complete: the wait ends (S1). Otherwise the rank waits on the
     /// first incomplete one (its wait-for edge); a wake by a completion that does not satisfy
-    /// `needs` leaves it blocked as it was. Asked for a report (`Kernel::reporting`), it
+    /// `needs` leaves it blocked as it was. Asked for a report (`ReportData::asking`), it
     /// records every incomplete one (`Kernel::wait_on_set`).
-    fn poll_requests(
+    pub fn wait_requests(
         &self,
         reqs: &[ReqId],
         needs: Needs,
         call: &'static str,
-        _cx: &mut Context<'_>,
     ) -> Poll<Result<usize, Error>> {
         let mut k = self.kernel.borrow_mut();
         self.check_turn(&mut k, call);
@@ -791,7 +727,7 @@ impl RankRuntime for SimRank {
             }
             (_, _, Some(i)) => i,
         };
-        if k.reporting {
+        if k.report.asking {
             k.wait_on_set(self.idx, reqs[first_incomplete..].iter().copied());
             return Poll::Pending;
         }
@@ -799,18 +735,17 @@ impl RankRuntime for SimRank {
         Poll::Pending
     }
 
-    /// Looks at the endpoint at the call's time: a message there ends the wait (S1), and a
-    /// matched probe takes it then; otherwise the rank waits for the next arrival, and a
-    /// message it does not want leaves it blocked as it was.
-    fn poll_probe(
+    /// A blocking probe: looks at the endpoint at the call's time; a message there ends the
+    /// wait (S1), and a matched probe takes it then; otherwise the rank waits for the next
+    /// arrival, and a message it does not want leaves it blocked as it was.
+    pub fn wait_probe(
         &self,
         pattern: &Pattern,
         take: bool,
         call: &'static str,
         awaited: Awaited,
-        _cx: &mut Context<'_>,
     ) -> Poll<Result<Probed, Error>> {
-        if self.kernel.borrow().reporting {
+        if self.kernel.borrow().report.asking {
             // What it waits for is known (`Kernel::wait_on_probe`); nothing may change.
             return Poll::Pending;
         }
@@ -837,42 +772,73 @@ impl RankRuntime for SimRank {
         Poll::Ready(Ok(found.expect("the message a probe saw is still there")))
     }
 
-    fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.poll_until(deadlock::BUFFER_DETACH, None, false, |r| {
-            r.endpoint.buffered_messages() == 0
-        })
-    }
-
-    fn compute(&self, d: Duration) {
-        let mode = self.kernel.borrow().model().compute;
-        let ns = match mode {
-            ComputeMode::Modeled | ComputeMode::Measured => match u64::try_from(d.as_nanos()) {
-                Ok(ns) => ns,
-                Err(_) => return self.compute_past_time(d),
-            },
-            ComputeMode::Ignored => 0,
-        };
-        self.advance(ns, true);
-    }
-
-    fn compute_flops(&self, flops: u64) {
-        let (mode, ns) = {
-            let k = self.kernel.borrow();
-            (k.model().compute, k.model().flops_ns(flops))
-        };
-        let ns = if mode == ComputeMode::Ignored { 0 } else { ns };
-        self.advance(ns, true);
-    }
-
-    fn discarded(&self, warning: String) {
+    /// The wait of a request for the seam ([`Wait::Request`]): ready with its completion,
+    /// taken (the request is then finished) in the same pass through the kernel.
+    fn wait_completion(
+        &self,
+        req: ReqId,
+        call: &'static str,
+    ) -> Poll<Result<Completion<Payload>, Error>> {
         let mut k = self.kernel.borrow_mut();
-        self.check_turn(&mut k, "a request's drop");
-        // Programs dropped when the run ends let go of their requests: the run has reported.
-        if !k.closed {
-            k.discarded.entry(self.rank).or_default().push(warning);
+        self.check_turn(&mut k, call);
+        let Some(r) = k.ranks.get(self.idx) else {
+            return Poll::Ready(Err(run_ended(&k, self.rank, call)));
+        };
+        if r.wait.is_some() && self.woken_wait_first(&mut k, req) {
+            return Poll::Pending;
+        }
+        let r = &mut k.ranks[self.idx];
+        let woken = r.wait;
+        if let Some(completion) = r.endpoint.take_if_done(req) {
+            if let Some(w) = woken {
+                k.end_wait(self.idx, w);
+            }
+            return Poll::Ready(Ok(completion));
+        }
+        self.suspend(&mut k, call, Some(req), false, false);
+        Poll::Pending
+    }
+
+    /// Charges the overhead of posting a request of kind `posting` (X1) that posts nothing.
+    fn request_overhead(&self, posting: Posting) {
+        let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, posting_call(posting));
+        let o = posting_overhead(&k, posting);
+        if let Some(r) = k.ranks.get_mut(self.idx) {
+            r.overhead_ns = r.overhead_ns.saturating_add(o);
         }
     }
 
+    /// A call that acts on the endpoint alone (`endpoint::answer`). Also notes, for a livelock
+    /// report, the time of the endpoint's last input before the first such call since the
+    /// rank's last poll (`Livelock::input_before`): every poll (a `test`, an `iprobe`) comes
+    /// through here.
+    fn on_endpoint_alone(&self, call: Call) -> Result<Started, Error> {
+        {
+            let mut k = self.kernel.borrow_mut();
+            if k.livelock.input_before.0 != self.idx
+                && let Some(r) = k.ranks.get(self.idx)
+            {
+                k.livelock.input_before = (self.idx, r.endpoint.now());
+            }
+        }
+        let (answer, warning) = self.on_endpoint("a call", |ep| endpoint::answer(ep, call));
+        if let Some(warning) = warning {
+            let mut k = self.kernel.borrow_mut();
+            // Programs dropped when the run ends let go of their requests: the run has
+            // reported.
+            if !k.closed {
+                k.report
+                    .discarded
+                    .entry(self.rank)
+                    .or_default()
+                    .push(warning);
+            }
+        }
+        answer
+    }
+
+    /// A poll that found nothing: `poll_cost` on the clock (S2), noted for a livelock report.
     fn idle_poll(&self, call: &'static str) {
         let (cost, made) = {
             let k = self.kernel.borrow();
@@ -883,6 +849,119 @@ impl RankRuntime for SimRank {
         if let Some(made) = made {
             self.kernel.borrow_mut().note_poll(self.rank, call, made);
         }
+    }
+}
+
+impl RankRuntime for SimRank {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.kernel.borrow().total
+    }
+
+    fn start(&self, call: Call) -> Result<Started, Error> {
+        let request = |posted: Result<Posted, Error>| match posted? {
+            Posted::Done(_) => Ok(Started::Request(None)),
+            Posted::Waiting(req) => Ok(Started::Request(Some(req))),
+        };
+        match call {
+            Call::Send {
+                call,
+                mode,
+                to,
+                envelope,
+                payload,
+                blocking,
+            } => {
+                if blocking {
+                    request(self.send(mode, to, envelope, payload))
+                } else {
+                    let req = self.isend(call, mode, to, envelope, payload)?;
+                    Ok(Started::Request(Some(req)))
+                }
+            }
+            Call::Recv {
+                pattern,
+                capacity,
+                source_world,
+                blocking,
+            } => {
+                let req = if blocking {
+                    self.on_endpoint("recv", |ep| ep.irecv_from(pattern, capacity, source_world))
+                } else {
+                    self.irecv(pattern, capacity, source_world)
+                };
+                Ok(Started::Request(Some(req)))
+            }
+            Call::NullRequest(posting) => {
+                self.request_overhead(posting);
+                Ok(Started::Done)
+            }
+            call => self.on_endpoint_alone(call),
+        }
+    }
+
+    fn poll_wait(&self, wait: WaitFor<'_>) -> Poll<Result<Waited, Error>> {
+        match wait {
+            WaitFor::Request { req, call } => {
+                self.wait_completion(req, call).map_ok(Waited::Completion)
+            }
+            WaitFor::Requests { reqs, needs, call } => {
+                self.wait_requests(reqs, needs, call).map_ok(Waited::Index)
+            }
+            WaitFor::Probe {
+                pattern,
+                take,
+                call,
+                awaited,
+            } => self
+                .wait_probe(pattern, take, call, awaited)
+                .map_ok(Waited::Probed),
+            WaitFor::BufferFree => self
+                .poll_until(deadlock::BUFFER_DETACH, None, false, |r| {
+                    r.endpoint.buffered_messages() == 0
+                })
+                .map_ok(|()| Waited::Done),
+        }
+    }
+
+    /// Never called by the kernel, which resumes a simulated rank at the virtual time its wait
+    /// ends: a loop that drives one rank outside it (`mpsim::rank::run_one`) cannot run a
+    /// simulated rank, whose program then panics here, naming it (the run reports the panic as
+    /// the rank's `Aborted`).
+    fn block(&self) {
+        panic!(
+            "rank {}: a simulated rank is run by the simulator's kernel, not by a loop of its own \
+             (mpsim::rank::run_one)",
+            self.rank
+        );
+    }
+
+    fn idle(&self, call: &'static str) {
+        self.idle_poll(call);
+    }
+
+    fn compute(&self, work: Work) {
+        let (mode, ns) = {
+            let k = self.kernel.borrow();
+            let mode = k.model().compute;
+            let ns = match work {
+                Work::Time(d) => match u64::try_from(d.as_nanos()) {
+                    Ok(ns) => ns,
+                    Err(_) if mode == ComputeMode::Ignored => 0,
+                    Err(_) => {
+                        drop(k);
+                        return self.compute_past_time(d);
+                    }
+                },
+                Work::Flops(flops) => k.model().flops_ns(flops),
+            };
+            (mode, ns)
+        };
+        let ns = if mode == ComputeMode::Ignored { 0 } else { ns };
+        self.advance(ns, true);
     }
 
     fn abort(&self, code: i32) {

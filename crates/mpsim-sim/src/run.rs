@@ -7,10 +7,10 @@ use std::collections::BinaryHeap;
 use std::future::Future;
 use std::rc::Rc;
 
+use crate::rank::SimRank;
 use mpsim_proto::deadlock::{DeadlockReport, LivelockReport, StuckRank};
 use mpsim_proto::error::Error;
 use mpsim_proto::interrupt::Interrupt;
-use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::{Trace, TraceEvent, TraceFilter};
 
 use crate::event::Key;
@@ -111,7 +111,7 @@ pub struct Outcome {
 /// [`Options::workers`] asks for more).
 pub fn simulate<'a, F, Fut>(options: &Options, program: &'a F) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    F: Fn(Rc<SimRank>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     simulate_observed(options, program, &mut |_| {})
@@ -142,7 +142,7 @@ pub fn simulate_observed<'a, F, Fut>(
     observe: &mut dyn FnMut(Progress),
 ) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    F: Fn(Rc<SimRank>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>> + 'a,
 {
     let n = options.ranks;
@@ -171,7 +171,7 @@ where
     part.run::<false>(observe);
     let deadlock = {
         let k = part.kernel.borrow();
-        k.stop.is_none() && k.finished < n
+        k.stop.first.is_none() && k.counts.finished < n
     };
     merge(options, vec![part.close(deadlock)], observe)
 }

@@ -116,14 +116,14 @@ pub(crate) fn offer(
     req: Option<ReqId>,
 ) {
     let waited_ns = end - since;
-    let list = &mut k.top_waits.list;
+    let list = &mut k.report.top_waits.list;
     // After every wait at least as long: equally long ones that ended earlier stay ahead.
     let at = list.partition_point(|w| w.waited_ns >= waited_ns);
     if at >= TOP_WAITS {
         return;
     }
     let request = req.and_then(|q| k.describe_request(rank, q, call));
-    let list = &mut k.top_waits.list;
+    let list = &mut k.report.top_waits.list;
     list.insert(
         at,
         Kept {
@@ -132,12 +132,12 @@ pub(crate) fn offer(
             since_ns: since,
             waited_ns,
             request,
-            ended: k.current,
+            ended: k.round.current,
         },
     );
     list.truncate(TOP_WAITS);
     if list.len() == TOP_WAITS {
-        k.top_waits.floor = list[TOP_WAITS - 1].waited_ns;
+        k.report.top_waits.floor = list[TOP_WAITS - 1].waited_ns;
     }
 }
 
@@ -149,11 +149,11 @@ mod tests {
     fn offered(waits: &[(u32, u64, u64)]) -> Vec<(u32, u64)> {
         let mut k = Kernel::new(Model::default_machine(), 64, false).expect("64 ranks fit");
         for &(rank, since, end) in waits {
-            if end - since > k.top_waits.floor() {
+            if end - since > k.report.top_waits.floor() {
                 offer(&mut k, rank, "recv", since, end, None);
             }
         }
-        std::mem::take(&mut k.top_waits)
+        std::mem::take(&mut k.report.top_waits)
             .into_list()
             .into_iter()
             .map(|w| (w.rank, w.waited_ns))

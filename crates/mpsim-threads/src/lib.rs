@@ -31,6 +31,7 @@ mod lane;
 mod mailbox;
 mod measure;
 mod rank;
+pub use rank::ThreadRank;
 mod run;
 mod trace;
 

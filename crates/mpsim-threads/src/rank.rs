@@ -15,9 +15,14 @@ use std::time::{Duration, Instant};
 use mpsim_proto::deadlock::{self, Awaited, Waiting};
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{Envelope, Pattern};
-use mpsim_proto::p2p::{Completion, Config, Endpoint, Event, Packet, ReqId, SendMode, Transmit};
+use mpsim_proto::p2p::{
+    Completion, Config, Endpoint, Event, Packet, Queued, ReqId, SendCall, SendMode, Status,
+    Transmit,
+};
+use mpsim_proto::runtime::endpoint::{self, first_done, probe_now};
+use mpsim_proto::runtime::fast::{self, Failed, Posted, RestOfWait};
 use mpsim_proto::runtime::{
-    Needs, Payload, RankRuntime, RestOfWait, WaitPoll, first_done, start_on_endpoint_for,
+    Call, Needs, Payload, Probed, RankRuntime, Started, Wait as WaitFor, Waited, Work,
 };
 
 use crate::mailbox::{Activity, Blocked, Inbound, Mailbox, PacketLane, lock};
@@ -91,7 +96,8 @@ impl WaitPolicy {
     }
 }
 
-pub(crate) struct ThreadRank {
+/// A rank on its thread: the runtime its program calls.
+pub struct ThreadRank {
     rank: u32,
     shared: Arc<Shared>,
     endpoint: RefCell<Endpoint<Payload>>,
@@ -114,7 +120,7 @@ pub(crate) struct ThreadRank {
     trace: Option<Box<RefCell<RankTrace>>>,
     /// This rank's figures for the report, when one was asked for (`Options::measure`).
     measure: Option<Box<RefCell<RankMeasure>>>,
-    /// Receives the program let go of after they matched (`RankRuntime::discarded`).
+    /// Receives the program let go of after they matched (`Call::LetGo`).
     discarded: RefCell<Vec<String>>,
     /// Strict ready sends (`Config::strict_ready`): every call takes in what arrived first
     /// ([`ThreadRank::on_endpoint`]).
@@ -124,7 +130,7 @@ pub(crate) struct ThreadRank {
 impl ThreadRank {
     /// Rank `rank`'s runtime; it records a trace under the filter `trace`, if given, and its
     /// report's figures when `measure`.
-    pub fn new(
+    pub(crate) fn new(
         rank: u32,
         shared: Arc<Shared>,
         config: Config,
@@ -157,12 +163,12 @@ impl ThreadRank {
     }
 
     /// The rank's trace records, taken (empty afterwards); `None` when not tracing.
-    pub fn take_trace(&self) -> Option<RankTrace> {
+    pub(crate) fn take_trace(&self) -> Option<RankTrace> {
         self.trace.as_ref().map(|t| t.borrow_mut().take())
     }
 
     /// The rank's longest waits (empty when not measuring), taken.
-    pub fn take_longest_waits(&self) -> Vec<MeasuredWait> {
+    pub(crate) fn take_longest_waits(&self) -> Vec<MeasuredWait> {
         self.measure
             .as_ref()
             .map(|m| m.borrow_mut().take_longest())
@@ -172,7 +178,7 @@ impl ThreadRank {
     /// What the rank did, for the report: its time in compute and blocked (when measuring),
     /// and its endpoint's traffic; at its end, once it has stopped taking packets in (the
     /// messages left in its lanes are counted then, `Mailbox::leftover_messages`).
-    pub fn figures(&self) -> crate::measure::RankFigures {
+    pub(crate) fn figures(&self) -> crate::measure::RankFigures {
         let ep = self.endpoint.borrow();
         let (compute_ns, blocked_ns) = self
             .measure
@@ -246,7 +252,7 @@ impl ThreadRank {
 
     /// After the rank's program ended: takes in what arrived and sends the answers; whether
     /// anything had arrived.
-    pub fn serve(&self) -> bool {
+    pub(crate) fn serve(&self) -> bool {
         if !self.has_mail() {
             return false;
         }
@@ -296,9 +302,13 @@ impl ThreadRank {
         }
     }
 
+    /// The outbox is taken, drained and lent back, so that its queues are allocated once.
     fn flush_outputs(&self, ep: &mut Endpoint<Payload>) {
+        let Some(mut out) = ep.take_outputs() else {
+            return;
+        };
         let mut last = None;
-        while let Some(t) = ep.poll_transmit() {
+        while let Some(t) = out.poll_transmit() {
             if last.is_some_and(|l| l != t.to) {
                 self.shared.mailboxes[last.unwrap_or_default() as usize].notify();
             }
@@ -314,15 +324,16 @@ impl ThreadRank {
         if let Some(l) = last {
             self.shared.mailboxes[l as usize].notify();
         }
-        while let Some(e) = ep.poll_event() {
+        while let Some(e) = out.poll_event() {
             if let Event::Fatal(err) = e {
                 self.shared.fail(err);
             }
         }
+        ep.lend_outbox(&mut Some(out));
     }
 
     /// Runs `f` on the endpoint without taking in what arrived (for calls whose outcome cannot
-    /// depend on it: `RankRuntime::start_on_endpoint`), then sends what it produced. Generic, so
+    /// depend on it: starting a send, posting a receive), then sends what it produced. Generic, so
     /// that a call made with a known function inlines it. In strict mode what arrived is taken
     /// in first: a ready send is judged by whether it arrived before its receive was posted,
     /// and one that waits in a lane when the receive is posted did.
@@ -411,17 +422,17 @@ impl ThreadRank {
     /// The messages this rank took in and no receive took, `(sender, envelope, bytes)` in
     /// arrival order: at its end, for the run's warnings (those still in its lanes are counted
     /// after every rank ended, `Mailbox::leftover_messages`).
-    pub fn unreceived(&self) -> Vec<(u32, Envelope, usize)> {
+    pub(crate) fn unreceived(&self) -> Vec<(u32, Envelope, usize)> {
         self.endpoint.borrow().unexpected_messages().collect()
     }
 
     /// The warnings of receives the program let go of after they matched, in order, taken.
-    pub fn take_discarded(&self) -> Vec<String> {
+    pub(crate) fn take_discarded(&self) -> Vec<String> {
         self.discarded.take()
     }
 
     /// The rank's pending requests, for `PendingAtExit`.
-    pub fn pending(&self) -> Vec<mpsim_proto::error::PendingRequest> {
+    pub(crate) fn pending(&self) -> Vec<mpsim_proto::error::PendingRequest> {
         self.endpoint.borrow().pending_requests()
     }
 
@@ -433,53 +444,36 @@ impl ThreadRank {
     }
 }
 
-impl RankRuntime for ThreadRank {
-    fn rank(&self) -> u32 {
-        self.rank
-    }
-
-    fn abort(&self, code: i32) {
-        // The run's first error unless it has one: every rank stops at its next call, and
-        // this one when it suspends (`block_on` ends a program that yields after the run
-        // aborted).
-        self.shared.fail(Error::Abort {
-            rank: self.rank,
-            code,
-            time_ns: None,
-        });
-    }
-
-    fn size(&self) -> u32 {
-        self.shared.mailboxes.len() as u32
-    }
-
-    fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
-        let mut ep = self.endpoint.borrow_mut();
-        self.progress(&mut ep);
-        f(&mut ep);
-        self.flush(&mut ep);
-    }
-
-    fn start_on_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
-        self.on_endpoint(f);
-    }
-
-    /// A send after the run aborted fails with `Aborted` and sends nothing: every rank stops at
-    /// its next call (waits see the abort as they wait, sends here).
-    fn start_blocking_send(
+/// # Fast paths
+///
+/// The hottest calls, as plain methods that `mpsim` calls by this type
+/// (`mpsim_proto::runtime::fast`): each does in one pass through the endpoint what the seam
+/// ([`RankRuntime`]) does in two, and a receive's data is copied while the endpoint is
+/// borrowed. No virtual time: errors are not stamped.
+impl ThreadRank {
+    /// Starts a blocking send. After the run aborted it fails with `Aborted` and sends nothing:
+    /// every rank stops at its next call (waits see the abort as they wait, sends here).
+    pub fn send(
         &self,
         mode: SendMode,
         to: u32,
         envelope: Envelope,
         payload: Payload,
-        error: &mut Option<Error>,
-    ) -> WaitPoll {
+    ) -> Result<Posted, Error> {
         if let Some(e) = self.aborted() {
-            return WaitPoll::failed(e, error);
+            return Err(e);
         }
         let started = self.on_endpoint(|ep| {
             let mut sent = None;
-            let started = ep.send_now(mode, to, envelope, payload, |t| {
+            let send = SendCall {
+                call: mode.call(),
+                mode,
+                to,
+                envelope,
+                payload,
+                blocking: true,
+            };
+            let started = ep.start_send(send, |t: Transmit<Payload>| {
                 if let Packet::Message {
                     protocol, payload, ..
                 } = &t.packet
@@ -495,11 +489,11 @@ impl RankRuntime for ThreadRank {
             }
             started
         });
-        WaitPoll::started(started, error)
+        fast::sent(started)
     }
 
-    /// As `start_blocking_send`: a nonblocking send after the run aborted fails with `Aborted`.
-    fn start_isend(
+    /// A nonblocking send for the program's call `call`; after the run aborted, `Aborted`.
+    pub fn isend(
         &self,
         call: &'static str,
         mode: SendMode,
@@ -510,73 +504,79 @@ impl RankRuntime for ThreadRank {
         if let Some(e) = self.aborted() {
             return Err(e);
         }
-        start_on_endpoint_for(self, |ep| ep.isend_as(call, mode, to, envelope, payload))
+        let send = SendCall {
+            call,
+            mode,
+            to,
+            envelope,
+            payload,
+            blocking: false,
+        };
+        self.on_endpoint(|ep| ep.start_send(send, Queued))
+            .map(|req| req.expect("a nonblocking send has a request"))
     }
 
-    fn start_recv_into(
+    /// Starts a blocking receive into `buf`: a message that matched at once is finished into
+    /// it.
+    pub fn recv_into(
         &self,
         pattern: Pattern,
         buf: &mut [u8],
         source_world: Option<u32>,
-        error: &mut Option<Error>,
-    ) -> WaitPoll {
-        self.on_endpoint(|ep| WaitPoll::recv_into(ep, pattern, buf, source_world, error))
+    ) -> Result<Posted, Error> {
+        self.on_endpoint(|ep| fast::recv_into(ep, pattern, buf, source_world))
     }
 
-    fn poll_done(
+    /// Posts a nonblocking receive.
+    pub fn irecv(&self, pattern: Pattern, capacity: usize, source_world: Option<u32>) -> ReqId {
+        self.on_endpoint(|ep| ep.irecv_from(pattern, capacity, source_world))
+    }
+
+    /// The wait on `req`: ready with the request finished as the program gets it, the data
+    /// copied into `buf` while the endpoint is borrowed anyway.
+    pub fn wait_into(
         &self,
         req: ReqId,
         call: &'static str,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Result<(), Error>> {
-        self.poll_until(call, Some(req), |ep| ep.is_done(req))
-    }
-
-    fn poll_complete(
-        &self,
-        req: ReqId,
-        call: &'static str,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Result<Completion<Payload>, Error>> {
-        let mut ep = self.endpoint.borrow_mut();
-        self.progress(&mut ep);
-        if let Some(completion) = ep.take_if_done(req) {
-            return Poll::Ready(Ok(completion));
-        }
-        drop(ep);
-        self.blocked(call, Some(req))
-    }
-
-    /// The data goes into `buf` while the endpoint is borrowed anyway (no virtual time: errors
-    /// are not stamped).
-    fn poll_complete_into(
-        &self,
-        req: ReqId,
-        call: &'static str,
-        _cx: &mut Context<'_>,
         buf: Option<&mut [u8]>,
-        error: &mut Option<Error>,
-    ) -> WaitPoll {
+    ) -> Poll<Result<Status, Failed>> {
         let mut ep = self.endpoint.borrow_mut();
         self.progress(&mut ep);
         if let Some(out) = ep.finish_if_done(req, buf) {
-            return match out {
-                Ok(status) => WaitPoll::ready(status),
-                Err(e) => WaitPoll::failed_request(*e, error),
-            };
+            return Poll::Ready(out.map_err(|e| Failed::Request(*e)));
         }
         drop(ep);
-        WaitPoll::new(self.blocked(call, Some(req)), error)
+        self.blocked(call, Some(req)).map_err(Failed::Wait)
     }
 
-    /// As `poll_done`, on all of `reqs`: the rank records those still incomplete, which a
+    /// As `wait_into`, of a wait on several in order; pending, the rank records `req` and the
+    /// `rest`, which a deadlock report names (`publish_wait`).
+    pub fn wait_in(
+        &self,
+        req: ReqId,
+        rest: Option<RestOfWait<'_>>,
+        call: &'static str,
+        buf: Option<&mut [u8]>,
+    ) -> Poll<Result<Status, Failed>> {
+        let polled = self.wait_into(req, call, buf);
+        if polled.is_pending() {
+            let mut set = self.waiting_set.borrow_mut();
+            set.clear();
+            set.push(req);
+            if let Some(rest) = rest {
+                rest(&mut set);
+            }
+        }
+        polled
+    }
+
+    /// A wait on all of `reqs` or any: the rank records those still incomplete, which a
     /// deadlock report names (`publish_wait`).
-    fn poll_requests(
+    pub fn wait_requests(
         &self,
         reqs: &[ReqId],
         needs: Needs,
         call: &'static str,
-        _cx: &mut Context<'_>,
     ) -> Poll<Result<usize, Error>> {
         let mut ep = self.endpoint.borrow_mut();
         self.progress(&mut ep);
@@ -596,62 +596,62 @@ impl RankRuntime for ThreadRank {
         }
     }
 
-    /// As `poll_complete_into`; pending, the rank records `req` and the `rest`, which a
-    /// deadlock report names (`publish_wait`).
-    fn poll_complete_in(
+    /// A blocking probe: looks, then waits for the next arrival to look again; a deadlock
+    /// report names `awaited`.
+    pub fn wait_probe(
         &self,
-        req: ReqId,
-        rest: Option<RestOfWait<'_>>,
-        call: &'static str,
-        cx: &mut Context<'_>,
-        buf: Option<&mut [u8]>,
-        error: &mut Option<Error>,
-    ) -> WaitPoll {
-        let polled = self.poll_complete_into(req, call, cx, buf, error);
-        if polled == WaitPoll::PENDING {
-            let mut set = self.waiting_set.borrow_mut();
-            set.clear();
-            set.push(req);
-            if let Some(rest) = rest {
-                rest(&mut set);
-            }
-        }
-        polled
-    }
-
-    fn arrivals(&self) -> u64 {
-        self.arrivals.get()
-    }
-
-    fn poll_arrival(
-        &self,
-        seen: u64,
+        pattern: &Pattern,
+        take: bool,
         call: &'static str,
         awaited: Awaited,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Result<(), Error>> {
-        self.probing.set(Some(awaited));
-        let polled = self.poll_until(call, None, |_| self.arrivals.get() > seen);
-        if polled.is_ready() {
-            self.trace_wait_ended();
+    ) -> Poll<Result<Probed, Error>> {
+        loop {
+            let seen = self.arrivals.get();
+            let found = self.with_endpoint(|ep| probe_now(ep, pattern, take));
+            if let Some(found) = found {
+                return Poll::Ready(Ok(found));
+            }
+            self.probing.set(Some(awaited));
+            let polled = self.poll_until(call, None, |_| self.arrivals.get() > seen);
+            if polled.is_ready() {
+                self.trace_wait_ended();
+            }
+            match polled {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(())) => {}
+            }
         }
-        polled
     }
 
-    fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.probing.set(None);
-        let polled = self.poll_until(deadlock::BUFFER_DETACH, None, |ep| {
-            ep.buffered_messages() == 0
-        });
-        if polled.is_ready() {
-            self.trace_wait_ended();
-        }
-        polled
+    /// Runs `f` on the endpoint after taking in what arrived, then sends what it produced.
+    fn with_endpoint<R>(&self, f: impl FnOnce(&mut Endpoint<Payload>) -> R) -> R {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        let out = f(&mut ep);
+        self.flush(&mut ep);
+        out
     }
 
-    fn compute(&self, d: Duration) {
-        // Real execution: the program's own code took the time. An explicit `compute` spins so
-        // that the same program means the same thing on every backend, until the run aborts.
+    /// The wait of a request for the seam ([`WaitFor::Request`]): its completion, taken.
+    fn wait_completion(
+        &self,
+        req: ReqId,
+        call: &'static str,
+    ) -> Poll<Result<Completion<Payload>, Error>> {
+        let mut ep = self.endpoint.borrow_mut();
+        self.progress(&mut ep);
+        if let Some(completion) = ep.take_if_done(req) {
+            return Poll::Ready(Ok(completion));
+        }
+        drop(ep);
+        self.blocked(call, Some(req))
+    }
+
+    /// Spins for a declared compute of `d`. Real execution: the program's own code took the
+    /// time. An explicit `compute` spins so that the same program means the same thing on every
+    /// backend, until the run aborts.
+    fn spin(&self, d: Duration) {
         let start = Instant::now();
         // The run's clock is a `u64` of nanoseconds since its start, as the simulator's is: a
         // compute ending past it fails here where the simulator's fails (`TimeOverflow`),
@@ -686,18 +686,116 @@ impl RankRuntime for ThreadRank {
             }
         }
     }
+}
 
-    fn compute_flops(&self, flops: u64) {
-        // No machine model here: spin as long as the default model's 10 Gflop/s would take.
-        self.compute(Duration::from_nanos(flops / 10));
+impl RankRuntime for ThreadRank {
+    fn rank(&self) -> u32 {
+        self.rank
     }
 
-    fn discarded(&self, warning: String) {
-        self.discarded.borrow_mut().push(warning);
+    fn size(&self) -> u32 {
+        self.shared.mailboxes.len() as u32
     }
 
-    fn idle_poll(&self, _call: &'static str) {
+    fn start(&self, call: Call) -> Result<Started, Error> {
+        match call {
+            Call::Send {
+                call,
+                mode,
+                to,
+                envelope,
+                payload,
+                blocking,
+            } => {
+                if blocking {
+                    Ok(Started::Request(
+                        match self.send(mode, to, envelope, payload)? {
+                            Posted::Done(_) => None,
+                            Posted::Waiting(req) => Some(req),
+                        },
+                    ))
+                } else {
+                    let req = self.isend(call, mode, to, envelope, payload)?;
+                    Ok(Started::Request(Some(req)))
+                }
+            }
+            Call::Recv {
+                pattern,
+                capacity,
+                source_world,
+                ..
+            } => Ok(Started::Request(Some(self.irecv(
+                pattern,
+                capacity,
+                source_world,
+            )))),
+            Call::NullRequest(_) => Ok(Started::Done),
+            call => {
+                let (answer, warning) = self.with_endpoint(|ep| endpoint::answer(ep, call));
+                if let Some(warning) = warning {
+                    self.discarded.borrow_mut().push(warning);
+                }
+                answer
+            }
+        }
+    }
+
+    fn poll_wait(&self, wait: WaitFor<'_>) -> Poll<Result<Waited, Error>> {
+        match wait {
+            WaitFor::Request { req, call } => {
+                self.wait_completion(req, call).map_ok(Waited::Completion)
+            }
+            WaitFor::Requests { reqs, needs, call } => {
+                self.wait_requests(reqs, needs, call).map_ok(Waited::Index)
+            }
+            WaitFor::Probe {
+                pattern,
+                take,
+                call,
+                awaited,
+            } => self
+                .wait_probe(pattern, take, call, awaited)
+                .map_ok(Waited::Probed),
+            WaitFor::BufferFree => {
+                self.probing.set(None);
+                let polled = self.poll_until(deadlock::BUFFER_DETACH, None, |ep| {
+                    ep.buffered_messages() == 0
+                });
+                if polled.is_ready() {
+                    self.trace_wait_ended();
+                }
+                polled.map_ok(|()| Waited::Done)
+            }
+        }
+    }
+
+    /// Waits for mail as the backend's own loop does (`wait_for_mail`: spins, yields or parks
+    /// by the run's wait policy, until a packet arrives or the run aborts).
+    fn block(&self) {
+        wait_for_mail(self);
+    }
+
+    fn idle(&self, _call: &'static str) {
         std::thread::yield_now();
+    }
+
+    fn compute(&self, work: Work) {
+        match work {
+            Work::Time(d) => self.spin(d),
+            // No machine model here: spin as long as the default model's 10 Gflop/s would take.
+            Work::Flops(flops) => self.spin(Duration::from_nanos(flops / 10)),
+        }
+    }
+
+    fn abort(&self, code: i32) {
+        // The run's first error unless it has one: every rank stops at its next call, and
+        // this one when it suspends (`block_on` ends a program that yields after the run
+        // aborted).
+        self.shared.fail(Error::Abort {
+            rank: self.rank,
+            code,
+            time_ns: None,
+        });
     }
 
     fn now_ns(&self) -> u64 {

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use mpsim_proto::deadlock::{BlockedRank, DeadlockReport};
 use mpsim_proto::error::Error;
 use mpsim_proto::p2p::{Config, never_received};
-use mpsim_proto::runtime::RankRuntime;
 use mpsim_proto::trace::{Trace, TraceFilter};
 
 use crate::binding::{Binding, allowed_cores, bind_rank};
@@ -117,7 +116,7 @@ impl Shared {
 /// `program` is called once per rank, on that rank's thread, with the rank's runtime.
 pub fn run<F, Fut>(options: &Options, program: F) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    F: Fn(Rc<ThreadRank>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>>,
 {
     run_watched(options, program, &mut || None)
@@ -132,7 +131,7 @@ pub fn run_watched<F, Fut>(
     check: &mut dyn FnMut() -> Option<Error>,
 ) -> Outcome
 where
-    F: Fn(Rc<dyn RankRuntime>) -> Fut + Sync,
+    F: Fn(Rc<ThreadRank>) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>>,
 {
     let n = options.ranks;
@@ -195,9 +194,8 @@ where
                             rank_filter,
                             options.measure,
                         ));
-                        let dyn_rt: Rc<dyn RankRuntime> = rt.clone();
                         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                            block_on(&rt, program(dyn_rt))
+                            block_on(&rt, program(Rc::clone(&rt)))
                         }));
                         let result = match outcome {
                             Ok(Ok(())) => {
@@ -419,9 +417,28 @@ mod tests {
     use mpsim_proto::runtime::RankRuntime;
 
     use mpsim_proto::deadlock::Awaited;
+    use mpsim_proto::matching::Pattern;
     use mpsim_proto::matching::{ContextId, Envelope, Source, Tag};
     use mpsim_proto::p2p::SendMode;
-    use mpsim_proto::runtime::{Payload, WaitPoll};
+    use mpsim_proto::runtime::{Call, Payload, Wait};
+
+    use crate::ThreadRank;
+
+    /// Waits until a message of context 0 has arrived (a blocking probe), as `awaited`.
+    async fn probe_any(rt: &ThreadRank, awaited: Awaited) -> Result<(), Error> {
+        let pattern = Pattern {
+            context: ContextId(0),
+            source: Source::Any,
+            tag: Tag::Any,
+        };
+        let wait = Wait::Probe {
+            pattern: &pattern,
+            take: false,
+            call: "probe",
+            awaited,
+        };
+        poll_fn(|_| rt.poll_wait(wait).map_ok(drop)).await
+    }
 
     use super::{Options, run, run_watched};
 
@@ -443,13 +460,13 @@ mod tests {
     #[test]
     fn a_failed_check_ends_the_run_with_its_error() {
         let options = two_ranks();
-        let wait_forever = |rt: Rc<dyn RankRuntime>| async move {
+        let wait_forever = |rt: Rc<ThreadRank>| async move {
             let awaited = mpsim_proto::deadlock::Awaited {
                 peer: mpsim_proto::matching::Source::Any,
                 tag: mpsim_proto::matching::Tag::Any,
                 context: mpsim_proto::matching::ContextId(0),
             };
-            poll_fn(|cx| rt.poll_arrival(0, "probe", awaited, cx)).await
+            probe_any(&rt, awaited).await
         };
         let mut looks = 0;
         let mut check = || {
@@ -475,23 +492,20 @@ mod tests {
     fn messages_never_received_are_warnings() {
         let options = two_ranks();
         let program = |fail: bool| {
-            move |rt: Rc<dyn RankRuntime>| async move {
+            move |rt: Rc<ThreadRank>| async move {
                 let envelope = |tag| Envelope::new(ContextId(0), rt.rank(), tag);
                 if rt.rank() == 0 {
                     for (tag, n) in [(5, 8), (6, 3)] {
-                        let mut error = None;
                         let payload = Payload::from_vec(vec![1; n]);
-                        let started = rt.start_blocking_send(
-                            SendMode::Standard,
-                            1,
-                            envelope(tag),
+                        let started = rt.start(Call::Send {
+                            call: "send",
+                            mode: SendMode::Standard,
+                            to: 1,
+                            envelope: envelope(tag),
                             payload,
-                            &mut error,
-                        );
-                        assert!(
-                            error.is_none() && started != WaitPoll::FAILED,
-                            "an eager send starts"
-                        );
+                            blocking: true,
+                        });
+                        assert!(started.is_ok(), "an eager send starts");
                     }
                     return if fail {
                         Err(Error::Internal {
@@ -506,7 +520,7 @@ mod tests {
                     tag: Tag::Any,
                     context: ContextId(0),
                 };
-                poll_fn(|cx| rt.poll_arrival(0, "probe", awaited, cx)).await
+                probe_any(&rt, awaited).await
             }
         };
         let outcome = run(&options, program(false));

@@ -33,50 +33,42 @@ struct Params {
     backend: String,
 }
 
-/// A plain `fn` returning an `async move` block rather than an `async fn`: an `async fn` keeps
-/// its arguments twice in its future (as captured and as locals), a block only once.
-#[allow(clippy::manual_async_fn)] // on purpose: see above
-fn ring(world: Comm, params: &Params) -> impl Future<Output = Result<()>> + '_ {
-    async move {
-        let (me, n) = (world.rank(), world.size());
-        let (left, right) = ((me + n - 1) % n, (me + 1) % n);
-        let mut token = [0u64; 1];
-        let mut t0 = world.now_ns();
-        // A counter rather than a range: what the future holds across an await is memory per
-        // rank.
-        let mut i = 0;
-        while i < params.iterations {
-            if me == 0 {
-                world.send(&[i * n as u64], right, 7).await?;
-                world.recv(&mut token, left, 7).await?;
-                assert_eq!(token[0], i * n as u64 + n as u64 - 1, "token damaged");
-                if i == 0 {
-                    t0 = world.now_ns();
-                }
-            } else {
-                world.recv(&mut token, left, 7).await?;
-                world.send(&[token[0] + 1], right, 7).await?;
-            }
-            i += 1;
-        }
+/// One rank's program.
+async fn ring(world: Comm, params: &Params) -> Result<()> {
+    let (me, n) = (world.rank(), world.size());
+    let (left, right) = ((me + n - 1) % n, (me + 1) % n);
+    let mut token = [0u64; 1];
+    let mut t0 = world.now_ns();
+    for i in 0..params.iterations {
         if me == 0 {
-            let (iterations, time_ns) = (params.iterations, world.now_ns() - t0);
-            mpsim::write_stdout(|out| {
-                writeln!(
-                    out,
-                    "ring: {n} ranks x {iterations} iterations, token intact"
-                )?;
-                writeln!(
-                    out,
-                    "result example=ring backend={} ranks={n} iterations={iterations} \
-                     timed_iterations={} time_ns={time_ns}",
-                    params.backend,
-                    iterations.saturating_sub(1),
-                )
-            })?;
+            world.send(&[i * n as u64], right, 7).await?;
+            world.recv(&mut token, left, 7).await?;
+            assert_eq!(token[0], i * n as u64 + n as u64 - 1, "token damaged");
+            if i == 0 {
+                t0 = world.now_ns();
+            }
+        } else {
+            world.recv(&mut token, left, 7).await?;
+            world.send(&[token[0] + 1], right, 7).await?;
         }
-        Ok(())
     }
+    if me == 0 {
+        let (iterations, time_ns) = (params.iterations, world.now_ns() - t0);
+        mpsim::write_stdout(|out| {
+            writeln!(
+                out,
+                "ring: {n} ranks x {iterations} iterations, token intact"
+            )?;
+            writeln!(
+                out,
+                "result example=ring backend={} ranks={n} iterations={iterations} \
+                     timed_iterations={} time_ns={time_ns}",
+                params.backend,
+                iterations.saturating_sub(1),
+            )
+        })?;
+    }
+    Ok(())
 }
 
 pub(crate) fn main() -> std::process::ExitCode {

@@ -5,15 +5,12 @@
 //! or receive and, when that completes at once (an eager or buffered send, a receive that a
 //! waiting message matched), keeps the result. Its future then only waits, if anything is left
 //! to wait for, and takes the completion in the same pass through the endpoint
-//! (`RankRuntime::poll_complete_into`). One small state, one `match` per poll: no nested state
-//! machines moving a `Result` through each level, which cost about 200 instructions a call as
-//! `async fn`s.
+//! (`Rt::wait_into`, a fast path of the built-in backends). One small state, one `match` per
+//! poll: no nested state machines moving a `Result` through each level, which cost about 200
+//! instructions a call as `async fn`s.
 //!
-//! What crosses the runtime's `dyn` boundary on the way (a start's outcome, a poll's) comes
-//! back in two registers (`mpsim_proto::runtime::WaitPoll`), and the calls and their futures
-//! are inlined into the program's future, which builds each `Blocking` in place: values of 40
-//! to 64 bytes written field by field and copied on at once with wider loads stalled the CPU
-//! (store-to-load interlocks) several times per call.
+//! The backends' fast paths are called by their types (`crate::runtime`), so the calls and
+//! their futures inline into the program's future, which builds each `Blocking` in place.
 //!
 //! Posting at the call rather than at the first poll changes nothing a program can observe: a
 //! rank's future runs only while its rank runs (at its current virtual time under `sim`), so a
@@ -28,14 +25,15 @@ use std::task::{Context, Poll};
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::p2p::{ReqId, Status};
-use mpsim_proto::runtime::{RankRuntime, WaitPoll};
+use mpsim_proto::runtime::fast::{Failed, Posted};
 
-use crate::request::{let_go, stamped};
+use crate::request::stamped;
+use crate::runtime::Rt;
 
 /// The future of a blocking send or receive, started when made.
 #[must_use = "a blocking call does nothing more unless awaited"]
 pub(crate) struct Blocking<'a> {
-    rt: &'a dyn RankRuntime,
+    rt: &'a Rt,
     step: Step<'a>,
 }
 
@@ -57,45 +55,36 @@ enum Step<'a> {
 
 impl<'a> Blocking<'a> {
     /// A send that finished at once.
-    pub fn sent(rt: &'a dyn RankRuntime) -> Self {
+    pub fn sent(rt: &'a Rt) -> Self {
         Blocking {
             rt,
             step: Step::Sent,
         }
     }
 
-    /// A call as the runtime started it (`RankRuntime::start_blocking_send`,
-    /// `RankRuntime::start_recv_into`): waiting for the request it posted (`buf` receives its
-    /// data), or finished, with its error (taken from `error`, where the runtime put it)
-    /// stamped with the rank's time. `error` is borrowed, not moved in: a moved `Option<Error>`
-    /// (48 bytes) was copied on every call, failed or not.
+    /// A call as the runtime started it (`Rt::send`, `Rt::recv_into`): waiting for the
+    /// request it posted (`buf` receives its data), or finished, with its error stamped with
+    /// the rank's time.
     #[inline(always)]
     pub fn started(
-        rt: &'a dyn RankRuntime,
-        started: WaitPoll,
-        error: &mut Option<Error>,
+        rt: &'a Rt,
+        started: Result<Posted>,
         call: &'static str,
         buf: Option<&'a mut [u8]>,
     ) -> Self {
-        match started.get() {
-            Poll::Pending => Self::waiting(rt, started.posted_request(), call, buf),
-            Poll::Ready(Ok(status)) if buf.is_none() => {
+        match started {
+            Ok(Posted::Waiting(req)) => Self::waiting(rt, req, call, buf),
+            Ok(Posted::Done(status)) if buf.is_none() => {
                 debug_assert_eq!(status, Status::default(), "a send's status is empty");
                 Self::sent(rt)
             }
-            Poll::Ready(Ok(status)) => Self::done(rt, Ok(status)),
-            Poll::Ready(Err(())) => Self::done(
-                rt,
-                Err(stamped(
-                    rt,
-                    error.take().expect("a failed start hands out its error"),
-                )),
-            ),
+            Ok(Posted::Done(status)) => Self::done(rt, Ok(status)),
+            Err(e) => Self::done(rt, Err(stamped(rt, e))),
         }
     }
 
     /// A call that finished at once with `result`.
-    pub fn done(rt: &'a dyn RankRuntime, result: Result<Status>) -> Self {
+    pub fn done(rt: &'a Rt, result: Result<Status>) -> Self {
         Blocking {
             rt,
             step: Step::Done(result),
@@ -103,12 +92,7 @@ impl<'a> Blocking<'a> {
     }
 
     /// A call that posted request `id` and waits for it; `buf` receives its data.
-    pub fn waiting(
-        rt: &'a dyn RankRuntime,
-        id: ReqId,
-        call: &'static str,
-        buf: Option<&'a mut [u8]>,
-    ) -> Self {
+    pub fn waiting(rt: &'a Rt, id: ReqId, call: &'static str, buf: Option<&'a mut [u8]>) -> Self {
         Blocking {
             rt,
             step: Step::Waiting { id, call, buf },
@@ -122,12 +106,12 @@ impl Future for Blocking<'_> {
     /// Always inlined into the program's future, with the wait (`poll_wait`): its result then
     /// goes where the program uses it, not through memory.
     #[inline(always)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<Status>> {
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Result<Status>> {
         let this = self.get_mut();
         // Tested one by one, the most common first: a `match` became a jump table whose
         // lowering wrote the same value to many stack slots on every poll.
         if let Step::Waiting { .. } = this.step {
-            return this.poll_wait(cx);
+            return this.poll_wait();
         }
         if let Step::Sent = this.step {
             this.step = Step::Taken;
@@ -142,37 +126,38 @@ impl Future for Blocking<'_> {
 
 impl Blocking<'_> {
     /// The waiting side of `poll`: ready when the request completes, with its data in place
-    /// (copied by the runtime: `RankRuntime::poll_complete_into`). The runtime's answer comes
-    /// back in two registers (`WaitPoll`); only an error comes through memory.
+    /// (copied by the runtime: `Rt::wait_into`).
     #[inline(always)]
-    fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<Status>> {
+    fn poll_wait(&mut self) -> Poll<Result<Status>> {
         let Step::Waiting { id, call, buf } = &mut self.step else {
             unreachable!("poll_wait on a call that does not wait");
         };
-        let mut error = None;
-        let polled = self
-            .rt
-            .poll_complete_into(*id, call, cx, buf.as_deref_mut(), &mut error);
-        match polled.get() {
+        match self.rt.wait_into(*id, call, buf.as_deref_mut()) {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Ok(status)) => {
                 self.step = Step::Taken;
                 Poll::Ready(Ok(status))
             }
-            Poll::Ready(Err(())) => Poll::Ready(Err(self.failed(error))),
+            Poll::Ready(Err(failed)) => Poll::Ready(Err(self.failed(failed))),
         }
     }
 
-    /// A wait that ended in `error`, which may have ended early (a deadlock, another rank
-    /// failed): the request is let go of (nothing happens if it finished with its own error).
+    /// A wait that failed: with the request's own error (it is finished), or one that ended
+    /// early (a deadlock, another rank failed), whose request is let go of.
     #[cold]
     #[inline(never)]
-    fn failed(&mut self, error: Option<Error>) -> Error {
-        if let Step::Waiting { id, .. } = self.step {
-            let_go(self.rt, id);
-        }
+    fn failed(&mut self, failed: Failed) -> Error {
+        let e = match failed {
+            Failed::Request(e) => e,
+            Failed::Wait(e) => {
+                if let Step::Waiting { id, .. } = self.step {
+                    self.rt.let_go(id);
+                }
+                e
+            }
+        };
         self.step = Step::Taken;
-        error.expect("a failed wait hands out its error")
+        e
     }
 }
 
@@ -190,8 +175,8 @@ impl Drop for Blocking<'_> {
 /// A blocking call's future dropped while it waits for request `id` (`let_go`): rare.
 #[cold]
 #[inline(never)]
-fn dropped_waiting(rt: &dyn RankRuntime, id: ReqId) {
-    let_go(rt, id);
+fn dropped_waiting(rt: &Rt, id: ReqId) {
+    rt.let_go(id);
 }
 
 /// A blocking send's future: a [`Blocking`] without the status.

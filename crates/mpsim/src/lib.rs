@@ -36,6 +36,13 @@
 //! communicator) would be shared by every rank: the first call through another rank's `Comm`
 //! or request stops the run with [`Error::ForeignRank`]. Pass the `Comm` down instead.
 //!
+//! A run's configuration is plain data, [`RunConfig`]: [`run`] fills it from the flags, a
+//! program can build one in code and run it with [`Launcher::with_config`]. The flags, and the
+//! simulator's progress bar, are the `cli` feature (on by default): without it the crate does
+//! without `clap` and `indicatif`, and has neither [`run`] nor [`LaunchArgs`]. Every backend the
+//! launcher runs holds every rank in this process; [`rank::run_one`] runs a single rank on a
+//! runtime its caller made, for a backend with one rank per process.
+//!
 //! Crates behind this one: `mpsim-proto` (the sans-IO protocol core every backend shares),
 //! `mpsim-sim` (the simulator) and `mpsim-threads` (the threads backend).
 #![forbid(unsafe_code)]
@@ -48,18 +55,20 @@ mod measured;
 mod message;
 mod output;
 mod persistent;
+pub mod rank;
 mod request;
+mod runtime;
 mod signals;
 
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
-pub use launcher::{
-    Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, TraceFormat, Wait, run,
-};
+pub use launcher::{Backend, Bind, Compute, Launcher, ReportFormat, RunConfig, TraceFormat, Wait};
+#[cfg(feature = "cli")]
+pub use launcher::{LaunchArgs, run};
 pub use message::Message;
 pub use mpsim_proto::deadlock::{
     BlockedRank, DeadlockReport, LivelockReport, PollingRank, StuckRank, Waiting,
 };
-pub use mpsim_proto::error::{Error, PendingRequest, ProgramError, Result, Site};
+pub use mpsim_proto::error::{Error, ErrorClass, PendingRequest, ProgramError, Result, Site};
 pub use mpsim_proto::interrupt::Signal;
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};

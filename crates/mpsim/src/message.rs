@@ -3,12 +3,10 @@
 //! it any more; only [`Message::mrecv`] / [`Message::imrecv`] receive it. This is how a
 //! multithreaded or multi-stage program receives exactly the message it probed.
 
-use std::rc::Rc;
-
+use crate::runtime::Rt;
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 use mpsim_proto::p2p::{MessageId, Status};
-use mpsim_proto::runtime::{RankRuntime, with_endpoint_for};
 
 use crate::request::{Names, Request, named, stamped};
 
@@ -18,14 +16,14 @@ use crate::request::{Names, Request, named, stamped};
 /// so, as for a receive dropped after a message matched it.
 #[must_use = "a matched message must be received with mrecv"]
 pub struct Message {
-    rt: Rc<dyn RankRuntime>,
+    rt: Rt,
     /// `None` for the message of `PROC_NULL`.
     id: Option<MessageId>,
     status: Status,
 }
 
 impl Message {
-    pub(crate) fn new(rt: Rc<dyn RankRuntime>, id: Option<MessageId>, status: Status) -> Self {
+    pub(crate) fn new(rt: Rt, id: Option<MessageId>, status: Status) -> Self {
         Message { rt, id, status }
     }
 
@@ -52,8 +50,10 @@ impl Message {
             return Ok(Request::null(self.rt.clone(), self.status, Some(bytes)));
         };
         let capacity = bytes.len();
-        let req = with_endpoint_for(&*self.rt, |ep| ep.mrecv(id, capacity))
-            .map_err(|e| stamped(&*self.rt, named(e, call)))?;
+        let req = self
+            .rt
+            .mrecv(id, capacity)
+            .map_err(|e| stamped(&self.rt, named(e, call)))?;
         let names = Names {
             call,
             wait: "mrecv",
@@ -65,19 +65,7 @@ impl Message {
 impl Drop for Message {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            self.rt.with_endpoint(&mut |ep| {
-                // Received nowhere: let the endpoint forget it.
-                let _ = ep.mrecv(id, 0).map(|req| ep.free(req));
-            });
-            let Status {
-                source, tag, bytes, ..
-            } = self.status;
-            self.rt.discarded(format!(
-                "rank {} dropped a message of {bytes} bytes (source {source}, tag {tag}) that a \
-                 matched probe had taken, without receiving it: its data was discarded (receive \
-                 it with mrecv or imrecv)",
-                self.rt.rank()
-            ));
+            self.rt.drop_message(id, self.status);
         }
     }
 }

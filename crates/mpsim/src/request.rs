@@ -7,13 +7,15 @@
 //! background (`docs/p2p.md` §4 "Memory safety").
 
 use std::future::poll_fn;
-use std::rc::Rc;
-use std::task::{Context, Poll};
+use std::task::Poll;
 
 use mpsim_proto::error::{Error, Result};
-use mpsim_proto::p2p::{Completion, ReqId, Status, discarded_receive};
-use mpsim_proto::runtime::{Needs, Payload, RankRuntime, RestOfWait, WaitPoll, with_endpoint_for};
+use mpsim_proto::p2p::{Completion, ReqId, Status};
+use mpsim_proto::runtime::fast::{Failed, RestOfWait};
+use mpsim_proto::runtime::{Needs, Payload};
 use smallvec::SmallVec;
+
+use crate::runtime::Rt;
 
 /// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
 /// once complete it is inactive and keeps its status: waited for or tested again (by
@@ -25,7 +27,7 @@ use smallvec::SmallVec;
 /// message, and the run's warnings say so.)
 #[must_use = "a request must be waited for or tested to completion"]
 pub struct Request<'b> {
-    rt: Rc<dyn RankRuntime>,
+    rt: Rt,
     state: State<'b>,
 }
 
@@ -56,19 +58,14 @@ pub(crate) struct Names {
 }
 
 impl<'b> Request<'b> {
-    pub(crate) fn active(
-        rt: Rc<dyn RankRuntime>,
-        id: ReqId,
-        names: Names,
-        buf: Option<&'b mut [u8]>,
-    ) -> Self {
+    pub(crate) fn active(rt: Rt, id: ReqId, names: Names, buf: Option<&'b mut [u8]>) -> Self {
         Request {
             rt,
             state: State::Active { id, names, buf },
         }
     }
 
-    pub(crate) fn null(rt: Rc<dyn RankRuntime>, status: Status, buf: Option<&'b mut [u8]>) -> Self {
+    pub(crate) fn null(rt: Rt, status: Status, buf: Option<&'b mut [u8]>) -> Self {
         Request {
             rt,
             state: State::Null { status, buf },
@@ -111,71 +108,55 @@ impl<'b> Request<'b> {
         &mut self,
         user_call: Option<&'static str>,
     ) -> Result<Status> {
-        let mut error = None;
-        poll_fn(|cx| self.poll_wait(user_call, cx, &mut error))
-            .await
-            .map_err(|()| error.expect("a failed wait hands out its error"))
+        poll_fn(|_| self.poll_wait(user_call)).await
     }
 
-    /// One poll of [`Request::wait_in_place`]: ready with the status, or failed with the error
-    /// put in `error` (a small `Poll`: an error, as large as it is, stays where the caller
-    /// keeps it). `wait_all` polls its requests through it with no future per request.
+    /// One poll of [`Request::wait_in_place`]. `wait_all` polls its requests through it with
+    /// no future per request.
     ///
     /// The runtime finishes the request into its buffer while it holds the endpoint
-    /// (`poll_complete_into`, as a blocking wait does): no completion comes out through memory.
+    /// (`Rt::wait_into`, as a blocking wait does): no completion comes out through memory.
     #[inline]
-    fn poll_wait(
-        &mut self,
-        user_call: Option<&'static str>,
-        cx: &mut Context<'_>,
-        error: &mut Option<Error>,
-    ) -> Poll<std::result::Result<Status, ()>> {
+    fn poll_wait(&mut self, user_call: Option<&'static str>) -> Poll<Result<Status>> {
         let (id, call, buf) = match &mut self.state {
             State::Null { status, .. } => return Poll::Ready(Ok(*status)),
             State::Active { id, names, buf } => (*id, user_call.unwrap_or(names.wait), buf),
         };
-        let polled = self
-            .rt
-            .poll_complete_into(id, call, cx, buf.as_deref_mut(), error);
-        self.polled(polled, error)
+        let polled = self.rt.wait_into(id, call, buf.as_deref_mut());
+        self.polled(polled)
     }
 
     /// One poll of this request, of a wait on several in order, followed by those `rest`
-    /// appends or the last (`None`; `wait_all`, `RankRuntime::poll_complete_in`), as
-    /// [`Request::poll_wait`] polls one.
+    /// appends or the last (`None`; `wait_all`, `Rt::wait_in`), as [`Request::poll_wait`]
+    /// polls one.
     #[inline]
     fn poll_wait_in(
         &mut self,
         rest: Option<RestOfWait<'_>>,
         call: &'static str,
-        cx: &mut Context<'_>,
-        error: &mut Option<Error>,
-    ) -> Poll<std::result::Result<Status, ()>> {
+    ) -> Poll<Result<Status>> {
         let (id, buf) = match &mut self.state {
             State::Null { status, .. } => return Poll::Ready(Ok(*status)),
             State::Active { id, buf, .. } => (*id, buf),
         };
-        let polled = self
-            .rt
-            .poll_complete_in(id, rest, call, cx, buf.as_deref_mut(), error);
-        self.polled(polled, error)
+        let polled = self.rt.wait_in(id, rest, call, buf.as_deref_mut());
+        self.polled(polled)
     }
 
     /// The rest of a wait's poll: what `polled` says, the request finished if it is.
     #[inline]
     fn polled(
         &mut self,
-        polled: WaitPoll,
-        error: &mut Option<Error>,
-    ) -> Poll<std::result::Result<Status, ()>> {
-        let outcome = match polled.get() {
+        polled: Poll<std::result::Result<Status, Failed>>,
+    ) -> Poll<Result<Status>> {
+        let outcome = match polled {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Ok(status)) => Ok(status),
             // The wait failed (the run deadlocked or ended): the request stays active.
-            Poll::Ready(Err(())) if !polled.is_request_error() => return Poll::Ready(Err(())),
-            Poll::Ready(Err(())) => Err(error.take().expect("a failed wait hands out its error")),
+            Poll::Ready(Err(Failed::Wait(e))) => return Poll::Ready(Err(e)),
+            Poll::Ready(Err(Failed::Request(e))) => Err(e),
         };
-        Poll::Ready(self.finish_as(outcome).map_err(|e| *error = Some(e)))
+        Poll::Ready(self.finish_as(outcome))
     }
 
     /// Completes the request if it is done (`Some(status)`), without blocking for it.
@@ -197,8 +178,7 @@ impl<'b> Request<'b> {
             State::Null { status, .. } => return Ok(Some(status)),
             State::Active { id, .. } => id,
         };
-        let completion =
-            with_endpoint_for(&*self.rt, |ep| ep.test(id)).map_err(|e| stamped(&*self.rt, e))?;
+        let completion = self.rt.test(id).map_err(|e| stamped(&self.rt, e))?;
         let Some(completion) = completion else {
             return Ok(None);
         };
@@ -228,7 +208,7 @@ impl<'b> Request<'b> {
             Ok(status) => (status, Ok(status)),
             // A request that failed reported its error once; waited for or tested again, it is
             // an inactive request (MPI's empty status), not a success with the failed message's.
-            Err(e) => (empty_status(), Err(stamped(&*self.rt, named(e, call)))),
+            Err(e) => (empty_status(), Err(stamped(&self.rt, named(e, call)))),
         };
         self.state = State::Null { status, buf };
         out
@@ -238,9 +218,7 @@ impl<'b> Request<'b> {
     /// says whether it was cancelled.
     pub fn cancel(&mut self) -> Result<()> {
         if let State::Active { id, .. } = self.state {
-            let mut out = Ok(());
-            self.rt.with_endpoint(&mut |ep| out = ep.cancel(id));
-            out.map_err(|e| stamped(&*self.rt, e))?;
+            self.rt.cancel(id).map_err(|e| stamped(&self.rt, e))?;
         }
         Ok(())
     }
@@ -248,11 +226,7 @@ impl<'b> Request<'b> {
     fn done_now(&self) -> bool {
         match self.state {
             State::Null { .. } => true,
-            State::Active { id, .. } => {
-                let mut done = false;
-                self.rt.with_endpoint(&mut |ep| done = ep.is_done(id));
-                done
-            }
+            State::Active { id, .. } => self.rt.is_done(id),
         }
     }
 }
@@ -260,27 +234,8 @@ impl<'b> Request<'b> {
 impl Drop for Request<'_> {
     fn drop(&mut self) {
         if let State::Active { id, .. } = self.state {
-            let_go(&*self.rt, id);
+            self.rt.let_go(id);
         }
-    }
-}
-
-/// The program lets go of an active request it will not wait for: a receive is withdrawn; a
-/// send goes on in the background. Errors here only mean the request already completed.
-///
-/// A receive that had matched a message holds its data for the wait that will not come: the
-/// data is discarded, and the run's warnings say so (`RankRuntime::discarded`).
-pub(crate) fn let_go(rt: &dyn RankRuntime, id: ReqId) {
-    let mut matched = None;
-    rt.with_endpoint(&mut |ep| {
-        if !ep.is_done(id) && ep.describe(id).is_some_and(|d| d.0 == "recv") {
-            let _ = ep.cancel(id);
-        }
-        matched = ep.matched_unread(id);
-        let _ = ep.free(id);
-    });
-    if let Some((source, tag, context, bytes)) = matched {
-        rt.discarded(discarded_receive(rt.rank(), source, tag, context, bytes));
     }
 }
 
@@ -296,7 +251,7 @@ pub(crate) fn empty_status() -> Status {
 }
 
 /// An error as the program gets it: under the simulator, with the virtual time it happened at.
-pub(crate) fn stamped(rt: &dyn RankRuntime, mut e: Error) -> Error {
+pub(crate) fn stamped(rt: &Rt, mut e: Error) -> Error {
     if let Some(t) = rt.virtual_time() {
         e.stamp_time(t);
     }
@@ -328,20 +283,18 @@ pub(crate) async fn wait_all_in(
     let mut first_error = None;
     // One poll function over the requests in order, each polled in place (no future per
     // request) and finished as it completes; one wait of the runtime on them all
-    // (`RankRuntime::poll_complete_in`), which returns with the last (S1) and which a
+    // (`Rt::wait_in`), which returns with the last (S1) and which a
     // deadlock report names with every request still incomplete.
     let last = requests.iter().rposition(|r| !r.is_null());
-    let mut error = None;
-    poll_fn(|cx| {
+    poll_fn(|_| {
         while let Some((r, tail)) = requests[statuses.len()..].split_first_mut() {
             let rest = |ids: &mut Vec<ReqId>| ids.extend(tail.iter().filter_map(Request::id));
             let rest = (Some(statuses.len()) != last).then_some(&rest as RestOfWait<'_>);
-            match r.poll_wait_in(rest, call, cx, &mut error) {
+            match r.poll_wait_in(rest, call) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Ok(s)) => statuses.push(s),
-                Poll::Ready(Err(())) => {
+                Poll::Ready(Err(e)) => {
                     statuses.push(Status::default());
-                    let e = error.take().expect("a failed wait hands out its error");
                     first_error.get_or_insert(e);
                 }
             }
@@ -373,7 +326,7 @@ async fn first_done(requests: &[Request<'_>], call: &'static str) -> Result<Opti
 }
 
 /// Waits in `call` until `needs` of the active requests are complete, finishing none: one
-/// wait of the runtime on all of them (`RankRuntime::poll_requests`), which ends when the
+/// wait of the runtime on all of them (`Rt::wait_requests`), which ends when the
 /// call returns (`docs/timing.md` S1) and which a deadlock report names with every request
 /// it waits on. The index of the lowest complete one; `None` when none is active. An error
 /// here is the wait's own (the run deadlocked or was aborted), not a request's.
@@ -391,8 +344,8 @@ async fn wait_for(
     let Some(first) = requests.iter().find(|r| !r.is_null()) else {
         return Ok(None);
     };
-    let rt = &*first.rt;
-    let done = poll_fn(|cx| rt.poll_requests(&ids, needs, call, cx)).await?;
+    let rt = &first.rt;
+    let done = poll_fn(|_| rt.wait_requests(&ids, needs, call)).await?;
     // The `done`th active request's place.
     Ok(requests
         .iter()
@@ -557,17 +510,14 @@ pub async fn wait_all_results(requests: &mut [Request<'_>]) -> Vec<Result<Status
     let mut outcomes = Vec::with_capacity(requests.len());
     // As `wait_all_in`, keeping each outcome.
     let last = requests.iter().rposition(|r| !r.is_null());
-    let mut error = None;
-    poll_fn(|cx| {
+    poll_fn(|_| {
         while let Some((r, tail)) = requests[outcomes.len()..].split_first_mut() {
             let rest = |ids: &mut Vec<ReqId>| ids.extend(tail.iter().filter_map(Request::id));
             let rest = (Some(outcomes.len()) != last).then_some(&rest as RestOfWait<'_>);
-            match r.poll_wait_in(rest, "wait_all", cx, &mut error) {
+            let polled = r.poll_wait_in(rest, "wait_all");
+            match polled {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Ok(s)) => outcomes.push(Ok(s)),
-                Poll::Ready(Err(())) => outcomes.push(Err(error
-                    .take()
-                    .expect("a failed wait hands out its error"))),
+                Poll::Ready(outcome) => outcomes.push(outcome),
             }
         }
         Poll::Ready(())
@@ -638,13 +588,13 @@ fn complete_outcome(r: &mut Request<'_>) -> Result<Status> {
 }
 
 /// A poll that found nothing: charge it and let every other rank run once.
-pub(crate) async fn idle(rt: &Rc<dyn RankRuntime>, call: &'static str) {
-    rt.idle_poll(call);
+pub(crate) async fn idle(rt: &Rt, call: &'static str) {
+    rt.idle(call);
     yield_once().await;
 }
 
 /// Returns to the executor once. The simulator resumes the rank at the time its runtime
-/// scheduled (after `compute` or `idle_poll`); the threads backend re-polls at once.
+/// scheduled (after `compute` or `idle`); the threads backend re-polls at once.
 pub(crate) async fn yield_once() {
     let mut yielded = false;
     poll_fn(|cx| {
@@ -678,19 +628,30 @@ mod tests {
     use std::pin::pin;
     use std::rc::Rc;
     use std::task::{Context, Poll, Waker};
-    use std::time::Duration;
 
     use mpsim_proto::error::Error;
     use mpsim_proto::matching::{ContextId, Envelope, Pattern};
-    use mpsim_proto::p2p::{Config, Endpoint, Packet, ReqId, SendMode};
-    use mpsim_proto::runtime::{Payload, RankRuntime};
+    use mpsim_proto::p2p::{Config, Endpoint, Packet, SendCall, SendMode, Transmit};
+    use mpsim_proto::runtime::endpoint::{self, first_done};
+    use mpsim_proto::runtime::{Call, Needs, Payload, RankRuntime, Started, Wait, Waited, Work};
 
     use super::{Names, Request, wait_any};
+    use crate::runtime::Rt;
 
-    /// A runtime whose packets arrive only when a wait polls (as on the threads backend).
+    /// A runtime whose packets arrive only when a wait polls (as on the threads backend),
+    /// built on the seam alone (the API layer's `Rt::Other`).
     struct TakesInOnPoll {
         endpoint: RefCell<Endpoint<Payload>>,
         inbox: RefCell<Vec<Packet<Payload>>>,
+    }
+
+    impl TakesInOnPoll {
+        /// Takes in the packets waiting.
+        fn take_in(&self, ep: &mut Endpoint<Payload>) {
+            for packet in self.inbox.borrow_mut().drain(..) {
+                ep.handle_packet(1, packet);
+            }
+        }
     }
 
     impl RankRuntime for TakesInOnPoll {
@@ -700,44 +661,36 @@ mod tests {
         fn size(&self) -> u32 {
             2
         }
-        fn with_endpoint(&self, f: &mut dyn FnMut(&mut Endpoint<Payload>)) {
-            f(&mut self.endpoint.borrow_mut());
-        }
-        fn poll_done(
-            &self,
-            req: ReqId,
-            _call: &'static str,
-            _cx: &mut Context<'_>,
-        ) -> Poll<Result<(), Error>> {
+        fn start(&self, call: Call) -> Result<Started, Error> {
             let mut ep = self.endpoint.borrow_mut();
-            for packet in self.inbox.borrow_mut().drain(..) {
-                ep.handle_packet(1, packet);
-            }
-            if ep.is_done(req) {
-                Poll::Ready(Ok(()))
-            } else {
-                Poll::Pending
+            match call {
+                Call::Recv {
+                    pattern, capacity, ..
+                } => Ok(Started::Request(Some(ep.irecv(pattern, capacity)))),
+                call => endpoint::answer(&mut ep, call).0,
             }
         }
-        fn arrivals(&self) -> u64 {
-            0
+        fn poll_wait(&self, wait: Wait<'_>) -> Poll<Result<Waited, Error>> {
+            let mut ep = self.endpoint.borrow_mut();
+            self.take_in(&mut ep);
+            match wait {
+                Wait::Request { req, .. } => match ep.take_if_done(req) {
+                    Some(c) => Poll::Ready(Ok(Waited::Completion(c))),
+                    None => Poll::Pending,
+                },
+                Wait::Requests { reqs, needs, .. } => match (needs, first_done(&ep, reqs)) {
+                    (Needs::Any, (Some(i), _)) | (Needs::All, (Some(i), None)) => {
+                        Poll::Ready(Ok(Waited::Index(i)))
+                    }
+                    _ => Poll::Pending,
+                },
+                Wait::Probe { .. } => Poll::Pending,
+                Wait::BufferFree => Poll::Ready(Ok(Waited::Done)),
+            }
         }
-        fn poll_arrival(
-            &self,
-            _seen: u64,
-            _call: &'static str,
-            _awaited: mpsim_proto::deadlock::Awaited,
-            _cx: &mut Context<'_>,
-        ) -> Poll<Result<(), Error>> {
-            Poll::Pending
-        }
-        fn poll_buffer_free(&self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-            Poll::Ready(Ok(()))
-        }
-        fn compute(&self, _d: Duration) {}
-        fn compute_flops(&self, _flops: u64) {}
-        fn idle_poll(&self, _call: &'static str) {}
-        fn discarded(&self, _warning: String) {}
+        fn block(&self) {}
+        fn idle(&self, _call: &'static str) {}
+        fn compute(&self, _work: Work) {}
         fn abort(&self, _code: i32) {}
         fn now_ns(&self) -> u64 {
             0
@@ -755,33 +708,30 @@ mod tests {
         let ctx = ContextId(0);
         // The message rank 1 sends, waiting in rank 0's inbox.
         let mut sender = Endpoint::<Payload>::new(1, Config::default());
+        let send = SendCall {
+            call: "isend",
+            mode: SendMode::Standard,
+            to: 0,
+            envelope: Envelope::new(ctx, 1, 0),
+            payload: Payload::from_slice(&[7; 4]),
+            blocking: false,
+        };
+        let mut inbox = rt.inbox.borrow_mut();
         let sent = sender
-            .isend(
-                SendMode::Standard,
-                0,
-                Envelope::new(ctx, 1, 0),
-                Payload::from_slice(&[7; 4]),
-            )
-            .expect("send");
+            .start_send(send, |t: Transmit<Payload>| inbox.push(t.packet))
+            .expect("send")
+            .expect("a nonblocking send's request");
+        drop(inbox);
         let _ = sender.test(sent);
-        rt.inbox
-            .borrow_mut()
-            .extend(std::iter::from_fn(|| sender.poll_transmit()).map(|t| t.packet));
 
         let mut buf = [0u8; 4];
-        let mut id = None;
-        rt.with_endpoint(&mut |ep| id = Some(ep.irecv(Pattern::new(ctx, 1, 0), 4)));
-        let dyn_rt: Rc<dyn RankRuntime> = rt.clone();
+        let id = rt.endpoint.borrow_mut().irecv(Pattern::new(ctx, 1, 0), 4);
+        let dyn_rt = Rt::Other(rt.clone());
         let names = Names {
             call: "irecv",
             wait: "recv",
         };
-        let mut reqs = [Request::active(
-            dyn_rt,
-            id.expect("posted"),
-            names,
-            Some(&mut buf),
-        )];
+        let mut reqs = [Request::active(dyn_rt, id, names, Some(&mut buf))];
         let mut cx = Context::from_waker(Waker::noop());
         let polled = pin!(wait_any(&mut reqs)).as_mut().poll(&mut cx);
         match polled {

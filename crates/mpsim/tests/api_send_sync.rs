@@ -21,3 +21,8 @@ fn results_and_configuration_are_send_and_sync() {
     send_sync::<mpsim::sim::Report>();
     send_sync::<mpsim::sim::Outcome>();
 }
+
+#[test]
+fn the_run_configuration_is_send_and_sync() {
+    send_sync::<mpsim::RunConfig>();
+}

@@ -2,7 +2,9 @@
 //! `Launcher::simulate`), exact to the nanosecond on `Model::worked_examples()` (every delay
 //! 1000 ns, ack 200 ns, `BSEND_OVERHEAD` 0, compute modeled), and one deadlock test per pattern
 //! (`docs/p2p.md` P25, `timing.md` §5 and S15): every one ends with `Error::Deadlock`, names
-//! the blocked ranks and calls, and never hangs.
+//! the blocked ranks and calls, and never hangs. E4 and E5 also run with synchronous sends (each
+//! send ending at its ack), and E6 with waits on requests. This is the one suite of the worked
+//! examples (the simulator's own tests have none).
 
 mod common;
 
@@ -10,7 +12,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use mpsim::sim::{DelayTable, Model, Outcome};
-use mpsim::{Backend, Comm, Error, Launcher, Source, Tag};
+use mpsim::{Backend, Comm, Error, Launcher, Source, Tag, wait_all};
 
 /// Simulates `program` on `ranks` ranks of `model`.
 fn sim<F, Fut>(ranks: u32, model: Model, program: F) -> Outcome
@@ -177,6 +179,40 @@ fn timing_e4_non_overtaking() {
     assert_eq!(clocks(&o), vec![0, 9000]);
 }
 
+/// E4 with synchronous sends (`issend`): the same arrivals, in order, at 9000; each send
+/// completes at its ack, 9000 + 200, so rank 0 ends at 9200.
+#[test]
+fn timing_e4_non_overtaking_with_synchronous_sends() {
+    let table = DelayTable::new("e4", vec![(8, 1000), (1024, 9000)]).expect("a valid table");
+    let model = Model {
+        ssend: table.clone(),
+        bsend: table,
+        ..Model::worked_examples()
+    };
+    let o = sim(2, model, |world: Comm| async move {
+        if world.rank() == 0 {
+            let big = world.issend(&[1u8; 1024], 1, 5)?;
+            let small = world.issend(&[2u8; 8], 1, 5)?;
+            big.wait().await?;
+            small.wait().await?;
+        } else {
+            let mut buf = [0u8; 1024];
+            let first = world.recv(&mut buf, 0, 5).await?;
+            assert_eq!(first.bytes, 1024, "the 1024-byte message first");
+            assert_eq!((buf[0], world.now_ns()), (1, 9000));
+            let second = world.recv(&mut buf, 0, 5).await?;
+            assert_eq!((second.bytes, buf[0], world.now_ns()), (8, 2, 9000));
+        }
+        Ok(())
+    });
+    assert!(
+        o.error.is_none(),
+        "E4 with issend must succeed: {:?}",
+        o.error
+    );
+    assert_eq!(clocks(&o), vec![9200, 9000]);
+}
+
 /// E5: rank 1's `recv(ANY_SOURCE)` at 0 gets rank 2's message (arrival 1000) before rank 3's
 /// (sent after 10 ns of compute, arrival 1010), every run, whatever order the ranks are made in.
 #[test]
@@ -206,6 +242,38 @@ fn timing_e5_wildcard_picks_the_earliest_arrival() {
             });
         assert!(o.error.is_none(), "E5 with order {order:?}: {:?}", o.error);
         assert_eq!(clocks(&o), vec![0, 1010, 0, 10], "order {order:?}");
+    }
+}
+
+/// E5 with synchronous sends: the same matches at 1000 and 1010; ranks 2 and 3 end at their
+/// acks, 1000 + 200 and 1010 + 200.
+#[test]
+fn timing_e5_wildcard_with_synchronous_sends() {
+    let orders = [vec![0, 1, 2, 3], vec![3, 2, 1, 0], vec![2, 0, 3, 1]];
+    for order in orders {
+        let o = Launcher::new(4)
+            .model(Model::worked_examples())
+            .spawn_order(order.clone())
+            .simulate(|world: Comm| async move {
+                match world.rank() {
+                    1 => {
+                        let mut buf = [0u32];
+                        let first = world.recv(&mut buf, Source::Any, Tag::Any).await?;
+                        assert_eq!((first.source, buf[0], world.now_ns()), (2, 2, 1000));
+                        let second = world.recv(&mut buf, Source::Any, Tag::Any).await?;
+                        assert_eq!((second.source, buf[0], world.now_ns()), (3, 3, 1010));
+                    }
+                    2 => world.ssend(&[2u32], 1, 0).await?,
+                    3 => {
+                        world.compute(ns(10)).await;
+                        world.ssend(&[3u32], 1, 0).await?;
+                    }
+                    _ => {}
+                }
+                Ok(())
+            });
+        assert!(o.error.is_none(), "E5 with order {order:?}: {:?}", o.error);
+        assert_eq!(clocks(&o), vec![0, 1010, 1200, 1210], "order {order:?}");
     }
 }
 
@@ -271,6 +339,39 @@ fn timing_e6_deadlock_report() {
         matches!(ran, Err(Error::Deadlock { .. })),
         "Launcher::run must fail with the deadlock, got {ran:?}"
     );
+}
+
+/// E6 written with requests: each rank `issend`s and waits on it, once with the request's
+/// own `wait` (a wait is named after its operation, `ssend`) and once with `wait_all` (named
+/// after the call, S15), then `recv`s. The report names that call and what it waits for, the
+/// ssend; both messages arrived (t=1000) and were never received, one warning each.
+#[test]
+fn timing_e6_deadlock_report_names_the_wait_on_requests() {
+    for all in [false, true] {
+        let o = sim(2, Model::worked_examples(), move |world: Comm| async move {
+            let peer = 1 - world.rank();
+            let req = world.issend(&[0u8; 8], peer, 0)?;
+            if all {
+                wait_all(&mut [req]).await?;
+            } else {
+                req.wait().await?;
+            }
+            world.recv(&mut [0u8; 8], peer, 0).await?;
+            Ok(())
+        });
+        let report = deadlock_report(&o);
+        let call = if all { "wait_all" } else { "ssend" };
+        for (rank, peer) in [(0, 1), (1, 0)] {
+            let line = format!(
+                "rank {rank} blocked in {call} since t=0 ns, waiting for ssend (peer {peer}, \
+                 tag 0, context 0)"
+            );
+            assert!(report.contains(&line), "{report}");
+        }
+        assert!(report.ends_with("cycle 0 → 1 → 0"), "{report}");
+        assert_eq!(o.report.warnings.len(), 2, "{:?}", o.report.warnings);
+        assert_eq!(clocks(&o), vec![0, 0]);
+    }
 }
 
 /// Head-to-head `ssend` with distinct tags and blocking times: both ranks, their call, tag and

@@ -39,7 +39,7 @@ use mpsim::sim::{DelayTable, Model};
 use mpsim_sim::input::{self, InputKind};
 
 use super::{OsuMode, report, utc_now, write_model};
-use crate::plot::decimal::{DecimalError, decimal_scaled};
+use mpsim_sim::decimal::{DecimalError, json_rounded};
 
 /// osu_latency output: a line per size, a few dozen lines; 64 MiB is far beyond any real one.
 const OSU_OUTPUT: InputKind = InputKind {
@@ -200,12 +200,12 @@ fn whole_number(text: &str) -> Result<u64, &'static str> {
 /// nanoseconds, exactly; digits past the nanosecond round half up.
 fn latency_ns(text: &str) -> Result<u64, String> {
     // `12.` is how some printf formats end a whole number; JSON's grammar, which
-    // `decimal_scaled` follows, wants a digit after the point.
+    // `json_rounded` follows, wants a digit after the point.
     let number = text
         .strip_suffix('.')
         .filter(|n| !n.contains('.'))
         .unwrap_or(text);
-    decimal_scaled(number, 3).map_err(|e| {
+    json_rounded(number, 3).map_err(|e| {
         let text = shown(text);
         match e {
             DecimalError::Negative => format!("latency `{text}` us is negative"),

@@ -7,7 +7,7 @@
 //! written as `B`/`E` pairs, as other tools write them, are drawn too). It is read whole,
 //! through `mpsim_sim::input` with a cap ([`TRACE`]).
 //!
-//! - [`parse`]: the JSON to a timeline in exact integer nanoseconds ([`decimal`]), or a
+//! - [`parse`]: the JSON to a timeline in exact integer nanoseconds ([`mpsim_sim::decimal`]), or a
 //!   one-line error naming the file and line;
 //! - [`plan`]: how to draw it, from its size (lanes or bands, rectangles or density, arrows);
 //! - [`render`]: the timeline to SVG, written by hand and deterministic: header, lanes and axis
@@ -18,7 +18,6 @@
 //! It draws, it does not analyse: no critical path, no statistics beyond counts.
 
 mod axis;
-pub(crate) mod decimal;
 mod density;
 mod detail;
 mod parse;
@@ -29,10 +28,10 @@ use std::fs;
 use std::path::PathBuf;
 
 use clap::Args;
+use mpsim_sim::decimal::{DecimalError, json_exact};
 use mpsim_sim::input::{self, InputKind};
 
 use crate::model::time;
-use decimal::{DecimalError, decimal_exact};
 use parse::Timeline;
 use plan::Drawn;
 use render::Options;
@@ -207,7 +206,7 @@ fn parse_time(text: &str) -> Result<u64, String> {
         .iter()
         .find_map(|&(unit, scale)| text.strip_suffix(unit).map(|n| (n.trim_end(), scale)));
     let (number, scale) = unit.unwrap_or((text, 0));
-    match decimal_exact(number, scale) {
+    match json_exact(number, scale) {
         Ok(Some(ns)) => Ok(ns),
         Ok(None) if unit.is_none() => Err(format!(
             "`{text}` is not a whole number of nanoseconds (trace times are whole ns; for \

@@ -13,7 +13,7 @@
 //! which nothing can be drawn though it has events is an error, not an empty picture.
 //!
 //! Times in the format are microseconds written as decimals; they are converted from their text
-//! ([`super::decimal`]), never through `f64`, so `12.345` is 12,345 ns exactly. Anything that
+//! ([`mpsim_sim::decimal`]), never through `f64`, so `12.345` is 12,345 ns exactly. Anything that
 //! would make the plot wrong (a span without `ts`, a negative duration, a flow end without a
 //! start, an `E` with no `B` open on its track, ...) is an error naming the file and line of the
 //! event; a flow start whose end never comes (a message still in flight when the trace stopped)
@@ -29,7 +29,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::decimal::{DecimalError, decimal_scaled};
+use mpsim_sim::decimal::{DecimalError, json_rounded};
 
 /// What a trace says each rank did, times in nanoseconds.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -226,7 +226,7 @@ impl Timeline {
                     "" => at(format!("`{ph}` event has no `{field}`")),
                     _ => at(format!("`{ph}` event `{name}` has no `{field}`")),
                 })?;
-                decimal_scaled(v.get(), 3).map_err(|problem| {
+                json_rounded(v.get(), 3).map_err(|problem| {
                     let of = match name {
                         "" => String::new(),
                         _ => format!(" of `{name}`"),

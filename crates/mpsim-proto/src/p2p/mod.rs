@@ -13,6 +13,8 @@ mod request;
 
 pub use buffer::BSEND_OVERHEAD;
 pub use counts::MessageCounts;
-pub use endpoint::{Config, Endpoint, Event, Outbox, discarded_receive, never_received};
+pub use endpoint::{
+    Config, Endpoint, Event, Outbox, Queued, SendCall, Transport, discarded_receive, never_received,
+};
 pub use packet::{MessageData, Packet, Protocol, SendRef, Transmit};
 pub use request::{Completion, MessageId, RecvStart, ReqId, SendMode, Status};

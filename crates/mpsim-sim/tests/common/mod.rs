@@ -12,11 +12,11 @@ use std::time::Duration;
 use mpsim_proto::error::Error;
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, Tag};
 use mpsim_proto::p2p::{Completion, ReqId, SendMode};
-use mpsim_proto::runtime::{Payload, RankRuntime};
-use mpsim_sim::{Model, Options, Outcome, Progress, simulate_observed};
+use mpsim_proto::runtime::{Call, Payload, RankRuntime, Started, Wait, Waited, Work};
+use mpsim_sim::{Model, Options, Outcome, Progress, SimRank, simulate_observed};
 
-/// A rank's view for these tests: the four core calls plus compute.
-pub struct Rank(Rc<dyn RankRuntime>);
+/// A rank's view for these tests: the four core calls plus compute, through the backend seam.
+pub struct Rank(Rc<SimRank>);
 
 impl Rank {
     pub fn me(&self) -> u32 {
@@ -24,37 +24,49 @@ impl Rank {
     }
 
     pub fn isend(&self, mode: SendMode, to: u32, tag: i32, bytes: usize) -> Result<ReqId, Error> {
-        let env = Envelope::new(ContextId(0), self.me(), tag);
-        let mut out = None;
-        self.0.with_endpoint(&mut |ep| {
-            out = Some(ep.isend(mode, to, env, Payload::from_elem(self.me() as u8, bytes)))
-        });
-        out.expect("ran")
+        let envelope = Envelope::new(ContextId(0), self.me(), tag);
+        let call = Call::Send {
+            call: mode.icall(),
+            mode,
+            to,
+            envelope,
+            payload: Payload::from_elem(self.me() as u8, bytes),
+            blocking: false,
+        };
+        match self.0.start(call)? {
+            Started::Request(Some(req)) => Ok(req),
+            other => panic!("an isend answered {other:?}"),
+        }
     }
 
     pub fn irecv(&self, source: Source, tag: Tag) -> ReqId {
-        let mut out = None;
-        self.0.with_endpoint(&mut |ep| {
-            out = Some(ep.irecv(Pattern::new(ContextId(0), source, tag), 1 << 20))
-        });
-        out.expect("ran")
+        let call = Call::Recv {
+            pattern: Pattern::new(ContextId(0), source, tag),
+            capacity: 1 << 20,
+            source_world: None,
+            blocking: true,
+        };
+        match self.0.start(call) {
+            Ok(Started::Request(Some(req))) => req,
+            other => panic!("an irecv answered {other:?}"),
+        }
     }
 
     pub async fn wait(&self, req: ReqId) -> Result<Completion<Payload>, Error> {
-        poll_fn(|cx| self.0.poll_done(req, "wait", cx)).await?;
-        let mut out = None;
-        self.0.with_endpoint(&mut |ep| out = Some(ep.test(req)));
-        Ok(out.expect("ran")?.expect("complete"))
+        let wait = Wait::Request { req, call: "wait" };
+        match poll_fn(|_| self.0.poll_wait(wait)).await? {
+            Waited::Completion(completion) => Ok(completion),
+            other => panic!("a wait answered {other:?}"),
+        }
     }
 
     pub async fn compute(&self, ns: u64) {
-        self.0.compute(Duration::from_nanos(ns));
+        self.0.compute(Work::Time(Duration::from_nanos(ns)));
         yield_once().await;
     }
 
     pub fn attach(&self, bytes: usize) {
-        self.0
-            .with_endpoint(&mut |ep| ep.buffer_attach(bytes).expect("attach"));
+        self.0.start(Call::BufferAttach(bytes)).expect("attach");
     }
 
     pub fn now(&self) -> u64 {
@@ -118,6 +130,6 @@ where
     F: Fn(Rank) -> Fut + Sync,
     Fut: Future<Output = Result<(), Error>>,
 {
-    let program = move |rt: Rc<dyn RankRuntime>| program(Rank(rt));
+    let program = move |rt: Rc<SimRank>| program(Rank(rt));
     simulate_observed(options, &program, observe)
 }

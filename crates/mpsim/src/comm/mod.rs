@@ -75,13 +75,14 @@ use mpsim_proto::deadlock::Awaited;
 use mpsim_proto::error::{Error, Result, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, TAG_UB, Tag};
 use mpsim_proto::p2p::{SendMode, Status};
-use mpsim_proto::runtime::{PAYLOAD_INLINE, Payload, Posting, RankRuntime};
+use mpsim_proto::runtime::{PAYLOAD_INLINE, Payload, Posting, Work};
 
 pub use create::CommCompare;
 use create::mix;
 use group::Group;
 
 use crate::request::{Names, Request, stamped, yield_once};
+use crate::runtime::Rt;
 
 /// The null process: sends to it complete at once, receives from it complete at once with
 /// source `PROC_NULL`, tag [`Status::NO_TAG`] and no data (MPI's `MPI_PROC_NULL`). A rank
@@ -182,7 +183,7 @@ pub struct Comm {
 
 /// What clones of one communicator share.
 struct Inner {
-    rt: Rc<dyn RankRuntime>,
+    rt: Rt,
     id: u64,
     p2p: ContextId,
     coll: ContextId,
@@ -206,13 +207,13 @@ impl Comm {
     // ---- getters and compute ----
 
     /// The world communicator of a rank.
-    pub(crate) fn world(rt: Rc<dyn RankRuntime>) -> Self {
+    pub(crate) fn world(rt: Rt) -> Self {
         let (rank, size) = (rt.rank(), rt.size());
         Comm::from_parts(rt, WORLD_ID, rank, size, Group::Identity)
     }
 
     /// A communicator with id `id`; its contexts are derived from the id.
-    fn from_parts(rt: Rc<dyn RankRuntime>, id: u64, rank: u32, size: u32, group: Group) -> Self {
+    fn from_parts(rt: Rt, id: u64, rank: u32, size: u32, group: Group) -> Self {
         let inner = Inner {
             rt,
             id,
@@ -260,14 +261,14 @@ impl Comm {
     /// Accounts `d` of computation: the simulator advances this rank's clock (and lets the ranks
     /// whose time comes first run); real backends spin for `d`.
     pub async fn compute(&self, d: Duration) {
-        self.rt().compute(d);
+        self.rt().compute(Work::Time(d));
         yield_once().await;
     }
 
     /// Accounts `flops` floating-point operations at the machine model's speed
     /// (`timing.md` S3); real backends spin for the same time at the default model's speed.
     pub async fn compute_flops(&self, flops: u64) {
-        self.rt().compute_flops(flops);
+        self.rt().compute(Work::Flops(flops));
         yield_once().await;
     }
 
@@ -317,8 +318,10 @@ impl Comm {
     /// ```
     pub async fn abort(&self, code: i32) -> Infallible {
         self.rt().abort(code);
+        crate::rank::note_abort(code);
         // Pending for ever, waking itself: a real backend sees a rank that yields after its run
-        // aborted and ends its program there; the simulator never resumes it.
+        // aborted and ends its program there, as `rank::run_one` does on the note above; the
+        // simulator never resumes it.
         poll_fn(|cx| {
             cx.waker().wake_by_ref();
             Poll::Pending
@@ -328,7 +331,7 @@ impl Comm {
 
     // ---- crate internals (also for `persistent` and `create`) ----
 
-    pub(crate) fn rt(&self) -> &Rc<dyn RankRuntime> {
+    pub(crate) fn rt(&self) -> &Rt {
         &self.inner.rt
     }
 
@@ -410,7 +413,7 @@ impl Comm {
     ) -> Result<Request<'static>> {
         let call = names.call;
         if dest == PROC_NULL {
-            self.rt().request_overhead(Posting::Send);
+            self.rt().null_request(Posting::Send);
             return Ok(Request::null(self.rt().clone(), Status::default(), None));
         }
         let payload = self.copy_data(call, bytes, dest, tag)?;
@@ -419,8 +422,8 @@ impl Comm {
         // The request's overhead (X1) is charged by the runtime's start.
         let id = self
             .rt()
-            .start_isend(call, mode, to, envelope, payload)
-            .map_err(|e| stamped(&**self.rt(), e))?;
+            .isend(call, mode, to, envelope, payload)
+            .map_err(|e| stamped(self.rt(), e))?;
         Ok(Request::active(self.rt().clone(), id, names, None))
     }
 
@@ -480,7 +483,7 @@ impl Comm {
         };
         let source_world = self.source_world(&pattern);
         // The request's overhead (X1) is charged by the runtime's start.
-        let id = self.rt().start_irecv(pattern, buf.len(), source_world);
+        let id = self.rt().irecv(pattern, buf.len(), source_world);
         Request::active(self.rt().clone(), id, names, Some(buf))
     }
 

@@ -3,7 +3,6 @@
 //! blocking fast paths that finish an operation in the pass that posts it.
 
 use std::future::poll_fn;
-use std::rc::Rc;
 
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
@@ -185,9 +184,11 @@ impl Comm {
         let Some(pattern) = self.pattern("iprobe", source.into(), tag.into())? else {
             return Ok(Some(proc_null_status()));
         };
-        let mut found = None;
-        self.rt()
-            .with_endpoint(&mut |ep| found = ep.iprobe(&pattern));
+        let found = self
+            .rt()
+            .probe(pattern, false)
+            .map_err(|e| stamped(self.rt(), e))?
+            .map(|(status, _)| status);
         if found.is_none() {
             idle(self.rt(), "iprobe").await;
         }
@@ -202,8 +203,7 @@ impl Comm {
         };
         let awaited = self.awaited(&pattern);
         let rt = self.rt();
-        let (status, _) =
-            poll_fn(|cx| rt.poll_probe(&pattern, false, "probe", awaited, cx)).await?;
+        let (status, _) = poll_fn(|_| rt.wait_probe(&pattern, false, "probe", awaited)).await?;
         Ok(status)
     }
 
@@ -222,11 +222,12 @@ impl Comm {
                 proc_null_status(),
             )));
         };
-        let mut found = None;
-        self.rt()
-            .with_endpoint(&mut |ep| found = ep.improbe(&pattern));
+        let found = self
+            .rt()
+            .probe(pattern, true)
+            .map_err(|e| stamped(self.rt(), e))?;
         match found {
-            Some((id, status)) => Ok(Some(Message::new(self.rt().clone(), Some(id), status))),
+            Some((status, id)) => Ok(Some(Message::new(self.rt().clone(), id, status))),
             None => {
                 idle(self.rt(), "improbe").await;
                 Ok(None)
@@ -243,8 +244,7 @@ impl Comm {
         };
         let awaited = self.awaited(&pattern);
         let rt = self.rt();
-        let (status, id) =
-            poll_fn(|cx| rt.poll_probe(&pattern, true, "mprobe", awaited, cx)).await?;
+        let (status, id) = poll_fn(|_| rt.wait_probe(&pattern, true, "mprobe", awaited)).await?;
         Ok(Message::new(self.rt().clone(), id, status))
     }
 
@@ -296,21 +296,18 @@ impl Comm {
     /// counts: attaching another is `BufferAlreadyAttached`).
     pub fn buffer_attach(&self, bytes: usize) -> Result<()> {
         self.check_live("buffer_attach")?;
-        let mut out = Ok(());
         self.rt()
-            .with_endpoint(&mut |ep| out = ep.buffer_attach(bytes));
-        out.map_err(|e| stamped(&**self.rt(), e))
+            .buffer_attach(bytes)
+            .map_err(|e| stamped(self.rt(), e))
     }
 
     /// Waits until every buffered message has been delivered, then detaches the buffer and
     /// returns its size; `NoBufferAttached` when none is attached.
     pub async fn buffer_detach(&self) -> Result<usize> {
         self.check_live("buffer_detach")?;
-        let rt = Rc::clone(self.rt());
-        poll_fn(|cx| rt.poll_buffer_free(cx)).await?;
-        let mut out = Ok(0);
-        self.rt().with_endpoint(&mut |ep| out = ep.buffer_detach());
-        out.map_err(|e| stamped(&**self.rt(), e))
+        let rt = self.rt();
+        poll_fn(|_| rt.wait_buffer_free()).await?;
+        rt.buffer_detach().map_err(|e| stamped(rt, e))
     }
 
     // ---- blocking fast paths ----
@@ -321,7 +318,7 @@ impl Comm {
     #[inline(always)]
     fn send_blocking(&self, mode: SendMode, bytes: &[u8], dest: u32, tag: i32) -> Blocking<'_> {
         let call = mode.call();
-        let rt = &**self.rt();
+        let rt = self.rt();
         if let Err(e) = self.check_send(call, dest, tag) {
             return Blocking::done(rt, Err(e));
         }
@@ -334,9 +331,8 @@ impl Comm {
         };
         let to = self.world_rank(dest);
         let envelope = Envelope::new(self.inner.p2p, self.rank(), tag);
-        let mut error = None;
-        let started = rt.start_blocking_send(mode, to, envelope, payload, &mut error);
-        Blocking::started(rt, started, &mut error, call, None)
+        let started = rt.send(mode, to, envelope, payload);
+        Blocking::started(rt, started, call, None)
     }
 
     /// The result of a blocking receive that does not post: the error of an invalid one, or
@@ -355,15 +351,14 @@ impl Comm {
     /// future: the pattern is made here (`Comm::pattern` inlined), not handed in as a `Result`.
     #[inline(always)]
     fn recv_blocking<'a>(&'a self, source: Source, tag: Tag, buf: &'a mut [u8]) -> Blocking<'a> {
-        let rt = &**self.rt();
+        let rt = self.rt();
         // Checked here rather than through `Comm::pattern`: its `Result<Option<Pattern>>` went
         // through memory.
         if !self.posts_receive(source, tag) {
             return Blocking::done(rt, self.recv_at_once(source, tag));
         }
         let pattern = Pattern::new(self.p2p_context(), source, tag);
-        let mut error = None;
-        let started = rt.start_recv_into(pattern, buf, self.source_world(&pattern), &mut error);
-        Blocking::started(rt, started, &mut error, "recv", Some(buf))
+        let started = rt.recv_into(pattern, buf, self.source_world(&pattern));
+        Blocking::started(rt, started, "recv", Some(buf))
     }
 }

@@ -12,113 +12,48 @@ use crate::p2p::request::{Completion, Held, Kind, MessageId, RecvStart, ReqId, S
 impl<P: MessageData> Endpoint<P> {
     // ---- inputs: calls of the program ----
 
-    /// Starts a send of `payload` to world rank `to` with `envelope`.
+    /// Starts the send `send`: the request to wait for, or `None` for a blocking send that
+    /// completed at once (eager, buffered), which leaves the program no request to test (the
+    /// protocol keeps what it needs until `Fin`; an eager send that waits for no `Fin` takes no
+    /// request slot at all). A nonblocking send always has a request. Its message goes to
+    /// `transport`: [`Queued`] puts it in the outbox with the other outputs; a closure gets it
+    /// at once when no earlier packet waits in the outbox (behind queued packets it queues
+    /// too, so the channel stays FIFO), by reference to where it was built, not as a returned
+    /// value the caller would copy again: a driver that delivers each packet as it is made
+    /// skips the queue.
     ///
     /// Fails only for a buffered send that does not fit in the attached buffer
-    /// (`BufferOverflow`; nothing is sent). That error also ends the run: it is emitted as
-    /// [`Event::Fatal`] as well.
-    pub fn isend(
+    /// (`BufferOverflow`, naming `send.call`; nothing is sent). That error also ends the run:
+    /// it is emitted as [`Event::Fatal`] as well.
+    #[inline(always)]
+    pub fn start_send<T: Transport<P>>(
         &mut self,
-        mode: SendMode,
-        to: u32,
-        envelope: Envelope,
-        payload: P,
-    ) -> Result<ReqId, Error> {
-        self.isend_as(mode.icall(), mode, to, envelope, payload)
-    }
-
-    /// As [`Endpoint::isend`], made by the program's call `call` (`"isend"`, a persistent
-    /// request's `"start"`, `"sendrecv"`, …), which its error names.
-    pub fn isend_as(
-        &mut self,
-        call: &'static str,
-        mode: SendMode,
-        to: u32,
-        envelope: Envelope,
-        payload: P,
-    ) -> Result<ReqId, Error> {
-        self.start_send(call, mode, to, envelope, payload, true)
-            .map(|req| req.expect("a send the program holds always has a request"))
-    }
-
-    /// Starts a blocking send: as [`Endpoint::isend`], but a send that completes at once (eager,
-    /// buffered) returns `None` and leaves the program no request to test (the protocol keeps
-    /// what it needs until `Fin`; an eager send that waits for no `Fin` takes no request slot at
-    /// all). `Some` is a request to wait for, as from `isend`.
-    pub fn send(
-        &mut self,
-        mode: SendMode,
-        to: u32,
-        envelope: Envelope,
-        payload: P,
-    ) -> Result<Option<ReqId>, Error> {
-        self.start_send(mode.call(), mode, to, envelope, payload, false)
-    }
-
-    /// Starts a blocking send as [`Endpoint::send`], but hands its message to `transport` at
-    /// once instead of queueing it when no earlier packet waits in the outbox (the channel stays
-    /// FIFO; behind queued packets it queues too): a driver that delivers each packet as it is
-    /// made skips the queue. The message goes to `transport` by reference to where it was built,
-    /// not as a returned value the caller would copy again.
-    #[inline]
-    pub fn send_now(
-        &mut self,
-        mode: SendMode,
-        to: u32,
-        envelope: Envelope,
-        payload: P,
-        transport: impl FnOnce(Transmit<P>),
+        send: SendCall<P>,
+        transport: T,
     ) -> Result<Option<ReqId>, Error> {
         let queued = self.out.as_deref().is_some_and(|o| !o.transmits.is_empty());
-        let (req, transmit) = self.make_send(mode.call(), mode, to, envelope, payload, false)?;
-        if queued {
-            self.push_transmit(transmit);
+        let SendCall {
+            call,
+            mode,
+            to,
+            envelope,
+            payload,
+            blocking,
+        } = send;
+        let (req, transmit) = self.make_send(call, mode, to, envelope, payload, !blocking)?;
+        if T::NOW && !queued {
+            transport.hand_over(transmit);
         } else {
-            transport(transmit);
+            self.push_transmit(transmit);
         }
+        debug_assert!(
+            blocking || req.is_some(),
+            "a nonblocking send has a request"
+        );
         Ok(req)
     }
 
-    /// Starts a nonblocking send as [`Endpoint::isend_as`], handing its message to `transport`
-    /// as [`Endpoint::send_now`] does. Its few lines repeat `send_now`'s: one body shared by
-    /// both made the blocking send's code longer (sim ring: +8 instructions per message).
-    #[inline]
-    pub fn isend_now(
-        &mut self,
-        call: &'static str,
-        mode: SendMode,
-        to: u32,
-        envelope: Envelope,
-        payload: P,
-        transport: impl FnOnce(Transmit<P>),
-    ) -> Result<ReqId, Error> {
-        let queued = self.out.as_deref().is_some_and(|o| !o.transmits.is_empty());
-        let (req, transmit) = self.make_send(call, mode, to, envelope, payload, true)?;
-        if queued {
-            self.push_transmit(transmit);
-        } else {
-            transport(transmit);
-        }
-        Ok(req.expect("a send the program holds always has a request"))
-    }
-
-    /// `isend` (`held`: the program holds the request) and `send` (it does not, when the send
-    /// completes at once), made by the program's call `call`.
-    fn start_send(
-        &mut self,
-        call: &'static str,
-        mode: SendMode,
-        to: u32,
-        envelope: Envelope,
-        payload: P,
-        held_by_user: bool,
-    ) -> Result<Option<ReqId>, Error> {
-        let (req, transmit) = self.make_send(call, mode, to, envelope, payload, held_by_user)?;
-        self.push_transmit(transmit);
-        Ok(req)
-    }
-
-    /// A send's request (as `start_send` returns it) and its message, not yet queued; an error
+    /// A send's request (as `start_send` returns it) and its message, not yet handed over; an error
     /// names `call`. Always inlined: every send starts here, from several callers, and the
     /// compiler would keep it out of line for all of them (sim ring: +83 instructions per
     /// message when the nonblocking sends got a caller of their own).
@@ -487,5 +422,51 @@ impl<P: MessageData> Endpoint<P> {
                 site: Site::new(self.rank, BUFFER_DETACH),
             }),
         }
+    }
+}
+
+/// A send the program starts ([`Endpoint::start_send`]).
+#[derive(Debug)]
+pub struct SendCall<P> {
+    /// The program's call (`"send"`, `"isend"`, a persistent request's `"start"`, `"sendrecv"`,
+    /// …), which its error names.
+    pub call: &'static str,
+    /// The send mode.
+    pub mode: SendMode,
+    /// The destination's world rank.
+    pub to: u32,
+    /// What a receive matches.
+    pub envelope: Envelope,
+    /// The message.
+    pub payload: P,
+    /// A blocking call's send: one that completes at once leaves no request.
+    pub blocking: bool,
+}
+
+/// Where a send's message goes ([`Endpoint::start_send`]): [`Queued`], or a closure that takes
+/// it at once.
+pub trait Transport<P> {
+    /// Whether it takes messages at once; if not, the endpoint queues them in its outbox.
+    const NOW: bool;
+    /// Takes `transmit` (called only when `NOW`).
+    fn hand_over(self, transmit: Transmit<P>);
+}
+
+/// Into the endpoint's outbox, drained by the driver with the other outputs.
+#[derive(Clone, Copy, Debug)]
+pub struct Queued;
+
+impl<P> Transport<P> for Queued {
+    const NOW: bool = false;
+    fn hand_over(self, _transmit: Transmit<P>) {
+        unreachable!("a queued send's message is never handed over")
+    }
+}
+
+impl<P, F: FnOnce(Transmit<P>)> Transport<P> for F {
+    const NOW: bool = true;
+    #[inline(always)]
+    fn hand_over(self, transmit: Transmit<P>) {
+        self(transmit);
     }
 }

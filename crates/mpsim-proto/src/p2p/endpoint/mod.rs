@@ -6,16 +6,20 @@
 //!   [`Endpoint::buffered_messages`], [`Endpoint::pending_requests`], [`Endpoint::iprobe`];
 //!   traffic, counted by the driver ([`Endpoint::count_sent`], [`Endpoint::count_arrived`]):
 //!   [`Endpoint::sent_counts`], [`Endpoint::received_counts`], [`Endpoint::unreceived_counts`];
-//! - `handle_*` inputs: calls of the program ([`Endpoint::isend`], [`Endpoint::irecv`],
+//! - `handle_*` inputs: calls of the program ([`Endpoint::start_send`], [`Endpoint::irecv`],
 //!   [`Endpoint::improbe`], [`Endpoint::mrecv`], [`Endpoint::cancel`], [`Endpoint::free`],
 //!   [`Endpoint::buffer_attach`], [`Endpoint::buffer_detach`]) and packets from peers
 //!   ([`Endpoint::handle_packet`]);
 //! - user commands that consume results: [`Endpoint::test`];
-//! - `poll_*` outputs: [`Endpoint::poll_transmit`], then [`Endpoint::poll_event`].
+//! - outputs: [`Endpoint::take_outputs`], the [`Outbox`] of packets to send and events, and
+//!   [`Endpoint::take_completed`], whether some request completed.
 //!
-//! After every input, a driver drains `poll_transmit` (in order: the channel to each peer is
-//! FIFO and the protocol relies on it) and then `poll_event`. Nothing here blocks, reads a clock
-//! or touches memory the program lent: payloads are opaque `P` values the backend makes.
+//! After every input, a driver takes the outbox and drains its packets
+//! ([`Outbox::poll_transmit`], in order: the channel to each peer is FIFO and the protocol
+//! relies on it), then its events ([`Outbox::poll_event`]); it may lend the outbox back for
+//! the next input ([`Endpoint::lend_outbox`]). A send's message may also go to the driver's
+//! transport as it is made ([`Endpoint::start_send`]). Nothing here blocks, reads a clock or
+//! touches memory the program lent: payloads are opaque `P` values the backend makes.
 //!
 //! Protocol, in short (details in [`super::packet`]): every send posts a `Message`; the receiver
 //! matches it with the tag-matching engine, takes the payload and answers `Fin`. A send's
@@ -32,6 +36,7 @@ mod calls;
 mod outbox;
 mod packets;
 
+pub use calls::{Queued, SendCall, Transport};
 pub use outbox::Outbox;
 
 use crate::deadlock::{Awaited, BUFFER_DETACH};
@@ -40,7 +45,7 @@ use crate::matching::{ContextId, Engine, Envelope, Pattern, Rank, Source, Tag};
 
 use super::buffer::{Attached, BSEND_OVERHEAD, Budget};
 use super::counts::{MessageCounts, Tally};
-use super::packet::{Protocol, SendRef, Transmit};
+use super::packet::{Protocol, SendRef};
 use super::request::{Completion, Held, Kind, ReqId, Slot, Status};
 
 /// Protocol settings of an endpoint.
@@ -153,15 +158,25 @@ pub(crate) struct Incoming<P> {
 ///
 /// ```
 /// use mpsim_proto::matching::{ContextId, Envelope, Pattern};
-/// use mpsim_proto::p2p::{Config, Endpoint, SendMode};
+/// use mpsim_proto::p2p::{Config, Endpoint, Queued, SendCall, SendMode};
 ///
 /// let (mut a, mut b) = (Endpoint::<Vec<u8>>::new(0, Config::default()), Endpoint::new(1, Config::default()));
 /// let ctx = ContextId(0);
-/// let send = a.isend(SendMode::Synchronous, 1, Envelope::new(ctx, 0, 7), b"abc".to_vec()).unwrap();
+/// let issend = SendCall {
+///     call: "issend",
+///     mode: SendMode::Synchronous,
+///     to: 1,
+///     envelope: Envelope::new(ctx, 0, 7),
+///     payload: b"abc".to_vec(),
+///     blocking: false,
+/// };
+/// let send = a.start_send(issend, Queued).unwrap().expect("a nonblocking send's request");
 /// let recv = b.irecv(Pattern::new(ctx, 0, 7), 16);
 /// // Deliver a's packets to b and b's back to a.
-/// while let Some(t) = a.poll_transmit() { b.handle_packet(0, t.packet); }
-/// while let Some(t) = b.poll_transmit() { a.handle_packet(1, t.packet); }
+/// let mut out = a.take_outputs().expect("a message to send");
+/// while let Some(t) = out.poll_transmit() { b.handle_packet(0, t.packet); }
+/// let mut out = b.take_outputs().expect("a Fin to send");
+/// while let Some(t) = out.poll_transmit() { a.handle_packet(1, t.packet); }
 /// let got = b.test(recv).unwrap().expect("received");
 /// assert_eq!((got.status.bytes, got.payload.as_deref()), (3, Some(&b"abc"[..])));
 /// assert!(a.test(send).unwrap().is_some(), "the ssend completed at Fin");
@@ -346,7 +361,7 @@ impl<P> Endpoint<P> {
     }
 
     /// Counts a message the driver transmitted for this endpoint (a [`Packet::Message`]
-    /// from [`Endpoint::poll_transmit`] or a send's transport), for [`Endpoint::sent_counts`].
+    /// from the outbox or a send's transport), for [`Endpoint::sent_counts`].
     /// The driver counts, at the place it moves the message anyway: counted inside the
     /// endpoint's inlined send code, the same increment cost a simulated message 6 more
     /// instructions, in the registers it took from the code around it.
@@ -479,8 +494,8 @@ impl<P> Endpoint<P> {
 
     // ---- outputs ----
 
-    /// Whether `poll_transmit` or `poll_event` has something, or a completion is flagged (a
-    /// driver's cheap test before draining them).
+    /// Whether the outbox has something, or a completion is flagged (a driver's cheap test
+    /// before taking them: [`Endpoint::take_outputs`], [`Endpoint::take_completed`]).
     #[inline]
     pub fn has_output(&self) -> bool {
         self.completed || self.out.as_deref().is_some_and(|o| !o.is_empty())
@@ -492,16 +507,6 @@ impl<P> Endpoint<P> {
     #[inline]
     pub fn take_completed(&mut self) -> bool {
         std::mem::take(&mut self.completed)
-    }
-
-    /// The next packet to deliver. Drain in order after every input.
-    pub fn poll_transmit(&mut self) -> Option<Transmit<P>> {
-        self.out.as_deref_mut()?.transmits.pop_front()
-    }
-
-    /// The next event. Drain after `poll_transmit`.
-    pub fn poll_event(&mut self) -> Option<Event> {
-        self.out.as_deref_mut()?.events.pop_front()
     }
 
     /// Gives back memory held for reuse while empty: output queues, request slots when none is

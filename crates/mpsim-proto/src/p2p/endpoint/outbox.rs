@@ -7,8 +7,8 @@
 //! [`Endpoint::lend_outbox`](super::Endpoint::lend_outbox) before an input,
 //! [`Endpoint::take_outputs`](super::Endpoint::take_outputs) after it, drain, and keep the
 //! outbox for the next loan. Its storage then moves from endpoint to endpoint instead of each
-//! keeping queues of its own. A driver that does neither (the threads backend) gets an outbox
-//! allocated at the first output and kept.
+//! keeping queues of its own. A driver of one endpoint (the threads backend) lends it back the
+//! outbox it took, drained.
 //!
 //! An endpoint that flags completions
 //! ([`Endpoint::flag_completions`](super::Endpoint::flag_completions)) keeps that flag beside
@@ -37,14 +37,13 @@ impl<P> Default for Outbox<P> {
 }
 
 impl<P> Outbox<P> {
-    /// The next packet to deliver (as [`Endpoint::poll_transmit`](super::Endpoint::poll_transmit)).
+    /// The next packet to deliver, in order.
     #[inline]
     pub fn poll_transmit(&mut self) -> Option<Transmit<P>> {
         self.transmits.pop_front()
     }
 
-    /// The next event, once the transmits are drained (as
-    /// [`Endpoint::poll_event`](super::Endpoint::poll_event)).
+    /// The next event, once the transmits are drained.
     #[inline]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
