@@ -42,6 +42,7 @@
 #![warn(missing_docs)]
 
 mod blocking;
+mod coll;
 mod comm;
 mod launcher;
 mod measured;
@@ -51,6 +52,8 @@ mod persistent;
 mod request;
 mod signals;
 
+pub use coll::algo::{Algorithm, Collective};
+pub use coll::ops::{Arithmetic, Integer, Loc, Op};
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{
     Backend, Bind, Compute, LaunchArgs, Launcher, ReportFormat, TraceFormat, Wait, run,
