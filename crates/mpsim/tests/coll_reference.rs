@@ -1,5 +1,5 @@
 //! Every collective and every algorithm it has, forced in turn, against a sequential
-//! reference (`docs/collectives.md`): on 1, 2, 3, 4, 5, 7, 8, 12, 17 and 33 ranks, counts 0,
+//! reference (`docs/collectives.md`): on every size from 1 to 33 ranks, counts 0,
 //! 1, fewer than the ranks, more, and (up to 8 ranks) long enough for the rendezvous protocol,
 //! every root up to 5 ranks (first, second, middle and last above), on `sim` and `threads`.
 //! Integer results are exact; floating-point results of the all-reductions are the same bits
