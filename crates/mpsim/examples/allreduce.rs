@@ -66,7 +66,10 @@ async fn allreduce(world: Comm, params: &Params) -> Result<()> {
     // The same bits everywhere: rank 0's result, broadcast, is this rank's.
     let mut first = sum.clone();
     world.bcast(&mut first, 0).await?;
-    let same = first.iter().zip(&sum).all(|(a, b)| a.to_bits() == b.to_bits());
+    let same = first
+        .iter()
+        .zip(&sum)
+        .all(|(a, b)| a.to_bits() == b.to_bits());
     let mut expected = vec![0.0; count];
     for r in 0..n {
         for (e, x) in expected.iter_mut().zip(input(r, count)) {
@@ -121,10 +124,7 @@ pub(crate) fn main() -> std::process::ExitCode {
                     .iter()
                     .map(|a| a.name())
                     .collect();
-                eprintln!(
-                    "--algorithm {name}: allreduce has {}",
-                    names.join(", ")
-                );
+                eprintln!("--algorithm {name}: allreduce has {}", names.join(", "));
                 return std::process::ExitCode::FAILURE;
             }
         },

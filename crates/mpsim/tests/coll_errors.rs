@@ -35,17 +35,26 @@ fn root_out_of_range(backend: Backend) {
     assert_eq!((site.call, *root, *size), ("bcast", 3, 3));
     assert_eq!(site.context.map(|c| c.0), Some(0), "the world's context");
     assert_eq!(site.time_ns.is_some(), backend == Backend::Sim);
-    assert!(err.to_string().contains("invalid root 3 (communicator size 3)"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("invalid root 3 (communicator size 3)"),
+        "{err}"
+    );
 }
 on_both!(root_out_of_range => coll_invalid_root_is_typed_sim, coll_invalid_root_is_typed_threads);
 
+/// A rank's program as a plain function.
+type Call = fn(Comm) -> std::pin::Pin<Box<dyn Future<Output = mpsim::Result<()>>>>;
+
 fn wrong_buffer_lengths(backend: Backend) {
     // Each call is made by every rank with the same wrong arguments: each fails locally.
-    let cases: [(&str, fn(Comm) -> std::pin::Pin<Box<dyn Future<Output = mpsim::Result<()>>>>); 5] = [
+    let cases: [(&str, Call); 5] = [
         ("allgather", |w| {
             Box::pin(async move { w.allgather(&[1u32, 2], &mut [0u32; 3]).await })
         }),
-        ("alltoall", |w| Box::pin(async move { w.alltoall(&[1u8; 4], &mut [0u8; 4]).await })),
+        ("alltoall", |w| {
+            Box::pin(async move { w.alltoall(&[1u8; 4], &mut [0u8; 4]).await })
+        }),
         ("allreduce", |w| {
             Box::pin(async move { w.allreduce(&[1.0f64; 2], &mut [0.0; 1], &Op::sum()).await })
         }),
@@ -54,7 +63,8 @@ fn wrong_buffer_lengths(backend: Backend) {
         }),
         ("reduce_scatter", |w| {
             Box::pin(async move {
-                w.reduce_scatter(&[1i32; 3], &mut [0i32; 2], &[1, 1, 1], &Op::sum()).await
+                w.reduce_scatter(&[1i32; 3], &mut [0i32; 2], &[1, 1, 1], &Op::sum())
+                    .await
             })
         }),
     ];
@@ -64,7 +74,10 @@ fn wrong_buffer_lengths(backend: Backend) {
             panic!("{call}: expected InvalidBuffer, got {err}");
         };
         assert_eq!(site.call, call, "{err}");
-        assert!(what.contains("elements") || what.contains("entries"), "{err}");
+        assert!(
+            what.contains("elements") || what.contains("entries"),
+            "{err}"
+        );
         assert_eq!(site.time_ns.is_some(), backend == Backend::Sim);
     }
 }
@@ -87,7 +100,11 @@ fn counts_disagree(backend: Backend) {
                 panic!("bcast by {algo}: expected CollectiveMismatch, got {err}");
             };
             assert_eq!(site.call, "bcast", "{err}");
-            assert_eq!(site.context.map(|c| c.0), Some(0), "the world's context: {err}");
+            assert_eq!(
+                site.context.map(|c| c.0),
+                Some(0),
+                "the world's context: {err}"
+            );
             assert!(site.peer.is_some(), "names the peer: {err}");
             assert!(what.contains("counts that do not agree"), "{err}");
             assert_eq!(site.time_ns.is_some(), backend == Backend::Sim);
@@ -99,14 +116,17 @@ on_both!(counts_disagree => coll_counts_that_differ_between_ranks_are_a_mismatch
 fn non_commutative_forced(backend: Backend) {
     let err = run_err(launcher(3, backend), |world: Comm| async move {
         world.force_algorithm(Collective::Allreduce, Some(Algorithm::Ring))?;
-        let concat = Op::user(|a: &[u32], b: &mut [u32]| b[0] = a[0] * 10 + b[0], false);
+        let concat = Op::user(|a: &[u32], b: &mut [u32]| b[0] += a[0] * 10, false);
         world.allreduce(&[world.rank()], &mut [0], &concat).await
     });
     let Error::InvalidOp { site, what } = &err else {
         panic!("expected InvalidOp, got {err}");
     };
     assert_eq!(site.call, "allreduce");
-    assert!(what.contains("not commutative") && what.contains("ring"), "{err}");
+    assert!(
+        what.contains("not commutative") && what.contains("ring"),
+        "{err}"
+    );
 }
 on_both!(non_commutative_forced => coll_non_commutative_op_with_forced_ring_is_invalid_op_sim, coll_non_commutative_op_with_forced_ring_is_invalid_op_threads);
 
@@ -145,7 +165,9 @@ fn some_ranks_never_call(backend: Backend) {
         }
         Ok(())
     });
-    let report = err.deadlock().unwrap_or_else(|| panic!("expected a deadlock, got {err}"));
+    let report = err
+        .deadlock()
+        .unwrap_or_else(|| panic!("expected a deadlock, got {err}"));
     let calls: Vec<(u32, &str)> = report.blocked.iter().map(|b| (b.rank, b.call)).collect();
     assert!(calls.contains(&(1, "recv")), "{err}");
     assert!(
@@ -165,10 +187,15 @@ fn different_collectives(backend: Backend) {
             world.barrier().await
         }
     });
-    let report = err.deadlock().unwrap_or_else(|| panic!("expected a deadlock, got {err}"));
+    let report = err
+        .deadlock()
+        .unwrap_or_else(|| panic!("expected a deadlock, got {err}"));
     let calls: Vec<&str> = report.blocked.iter().map(|b| b.call).collect();
     assert!(calls.contains(&"allreduce"), "{err}");
-    assert!(calls.contains(&"barrier") || calls.contains(&"bcast"), "{err}");
+    assert!(
+        calls.contains(&"barrier") || calls.contains(&"bcast"),
+        "{err}"
+    );
 }
 on_both!(different_collectives => coll_ranks_in_different_collectives_deadlock_naming_each_sim, coll_ranks_in_different_collectives_deadlock_naming_each_threads);
 

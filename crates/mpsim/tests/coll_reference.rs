@@ -27,16 +27,22 @@ fn each(collective: Collective, mut check: impl FnMut(u32, Algorithm)) {
 
 fn barrier(backend: Backend) {
     each(Collective::Barrier, |n, algo| {
-        let got = sweep(backend, n, Collective::Barrier, algo, |world: Comm, rec| async move {
-            // Nobody leaves round k before everybody entered it: rank r sends its round
-            // number to rank 0 by p2p only after the barrier, and rank 0 checks that no
-            // message of round k arrived before it left round k's barrier.
-            for round in 0..3u32 {
-                world.barrier().await?;
-                rec.put(&world, format!("round {round}"), &[round]);
-            }
-            Ok(())
-        });
+        let got = sweep(
+            backend,
+            n,
+            Collective::Barrier,
+            algo,
+            |world: Comm, rec| async move {
+                // Nobody leaves round k before everybody entered it: rank r sends its round
+                // number to rank 0 by p2p only after the barrier, and rank 0 checks that no
+                // message of round k arrived before it left round k's barrier.
+                for round in 0..3u32 {
+                    world.barrier().await?;
+                    rec.put(&world, format!("round {round}"), &[round]);
+                }
+                Ok(())
+            },
+        );
         for round in 0..3u32 {
             for r in 0..n {
                 expect(&got, &format!("round {round}"), r, &[round]);
@@ -48,20 +54,26 @@ on_both!(barrier => coll_barrier_every_size_sim, coll_barrier_every_size_threads
 
 fn bcast(backend: Backend) {
     each(Collective::Bcast, |n, algo| {
-        let got = sweep(backend, n, Collective::Bcast, algo, move |world: Comm, rec| async move {
-            for count in counts(n) {
-                for root in roots(n) {
-                    let mut buf = if world.rank() == root {
-                        ints(root, count, 1)
-                    } else {
-                        vec![0; count]
-                    };
-                    world.bcast(&mut buf, root).await?;
-                    rec.put(&world, format!("{count} {root}"), &buf);
+        let got = sweep(
+            backend,
+            n,
+            Collective::Bcast,
+            algo,
+            move |world: Comm, rec| async move {
+                for count in counts(n) {
+                    for root in roots(n) {
+                        let mut buf = if world.rank() == root {
+                            ints(root, count, 1)
+                        } else {
+                            vec![0; count]
+                        };
+                        world.bcast(&mut buf, root).await?;
+                        rec.put(&world, format!("{count} {root}"), &buf);
+                    }
                 }
-            }
-            Ok(())
-        });
+                Ok(())
+            },
+        );
         for count in counts(n) {
             for root in roots(n) {
                 for r in 0..n {
@@ -76,25 +88,37 @@ on_both!(bcast => coll_bcast_every_algorithm_size_count_root_sim, coll_bcast_eve
 
 fn reduce(backend: Backend) {
     each(Collective::Reduce, |n, algo| {
-        let got = sweep(backend, n, Collective::Reduce, algo, move |world: Comm, rec| async move {
-            let me = world.rank();
-            for count in counts(n) {
-                for root in roots(n) {
-                    let mut sum = vec![0i64; if me == root { count } else { 0 }];
-                    world.reduce(&ints(me, count, 2), &mut sum, &Op::sum(), root).await?;
-                    let mut prod = vec![Mat::default(); if me == root { count } else { 0 }];
-                    world.reduce(&mats(me, count, 3), &mut prod, &mat_op(), root).await?;
-                    let mut min = vec![0i64; if me == root { count } else { 0 }];
-                    world.reduce(&ints(me, count, 4), &mut min, &Op::min(), root).await?;
-                    if me == root {
-                        rec.put(&world, format!("sum {count} {root}"), &sum);
-                        rec.put(&world, format!("mat {count} {root}"), &prod);
-                        rec.put(&world, format!("min {count} {root}"), &min);
+        let got = sweep(
+            backend,
+            n,
+            Collective::Reduce,
+            algo,
+            move |world: Comm, rec| async move {
+                let me = world.rank();
+                for count in counts(n) {
+                    for root in roots(n) {
+                        let mut sum = vec![0i64; if me == root { count } else { 0 }];
+                        world
+                            .reduce(&ints(me, count, 2), &mut sum, &Op::sum(), root)
+                            .await?;
+                        let mut prod = vec![Mat::default(); if me == root { count } else { 0 }];
+                        world
+                            .reduce(&mats(me, count, 3), &mut prod, &mat_op(), root)
+                            .await?;
+                        let mut min = vec![0i64; if me == root { count } else { 0 }];
+                        world
+                            .reduce(&ints(me, count, 4), &mut min, &Op::min(), root)
+                            .await?;
+                        if me == root {
+                            rec.put(&world, format!("sum {count} {root}"), &sum);
+                            rec.put(&world, format!("mat {count} {root}"), &prod);
+                            rec.put(&world, format!("min {count} {root}"), &min);
+                        }
                     }
                 }
-            }
-            Ok(())
-        });
+                Ok(())
+            },
+        );
         for count in counts(n) {
             for root in roots(n) {
                 let sum = fold(0..n, |r| ints(r, count, 2), i64::wrapping_add);
@@ -112,39 +136,67 @@ on_both!(reduce => coll_reduce_every_algorithm_in_rank_order_sim, coll_reduce_ev
 fn allreduce(backend: Backend) {
     each(Collective::Allreduce, |n, algo| {
         let ordered = !algo.needs_commutative(Collective::Allreduce);
-        let got = sweep(backend, n, Collective::Allreduce, algo, move |world: Comm, rec| async move {
-            let me = world.rank();
-            for count in counts(n) {
-                let mut sum = vec![0i64; count];
-                world.allreduce(&ints(me, count, 5), &mut sum, &Op::sum()).await?;
-                rec.put(&world, format!("sum {count}"), &sum);
-                let mut fsum = vec![0f64; count];
-                world.allreduce(&floats(me, count, 6), &mut fsum, &Op::sum()).await?;
-                rec.put(&world, format!("fsum {count}"), &fsum);
-                let mine: Vec<Loc<f64, i32>> = floats(me, count, 7)
-                    .iter()
-                    .map(|&v| Loc { value: v.round(), index: me as i32 })
-                    .collect();
-                let mut loc = vec![Loc { value: 0.0, index: 0 }; count];
-                world.allreduce(&mine, &mut loc, &Op::minloc()).await?;
-                rec.put(&world, format!("minloc {count}"), &loc);
-                if ordered {
-                    let mut prod = vec![Mat::default(); count];
-                    world.allreduce(&mats(me, count, 8), &mut prod, &mat_op()).await?;
-                    rec.put(&world, format!("mat {count}"), &prod);
+        let got = sweep(
+            backend,
+            n,
+            Collective::Allreduce,
+            algo,
+            move |world: Comm, rec| async move {
+                let me = world.rank();
+                for count in counts(n) {
+                    let mut sum = vec![0i64; count];
+                    world
+                        .allreduce(&ints(me, count, 5), &mut sum, &Op::sum())
+                        .await?;
+                    rec.put(&world, format!("sum {count}"), &sum);
+                    let mut fsum = vec![0f64; count];
+                    world
+                        .allreduce(&floats(me, count, 6), &mut fsum, &Op::sum())
+                        .await?;
+                    rec.put(&world, format!("fsum {count}"), &fsum);
+                    let mine: Vec<Loc<f64, i32>> = floats(me, count, 7)
+                        .iter()
+                        .map(|&v| Loc {
+                            value: v.round(),
+                            index: me as i32,
+                        })
+                        .collect();
+                    let mut loc = vec![
+                        Loc {
+                            value: 0.0,
+                            index: 0
+                        };
+                        count
+                    ];
+                    world.allreduce(&mine, &mut loc, &Op::minloc()).await?;
+                    rec.put(&world, format!("minloc {count}"), &loc);
+                    if ordered {
+                        let mut prod = vec![Mat::default(); count];
+                        world
+                            .allreduce(&mats(me, count, 8), &mut prod, &mat_op())
+                            .await?;
+                        rec.put(&world, format!("mat {count}"), &prod);
+                    }
                 }
-            }
-            Ok(())
-        });
+                Ok(())
+            },
+        );
         for count in counts(n) {
             let sum = fold(0..n, |r| ints(r, count, 5), i64::wrapping_add);
             let minloc = fold(
                 0..n,
-                |r| floats(r, count, 7).iter().map(|&v| (v.round(), r as i32)).collect(),
+                |r| {
+                    floats(r, count, 7)
+                        .iter()
+                        .map(|&v| (v.round(), r as i32))
+                        .collect()
+                },
                 |a, b| if b.0 < a.0 { b } else { a },
             );
-            let minloc: Vec<Loc<f64, i32>> =
-                minloc.iter().map(|&(value, index)| Loc { value, index }).collect();
+            let minloc: Vec<Loc<f64, i32>> = minloc
+                .iter()
+                .map(|&(value, index)| Loc { value, index })
+                .collect();
             let prod = fold(0..n, |r| mats(r, count, 8), mat_mul);
             for r in 0..n {
                 expect(&got, &format!("sum {count}"), r, &sum);
@@ -155,14 +207,23 @@ fn allreduce(backend: Backend) {
             }
             let case = format!("fsum {count} ({algo}, {n} ranks)");
             let bits = same_on_all(&got, &format!("fsum {count}"), n);
-            close(&case, &bits, &fold(0..n, |r| floats(r, count, 6), |a, b| a + b));
+            close(
+                &case,
+                &bits,
+                &fold(0..n, |r| floats(r, count, 6), |a, b| a + b),
+            );
         }
     });
 }
 on_both!(allreduce => coll_allreduce_every_algorithm_same_bits_on_every_rank_sim, coll_allreduce_every_algorithm_same_bits_on_every_rank_threads);
 
 fn gather_scatter(backend: Backend) {
-    for coll in [Collective::Gather, Collective::Scatter, Collective::Gatherv, Collective::Scatterv] {
+    for coll in [
+        Collective::Gather,
+        Collective::Scatter,
+        Collective::Gatherv,
+        Collective::Scatterv,
+    ] {
         each(coll, |n, algo| {
             let got = sweep(backend, n, coll, algo, move |world: Comm, rec| async move {
                 let me = world.rank();
@@ -171,10 +232,12 @@ fn gather_scatter(backend: Backend) {
                         let is_root = me == root;
                         let case = format!("{count} {root}");
                         // The `v` calls: rank i gives (count + i) % 3 elements.
-                        let vcounts: Vec<usize> = (0..n as usize).map(|i| (count + i) % 3).collect();
+                        let vcounts: Vec<usize> =
+                            (0..n as usize).map(|i| (count + i) % 3).collect();
                         match coll {
                             Collective::Gather => {
-                                let mut all = vec![0i64; if is_root { count * n as usize } else { 0 }];
+                                let mut all =
+                                    vec![0i64; if is_root { count * n as usize } else { 0 }];
                                 world.gather(&ints(me, count, 9), &mut all, root).await?;
                                 if is_root {
                                     rec.put(&world, case, &all);
@@ -191,14 +254,22 @@ fn gather_scatter(backend: Backend) {
                                 }
                             }
                             Collective::Scatter => {
-                                let all = if is_root { ints(root, count * n as usize, 10) } else { Vec::new() };
+                                let all = if is_root {
+                                    ints(root, count * n as usize, 10)
+                                } else {
+                                    Vec::new()
+                                };
                                 let mut mine = vec![0i64; count];
                                 world.scatter(&all, &mut mine, root).await?;
                                 rec.put(&world, case, &mine);
                             }
                             _ => {
                                 let total = vcounts.iter().sum();
-                                let all = if is_root { ints(root, total, 10) } else { Vec::new() };
+                                let all = if is_root {
+                                    ints(root, total, 10)
+                                } else {
+                                    Vec::new()
+                                };
                                 let mut mine = vec![0i64; vcounts[me as usize]];
                                 world.scatterv(&all, &vcounts, &mut mine, root).await?;
                                 rec.put(&world, case, &mine);
@@ -218,8 +289,9 @@ fn gather_scatter(backend: Backend) {
                             expect(&got, &case, root, &all);
                         }
                         Collective::Gatherv => {
-                            let all: Vec<i64> =
-                                (0..n).flat_map(|r| ints(r, vcounts[r as usize], 9)).collect();
+                            let all: Vec<i64> = (0..n)
+                                .flat_map(|r| ints(r, vcounts[r as usize], 9))
+                                .collect();
                             expect(&got, &case, root, &all);
                         }
                         Collective::Scatter => {
@@ -255,7 +327,8 @@ fn allgather(backend: Backend) {
                         world.allgather(&ints(me, count, 11), &mut all).await?;
                         rec.put(&world, format!("{count}"), &all);
                     } else {
-                        let vcounts: Vec<usize> = (0..n as usize).map(|i| (count * i) % 5).collect();
+                        let vcounts: Vec<usize> =
+                            (0..n as usize).map(|i| (count * i) % 5).collect();
                         let mut all = vec![0i64; vcounts.iter().sum()];
                         let mine = ints(me, vcounts[me as usize], 11);
                         world.allgatherv(&mine, &mut all, &vcounts).await?;
@@ -268,7 +341,9 @@ fn allgather(backend: Backend) {
                 let all: Vec<i64> = if coll == Collective::Allgather {
                     (0..n).flat_map(|r| ints(r, count, 11)).collect()
                 } else {
-                    (0..n).flat_map(|r| ints(r, (count * r as usize) % 5, 11)).collect()
+                    (0..n)
+                        .flat_map(|r| ints(r, (count * r as usize) % 5, 11))
+                        .collect()
                 };
                 for r in 0..n {
                     expect(&got, &format!("{count}"), r, &all);
@@ -294,16 +369,18 @@ fn alltoall(backend: Backend) {
                 for count in counts(n) {
                     let count = count.min(1_000);
                     if coll == Collective::Alltoall {
-                        let send: Vec<u64> =
-                            (0..n).flat_map(|j| (0..count).map(move |i| a2a(me, j, i))).collect();
+                        let send: Vec<u64> = (0..n)
+                            .flat_map(|j| (0..count).map(move |i| a2a(me, j, i)))
+                            .collect();
                         let mut recv = vec![0u64; send.len()];
                         world.alltoall(&send, &mut recv).await?;
                         rec.put(&world, format!("{count}"), &recv);
                     } else {
                         let sc: Vec<usize> = (0..n).map(|j| vc(me, j, count)).collect();
                         let rc: Vec<usize> = (0..n).map(|i| vc(i, me, count)).collect();
-                        let send: Vec<u64> =
-                            (0..n).flat_map(|j| (0..sc[j as usize]).map(move |i| a2a(me, j, i))).collect();
+                        let send: Vec<u64> = (0..n)
+                            .flat_map(|j| (0..sc[j as usize]).map(move |i| a2a(me, j, i)))
+                            .collect();
                         let mut recv = vec![0u64; rc.iter().sum()];
                         world.alltoallv(&send, &sc, &mut recv, &rc).await?;
                         rec.put(&world, format!("{count}"), &recv);
@@ -315,9 +392,13 @@ fn alltoall(backend: Backend) {
                 let count = count.min(1_000);
                 for r in 0..n {
                     let expected: Vec<u64> = if coll == Collective::Alltoall {
-                        (0..n).flat_map(|i| (0..count).map(move |k| a2a(i, r, k))).collect()
+                        (0..n)
+                            .flat_map(|i| (0..count).map(move |k| a2a(i, r, k)))
+                            .collect()
                     } else {
-                        (0..n).flat_map(|i| (0..vc(i, r, count)).map(move |k| a2a(i, r, k))).collect()
+                        (0..n)
+                            .flat_map(|i| (0..vc(i, r, count)).map(move |k| a2a(i, r, k)))
+                            .collect()
                     };
                     expect(&got, &format!("{count}"), r, &expected);
                 }
@@ -330,27 +411,39 @@ on_both!(alltoall => coll_alltoall_and_v_every_algorithm_sim, coll_alltoall_and_
 fn reduce_scatter(backend: Backend) {
     each(Collective::ReduceScatter, |n, algo| {
         let ordered = !algo.needs_commutative(Collective::ReduceScatter);
-        let got = sweep(backend, n, Collective::ReduceScatter, algo, move |world: Comm, rec| async move {
-            let me = world.rank();
-            for count in counts(n) {
-                // Block i has (count + 2i) % 5 elements.
-                let rc: Vec<usize> = (0..n as usize).map(|i| (count + 2 * i) % 5).collect();
-                let total: usize = rc.iter().sum();
-                let mut mine = vec![0i64; rc[me as usize]];
-                world.reduce_scatter(&ints(me, total, 12), &mut mine, &rc, &Op::sum()).await?;
-                rec.put(&world, format!("v {count}"), &mine);
-                let mut block = vec![0i64; count];
-                let send = ints(me, count * n as usize, 13);
-                world.reduce_scatter_block(&send, &mut block, &Op::max()).await?;
-                rec.put(&world, format!("block {count}"), &block);
-                if ordered {
-                    let mut mine = vec![Mat::default(); rc[me as usize]];
-                    world.reduce_scatter(&mats(me, total, 14), &mut mine, &rc, &mat_op()).await?;
-                    rec.put(&world, format!("mat {count}"), &mine);
+        let got = sweep(
+            backend,
+            n,
+            Collective::ReduceScatter,
+            algo,
+            move |world: Comm, rec| async move {
+                let me = world.rank();
+                for count in counts(n) {
+                    // Block i has (count + 2i) % 5 elements.
+                    let rc: Vec<usize> = (0..n as usize).map(|i| (count + 2 * i) % 5).collect();
+                    let total: usize = rc.iter().sum();
+                    let mut mine = vec![0i64; rc[me as usize]];
+                    world
+                        .reduce_scatter(&ints(me, total, 12), &mut mine, &rc, &Op::sum())
+                        .await?;
+                    rec.put(&world, format!("v {count}"), &mine);
+                    let mut block = vec![0i64; count];
+                    let send = ints(me, count * n as usize, 13);
+                    world
+                        .reduce_scatter_block(&send, &mut block, &Op::max())
+                        .await?;
+                    rec.put(&world, format!("block {count}"), &block);
+                    if ordered {
+                        let mut mine = vec![Mat::default(); rc[me as usize]];
+                        world
+                            .reduce_scatter(&mats(me, total, 14), &mut mine, &rc, &mat_op())
+                            .await?;
+                        rec.put(&world, format!("mat {count}"), &mine);
+                    }
                 }
-            }
-            Ok(())
-        });
+                Ok(())
+            },
+        );
         for count in counts(n) {
             let rc: Vec<usize> = (0..n as usize).map(|i| (count + 2 * i) % 5).collect();
             let total: usize = rc.iter().sum();
@@ -360,9 +453,19 @@ fn reduce_scatter(backend: Backend) {
             for r in 0..n as usize {
                 let r0: usize = rc[..r].iter().sum();
                 expect(&got, &format!("v {count}"), r as u32, &sum[r0..r0 + rc[r]]);
-                expect(&got, &format!("block {count}"), r as u32, &max[r * count..(r + 1) * count]);
+                expect(
+                    &got,
+                    &format!("block {count}"),
+                    r as u32,
+                    &max[r * count..(r + 1) * count],
+                );
                 if ordered {
-                    expect(&got, &format!("mat {count}"), r as u32, &prod[r0..r0 + rc[r]]);
+                    expect(
+                        &got,
+                        &format!("mat {count}"),
+                        r as u32,
+                        &prod[r0..r0 + rc[r]],
+                    );
                 }
             }
         }
@@ -379,11 +482,19 @@ fn scans(backend: Backend) {
                     let mut sum = vec![7i64; count];
                     let mut prod = vec![Mat::default(); count];
                     if coll == Collective::Scan {
-                        world.scan(&ints(me, count, 15), &mut sum, &Op::sum()).await?;
-                        world.scan(&mats(me, count, 16), &mut prod, &mat_op()).await?;
+                        world
+                            .scan(&ints(me, count, 15), &mut sum, &Op::sum())
+                            .await?;
+                        world
+                            .scan(&mats(me, count, 16), &mut prod, &mat_op())
+                            .await?;
                     } else {
-                        world.exscan(&ints(me, count, 15), &mut sum, &Op::sum()).await?;
-                        world.exscan(&mats(me, count, 16), &mut prod, &mat_op()).await?;
+                        world
+                            .exscan(&ints(me, count, 15), &mut sum, &Op::sum())
+                            .await?;
+                        world
+                            .exscan(&mats(me, count, 16), &mut prod, &mat_op())
+                            .await?;
                     }
                     rec.put(&world, format!("sum {count}"), &sum);
                     rec.put(&world, format!("mat {count}"), &prod);

@@ -388,7 +388,10 @@ impl Comm {
             && !coll.algorithms().contains(&a)
         {
             return Err(Error::InvalidArgument {
-                what: format!("{}: {coll} has no algorithm {a}", self.site("force_algorithm")),
+                what: format!(
+                    "{}: {coll} has no algorithm {a}",
+                    self.site("force_algorithm")
+                ),
             });
         }
         let mut forced = self.coll_forced().get();

@@ -34,7 +34,12 @@ impl Comm {
         const CALL: &str = "allgather";
         self.check_live(CALL)?;
         let n = self.size() as usize;
-        self.check_len(CALL, "receive buffer", recv.len(), send.len().checked_mul(n))?;
+        self.check_len(
+            CALL,
+            "receive buffer",
+            recv.len(),
+            send.len().checked_mul(n),
+        )?;
         let shape = self.shape::<T>(recv.len(), true);
         let algo = self.algorithm(Collective::Allgather, CALL, shape)?;
         let cx = Ctx::new(self, CALL, Collective::Allgather, algo, 0);
@@ -68,7 +73,12 @@ impl Comm {
     ///     })
     ///     .expect("allgatherv");
     /// ```
-    pub async fn allgatherv<T: Pod>(&self, send: &[T], recv: &mut [T], counts: &[usize]) -> Result<()> {
+    pub async fn allgatherv<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) -> Result<()> {
         const CALL: &str = "allgatherv";
         self.check_live(CALL)?;
         let total = self.check_counts(CALL, "counts", counts)?;
@@ -122,7 +132,13 @@ pub(super) async fn recursive_doubling<T: Pod>(
     // The first relative rank of newrank `i`'s run (`i == pof2`: the end), and the rank that
     // takes part for it.
     let first = |i: usize| if i < rem { 2 * i } else { i + rem };
-    let member = |i: usize| real((if i < rem { 2 * i + 1 } else { i + rem }) as u64, root, cx.size);
+    let member = |i: usize| {
+        real(
+            (if i < rem { 2 * i + 1 } else { i + rem }) as u64,
+            root,
+            cx.size,
+        )
+    };
     if v < 2 * rem && v.is_multiple_of(2) {
         let next = real((v + 1) as u64, root, cx.size);
         cx.send(&buf[layout.block(v)], next).await?;

@@ -93,7 +93,10 @@ impl Comm {
         let shape = self.shape::<T>(0, true);
         let algo = self.algorithm(Collective::Alltoallv, CALL, shape)?;
         let cx = Ctx::new(self, CALL, Collective::Alltoallv, algo, 0);
-        let (sl, rl) = (Layout::of_counts(send_counts), Layout::of_counts(recv_counts));
+        let (sl, rl) = (
+            Layout::of_counts(send_counts),
+            Layout::of_counts(recv_counts),
+        );
         match algo {
             Algorithm::Pairwise => pairwise(&cx, send, &sl, recv, &rl).await,
             _ => scattered(&cx, send, &sl, recv, &rl).await,
@@ -141,8 +144,13 @@ async fn pairwise<T: Pod>(
     recv[rl.block(r)].copy_from_slice(&send[sl.block(r)]);
     for k in 1..n {
         let (to, from) = ((r + k) % n, (r + n - k) % n);
-        cx.sendrecv(&send[sl.block(to)], to as u32, &mut recv[rl.block(from)], from as u32)
-            .await?;
+        cx.sendrecv(
+            &send[sl.block(to)],
+            to as u32,
+            &mut recv[rl.block(from)],
+            from as u32,
+        )
+        .await?;
     }
     Ok(())
 }

@@ -5,8 +5,8 @@
 
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective, Shape};
 use super::Ctx;
+use super::algo::{Algorithm, Collective, Shape};
 use crate::Comm;
 
 impl Comm {
@@ -37,7 +37,8 @@ impl Comm {
         let mut k = 1u64;
         while k < n {
             let (to, from) = ((r + k) % n, (r + n - k) % n);
-            cx.sendrecv::<u8>(&[], to as u32, &mut [], from as u32).await?;
+            cx.sendrecv::<u8>(&[], to as u32, &mut [], from as u32)
+                .await?;
             k <<= 1;
         }
         Ok(())

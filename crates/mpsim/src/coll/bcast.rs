@@ -84,14 +84,20 @@ async fn binomial<T: Pod>(cx: &Ctx<'_>, buf: &mut [T], root: u32) -> Result<()> 
 /// Binomial scatter of `buf`'s blocks (`layout`, one per relative rank) from the root, in
 /// place: relative rank `v` receives the blocks of its subtree, `v..v + lowbit(v)`, and passes
 /// each child's subtree on.
-async fn scatter_blocks<T: Pod>(cx: &Ctx<'_>, buf: &mut [T], layout: &Layout, root: u32) -> Result<()> {
+async fn scatter_blocks<T: Pod>(
+    cx: &Ctx<'_>,
+    buf: &mut [T],
+    layout: &Layout,
+    root: u32,
+) -> Result<()> {
     let n = u64::from(cx.size);
     let v = (u64::from(cx.rank) + n - u64::from(root)) % n;
     let mut mask = 1u64;
     while mask < n {
         if v & mask != 0 {
             let span = layout.span(v as usize, (v + mask).min(n) as usize);
-            cx.recv(&mut buf[span], real(v - mask, root, cx.size)).await?;
+            cx.recv(&mut buf[span], real(v - mask, root, cx.size))
+                .await?;
             break;
         }
         mask <<= 1;

@@ -55,7 +55,12 @@ impl Comm {
         self.check_root(CALL, root)?;
         let n = self.size() as usize;
         if self.rank() == root {
-            self.check_len(CALL, "receive buffer", recv.len(), send.len().checked_mul(n))?;
+            self.check_len(
+                CALL,
+                "receive buffer",
+                recv.len(),
+                send.len().checked_mul(n),
+            )?;
         }
         let shape = self.shape::<T>(send.len().saturating_mul(n), true);
         let algo = self.algorithm(Collective::Gather, CALL, shape)?;
@@ -236,7 +241,12 @@ pub(super) async fn linear_scatter<T: Pod>(
 /// Binomial gather: relative rank `v` collects its subtree's blocks, in relative order, from
 /// its children `v + 1, v + 2, v + 4, ...`, and passes them to `v - lowbit(v)`; the root
 /// rotates them into rank order.
-async fn binomial_gather<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
+async fn binomial_gather<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    root: u32,
+) -> Result<()> {
     let (n, b) = (cx.size as usize, send.len());
     let v = (cx.rank as usize + n - root as usize) % n;
     let l = low(v, n);
@@ -262,7 +272,12 @@ async fn binomial_gather<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], root:
 
 /// Binomial scatter: the root orders the blocks by relative rank; relative rank `v` receives
 /// its subtree's from `v - lowbit(v)` and passes each child's subtree on, the farthest first.
-async fn binomial_scatter<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
+async fn binomial_scatter<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    root: u32,
+) -> Result<()> {
     let (n, b) = (cx.size as usize, recv.len());
     let v = (cx.rank as usize + n - root as usize) % n;
     let l = low(v, n);
@@ -274,7 +289,8 @@ async fn binomial_scatter<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], root
             tmp[i * b..(i + 1) * b].copy_from_slice(&send[owner * b..(owner + 1) * b]);
         }
     } else {
-        cx.recv(&mut tmp, real((v - l) as u64, root, cx.size)).await?;
+        cx.recv(&mut tmp, real((v - l) as u64, root, cx.size))
+            .await?;
     }
     let mut m = l >> 1;
     while m > 0 {

@@ -77,7 +77,13 @@ pub(crate) struct Ctx<'c> {
 }
 
 impl<'c> Ctx<'c> {
-    fn new(comm: &'c Comm, call: &'static str, coll: Collective, algo: Algorithm, root: u32) -> Self {
+    fn new(
+        comm: &'c Comm,
+        call: &'static str,
+        coll: Collective,
+        algo: Algorithm,
+        root: u32,
+    ) -> Self {
         Ctx {
             comm,
             call,
@@ -90,7 +96,10 @@ impl<'c> Ctx<'c> {
     /// Sends `data` to `dest` and waits until its buffer is free (at once when eager).
     async fn send<T: Pod>(&self, data: &[T], dest: u32) -> Result<()> {
         let mut reqs = [self.isend(data, dest)?];
-        self.comm.coll_wait_all(&mut reqs, self.call).await.map(drop)
+        self.comm
+            .coll_wait_all(&mut reqs, self.call)
+            .await
+            .map(drop)
     }
 
     /// Receives exactly `buf.len()` elements from `source` into `buf`.
@@ -100,13 +109,23 @@ impl<'c> Ctx<'c> {
 
     /// Sends `send` to `dest` and receives exactly `recv.len()` elements from `source`,
     /// without deadlocking on a ring shift.
-    async fn sendrecv<T: Pod>(&self, send: &[T], dest: u32, recv: &mut [T], source: u32) -> Result<()> {
+    async fn sendrecv<T: Pod>(
+        &self,
+        send: &[T],
+        dest: u32,
+        recv: &mut [T],
+        source: u32,
+    ) -> Result<()> {
         self.exchange(&[(send, dest)], vec![(recv, source)]).await
     }
 
     /// Posts every receive of `recvs` (a buffer and its source), then every send of `sends`,
     /// and waits for them all; each receive must get exactly its buffer's length.
-    async fn exchange<T: Pod>(&self, sends: &[(&[T], u32)], recvs: Vec<(&mut [T], u32)>) -> Result<()> {
+    async fn exchange<T: Pod>(
+        &self,
+        sends: &[(&[T], u32)],
+        recvs: Vec<(&mut [T], u32)>,
+    ) -> Result<()> {
         let mut expected = Vec::with_capacity(recvs.len());
         let mut reqs: Vec<Request<'_>> = Vec::with_capacity(recvs.len() + sends.len());
         for (buf, source) in recvs {
@@ -164,7 +183,12 @@ impl<'c> Ctx<'c> {
         })
     }
 
-    fn disagree(&self, got: usize, expected: usize, peer: Option<mpsim_proto::matching::Source>) -> String {
+    fn disagree(
+        &self,
+        got: usize,
+        expected: usize,
+        peer: Option<mpsim_proto::matching::Source>,
+    ) -> String {
         let from = peer.map(|p| format!(" from rank {p}")).unwrap_or_default();
         format!(
             "received a message of {got} bytes{from} where this rank's arguments expect \
@@ -220,7 +244,9 @@ impl Layout {
 
 /// `send` and `recv`, two disjoint ranges of `buf`, as a slice to read and one to write.
 fn disjoint<T>(buf: &mut [T], send: Range<usize>, recv: Range<usize>) -> (&[T], &mut [T]) {
-    debug_assert!(send.end <= recv.start || recv.end <= send.start || send.is_empty() || recv.is_empty());
+    debug_assert!(
+        send.end <= recv.start || recv.end <= send.start || send.is_empty() || recv.is_empty()
+    );
     if send.is_empty() {
         return (&[], &mut buf[recv]);
     }
@@ -260,7 +286,13 @@ impl Comm {
     }
 
     /// `InvalidBuffer` unless `buf` (named `what`) has `len` elements.
-    fn check_len(&self, call: &'static str, what: &str, buf: usize, len: Option<usize>) -> Result<()> {
+    fn check_len(
+        &self,
+        call: &'static str,
+        what: &str,
+        buf: usize,
+        len: Option<usize>,
+    ) -> Result<()> {
         if Some(buf) == len {
             return Ok(());
         }

@@ -53,7 +53,9 @@ macro_rules! integers {
         }
     )*};
 }
-integers!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+integers!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
+);
 
 macro_rules! floats {
     ($($t:ty),*) => {$(

@@ -45,7 +45,13 @@ impl Comm {
     ///     })
     ///     .expect("reduce");
     /// ```
-    pub async fn reduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>, root: u32) -> Result<()> {
+    pub async fn reduce<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+        root: u32,
+    ) -> Result<()> {
         const CALL: &str = "reduce";
         self.check_live(CALL)?;
         self.check_root(CALL, root)?;
@@ -158,13 +164,23 @@ impl Fold {
 
     /// The rank taking part as newrank `i`.
     fn rank(&self, i: usize) -> u32 {
-        (if i < self.rem { 2 * i + 1 } else { i + self.rem }) as u32
+        (if i < self.rem {
+            2 * i + 1
+        } else {
+            i + self.rem
+        }) as u32
     }
 }
 
 /// The fold (module docs) of `acc`, this rank's vector: an even rank of the first `2 * rem`
 /// sends it on and gets `None`; an odd one combines `even ⊕ odd`.
-async fn fold_in<T: Pod>(cx: &Ctx<'_>, f: &Fold, acc: &mut [T], tmp: &mut [T], op: &Op<T>) -> Result<Option<usize>> {
+async fn fold_in<T: Pod>(
+    cx: &Ctx<'_>,
+    f: &Fold,
+    acc: &mut [T],
+    tmp: &mut [T],
+    op: &Op<T>,
+) -> Result<Option<usize>> {
     let r = cx.rank as usize;
     let newrank = f.newrank(r);
     if r < 2 * f.rem {
@@ -204,7 +220,12 @@ fn combine<T: Pod>(op: &Op<T>, i: usize, p: usize, mine: &mut [T], theirs: &mut 
 
 /// Recursive-doubling allreduce: fold, exchange whole vectors at distances 1, 2, 4, ...,
 /// unfold.
-async fn recursive_doubling<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+async fn recursive_doubling<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+) -> Result<()> {
     let f = Fold::of(cx.size);
     let mut acc = send.to_vec();
     let mut tmp = zeroed::<T>(send.len());
@@ -259,7 +280,12 @@ async fn halving<T: Pod>(
 
 /// Rabenseifner's allreduce: fold, reduce-scatter by halving, allgather by the same steps in
 /// reverse (each rank sends its window and receives its partner's), unfold.
-async fn rabenseifner_allreduce<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+async fn rabenseifner_allreduce<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+) -> Result<()> {
     let f = Fold::of(cx.size);
     let mut acc = send.to_vec();
     let mut tmp = zeroed::<T>(send.len());
@@ -274,7 +300,11 @@ async fn rabenseifner_allreduce<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T]
         while mask > 0 {
             let mine = windows[step];
             let (lo, hi) = windows[step - 1];
-            let theirs = if mine.0 == lo { (mine.1, hi) } else { (lo, mine.0) };
+            let theirs = if mine.0 == lo {
+                (mine.1, hi)
+            } else {
+                (lo, mine.0)
+            };
             let peer = f.rank(i ^ mask);
             let (out, into) = disjoint(
                 &mut acc,
@@ -337,7 +367,12 @@ async fn rabenseifner_reduce<T: Pod>(
 /// Ring allreduce (commutative operations): the vector in `size` blocks; a reduce-scatter in
 /// which block `b`'s partial sum travels from rank `b + 1` around to rank `b`, each rank adding
 /// its part, then a ring allgather of the finished blocks.
-async fn ring_allreduce<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+async fn ring_allreduce<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+) -> Result<()> {
     let (n, r) = (cx.size as usize, cx.rank as usize);
     let layout = Layout::Equal {
         count: send.len(),
@@ -350,7 +385,8 @@ async fn ring_allreduce<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], op: &O
         let (sb, rb) = ((r + n - s) % n, (r + 2 * n - s - 1) % n);
         let into = layout.block(rb);
         let got = &mut tmp[..into.len()];
-        cx.sendrecv(&recv[layout.block(sb)], right, got, left).await?;
+        cx.sendrecv(&recv[layout.block(sb)], right, got, left)
+            .await?;
         op.reduce_right(got, &mut recv[into]);
     }
     for s in 0..n - 1 {

@@ -43,7 +43,12 @@ impl Comm {
         self.check_live(CALL)?;
         let total = self.check_counts(CALL, "counts", counts)?;
         self.check_len(CALL, "send buffer", send.len(), Some(total))?;
-        self.check_len(CALL, "receive buffer", recv.len(), Some(counts[self.rank() as usize]))?;
+        self.check_len(
+            CALL,
+            "receive buffer",
+            recv.len(),
+            Some(counts[self.rank() as usize]),
+        )?;
         let layout = Layout::of_counts(counts);
         self.reduce_scatter_as(CALL, send, recv, &layout, op).await
     }
@@ -62,7 +67,12 @@ impl Comm {
     ///     })
     ///     .expect("reduce_scatter_block");
     /// ```
-    pub async fn reduce_scatter_block<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+    pub async fn reduce_scatter_block<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+    ) -> Result<()> {
         const CALL: &str = "reduce_scatter_block";
         self.check_live(CALL)?;
         let n = self.size() as usize;
@@ -89,7 +99,11 @@ impl Comm {
             Algorithm::Pairwise => pairwise(&cx, send, recv, layout, op).await,
             Algorithm::RecursiveHalving => recursive_halving(&cx, send, recv, layout, op).await,
             _ => {
-                let mut all = if cx.rank == 0 { send.to_vec() } else { Vec::new() };
+                let mut all = if cx.rank == 0 {
+                    send.to_vec()
+                } else {
+                    Vec::new()
+                };
                 binomial_reduce(&cx, send, &mut all, op, 0).await?;
                 linear_scatter(&cx, &all, recv, layout, 0).await
             }
@@ -98,7 +112,13 @@ impl Comm {
 }
 
 /// Pairwise reduce-scatter (module docs).
-async fn pairwise<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], layout: &Layout, op: &Op<T>) -> Result<()> {
+async fn pairwise<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    layout: &Layout,
+    op: &Op<T>,
+) -> Result<()> {
     let (n, r) = (cx.size as usize, cx.rank as usize);
     recv.copy_from_slice(&send[layout.block(r)]);
     let mut tmp = zeroed::<T>(recv.len());
@@ -151,7 +171,8 @@ async fn recursive_halving<T: Pod>(
         let keep_span = layout.span(first(keep.0), first(keep.1));
         let give_span = layout.span(first(give.0), first(give.1));
         let got = &mut tmp[..keep_span.len()];
-        cx.sendrecv(&acc[give_span], member(p), got, member(p)).await?;
+        cx.sendrecv(&acc[give_span], member(p), got, member(p))
+            .await?;
         if i < p {
             op.reduce_left(&mut acc[keep_span], got);
         } else {

@@ -40,7 +40,10 @@ impl Comm {
         source: u32,
         tag: i32,
     ) -> Request<'b> {
-        debug_assert!(source < self.size(), "a collective receives from members only");
+        debug_assert!(
+            source < self.size(),
+            "a collective receives from members only"
+        );
         let names = Names { call, wait: call };
         let pattern = Pattern::new(self.inner.coll, source, tag);
         self.post_recv(names, Some(pattern), buf)

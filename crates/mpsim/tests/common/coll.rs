@@ -48,7 +48,13 @@ impl Recorder {
 
 /// Runs `body` on `n` ranks of `backend` with `algo` forced for `coll` on the world, and
 /// returns what the ranks recorded.
-pub fn sweep<F, Fut>(backend: Backend, n: u32, coll: Collective, algo: Algorithm, body: F) -> Results
+pub fn sweep<F, Fut>(
+    backend: Backend,
+    n: u32,
+    coll: Collective,
+    algo: Algorithm,
+    body: F,
+) -> Results
 where
     F: Fn(Comm, Recorder) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<()>>,
@@ -155,7 +161,11 @@ pub fn mat_op() -> mpsim::Op<Mat> {
 }
 
 /// The element-wise reduction, in rank order, of `input(r)` over `ranks`.
-pub fn fold<T: Copy>(ranks: impl Iterator<Item = u32>, input: impl Fn(u32) -> Vec<T>, f: impl Fn(T, T) -> T) -> Vec<T> {
+pub fn fold<T: Copy>(
+    ranks: impl Iterator<Item = u32>,
+    input: impl Fn(u32) -> Vec<T>,
+    f: impl Fn(T, T) -> T,
+) -> Vec<T> {
     let mut acc: Option<Vec<T>> = None;
     for r in ranks {
         let x = input(r);
@@ -179,7 +189,10 @@ pub fn expect<T: Pod + std::fmt::Debug>(got: &Results, case: &str, rank: u32, ex
         panic!("{case}: rank {rank} recorded nothing");
     };
     if g != &bytes(expected) {
-        let g: Vec<T> = g.chunks_exact(size_of::<T>()).map(bytemuck::pod_read_unaligned).collect();
+        let g: Vec<T> = g
+            .chunks_exact(size_of::<T>())
+            .map(bytemuck::pod_read_unaligned)
+            .collect();
         panic!("{case}: rank {rank} got {g:?}, expected {expected:?}");
     }
 }
@@ -204,7 +217,10 @@ pub fn same_on_all(got: &Results, case: &str, n: u32) -> Vec<u8> {
 /// Checks that the `f64`s `got` are within a relative 1e-9 of `expected`.
 #[track_caller]
 pub fn close(case: &str, got: &[u8], expected: &[f64]) {
-    let got: Vec<f64> = got.chunks_exact(8).map(bytemuck::pod_read_unaligned).collect();
+    let got: Vec<f64> = got
+        .chunks_exact(8)
+        .map(bytemuck::pod_read_unaligned)
+        .collect();
     assert_eq!(got.len(), expected.len(), "{case}: length");
     for (i, (g, e)) in got.iter().zip(expected).enumerate() {
         assert!(
