@@ -376,8 +376,8 @@ pub(crate) fn tag(coll: Collective, algo: Algorithm, root: u32) -> i32 {
 }
 
 impl Comm {
-    /// Forces `algo` for every later call of `coll` on this communicator and its clones
-    /// (`None`: back to the fixed table). Not for programs: the tests use it to run every
+    /// Forces `algo` for every later call of `coll` on this communicator and its clones, not
+    /// on the communicators `dup` and `split` make from it (`None`: back to the fixed table). Not for programs: the tests use it to run every
     /// algorithm; a program will choose with `--coll` and the model file. An algorithm that
     /// `coll` does not have is `Error::InvalidArgument`; a forced algorithm that needs a
     /// commutative operation, used with one that is not, fails the call with
