@@ -167,6 +167,46 @@ pub enum Error {
         /// Each rank's calls (boxed: an `Error` stays a few words).
         order: Box<CommOrder>,
     },
+    /// MPI_ERR_ROOT: a collective's root outside the communicator.
+    #[error("{site}: invalid root {root} (communicator size {size})")]
+    InvalidRoot {
+        /// Where: the rank, the collective call and the communicator's context.
+        site: Box<Site>,
+        /// The root given.
+        root: u32,
+        /// The communicator's size.
+        size: u32,
+    },
+    /// MPI_ERR_COUNT / MPI_ERR_BUFFER: a collective's buffer whose length does not fit the
+    /// call's counts (a receive buffer of `allgather` not `size` times the send buffer, say),
+    /// found by the calling rank before it sends anything.
+    #[error("{site}: {what}")]
+    InvalidBuffer {
+        /// Where: the rank, the collective call and the communicator's context.
+        site: Box<Site>,
+        /// Which buffer, its length and the length the call needs.
+        what: String,
+    },
+    /// MPI_ERR_OP: a reduction operation the call cannot use (a non-commutative operation
+    /// with an algorithm forced on the communicator that needs commutativity).
+    #[error("{site}: {what}")]
+    InvalidOp {
+        /// Where: the rank, the collective call and the communicator's context.
+        site: Box<Site>,
+        /// What was wrong.
+        what: String,
+    },
+    /// MPI_ERR_TRUNCATE / MPI_ERR_ARG: the members of a communicator called a collective with
+    /// arguments that do not agree (counts, roots, the collective itself), found by a rank
+    /// that received a message of another length than its own arguments make it expect.
+    #[error("{site}: {what}")]
+    CollectiveMismatch {
+        /// Where: the receiving rank, the collective call, the peer whose message did not fit,
+        /// the communicator's context and (simulator) the virtual time.
+        site: Box<Site>,
+        /// What was expected and what came.
+        what: String,
+    },
     /// MPI_ERR_BUFFER: a buffered send that does not fit in the attached buffer.
     #[error(
         "{site}: bsend buffer overflow: {requested} bytes requested (message plus overhead), {attached} attached, {used} in use"
@@ -409,6 +449,10 @@ macro_rules! site_of {
             | Error::InvalidComm { site }
             | Error::Truncate { site, .. }
             | Error::CommOrder { site, .. }
+            | Error::InvalidRoot { site, .. }
+            | Error::InvalidBuffer { site, .. }
+            | Error::InvalidOp { site, .. }
+            | Error::CollectiveMismatch { site, .. }
             | Error::BufferOverflow { site, .. }
             | Error::BufferAlreadyAttached { site, .. }
             | Error::NoBufferAttached { site }
@@ -486,6 +530,9 @@ impl Error {
             | Error::NoBufferAttached { .. } => ErrorClass::Buffer,
             Error::RequestActive { .. } | Error::InvalidRequest { .. } => ErrorClass::Request,
             Error::InvalidArgument { .. } => ErrorClass::Arg,
+            Error::InvalidRoot { .. } => ErrorClass::Root,
+            Error::InvalidBuffer { .. } => ErrorClass::Count,
+            Error::InvalidOp { .. } => ErrorClass::Op,
             Error::PendingAtExit { .. } => ErrorClass::Pending,
             Error::NoMemory { .. } => ErrorClass::NoMem,
             Error::Io { .. } => ErrorClass::Io,
@@ -499,6 +546,7 @@ impl Error {
             | Error::Livelock { .. }
             | Error::TimeOverflow { .. }
             | Error::Interrupted { .. }
+            | Error::CollectiveMismatch { .. }
             | Error::Program(_) => ErrorClass::Other,
         }
     }

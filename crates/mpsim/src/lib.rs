@@ -1,5 +1,5 @@
-//! mpsim: write a message-passing program once — MPI-style point-to-point today, collectives and
-//! BSPlib next — and run it simulated on a machine model (`--backend sim`, the default: a
+//! mpsim: write a message-passing program once — MPI-style point-to-point and blocking
+//! collectives today (`docs/collectives.md`), BSPlib next — and run it simulated on a machine model (`--backend sim`, the default: a
 //! prediction of its run time, at up to millions of ranks) or for real on threads.
 //!
 //! A program is an `async fn` of its world communicator; [`run`] launches it with the flags
@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 mod blocking;
+mod coll;
 mod comm;
 mod launcher;
 mod measured;
@@ -60,6 +61,8 @@ mod request;
 mod runtime;
 mod signals;
 
+pub use coll::algo::{Algorithm, Collective};
+pub use coll::ops::{Arithmetic, Integer, Loc, Op};
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{Backend, Bind, Compute, Launcher, ReportFormat, RunConfig, TraceFormat, Wait};
 #[cfg(feature = "cli")]

@@ -18,6 +18,9 @@ use std::fs::File;
 use std::process::{Command, ExitCode, Output, Stdio};
 
 // The examples themselves: their `main`s are what the children run.
+#[allow(dead_code)]
+#[path = "../examples/allreduce.rs"]
+mod allreduce;
 #[allow(dead_code, unused_imports)]
 #[path = "../examples/grid_split.rs"]
 mod grid_split;
@@ -41,7 +44,7 @@ const ABORT_CODE: &str = "MPSIM_TEST_ABORT_CODE";
 
 /// Each example (and the launcher alone) on each backend, on small arguments; they all print
 /// to standard output on success.
-const RUNS: [(&str, &[&str]); 11] = [
+const RUNS: [(&str, &[&str]); 13] = [
     ("ring", &["--ranks", "2", "--iterations", "3"]),
     (
         "ring",
@@ -55,6 +58,11 @@ const RUNS: [(&str, &[&str]); 11] = [
     ),
     ("grid_split", &["--ranks", "6"]),
     ("grid_split", &["--ranks", "6", "--backend", "threads"]),
+    ("allreduce", &["--ranks", "3", "--count", "5"]),
+    (
+        "allreduce",
+        &["--ranks", "3", "--count", "5", "--backend", "threads"],
+    ),
     ("launcher", &["--ranks", "2"]),
     ("launcher", &["--ranks", "2", "--report", "json"]),
     (
@@ -143,6 +151,7 @@ fn run_example(name: &str) -> ExitCode {
         "ring" => ring::main(),
         "stencil2d" => stencil2d::main(),
         "grid_split" => grid_split::main(),
+        "allreduce" => allreduce::main(),
         "launcher" => mpsim::run(|world| async move {
             let _ = world.rank();
             Ok(())

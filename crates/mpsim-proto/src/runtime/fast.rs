@@ -57,7 +57,7 @@ pub fn recv_into(
     }
 }
 
-/// A send's start ([`Endpoint::send`]) as a blocking call's: the request to wait for, or done
+/// A send's start ([`Endpoint::start_send`]) as a blocking call's: the request to wait for, or done
 /// at once with the empty status.
 #[inline]
 pub fn sent(started: Result<Option<ReqId>, Error>) -> Result<Posted, Error> {

@@ -57,10 +57,13 @@
 
 //!
 //! Files: this one holds the type, its getters and the internals the others share; `p2p.rs` the
-//! point-to-point calls; `create.rs` the calls that make, free and compare communicators.
+//! point-to-point calls; `create.rs` the calls that make, free and compare communicators;
+//! `hidden.rs` the crate-private sends and receives on the collective context that the
+//! collectives (`crate::coll`) are built on.
 
 mod create;
 mod group;
+mod hidden;
 mod p2p;
 
 use std::cell::Cell;
@@ -201,6 +204,8 @@ struct Inner {
     /// mismatch (`create.rs`).
     abandoned: Cell<bool>,
     freed: Cell<bool>,
+    /// Collective algorithms forced on it (`crate::coll::algo`), shared by its clones.
+    forced: Cell<crate::coll::algo::Forced>,
 }
 
 impl Comm {
@@ -230,6 +235,7 @@ impl Comm {
             splits: Cell::new(0),
             abandoned: Cell::new(false),
             freed: Cell::new(false),
+            forced: Cell::new(crate::coll::algo::Forced::NONE),
         };
         Comm {
             inner: Rc::new(inner),

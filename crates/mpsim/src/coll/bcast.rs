@@ -1,0 +1,114 @@
+//! `bcast`: a binomial tree, or (long messages) a binomial scatter of the vector followed by an
+//! allgather by recursive doubling or around a ring (van de Geijn's, as MPICH has it). Ranks
+//! are taken relative to the root (`v = (r - root) mod size`), so the tree hangs from it.
+
+use bytemuck::Pod;
+use mpsim_proto::error::Result;
+
+use super::algo::{Algorithm, Collective};
+use super::{Ctx, Layout, allgather};
+use crate::Comm;
+
+/// The communicator rank of relative rank `v` for `root` on `n` ranks.
+pub(super) fn real(v: u64, root: u32, n: u32) -> u32 {
+    ((v + u64::from(root)) % u64::from(n)) as u32
+}
+
+impl Comm {
+    /// Sends the root's `buf` to every rank's `buf` (MPI's `MPI_Bcast`). Every rank passes a
+    /// buffer of the same length.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(4)
+    ///     .run(|world| async move {
+    ///         let mut data = if world.rank() == 2 { [1.5f64, 2.5] } else { [0.0; 2] };
+    ///         world.bcast(&mut data, 2).await?;
+    ///         assert_eq!(data, [1.5, 2.5]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("bcast");
+    /// ```
+    pub async fn bcast<T: Pod>(&self, buf: &mut [T], root: u32) -> Result<()> {
+        const CALL: &str = "bcast";
+        self.check_live(CALL)?;
+        self.check_root(CALL, root)?;
+        let shape = self.shape::<T>(buf.len(), true);
+        let algo = self.algorithm(Collective::Bcast, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Bcast, algo, root);
+        if cx.size == 1 {
+            return Ok(());
+        }
+        match algo {
+            Algorithm::Binomial => binomial(&cx, buf, root).await,
+            _ => {
+                let layout = Layout::Equal {
+                    count: buf.len(),
+                    parts: cx.size as usize,
+                };
+                scatter_blocks(&cx, buf, &layout, root).await?;
+                let v = (u64::from(cx.rank) + u64::from(cx.size) - u64::from(root))
+                    % u64::from(cx.size);
+                if algo == Algorithm::ScatterRing {
+                    allgather::ring(&cx, buf, &layout, v as usize, root).await
+                } else {
+                    allgather::recursive_doubling(&cx, buf, &layout, v as usize, root).await
+                }
+            }
+        }
+    }
+}
+
+/// Binomial bcast: relative rank `v` receives from `v - lowbit(v)`, then sends to `v + m` for
+/// each `m = lowbit(v)/2, ..., 1` (the root: from the largest power of two below `size`).
+async fn binomial<T: Pod>(cx: &Ctx<'_>, buf: &mut [T], root: u32) -> Result<()> {
+    let n = u64::from(cx.size);
+    let v = (u64::from(cx.rank) + n - u64::from(root)) % n;
+    let mut mask = 1u64;
+    while mask < n {
+        if v & mask != 0 {
+            cx.recv(buf, real(v - mask, root, cx.size)).await?;
+            break;
+        }
+        mask <<= 1;
+    }
+    mask >>= 1;
+    while mask > 0 {
+        if v + mask < n {
+            cx.send(buf, real(v + mask, root, cx.size)).await?;
+        }
+        mask >>= 1;
+    }
+    Ok(())
+}
+
+/// Binomial scatter of `buf`'s blocks (`layout`, one per relative rank) from the root, in
+/// place: relative rank `v` receives the blocks of its subtree, `v..v + lowbit(v)`, and passes
+/// each child's subtree on.
+async fn scatter_blocks<T: Pod>(
+    cx: &Ctx<'_>,
+    buf: &mut [T],
+    layout: &Layout,
+    root: u32,
+) -> Result<()> {
+    let n = u64::from(cx.size);
+    let v = (u64::from(cx.rank) + n - u64::from(root)) % n;
+    let mut mask = 1u64;
+    while mask < n {
+        if v & mask != 0 {
+            let span = layout.span(v as usize, (v + mask).min(n) as usize);
+            cx.recv(&mut buf[span], real(v - mask, root, cx.size))
+                .await?;
+            break;
+        }
+        mask <<= 1;
+    }
+    mask >>= 1;
+    while mask > 0 {
+        if v + mask < n {
+            let span = layout.span((v + mask) as usize, (v + 2 * mask).min(n) as usize);
+            cx.send(&buf[span], real(v + mask, root, cx.size)).await?;
+        }
+        mask >>= 1;
+    }
+    Ok(())
+}

@@ -1,0 +1,306 @@
+//! `gather`, `gatherv`, `scatter`, `scatterv`: binomial trees for the equal-block calls (each
+//! rank passes its whole subtree's blocks at once, `ceil(log2 size)` steps), and the linear
+//! algorithm (the root sends to or receives from each rank, all posted at once) for the `v`
+//! calls, whose counts only the root knows, and as a choice for the others.
+
+use bytemuck::Pod;
+use mpsim_proto::error::Result;
+
+use super::algo::{Algorithm, Collective};
+use super::bcast::real;
+use super::{Ctx, Layout, zeroed};
+use crate::Comm;
+
+/// The lowest set bit of relative rank `v`, or for the root the first power of two at or
+/// above `n`: `v`'s subtree is `v..v + low` (cut at `n`).
+fn low(v: usize, n: usize) -> usize {
+    let mut l = 1;
+    while l < n && v & l == 0 {
+        l <<= 1;
+    }
+    l
+}
+
+/// `buf` cut into `layout`'s `n` blocks.
+fn blocks_mut<'a, T>(mut buf: &'a mut [T], layout: &Layout, n: usize) -> Vec<&'a mut [T]> {
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let (head, tail) = std::mem::take(&mut buf).split_at_mut(layout.block(i).len());
+        out.push(head);
+        buf = tail;
+    }
+    out
+}
+
+impl Comm {
+    /// Gathers every rank's `send` into the root's `recv`, in rank order (MPI's `MPI_Gather`):
+    /// every rank's `send` has the same length, and the root's `recv` is `size` times as long
+    /// (other ranks' `recv` is not used and may be empty).
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut all = [0u32; 3];
+    ///         world.gather(&[world.rank() * 2], &mut all, 1).await?;
+    ///         if world.rank() == 1 {
+    ///             assert_eq!(all, [0, 2, 4]);
+    ///         }
+    ///         Ok(())
+    ///     })
+    ///     .expect("gather");
+    /// ```
+    pub async fn gather<T: Pod>(&self, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
+        const CALL: &str = "gather";
+        self.check_live(CALL)?;
+        self.check_root(CALL, root)?;
+        let n = self.size() as usize;
+        if self.rank() == root {
+            self.check_len(
+                CALL,
+                "receive buffer",
+                recv.len(),
+                send.len().checked_mul(n),
+            )?;
+        }
+        let shape = self.shape::<T>(send.len().saturating_mul(n), true);
+        let algo = self.algorithm(Collective::Gather, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Gather, algo, root);
+        let layout = Layout::Equal {
+            count: send.len() * n,
+            parts: n,
+        };
+        match algo {
+            Algorithm::Linear => linear_gather(&cx, send, recv, &layout, root).await,
+            _ => binomial_gather(&cx, send, recv, root).await,
+        }
+    }
+
+    /// Gathers rank `i`'s `counts[i]` elements into the root's `recv`, one after another in
+    /// rank order (MPI's `MPI_Gatherv` with packed displacements). `counts` is read at the root
+    /// only (others may pass an empty slice), as is `recv`; each rank's `send` is its count.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let me = world.rank();
+    ///         let mut all = [0u32; 3];
+    ///         world.gatherv(&vec![me; me as usize], &mut all, &[0, 1, 2], 0).await?;
+    ///         if me == 0 {
+    ///             assert_eq!(all, [1, 2, 2]);
+    ///         }
+    ///         Ok(())
+    ///     })
+    ///     .expect("gatherv");
+    /// ```
+    pub async fn gatherv<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        root: u32,
+    ) -> Result<()> {
+        const CALL: &str = "gatherv";
+        self.check_live(CALL)?;
+        self.check_root(CALL, root)?;
+        let (n, r) = (self.size() as usize, self.rank());
+        let layout = if r == root {
+            let total = self.check_counts(CALL, "counts", counts)?;
+            self.check_len(CALL, "receive buffer", recv.len(), Some(total))?;
+            self.check_len(CALL, "send buffer", send.len(), Some(counts[r as usize]))?;
+            Layout::of_counts(counts)
+        } else {
+            Layout::Equal { count: 0, parts: n }
+        };
+        let shape = self.shape::<T>(recv.len(), true);
+        let algo = self.algorithm(Collective::Gatherv, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Gatherv, algo, root);
+        linear_gather(&cx, send, recv, &layout, root).await
+    }
+
+    /// Sends block `i` of the root's `send` to rank `i`'s `recv` (MPI's `MPI_Scatter`): every
+    /// rank's `recv` has the same length, and the root's `send` is `size` times as long
+    /// (other ranks' `send` is not used and may be empty).
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut mine = [0u8; 2];
+    ///         world.scatter(&[0, 1, 2, 3, 4, 5], &mut mine, 0).await?;
+    ///         let first = 2 * world.rank() as u8;
+    ///         assert_eq!(mine, [first, first + 1]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("scatter");
+    /// ```
+    pub async fn scatter<T: Pod>(&self, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
+        const CALL: &str = "scatter";
+        self.check_live(CALL)?;
+        self.check_root(CALL, root)?;
+        let n = self.size() as usize;
+        if self.rank() == root {
+            self.check_len(CALL, "send buffer", send.len(), recv.len().checked_mul(n))?;
+        }
+        let shape = self.shape::<T>(recv.len().saturating_mul(n), true);
+        let algo = self.algorithm(Collective::Scatter, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Scatter, algo, root);
+        let layout = Layout::Equal {
+            count: recv.len() * n,
+            parts: n,
+        };
+        match algo {
+            Algorithm::Linear => linear_scatter(&cx, send, recv, &layout, root).await,
+            _ => binomial_scatter(&cx, send, recv, root).await,
+        }
+    }
+
+    /// Sends `counts[i]` elements of the root's `send` (the blocks one after another in rank
+    /// order) to rank `i`'s `recv` (MPI's `MPI_Scatterv` with packed displacements). `counts`
+    /// and `send` are read at the root only; each rank's `recv` is its count.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut mine = vec![0u16; world.rank() as usize];
+    ///         world.scatterv(&[7, 8, 9], &[0, 1, 2], &mut mine, 2).await?;
+    ///         assert_eq!(mine, [&[][..], &[7], &[8, 9]][world.rank() as usize]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("scatterv");
+    /// ```
+    pub async fn scatterv<T: Pod>(
+        &self,
+        send: &[T],
+        counts: &[usize],
+        recv: &mut [T],
+        root: u32,
+    ) -> Result<()> {
+        const CALL: &str = "scatterv";
+        self.check_live(CALL)?;
+        self.check_root(CALL, root)?;
+        let (n, r) = (self.size() as usize, self.rank());
+        let layout = if r == root {
+            let total = self.check_counts(CALL, "counts", counts)?;
+            self.check_len(CALL, "send buffer", send.len(), Some(total))?;
+            self.check_len(CALL, "receive buffer", recv.len(), Some(counts[r as usize]))?;
+            Layout::of_counts(counts)
+        } else {
+            Layout::Equal { count: 0, parts: n }
+        };
+        let shape = self.shape::<T>(send.len(), true);
+        let algo = self.algorithm(Collective::Scatterv, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Scatterv, algo, root);
+        linear_scatter(&cx, send, recv, &layout, root).await
+    }
+}
+
+/// Linear gather: the root posts a receive from every other rank into its block of `recv`
+/// (`layout`, known at the root only), the others send.
+pub(super) async fn linear_gather<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    layout: &Layout,
+    root: u32,
+) -> Result<()> {
+    if cx.rank != root {
+        return cx.send(send, root).await;
+    }
+    let n = cx.size as usize;
+    let mut blocks = blocks_mut(recv, layout, n);
+    blocks[root as usize].copy_from_slice(send);
+    let recvs = blocks
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, _)| i != root as usize)
+        .map(|(i, b)| (b, i as u32))
+        .collect();
+    cx.exchange::<T>(&[], recvs).await
+}
+
+/// Linear scatter: the root sends every other rank its block of `send` (`layout`, known at
+/// the root only), all at once; the others receive.
+pub(super) async fn linear_scatter<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    layout: &Layout,
+    root: u32,
+) -> Result<()> {
+    if cx.rank != root {
+        return cx.recv(recv, root).await;
+    }
+    let n = cx.size as usize;
+    recv.copy_from_slice(&send[layout.block(root as usize)]);
+    let sends: Vec<(&[T], u32)> = (0..n)
+        .filter(|&i| i != root as usize)
+        .map(|i| (&send[layout.block(i)], i as u32))
+        .collect();
+    cx.exchange(&sends, Vec::new()).await
+}
+
+/// Binomial gather: relative rank `v` collects its subtree's blocks, in relative order, from
+/// its children `v + 1, v + 2, v + 4, ...`, and passes them to `v - lowbit(v)`; the root
+/// rotates them into rank order.
+async fn binomial_gather<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    root: u32,
+) -> Result<()> {
+    let (n, b) = (cx.size as usize, send.len());
+    let v = (cx.rank as usize + n - root as usize) % n;
+    let l = low(v, n);
+    let sub = l.min(n - v);
+    let mut tmp = zeroed::<T>(sub * b);
+    tmp[..b].copy_from_slice(send);
+    let mut m = 1;
+    while m < l && v + m < n {
+        let child = m.min(n - v - m);
+        let from = real((v + m) as u64, root, cx.size);
+        cx.recv(&mut tmp[m * b..(m + child) * b], from).await?;
+        m <<= 1;
+    }
+    if v != 0 {
+        return cx.send(&tmp, real((v - l) as u64, root, cx.size)).await;
+    }
+    for i in 0..n {
+        let owner = real(i as u64, root, cx.size) as usize;
+        recv[owner * b..(owner + 1) * b].copy_from_slice(&tmp[i * b..(i + 1) * b]);
+    }
+    Ok(())
+}
+
+/// Binomial scatter: the root orders the blocks by relative rank; relative rank `v` receives
+/// its subtree's from `v - lowbit(v)` and passes each child's subtree on, the farthest first.
+async fn binomial_scatter<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    root: u32,
+) -> Result<()> {
+    let (n, b) = (cx.size as usize, recv.len());
+    let v = (cx.rank as usize + n - root as usize) % n;
+    let l = low(v, n);
+    let sub = l.min(n - v);
+    let mut tmp = zeroed::<T>(sub * b);
+    if v == 0 {
+        for i in 0..n {
+            let owner = real(i as u64, root, cx.size) as usize;
+            tmp[i * b..(i + 1) * b].copy_from_slice(&send[owner * b..(owner + 1) * b]);
+        }
+    } else {
+        cx.recv(&mut tmp, real((v - l) as u64, root, cx.size))
+            .await?;
+    }
+    let mut m = l >> 1;
+    while m > 0 {
+        if v + m < n {
+            let child = m.min(n - v - m);
+            let to = real((v + m) as u64, root, cx.size);
+            cx.send(&tmp[m * b..(m + child) * b], to).await?;
+        }
+        m >>= 1;
+    }
+    recv.copy_from_slice(&tmp[..b]);
+    Ok(())
+}

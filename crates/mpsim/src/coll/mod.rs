@@ -1,0 +1,344 @@
+//! Collective operations on [`Comm`] (`docs/collectives.md`): `barrier`, `bcast`, `reduce`,
+//! `allreduce`, `gather(v)`, `scatter(v)`, `allgather(v)`, `alltoall(v)`,
+//! `reduce_scatter(_block)`, `scan`, `exscan`, each a real algorithm (binomial trees,
+//! recursive doubling and halving, Rabenseifner's, Bruck's, rings) made of point-to-point
+//! messages, so that the simulator times the algorithm itself and every backend runs the
+//! same code.
+//!
+//! # Traffic
+//!
+//! Every message goes over the communicator's hidden collective context (`comm/hidden.rs`),
+//! which no user receive can name: collectives and the program's own point-to-point never
+//! match each other, whatever their tags. Sends are standard sends, so the machine model's
+//! eager and rendezvous protocols time them as they would the program's.
+//!
+//! # Tags
+//!
+//! A fixed tag per collective, algorithm and root (`algo::tag`: the collective in bits 24-29,
+//! the algorithm in 16-23, the root's low 16 bits in 0-15), not a per-communicator sequence
+//! number. Successive collectives cannot cross-match without one: every member calls the
+//! collectives of a communicator in the same order (MPI's rule), each of these calls is
+//! blocking, every receive names its source, and messages between two ranks with one tag are
+//! received in the order they were sent (non-overtaking); so a rank's messages of one call
+//! always meet the receives of the same call. What the tag adds is detection: ranks that call
+//! different collectives, or run different algorithms (because their counts differ), or name
+//! different roots (up to the low 16 bits), post receives that the others' messages cannot
+//! match, and the run ends in a deadlock report naming each rank's collective (the requests
+//! are named after the call) instead of a silent wrong result. A sequence number would add
+//! nothing a correct program needs and would have to be agreed on when a communicator is
+//! made. `comm_split` uses the same context with a tag these never take.
+//!
+//! # Errors
+//!
+//! Found by the calling rank before it sends anything, each naming the rank, the call, the
+//! communicator's context and (simulator) the virtual time: a freed communicator
+//! (`InvalidComm`), a root outside it (`InvalidRoot`), a buffer whose length does not fit the
+//! call's counts (`InvalidBuffer`), a forced algorithm that needs a commutative operation given
+//! one that is not (`InvalidOp`). Found between ranks: a message of another length than the
+//! receiving rank's own arguments make it expect, longer or shorter (`CollectiveMismatch`,
+//! naming the peer: the ranks disagree on counts); different collectives, algorithms or roots
+//! (a deadlock, see "Tags"). Not found: roots that agree in their low 16 bits but differ, and a
+//! root mismatch where every message is eager and nobody waits on a wrong one (the run's
+//! warnings then list the messages no receive took).
+//!
+//! Files: `algo.rs` names the algorithms and chooses one; `ops.rs` the reduction operations;
+//! one file per family of collectives.
+
+pub(crate) mod algo;
+mod allgather;
+mod alltoall;
+mod barrier;
+mod bcast;
+mod gather;
+pub(crate) mod ops;
+mod reduce;
+mod reduce_scatter;
+mod scan;
+
+use std::ops::Range;
+
+use bytemuck::Pod;
+use mpsim_proto::error::{Error, Result};
+use mpsim_proto::p2p::Status;
+
+use crate::Comm;
+use crate::request::Request;
+use algo::{Algorithm, Collective, Shape};
+
+/// One collective call in progress: its communicator, call name and tag, and the sends and
+/// receives it makes, each checked against the length the rank's arguments expect.
+pub(crate) struct Ctx<'c> {
+    comm: &'c Comm,
+    call: &'static str,
+    tag: i32,
+    /// This rank and the communicator's size.
+    rank: u32,
+    size: u32,
+}
+
+impl<'c> Ctx<'c> {
+    fn new(
+        comm: &'c Comm,
+        call: &'static str,
+        coll: Collective,
+        algo: Algorithm,
+        root: u32,
+    ) -> Self {
+        Ctx {
+            comm,
+            call,
+            tag: algo::tag(coll, algo, root),
+            rank: comm.rank(),
+            size: comm.size(),
+        }
+    }
+
+    /// Sends `data` to `dest` and waits until its buffer is free (at once when eager).
+    async fn send<T: Pod>(&self, data: &[T], dest: u32) -> Result<()> {
+        let mut reqs = [self.isend(data, dest)?];
+        self.comm
+            .coll_wait_all(&mut reqs, self.call)
+            .await
+            .map(drop)
+    }
+
+    /// Receives exactly `buf.len()` elements from `source` into `buf`.
+    async fn recv<T: Pod>(&self, buf: &mut [T], source: u32) -> Result<()> {
+        self.exchange::<T>(&[], vec![(buf, source)]).await
+    }
+
+    /// Sends `send` to `dest` and receives exactly `recv.len()` elements from `source`,
+    /// without deadlocking on a ring shift.
+    async fn sendrecv<T: Pod>(
+        &self,
+        send: &[T],
+        dest: u32,
+        recv: &mut [T],
+        source: u32,
+    ) -> Result<()> {
+        self.exchange(&[(send, dest)], vec![(recv, source)]).await
+    }
+
+    /// Posts every receive of `recvs` (a buffer and its source), then every send of `sends`,
+    /// and waits for them all; each receive must get exactly its buffer's length.
+    async fn exchange<T: Pod>(
+        &self,
+        sends: &[(&[T], u32)],
+        recvs: Vec<(&mut [T], u32)>,
+    ) -> Result<()> {
+        let mut expected = Vec::with_capacity(recvs.len());
+        let mut reqs: Vec<Request<'_>> = Vec::with_capacity(recvs.len() + sends.len());
+        for (buf, source) in recvs {
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(buf);
+            expected.push((bytes.len(), source));
+            reqs.push(self.comm.coll_irecv(self.call, bytes, source, self.tag));
+        }
+        for &(data, dest) in sends {
+            reqs.push(self.isend(data, dest)?);
+        }
+        let statuses = self
+            .comm
+            .coll_wait_all(&mut reqs, self.call)
+            .await
+            .map_err(|e| self.mismatch_of(e))?;
+        for (&(bytes, source), status) in expected.iter().zip(&statuses) {
+            self.check_length(status, bytes, source)?;
+        }
+        Ok(())
+    }
+
+    fn isend<T: Pod>(&self, data: &[T], dest: u32) -> Result<Request<'static>> {
+        self.comm
+            .coll_isend(self.call, bytemuck::cast_slice(data), dest, self.tag)
+    }
+
+    /// A receive's `Truncate` is the ranks' disagreement: `CollectiveMismatch`.
+    fn mismatch_of(&self, e: Error) -> Error {
+        match e {
+            Error::Truncate {
+                mut site,
+                message_bytes,
+                buffer_bytes,
+            } => {
+                site.context = Some(self.comm.p2p_context());
+                site.tag = None;
+                Error::CollectiveMismatch {
+                    what: self.disagree(message_bytes, buffer_bytes, site.peer),
+                    site,
+                }
+            }
+            e => e,
+        }
+    }
+
+    /// `CollectiveMismatch` unless the message had exactly `bytes` bytes.
+    fn check_length(&self, status: &Status, bytes: usize, source: u32) -> Result<()> {
+        if status.bytes == bytes {
+            return Ok(());
+        }
+        let site = self.comm.site(self.call).peer(source);
+        Err(Error::CollectiveMismatch {
+            what: self.disagree(status.bytes, bytes, site.peer),
+            site,
+        })
+    }
+
+    fn disagree(
+        &self,
+        got: usize,
+        expected: usize,
+        peer: Option<mpsim_proto::matching::Source>,
+    ) -> String {
+        let from = peer.map(|p| format!(" from rank {p}")).unwrap_or_default();
+        format!(
+            "received a message of {got} bytes{from} where this rank's arguments expect \
+             {expected}: the ranks called {} with counts that do not agree",
+            self.call
+        )
+    }
+}
+
+/// Where each of `parts` blocks of a vector lies: near-equal blocks of `count` elements (the
+/// first `count % parts` one longer), or blocks of given lengths, one after another.
+pub(crate) enum Layout {
+    /// `parts` near-equal blocks of `count` elements.
+    Equal { count: usize, parts: usize },
+    /// Block `i` is `offsets[i]..offsets[i + 1]`.
+    Offsets(Vec<usize>),
+}
+
+impl Layout {
+    /// Blocks of `counts[i]` elements.
+    fn of_counts(counts: &[usize]) -> Layout {
+        let mut offsets = Vec::with_capacity(counts.len() + 1);
+        let mut at = 0;
+        offsets.push(0);
+        for &c in counts {
+            at += c;
+            offsets.push(at);
+        }
+        Layout::Offsets(offsets)
+    }
+
+    /// Where block `i` starts (`i` may be the number of blocks: the end).
+    fn start(&self, i: usize) -> usize {
+        match self {
+            Layout::Equal { count, parts } => {
+                let (base, extra) = (count / parts, count % parts);
+                i * base + i.min(extra)
+            }
+            Layout::Offsets(offsets) => offsets[i],
+        }
+    }
+
+    /// The elements of blocks `lo..hi`.
+    fn span(&self, lo: usize, hi: usize) -> Range<usize> {
+        self.start(lo)..self.start(hi)
+    }
+
+    /// The elements of block `i`.
+    fn block(&self, i: usize) -> Range<usize> {
+        self.span(i, i + 1)
+    }
+}
+
+/// `send` and `recv`, two disjoint ranges of `buf`, as a slice to read and one to write.
+fn disjoint<T>(buf: &mut [T], send: Range<usize>, recv: Range<usize>) -> (&[T], &mut [T]) {
+    debug_assert!(
+        send.end <= recv.start || recv.end <= send.start || send.is_empty() || recv.is_empty()
+    );
+    if send.is_empty() {
+        return (&[], &mut buf[recv]);
+    }
+    if recv.is_empty() {
+        return (&buf[send], &mut []);
+    }
+    if send.start < recv.start {
+        let (a, b) = buf.split_at_mut(recv.start);
+        (&a[send], &mut b[..recv.len()])
+    } else {
+        let (a, b) = buf.split_at_mut(send.start);
+        (&b[..send.len()], &mut a[recv])
+    }
+}
+
+/// The largest power of two not above `n` (`n >= 1`).
+fn pof2_below(n: u32) -> u32 {
+    1 << (31 - n.leading_zeros())
+}
+
+/// A vector of `len` zeroed elements.
+fn zeroed<T: Pod>(len: usize) -> Vec<T> {
+    vec![T::zeroed(); len]
+}
+
+impl Comm {
+    /// The collective's site for errors found before any traffic.
+    fn check_root(&self, call: &'static str, root: u32) -> Result<()> {
+        if root < self.size() {
+            return Ok(());
+        }
+        Err(Error::InvalidRoot {
+            site: self.site(call),
+            root,
+            size: self.size(),
+        })
+    }
+
+    /// `InvalidBuffer` unless `buf` (named `what`) has `len` elements.
+    fn check_len(
+        &self,
+        call: &'static str,
+        what: &str,
+        buf: usize,
+        len: Option<usize>,
+    ) -> Result<()> {
+        if Some(buf) == len {
+            return Ok(());
+        }
+        let needs = match len {
+            Some(len) => format!("{len}"),
+            None => "more than a usize counts".to_string(),
+        };
+        Err(Error::InvalidBuffer {
+            site: self.site(call),
+            what: format!("the {what} has {buf} elements where the call needs {needs}"),
+        })
+    }
+
+    /// `InvalidBuffer` unless `counts` has one count per rank.
+    fn check_counts(&self, call: &'static str, what: &str, counts: &[usize]) -> Result<usize> {
+        if counts.len() != self.size() as usize {
+            return Err(Error::InvalidBuffer {
+                site: self.site(call),
+                what: format!(
+                    "{what} has {} entries where the communicator has {} ranks",
+                    counts.len(),
+                    self.size()
+                ),
+            });
+        }
+        counts
+            .iter()
+            .try_fold(0usize, |a, &c| a.checked_add(c))
+            .ok_or_else(|| Error::InvalidBuffer {
+                site: self.site(call),
+                what: format!("the sum of {what} overflows a usize"),
+            })
+    }
+
+    /// The call's algorithm (`algo::choose`).
+    fn algorithm(&self, coll: Collective, call: &'static str, shape: Shape) -> Result<Algorithm> {
+        algo::choose(self, coll, call, shape)
+    }
+
+    /// The shape of a call moving `count` elements of `T`.
+    fn shape<T>(&self, count: usize, commutative: bool) -> Shape {
+        Shape {
+            size: self.size(),
+            bytes: count.saturating_mul(size_of::<T>()),
+            count,
+            commutative,
+        }
+    }
+}

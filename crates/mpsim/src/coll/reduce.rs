@@ -1,0 +1,398 @@
+//! `reduce` and `allreduce`: a binomial tree; recursive doubling; Rabenseifner's
+//! reduce-scatter by recursive vector halving followed by a gather (reduce) or an allgather
+//! (allreduce) by recursive doubling (Thakur, Rabenseifner and Gropp 2005); and a ring
+//! (reduce-scatter then allgather, each `size - 1` steps).
+//!
+//! # The same bits on every rank, and rank order
+//!
+//! Every combination puts the lower ranks' part on the left (`Op::reduce_left`,
+//! `Op::reduce_right`), and every algorithm here but the ring combines contiguous runs of ranks,
+//! so the result is `x0 ⊕ x1 ⊕ ... ⊕ x(n-1)` bracketed in a fixed way: right for
+//! non-commutative operations. Recursive doubling: after the step at distance `k` every rank of
+//! an aligned group of `2k` holds the same bits, since both partners computed `lower ⊕ upper`
+//! from the same two values. Rabenseifner's and the ring: each block is reduced by one rank
+//! and then copied. The ring's chains wrap around, so it needs a commutative operation.
+//!
+//! Sizes that are not a power of two are folded first (MPICH's way): of the first
+//! `2 * rem` ranks (`rem = size - pof2`) each even one sends its vector to the odd one after
+//! it, which combines `even ⊕ odd` and takes part as `newrank = r / 2`; rank `r >= 2 * rem`
+//! is `newrank = r - rem`. Newranks keep rank order, so order-preserving steps stay so.
+
+use bytemuck::Pod;
+use mpsim_proto::error::Result;
+
+use super::algo::{Algorithm, Collective};
+use super::bcast::real;
+use super::ops::Op;
+use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
+use crate::Comm;
+
+impl Comm {
+    /// Combines every rank's `send` element by element with `op`, in rank order, into the
+    /// root's `recv` (MPI's `MPI_Reduce`): every rank's `send` has the same length, the root's
+    /// `recv` too (other ranks' `recv` is not used and may be empty).
+    ///
+    /// ```
+    /// use mpsim::Op;
+    /// mpsim::Launcher::new(4)
+    ///     .run(|world| async move {
+    ///         let mut max = [0i32];
+    ///         world.reduce(&[world.rank() as i32 * 3], &mut max, &Op::max(), 0).await?;
+    ///         if world.rank() == 0 {
+    ///             assert_eq!(max, [9]);
+    ///         }
+    ///         Ok(())
+    ///     })
+    ///     .expect("reduce");
+    /// ```
+    pub async fn reduce<T: Pod>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: &Op<T>,
+        root: u32,
+    ) -> Result<()> {
+        const CALL: &str = "reduce";
+        self.check_live(CALL)?;
+        self.check_root(CALL, root)?;
+        if self.rank() == root {
+            self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
+        }
+        let shape = self.shape::<T>(send.len(), op.is_commutative());
+        let algo = self.algorithm(Collective::Reduce, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Reduce, algo, root);
+        match algo {
+            Algorithm::Rabenseifner => rabenseifner_reduce(&cx, send, recv, op, root).await,
+            _ => binomial_reduce(&cx, send, recv, op, root).await,
+        }
+    }
+
+    /// Combines every rank's `send` element by element with `op`, in rank order, into every
+    /// rank's `recv`, the same bits on every rank (MPI's `MPI_Allreduce`): `send` and `recv`
+    /// have the same length on every rank.
+    ///
+    /// ```
+    /// use mpsim::Op;
+    /// mpsim::Launcher::new(5)
+    ///     .run(|world| async move {
+    ///         let x = 0.1 * f64::from(world.rank());
+    ///         let mut sum = [0.0f64];
+    ///         world.allreduce(&[x], &mut sum, &Op::sum()).await?;
+    ///         assert!((sum[0] - 1.0).abs() < 1e-12);
+    ///         Ok(())
+    ///     })
+    ///     .expect("allreduce");
+    /// ```
+    pub async fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
+        const CALL: &str = "allreduce";
+        self.check_live(CALL)?;
+        self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
+        let shape = self.shape::<T>(send.len(), op.is_commutative());
+        let algo = self.algorithm(Collective::Allreduce, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Allreduce, algo, 0);
+        match algo {
+            Algorithm::Ring => ring_allreduce(&cx, send, recv, op).await,
+            Algorithm::Rabenseifner => rabenseifner_allreduce(&cx, send, recv, op).await,
+            _ => recursive_doubling(&cx, send, recv, op).await,
+        }
+    }
+}
+
+/// Binomial reduce. A commutative operation is reduced on ranks relative to the root; one
+/// that is not on ranks as they are (subtrees are then runs of ranks in order) at rank 0,
+/// which sends the result to the root.
+pub(super) async fn binomial_reduce<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+    root: u32,
+) -> Result<()> {
+    let n = u64::from(cx.size);
+    let top = if op.is_commutative() { root } else { 0 };
+    let v = (u64::from(cx.rank) + n - u64::from(top)) % n;
+    let mut acc = send.to_vec();
+    let mut tmp = zeroed::<T>(send.len());
+    let mut mask = 1u64;
+    while mask < n {
+        if v & mask == 0 {
+            if v | mask < n {
+                cx.recv(&mut tmp, real(v | mask, top, cx.size)).await?;
+                op.reduce_left(&mut acc, &tmp);
+            }
+        } else {
+            cx.send(&acc, real(v & !mask, top, cx.size)).await?;
+            break;
+        }
+        mask <<= 1;
+    }
+    if top == root {
+        if cx.rank == root {
+            recv.copy_from_slice(&acc);
+        }
+    } else if cx.rank == top {
+        cx.send(&acc, root).await?;
+    } else if cx.rank == root {
+        cx.recv(recv, top).await?;
+    }
+    Ok(())
+}
+
+/// The power-of-two part of `n` ranks after the fold (module docs).
+struct Fold {
+    pof2: usize,
+    rem: usize,
+}
+
+impl Fold {
+    fn of(n: u32) -> Fold {
+        let pof2 = pof2_below(n) as usize;
+        Fold {
+            pof2,
+            rem: n as usize - pof2,
+        }
+    }
+
+    /// The newrank of rank `r`, `None` for an even rank that sits out.
+    fn newrank(&self, r: usize) -> Option<usize> {
+        if r < 2 * self.rem {
+            (r % 2 == 1).then_some(r / 2)
+        } else {
+            Some(r - self.rem)
+        }
+    }
+
+    /// The rank taking part as newrank `i`.
+    fn rank(&self, i: usize) -> u32 {
+        (if i < self.rem {
+            2 * i + 1
+        } else {
+            i + self.rem
+        }) as u32
+    }
+}
+
+/// The fold (module docs) of `acc`, this rank's vector: an even rank of the first `2 * rem`
+/// sends it on and gets `None`; an odd one combines `even ⊕ odd`.
+async fn fold_in<T: Pod>(
+    cx: &Ctx<'_>,
+    f: &Fold,
+    acc: &mut [T],
+    tmp: &mut [T],
+    op: &Op<T>,
+) -> Result<Option<usize>> {
+    let r = cx.rank as usize;
+    let newrank = f.newrank(r);
+    if r < 2 * f.rem {
+        if newrank.is_none() {
+            cx.send(acc, cx.rank + 1).await?;
+        } else {
+            cx.recv(tmp, cx.rank - 1).await?;
+            op.reduce_right(tmp, acc);
+        }
+    }
+    Ok(newrank)
+}
+
+/// Undoes the fold: each odd rank of the first `2 * rem` sends the result (`acc`) to the even
+/// one before it, which receives it into `recv`; the others copy `acc` into `recv`.
+async fn fold_out<T: Pod>(cx: &Ctx<'_>, f: &Fold, acc: &[T], recv: &mut [T]) -> Result<()> {
+    let r = cx.rank as usize;
+    if r < 2 * f.rem && r.is_multiple_of(2) {
+        return cx.recv(recv, cx.rank + 1).await;
+    }
+    if r < 2 * f.rem {
+        cx.send(acc, cx.rank - 1).await?;
+    }
+    recv.copy_from_slice(acc);
+    Ok(())
+}
+
+/// Combines `mine` (this newrank `i`'s part) with `theirs` (newrank `p`'s) into `mine`, the
+/// lower newrank's on the left.
+fn combine<T: Pod>(op: &Op<T>, i: usize, p: usize, mine: &mut [T], theirs: &mut [T]) {
+    if i < p {
+        op.reduce_left(mine, theirs);
+    } else {
+        op.reduce_right(theirs, mine);
+    }
+}
+
+/// Recursive-doubling allreduce: fold, exchange whole vectors at distances 1, 2, 4, ...,
+/// unfold.
+async fn recursive_doubling<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+) -> Result<()> {
+    let f = Fold::of(cx.size);
+    let mut acc = send.to_vec();
+    let mut tmp = zeroed::<T>(send.len());
+    if let Some(i) = fold_in(cx, &f, &mut acc, &mut tmp, op).await? {
+        let mut mask = 1;
+        while mask < f.pof2 {
+            let p = i ^ mask;
+            let peer = f.rank(p);
+            cx.sendrecv(&acc, peer, &mut tmp, peer).await?;
+            combine(op, i, p, &mut acc, &mut tmp);
+            mask <<= 1;
+        }
+    }
+    fold_out(cx, &f, &acc, recv).await
+}
+
+/// Reduce-scatter by recursive vector halving among the newranks, at distances 1, 2, 4, ...:
+/// newrank `i` keeps the half of its window of `layout`'s `pof2` blocks that bit `mask` of `i`
+/// names and sends the other half to `i ^ mask`. Returns the windows before each step (the
+/// last entry: the block `i` ends with, reduced over every rank).
+async fn halving<T: Pod>(
+    cx: &Ctx<'_>,
+    f: &Fold,
+    i: usize,
+    layout: &Layout,
+    acc: &mut [T],
+    tmp: &mut [T],
+    op: &Op<T>,
+) -> Result<Vec<(usize, usize)>> {
+    let mut windows = vec![(0, f.pof2)];
+    let mut mask = 1;
+    while mask < f.pof2 {
+        let (lo, hi) = *windows.last().expect("a window");
+        let mid = (lo + hi) / 2;
+        let p = i ^ mask;
+        let (keep, give) = if i & mask == 0 {
+            ((lo, mid), (mid, hi))
+        } else {
+            ((mid, hi), (lo, mid))
+        };
+        let keep_span = layout.span(keep.0, keep.1);
+        let peer = f.rank(p);
+        let got = &mut tmp[..keep_span.len()];
+        cx.sendrecv(&acc[layout.span(give.0, give.1)], peer, got, peer)
+            .await?;
+        combine(op, i, p, &mut acc[keep_span], got);
+        windows.push(keep);
+        mask <<= 1;
+    }
+    Ok(windows)
+}
+
+/// Rabenseifner's allreduce: fold, reduce-scatter by halving, allgather by the same steps in
+/// reverse (each rank sends its window and receives its partner's), unfold.
+async fn rabenseifner_allreduce<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+) -> Result<()> {
+    let f = Fold::of(cx.size);
+    let mut acc = send.to_vec();
+    let mut tmp = zeroed::<T>(send.len());
+    if let Some(i) = fold_in(cx, &f, &mut acc, &mut tmp, op).await? {
+        let layout = Layout::Equal {
+            count: send.len(),
+            parts: f.pof2,
+        };
+        let windows = halving(cx, &f, i, &layout, &mut acc, &mut tmp, op).await?;
+        let mut mask = f.pof2 >> 1;
+        let mut step = windows.len() - 1;
+        while mask > 0 {
+            let mine = windows[step];
+            let (lo, hi) = windows[step - 1];
+            let theirs = if mine.0 == lo {
+                (mine.1, hi)
+            } else {
+                (lo, mine.0)
+            };
+            let peer = f.rank(i ^ mask);
+            let (out, into) = disjoint(
+                &mut acc,
+                layout.span(mine.0, mine.1),
+                layout.span(theirs.0, theirs.1),
+            );
+            cx.sendrecv(out, peer, into, peer).await?;
+            step -= 1;
+            mask >>= 1;
+        }
+    }
+    fold_out(cx, &f, &acc, recv).await
+}
+
+/// Rabenseifner's reduce: fold, reduce-scatter by halving, then the windows gathered back in
+/// reverse at newrank 0 (at each step the partner whose bit is set sends its window and is
+/// done), which sends the result to the root unless it is the root.
+async fn rabenseifner_reduce<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+    root: u32,
+) -> Result<()> {
+    let f = Fold::of(cx.size);
+    let mut acc = send.to_vec();
+    let mut tmp = zeroed::<T>(send.len());
+    let top = f.rank(0);
+    if let Some(i) = fold_in(cx, &f, &mut acc, &mut tmp, op).await? {
+        let layout = Layout::Equal {
+            count: send.len(),
+            parts: f.pof2,
+        };
+        let windows = halving(cx, &f, i, &layout, &mut acc, &mut tmp, op).await?;
+        let mut mask = f.pof2 >> 1;
+        let mut step = windows.len() - 1;
+        while mask > 0 {
+            let mine = windows[step];
+            let peer = f.rank(i ^ mask);
+            if i & mask != 0 {
+                cx.send(&acc[layout.span(mine.0, mine.1)], peer).await?;
+                break;
+            }
+            let (_, hi) = windows[step - 1];
+            cx.recv(&mut acc[layout.span(mine.1, hi)], peer).await?;
+            step -= 1;
+            mask >>= 1;
+        }
+    }
+    if cx.rank == top && top == root {
+        recv.copy_from_slice(&acc);
+    } else if cx.rank == top {
+        cx.send(&acc, root).await?;
+    } else if cx.rank == root {
+        cx.recv(recv, top).await?;
+    }
+    Ok(())
+}
+
+/// Ring allreduce (commutative operations): the vector in `size` blocks; a reduce-scatter in
+/// which block `b`'s partial sum travels from rank `b + 1` around to rank `b`, each rank adding
+/// its part, then a ring allgather of the finished blocks.
+async fn ring_allreduce<T: Pod>(
+    cx: &Ctx<'_>,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+) -> Result<()> {
+    let (n, r) = (cx.size as usize, cx.rank as usize);
+    let layout = Layout::Equal {
+        count: send.len(),
+        parts: n,
+    };
+    recv.copy_from_slice(send);
+    let mut tmp = zeroed::<T>(layout.block(0).len());
+    let (right, left) = (((r + 1) % n) as u32, ((r + n - 1) % n) as u32);
+    for s in 0..n - 1 {
+        let (sb, rb) = ((r + n - s) % n, (r + 2 * n - s - 1) % n);
+        let into = layout.block(rb);
+        let got = &mut tmp[..into.len()];
+        cx.sendrecv(&recv[layout.block(sb)], right, got, left)
+            .await?;
+        op.reduce_right(got, &mut recv[into]);
+    }
+    for s in 0..n - 1 {
+        let (sb, rb) = ((r + 1 + n - s) % n, (r + n - s) % n);
+        let (out, into) = disjoint(recv, layout.block(sb), layout.block(rb));
+        cx.sendrecv(out, right, into, left).await?;
+    }
+    Ok(())
+}
