@@ -25,6 +25,8 @@
 #![warn(missing_docs)]
 
 mod event;
+mod external;
+pub use external::ExternalWake;
 mod fifo;
 mod host_memory;
 pub mod input;
