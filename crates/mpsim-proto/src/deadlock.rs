@@ -39,6 +39,10 @@ impl Awaited {
 /// The call that waits, holding no request, until the buffered messages are received.
 pub const BUFFER_DETACH: &str = "buffer_detach";
 
+/// What a rank in an external wait waits for (the simulator's `ExternalWake`: an event outside
+/// the simulation, such as a C program's next call): a report names it as it is, with no peer.
+pub const EXTERNAL_EVENT: &str = "an external event";
+
 /// What a blocked rank waits for, as a report names it — `call (peer p, tag t, context c)` —
 /// and the rank it waits on, its wait-for edge (none for `ANY_SOURCE`). A communicator call
 /// ([`is_communicator_call`]) is named with its peer alone: its tag and context are the
@@ -53,6 +57,9 @@ pub fn waiting_for(
         Source::Rank(p) => Some(p),
         Source::Any => None,
     };
+    if call == EXTERNAL_EVENT {
+        return (call.to_string(), edge);
+    }
     if is_communicator_call(call) {
         return (format!("{call} (peer {peer})"), edge);
     }

@@ -38,7 +38,9 @@ use crate::model::{ComputeMode, LastDelay, Model};
 use crate::stats::Stats;
 
 mod state;
-pub(crate) use state::{Counts, Livelock, ReportData, Round, SharedCores, Stop, TraceLog};
+pub(crate) use state::{
+    Counts, Externals, Livelock, ReportData, Round, SharedCores, Stop, TraceLog,
+};
 
 /// What a rank blocked in a wait that its [`Wait`] does not describe alone waits for
 /// (`ReportData::awaiting`).
@@ -236,6 +238,8 @@ pub(crate) struct Kernel {
     pub livelock: Livelock,
     /// What the report says beyond the ranks' counters.
     pub report: ReportData,
+    /// Ranks waiting for, or woken by, something outside the kernel.
+    pub external: Externals,
 }
 
 /// Room for `n` items in a new vector, or an out-of-memory error naming `what` they are and
@@ -304,6 +308,7 @@ impl Kernel {
             trace: TraceLog::default(),
             livelock: Livelock::default(),
             report: ReportData::default(),
+            external: Externals::default(),
         })
     }
 
@@ -944,6 +949,20 @@ impl Kernel {
                 context,
             })
         };
+        if self
+            .external
+            .by_rank
+            .get(&self.at(rank))
+            .is_some_and(|e| e.waiting)
+        {
+            let outside = Awaited {
+                peer: Source::Any,
+                tag: Tag::Any,
+                context: ContextId(0),
+            };
+            let waiting_on = vec![Waiting::new(deadlock::EXTERNAL_EVENT, outside)];
+            return Some(BlockedRank::new(rank, w.call, Some(w.since), waiting_on));
+        }
         let waiting_on = match (self.report.awaiting.get(self.at(rank)), w.req) {
             // A wait on several requests: those it blocked on, but for any complete since.
             (Some(Awaiting::Requests(set)), Some(first)) if w.set && set.contains(&first) => set

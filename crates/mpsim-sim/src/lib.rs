@@ -14,6 +14,8 @@
 //! - [`Model`], [`DelayTable`]: the machine model; [`ModelFile`], [`ModelFileError`]: models as
 //!   files (`model.toml` plus CSV delay tables), [`Model::load`], [`Model::write_to`].
 //! - [`simulate`], [`Options`], [`Outcome`]: running a program, sequentially or in parallel.
+//! - [`SimRank`]: a simulated rank's runtime; [`ExternalWake`]: waking a rank that waits for
+//!   an event outside the simulation (`SimRank::wait_external`).
 //! - [`Report`]: what a run predicts, and what a real run measured (one type for every
 //!   backend).
 //! - [`MemoryWatch`]: the host's memory, watched so that a run too big for it ends with an
@@ -29,6 +31,8 @@
 
 pub mod decimal;
 mod event;
+mod external;
+pub use external::ExternalWake;
 mod fifo;
 mod host_memory;
 pub mod input;

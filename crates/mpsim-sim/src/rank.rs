@@ -16,6 +16,7 @@ use mpsim_proto::runtime::{
     Call, Needs, Payload, Posting, Probed, RankRuntime, Started, Wait as WaitFor, Waited, Work,
 };
 
+use crate::external::ExternalWake;
 use crate::kernel::{Kernel, NOT_POLLING, RankState, Wait};
 use crate::model::ComputeMode;
 
@@ -998,5 +999,66 @@ impl RankRuntime for SimRank {
 
     fn virtual_time(&self) -> Option<u64> {
         Some(self.now_ns())
+    }
+}
+
+/// # External waits
+///
+/// A rank that waits for something outside the simulation (`external`): its program takes a
+/// handle ([`SimRank::external_wake`]), hands it to what will fire it, and waits
+/// ([`SimRank::wait_external`]). Not on the seam: only what drives a rank from outside (the C
+/// interface's proxy rank) needs it.
+impl SimRank {
+    /// A handle that wakes this rank from its external wait ([`ExternalWake::fire`]).
+    pub fn external_wake(&self) -> ExternalWake {
+        ExternalWake {
+            kernel: Rc::clone(&self.kernel),
+            rank: self.rank,
+            idx: self.idx,
+        }
+    }
+
+    /// Waits until this rank's external event, fired with [`ExternalWake::fire`]; returns the
+    /// virtual time the wait returned at. `call` names the wait in reports and the trace.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RunEnded`] when the rank's run has ended.
+    pub async fn wait_external(&self, call: &'static str) -> Result<u64, Error> {
+        std::future::poll_fn(|_| self.poll_external(call)).await
+    }
+
+    /// One poll of [`SimRank::wait_external`]: ready once the event was fired for a time at
+    /// or before the rank's clock, which a rank woken for it has reached; otherwise the rank
+    /// waits (for the time it was fired for, if it was).
+    pub fn poll_external(&self, call: &'static str) -> Poll<Result<u64, Error>> {
+        let mut k = self.kernel.borrow_mut();
+        self.check_turn(&mut k, call);
+        let Some(r) = k.ranks.get(self.idx) else {
+            return Poll::Ready(Err(run_ended(&k, self.rank, call)));
+        };
+        let (clock, woken) = (r.clock, r.wait);
+        let fired = k.external.by_rank.get(&self.idx).and_then(|e| e.fired);
+        if let Some(t) = fired
+            && t <= clock
+        {
+            if let Some(w) = woken
+                && !self.wait_returns(&mut k, w)
+            {
+                return Poll::Pending;
+            }
+            k.external.by_rank.remove(&self.idx);
+            return Poll::Ready(Ok(k.ranks[self.idx].clock));
+        }
+        self.suspend(&mut k, call, None, false, false);
+        if k.ranks[self.idx].wait.is_none() {
+            // X1: overhead owed first; the rank resumes after it and waits then.
+            return Poll::Pending;
+        }
+        k.external.by_rank.entry(self.idx).or_default().waiting = true;
+        if let Some(t) = fired {
+            k.schedule_resume(self.rank, t);
+        }
+        Poll::Pending
     }
 }

@@ -172,6 +172,23 @@ pub(crate) struct ReportData {
     pub discarded: BTreeMap<u32, Vec<String>>,
 }
 
+/// The external waits of this partition's ranks ([`crate::ExternalWake`]), by index as the
+/// kernel's `ranks`: only ranks that have one waiting or fired are here. Few ranks wait so (a
+/// C program's proxy ranks), so a map, not a table every rank pays for.
+#[derive(Default)]
+pub(crate) struct Externals {
+    pub(crate) by_rank: BTreeMap<usize, External>,
+}
+
+/// One rank's external wait.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct External {
+    /// The rank is suspended in it (`SimRank::poll_external`).
+    pub waiting: bool,
+    /// The virtual time it was fired for (`ExternalWake::fire`), until the rank takes it.
+    pub fired: Option<u64>,
+}
+
 /// What ranks that share cores pay (X2, `docs/extensions.md`; both 0 unless oversubscribed),
 /// fixed for the run by the model and the rank count.
 pub(crate) struct SharedCores {

@@ -19,6 +19,11 @@ use mpsim_sim::{Model, Options, Outcome, Progress, SimRank, simulate_observed};
 pub struct Rank(Rc<SimRank>);
 
 impl Rank {
+    /// The rank's runtime, for what the seam does not carry (external waits).
+    pub fn sim(&self) -> &SimRank {
+        &self.0
+    }
+
     pub fn me(&self) -> u32 {
         self.0.rank()
     }
