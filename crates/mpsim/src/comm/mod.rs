@@ -153,6 +153,10 @@ pub const ANY_SOURCE: Source = Source::Any;
 /// The id of the world communicator.
 const WORLD_ID: u64 = 0;
 
+/// The id of every rank's [`Comm::solo`] (`MPI_COMM_SELF`): one communicator per rank, the
+/// same context on each, which never meets another rank's.
+const SOLO_ID: u64 = u64::MAX;
+
 /// The tag of `split`'s messages on the collective context.
 const SPLIT_TAG: i32 = 0x5350_4C54; // "SPLT"
 

@@ -1,0 +1,159 @@
+//! The rank's own tables: communicators, datatypes, requests, groups, operations, as the C
+//! program's handles name them, and how an error is raised.
+//!
+//! One lock guards them: the library gives `MPI_THREAD_SERIALIZED` at most, so calls never
+//! overlap and the lock is never contended; it is there so that a program that breaks that
+//! promise gets serialized calls, not torn tables.
+
+use std::collections::HashMap;
+use std::ffi::c_int;
+use std::sync::Mutex;
+
+use mpsim_door::wire::{Op, class};
+
+use crate::abi::*;
+use crate::dtype::{Datatype, predefined};
+
+/// What the rank knows of a communicator.
+#[derive(Clone, Debug)]
+pub struct CommInfo {
+    /// The proxy's id for it.
+    pub id: i64,
+    /// This rank's rank in it.
+    pub rank: u32,
+    /// Its size.
+    pub size: u32,
+    /// `MPI_ERRORS_RETURN` (else fatal).
+    pub errors_return: bool,
+    /// World ranks of its members, once asked for.
+    pub members: Option<Vec<u32>>,
+    /// Its name.
+    pub name: String,
+}
+
+/// A request, as the rank holds it.
+#[derive(Clone, Debug)]
+pub enum Req {
+    /// A send in flight at the proxy.
+    Send { proxy: i64 },
+    /// A receive in flight at the proxy; its data goes to `buf` at completion.
+    Recv {
+        proxy: i64,
+        buf: usize,
+        count: usize,
+        dt: Datatype,
+    },
+    /// Complete already (a transfer with `MPI_PROC_NULL`), with this status.
+    Done { status: MpiStatus },
+    /// A persistent request ([`Persistent`]), active or not.
+    Persistent(Box<Persistent>),
+}
+
+/// A persistent request: the call it starts, and the request it started.
+#[derive(Clone, Debug)]
+pub struct Persistent {
+    /// `Isend` (with mode) or `Irecv`.
+    pub op: Op,
+    pub mode: i64,
+    pub buf: usize,
+    pub count: usize,
+    pub dt: Datatype,
+    pub peer: i32,
+    pub tag: i32,
+    pub comm: Handle,
+    /// The request of the current start, if active.
+    pub active: Option<Box<Req>>,
+}
+
+/// A user-defined operation.
+#[derive(Clone, Copy, Debug)]
+pub struct UserOp {
+    /// `MPI_User_function`.
+    pub f: unsafe extern "C" fn(*mut libc::c_void, *mut libc::c_void, *mut c_int, *mut usize),
+    /// Commutative.
+    pub commute: bool,
+}
+
+/// The rank's tables.
+#[derive(Default)]
+pub struct State {
+    pub initialized: bool,
+    pub finalized: bool,
+    pub rank: u32,
+    pub size: u32,
+    pub comms: HashMap<Handle, CommInfo>,
+    pub types: HashMap<Handle, Datatype>,
+    pub requests: HashMap<Handle, Req>,
+    pub groups: HashMap<Handle, Vec<u32>>,
+    pub ops: HashMap<Handle, UserOp>,
+    /// Matched messages (`MPI_Mprobe`): the proxy's id and the status.
+    pub messages: HashMap<Handle, (i64, MpiStatus)>,
+    /// The attached buffer (`MPI_Buffer_attach`): address and bytes.
+    pub buffer: Option<(usize, usize)>,
+    next: Handle,
+}
+
+impl State {
+    /// A fresh handle, never a predefined one.
+    pub fn handle(&mut self) -> Handle {
+        if self.next < FIRST_DYNAMIC {
+            self.next = FIRST_DYNAMIC;
+        }
+        self.next += 1;
+        self.next
+    }
+
+    /// The datatype of handle `h`.
+    pub fn datatype(&self, h: Handle) -> Option<Datatype> {
+        predefined(h).or_else(|| self.types.get(&h).cloned())
+    }
+}
+
+/// The rank's tables.
+pub static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+/// Runs `f` on the tables (made on first use).
+pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    let mut guard = STATE.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(State::default))
+}
+
+/// An error a call raises: `class`, with `text`. Under `MPI_ERRORS_RETURN` (on `comm`, or on
+/// the world when the call has none) the call returns the class; under the default,
+/// `MPI_ERRORS_ARE_FATAL`, the proxy ends the run with a report naming the rank, the call
+/// and the virtual time, and this never returns.
+pub fn raise(comm: Option<Handle>, call: &str, class: c_int, text: &str) -> c_int {
+    let errors_return = with(|st| {
+        let h = comm.unwrap_or(MPI_COMM_WORLD);
+        st.comms
+            .get(&h)
+            .or_else(|| st.comms.get(&MPI_COMM_WORLD))
+            .is_some_and(|c| c.errors_return)
+    });
+    if errors_return {
+        return class;
+    }
+    fatal(call, class, text)
+}
+
+/// Ends the run with an error (see [`raise`]).
+pub fn fatal(call: &str, class: c_int, text: &str) -> ! {
+    let mut payload = call.as_bytes().to_vec();
+    payload.push(0);
+    payload.extend_from_slice(text.as_bytes());
+    let sent = crate::door::simple(Op::Fatal, &[class as i64], &[&payload]);
+    // Not under `mpsim run` (or the run is gone): say it here and stop.
+    eprintln!(
+        "mpsim: {call}: {text}{}",
+        sent.err().map(|f| format!(" ({})", f.text)).unwrap_or_default()
+    );
+    unsafe { libc::_exit(1) }
+}
+
+/// A call's failure at the proxy, raised as [`raise`] does.
+pub fn failed(comm: Option<Handle>, call: &str, f: crate::door::Failed) -> c_int {
+    raise(comm, call, f.class, &f.text)
+}
+
+/// `MPI_SUCCESS`.
+pub const OK: c_int = class::SUCCESS;
