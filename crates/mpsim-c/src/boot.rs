@@ -46,7 +46,10 @@ pub fn booted() -> Option<&'static Booted> {
 static BOOT: extern "C" fn() = boot;
 
 extern "C" fn boot() {
-    let Some(fd) = std::env::var(ENV_FD).ok().and_then(|v| v.parse::<i32>().ok()) else {
+    let Some(fd) = std::env::var(ENV_FD)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+    else {
         return;
     };
     // Programs the ranks start (`system`, `popen`) are not ranks.

@@ -78,7 +78,11 @@ impl Datatype {
     }
 
     /// A derived datatype made of `blocks` (displacement in bytes, count) of `old`.
-    pub fn derived(old: &Datatype, blocks: &[(isize, usize)], extent: Option<(isize, isize)>) -> Datatype {
+    pub fn derived(
+        old: &Datatype,
+        blocks: &[(isize, usize)],
+        extent: Option<(isize, isize)>,
+    ) -> Datatype {
         let mut runs: Vec<(isize, usize)> = Vec::new();
         let (mut lo, mut hi) = (isize::MAX, isize::MIN);
         for &(disp, n) in blocks {
@@ -293,7 +297,10 @@ mod tests {
         let src: Vec<i32> = (0..10).collect();
         let mut packed = Vec::new();
         unsafe { v.pack(src.as_ptr().cast(), 1, &mut packed) };
-        let ints: Vec<i32> = packed.chunks(4).map(|c| i32::from_ne_bytes(c.try_into().unwrap())).collect();
+        let ints: Vec<i32> = packed
+            .chunks(4)
+            .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
         assert_eq!(ints, [0, 1, 4, 5, 8, 9]);
         let mut dst = vec![-1i32; 10];
         unsafe { v.unpack(&packed, dst.as_mut_ptr().cast(), 1) };

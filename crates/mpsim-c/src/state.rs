@@ -145,7 +145,9 @@ pub fn fatal(call: &str, class: c_int, text: &str) -> ! {
     // Not under `mpsim run` (or the run is gone): say it here and stop.
     eprintln!(
         "mpsim: {call}: {text}{}",
-        sent.err().map(|f| format!(" ({})", f.text)).unwrap_or_default()
+        sent.err()
+            .map(|f| format!(" ({})", f.text))
+            .unwrap_or_default()
     );
     unsafe { libc::_exit(1) }
 }

@@ -24,7 +24,12 @@ pub struct RunArgs {
     launch: LaunchArgs,
     /// The C program (built with `mpsim cc`) and its arguments. `-np N` is taken as
     /// `--ranks N`, as `mpirun` writes it.
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARGS]...")]
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM [ARGS]..."
+    )]
     program: Vec<OsString>,
 }
 
@@ -32,7 +37,11 @@ pub struct RunArgs {
 #[derive(Args)]
 pub struct CcArgs {
     /// Arguments for the C compiler (`$CC`, else `cc`), e.g. `-O2 -o ring ring.c`.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CC ARGS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CC ARGS"
+    )]
     args: Vec<OsString>,
 }
 
@@ -51,7 +60,12 @@ pub fn rewrite_np(args: Vec<OsString>) -> Vec<OsString> {
         }
         let is_flag = a.to_str().is_some_and(|s| s.starts_with('-'));
         out.push(a.clone());
-        if !is_flag && out.len() > run_at + 1 && !out[out.len() - 2].to_str().is_some_and(|p| p.starts_with("--") && !p.contains('=')) {
+        if !is_flag
+            && out.len() > run_at + 1
+            && !out[out.len() - 2]
+                .to_str()
+                .is_some_and(|p| p.starts_with("--") && !p.contains('='))
+        {
             // The program: everything after it is its own.
             out.extend(rest.cloned());
             break;
@@ -60,12 +74,26 @@ pub fn rewrite_np(args: Vec<OsString>) -> Vec<OsString> {
     out
 }
 
-/// Where the library is: beside this executable (`target/<profile>/`).
+/// Where the library is: `$MPSIM_LIB_DIR` if set, else beside this executable
+/// (`target/<profile>/`).
 fn library_dir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("MPSIM_LIB_DIR") {
+        let dir = PathBuf::from(dir);
+        if dir.join(LIBRARY).is_file() {
+            return Ok(dir);
+        }
+        return Err(format!(
+            "MPSIM_LIB_DIR={} holds no {LIBRARY}",
+            dir.display()
+        ));
+    }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find mpsim's own path: {e}"))?;
     let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
     // `cargo run`/`cargo test` put the binary in target/<profile>/ (or deps/ beneath it).
-    for d in [dir.clone(), dir.parent().map(Path::to_path_buf).unwrap_or_default()] {
+    for d in [
+        dir.clone(),
+        dir.parent().map(Path::to_path_buf).unwrap_or_default(),
+    ] {
         if d.join(LIBRARY).is_file() {
             return Ok(d);
         }
@@ -82,10 +110,12 @@ fn include_dir(dir: &Path) -> Result<PathBuf, String> {
     let inc = dir.join("mpsim-include");
     let file = inc.join("mpi.h");
     if std::fs::read_to_string(&file).ok().as_deref() != Some(MPI_H) {
-        std::fs::create_dir_all(&inc).map_err(|e| format!("cannot create {}: {e}", inc.display()))?;
+        std::fs::create_dir_all(&inc)
+            .map_err(|e| format!("cannot create {}: {e}", inc.display()))?;
         let tmp = inc.join(format!(".mpi.h.{}", std::process::id()));
         std::fs::write(&tmp, MPI_H).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-        std::fs::rename(&tmp, &file).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        std::fs::rename(&tmp, &file)
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
     }
     Ok(inc)
 }
@@ -95,7 +125,10 @@ pub fn cc(args: CcArgs) -> Result<String, String> {
     let dir = library_dir()?;
     let inc = include_dir(&dir)?;
     let compiler = std::env::var_os("CC").unwrap_or_else(|| "cc".into());
-    let links = !args.args.iter().any(|a| a == "-c" || a == "-E" || a == "-S" || a == "-M");
+    let links = !args
+        .args
+        .iter()
+        .any(|a| a == "-c" || a == "-E" || a == "-S" || a == "-M");
     let mut cmd = Command::new(&compiler);
     cmd.arg(format!("-I{}", inc.display())).args(&args.args);
     if links {
@@ -103,9 +136,12 @@ pub fn cc(args: CcArgs) -> Result<String, String> {
             .arg(format!("-Wl,-rpath,{}", dir.display()))
             .arg("-lmpsim_mpi");
     }
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run the C compiler {}: {e}", compiler.to_string_lossy()))?;
+    let status = cmd.status().map_err(|e| {
+        format!(
+            "cannot run the C compiler {}: {e}",
+            compiler.to_string_lossy()
+        )
+    })?;
     if status.success() {
         Ok(String::new())
     } else {

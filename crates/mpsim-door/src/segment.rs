@@ -122,9 +122,15 @@ impl Segment {
         let segment = Segment::map(fd, bytes)?;
         let header = segment.header();
         header.ranks.store(ranks, Ordering::Relaxed);
-        header.slot_bytes.store(slot_bytes as u64, Ordering::Relaxed);
+        header
+            .slot_bytes
+            .store(slot_bytes as u64, Ordering::Relaxed);
         for r in 0..ranks {
-            segment.slot(r).control().turn.store(turn::PROXY, Ordering::Relaxed);
+            segment
+                .slot(r)
+                .control()
+                .turn
+                .store(turn::PROXY, Ordering::Relaxed);
         }
         header.magic.store(MAGIC, Ordering::Release);
         Ok(segment)

@@ -344,7 +344,10 @@ mod tests {
             assert_eq!(Op::from_u32(op as u32), Some(op));
         }
         assert_eq!(Op::from_u32(9999), None);
-        assert_eq!(Elem::from_u32(Elem::DoubleInt as u32), Some(Elem::DoubleInt));
+        assert_eq!(
+            Elem::from_u32(Elem::DoubleInt as u32),
+            Some(Elem::DoubleInt)
+        );
         assert_eq!(ReduceOp::Maxloc.name(), "Maxloc");
     }
 }

@@ -100,7 +100,13 @@ impl Proxy<'_> {
             Some(c) => {
                 let (rank, size) = (c.rank(), c.size());
                 let id = self.id();
-                self.comms.insert(id, HeldComm { comm: c, errors_return });
+                self.comms.insert(
+                    id,
+                    HeldComm {
+                        comm: c,
+                        errors_return,
+                    },
+                );
                 [id, rank as i64, size as i64, 0]
             }
         }
@@ -121,7 +127,12 @@ fn data_of(mut h: Held, bytes: usize) -> Vec<u8> {
 }
 
 /// Executes `op`.
-pub(crate) async fn execute(p: &mut Proxy<'_>, op: Op, a: &[i64], payload: Vec<u8>) -> Result<Answer> {
+pub(crate) async fn execute(
+    p: &mut Proxy<'_>,
+    op: Op,
+    a: &[i64],
+    payload: Vec<u8>,
+) -> Result<Answer> {
     let call = crate::proxy::op_name(op);
     match op {
         Op::Init => Ok(Answer::v(&[p.world.rank() as i64, p.world.size() as i64])),
@@ -142,7 +153,10 @@ pub(crate) async fn execute(p: &mut Proxy<'_>, op: Op, a: &[i64], payload: Vec<u
         Op::Isend => {
             let c = p.comm(a[0], call)?;
             let r = c.start_send(mode(a[3]), &payload, a[1] as u32, a[2] as i32)?;
-            let id = p.hold(Held { req: Some(r), buf: None });
+            let id = p.hold(Held {
+                req: Some(r),
+                buf: None,
+            });
             Ok(Answer::v(&[id]))
         }
         Op::Recv => {
@@ -317,7 +331,11 @@ pub(crate) async fn execute(p: &mut Proxy<'_>, op: Op, a: &[i64], payload: Vec<u
                     let status = wire_status(&m.status());
                     let id = p.id();
                     p.messages.insert(id, m);
-                    let v = if op == Op::Mprobe { [id, 0, 0, 0] } else { [1, id, 0, 0] };
+                    let v = if op == Op::Mprobe {
+                        [id, 0, 0, 0]
+                    } else {
+                        [1, id, 0, 0]
+                    };
                     Ok(Answer {
                         status,
                         v,
@@ -351,7 +369,10 @@ pub(crate) async fn execute(p: &mut Proxy<'_>, op: Op, a: &[i64], payload: Vec<u
             let req = m.imrecv(slice)?;
             // `imrecv` borrows the message's lifetime only through the buffer.
             let req: Request<'static> = unsafe { std::mem::transmute(req) };
-            let id = p.hold(Held { req: Some(req), buf: Some(buf) });
+            let id = p.hold(Held {
+                req: Some(req),
+                buf: Some(buf),
+            });
             Ok(Answer::v(&[id]))
         }
         Op::Sendrecv => {
@@ -367,8 +388,15 @@ pub(crate) async fn execute(p: &mut Proxy<'_>, op: Op, a: &[i64], payload: Vec<u
                 }
                 (true, false) => Some(c.recv(&mut buf, source(src), tag(rtag)).await?),
                 (false, false) => Some(
-                    c.sendrecv(&payload, dest as u32, stag as i32, &mut buf, source(src), tag(rtag))
-                        .await?,
+                    c.sendrecv(
+                        &payload,
+                        dest as u32,
+                        stag as i32,
+                        &mut buf,
+                        source(src),
+                        tag(rtag),
+                    )
+                    .await?,
                 ),
             };
             match s {
@@ -512,7 +540,12 @@ pub(crate) async fn execute(p: &mut Proxy<'_>, op: Op, a: &[i64], payload: Vec<u
             c.alltoallv(&payload[k..], sc, &mut out, rc).await?;
             Ok(Answer::data(out))
         }
-        Op::Reduce | Op::Allreduce | Op::Scan | Op::Exscan | Op::ReduceScatter | Op::ReduceScatterBlock => {
+        Op::Reduce
+        | Op::Allreduce
+        | Op::Scan
+        | Op::Exscan
+        | Op::ReduceScatter
+        | Op::ReduceScatterBlock => {
             let c = p.comm(a[0], call)?;
             reduce::run(&c, op, a, payload).await.map(Answer::data)
         }

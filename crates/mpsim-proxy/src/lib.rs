@@ -86,8 +86,7 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
         }
     };
     if let Err(e) = wait_forked(&segment, &mut child, program) {
-        kill_group(&child);
-        let _ = child.wait();
+        kill_group(&mut child);
         return failed(e);
     }
     let launcher = Launcher::with_config(config);
@@ -99,19 +98,14 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
     });
     match result {
         Ok(()) => {
-            let status = child
-                .wait()
-                .ok()
-                .and_then(|s| s.code())
-                .unwrap_or(1);
+            let status = child.wait().ok().and_then(|s| s.code()).unwrap_or(1);
             Ended {
                 error: None,
                 status,
             }
         }
         Err(e) => {
-            kill_group(&child);
-            let _ = child.wait();
+            kill_group(&mut child);
             Ended {
                 error: Some(e),
                 status: 1,
@@ -149,9 +143,15 @@ fn wait_forked(segment: &Segment, child: &mut Child, program: &CProgram) -> Resu
     }
 }
 
-/// Kills the program's whole process group (the zygote and every rank).
-fn kill_group(child: &Child) {
+/// Kills the program's whole process group (the zygote and every rank) and waits, up to 5 s,
+/// until none of them is left.
+fn kill_group(child: &mut Child) {
     let pgid = child.id() as i32;
-    // SAFETY: a signal to the group we created (`process_group(0)`).
+    // SAFETY: signals to the group we created (`process_group(0)`).
     unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    let _ = child.wait();
+    let start = Instant::now();
+    while unsafe { libc::kill(-pgid, 0) } == 0 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }

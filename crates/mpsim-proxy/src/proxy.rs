@@ -189,10 +189,11 @@ impl<'s> Proxy<'s> {
 
     /// The communicator of wire id `id`.
     pub fn comm(&self, id: i64, call: &'static str) -> Result<Comm> {
-        self.comms
-            .get(&id)
-            .map(|c| c.comm.clone())
-            .ok_or_else(|| Error::program(format!("{call}: the C library named unknown communicator {id:#x}")))
+        self.comms.get(&id).map(|c| c.comm.clone()).ok_or_else(|| {
+            Error::program(format!(
+                "{call}: the C library named unknown communicator {id:#x}"
+            ))
+        })
     }
 
     /// Serves the rank until it finalizes or its process ends.
@@ -265,6 +266,13 @@ impl<'s> Proxy<'s> {
             if op == Op::Init {
                 self.initialized = true;
             }
+            if op == Op::Finalize && !self.requests.is_empty() {
+                let n = self.requests.len();
+                return Err(Error::program(format!(
+                    "MPI_Finalize with {n} request{} neither completed nor freed",
+                    if n == 1 { "" } else { "s" }
+                )));
+            }
             if op == Op::Finalize {
                 // The rank's part of the run is over; its process goes on to exit.
                 self.channel
@@ -273,7 +281,9 @@ impl<'s> Proxy<'s> {
                     .finalized
                     .store(1, std::sync::atomic::Ordering::Release);
                 self.requests.clear();
-                let _ = self.channel.send(bytemuck::bytes_of(&reply), &[&data], Some(&alive));
+                let _ = self
+                    .channel
+                    .send(bytemuck::bytes_of(&reply), &[&data], Some(&alive));
                 return Ok(());
             }
             if self

@@ -35,15 +35,15 @@ fn arith<T: Arithmetic>(op: ReduceOp) -> Option<Op<T>> {
 }
 
 fn integer<T: Integer>(op: ReduceOp) -> Option<Op<T>> {
-    arith(op).or(Some(match op {
-        ReduceOp::Band => Op::band(),
-        ReduceOp::Bor => Op::bor(),
-        ReduceOp::Bxor => Op::bxor(),
-        ReduceOp::Land => Op::land(),
-        ReduceOp::Lor => Op::lor(),
-        ReduceOp::Lxor => Op::lxor(),
-        _ => return None,
-    }))
+    arith(op).or_else(|| match op {
+        ReduceOp::Band => Some(Op::band()),
+        ReduceOp::Bor => Some(Op::bor()),
+        ReduceOp::Bxor => Some(Op::bxor()),
+        ReduceOp::Land => Some(Op::land()),
+        ReduceOp::Lor => Some(Op::lor()),
+        ReduceOp::Lxor => Some(Op::lxor()),
+        _ => None,
+    })
 }
 
 fn loc<V: Arithmetic, I: Integer>(op: ReduceOp) -> Option<Op<Loc<V, I>>> {
@@ -117,7 +117,11 @@ pub(crate) async fn run(comm: &Comm, wire: Wire, a: &[i64], payload: Vec<u8>) ->
     } else {
         (Vec::new(), payload)
     };
-    let bad = || Error::program(format!("the C library sent an unknown element type or operation ({e}, {o})"));
+    let bad = || {
+        Error::program(format!(
+            "the C library sent an unknown element type or operation ({e}, {o})"
+        ))
+    };
     let elem = Elem::from_u32(e as u32).ok_or_else(bad)?;
     let op = ReduceOp::from_u32(o as u32).ok_or_else(bad)?;
     let err = || op_error(comm, op, elem);

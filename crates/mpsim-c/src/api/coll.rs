@@ -41,7 +41,14 @@ fn reduction(call: &str, c: Handle, op: Handle) -> Res<Reduction> {
         _ => {
             return state::with(|s| s.ops.get(&op).copied())
                 .map(Reduction::User)
-                .ok_or_else(|| raise(Some(c), call, class::OP, &format!("{op:#x} is not an operation")));
+                .ok_or_else(|| {
+                    raise(
+                        Some(c),
+                        call,
+                        class::OP,
+                        &format!("{op:#x} is not an operation"),
+                    )
+                });
         }
     };
     Ok(Reduction::Builtin(b))
@@ -50,7 +57,19 @@ fn reduction(call: &str, c: Handle, op: Handle) -> Res<Reduction> {
 /// The element type a reduction on `t` works on, and elements per datatype element.
 fn elem(call: &str, c: Handle, t: &Datatype) -> Res<(Elem, usize)> {
     t.elem.ok_or_else(|| {
-        raise(Some(c), call, class::TYPE, &format!("{} is not a type a built-in reduction works on", if t.name.is_empty() { "the datatype" } else { &t.name }))
+        raise(
+            Some(c),
+            call,
+            class::TYPE,
+            &format!(
+                "{} is not a type a built-in reduction works on",
+                if t.name.is_empty() {
+                    "the datatype"
+                } else {
+                    &t.name
+                }
+            ),
+        )
     })
 }
 
@@ -62,7 +81,15 @@ fn check_root(call: &str, c: Handle, info: &CommInfo, root: c_int) -> Res<()> {
     if (0..info.size as c_int).contains(&root) {
         Ok(())
     } else {
-        Err(raise(Some(c), call, class::ROOT, &format!("root {root} is not in the communicator of {} ranks", info.size)))
+        Err(raise(
+            Some(c),
+            call,
+            class::ROOT,
+            &format!(
+                "root {root} is not in the communicator of {} ranks",
+                info.size
+            ),
+        ))
     }
 }
 
@@ -72,14 +99,26 @@ unsafe fn unpack(data: &[u8], buf: *mut c_void, n: usize, t: &Datatype) {
         return;
     }
     if t.is_contiguous() {
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.cast::<u8>(), data.len().min(t.size * n)) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                buf.cast::<u8>(),
+                data.len().min(t.size * n),
+            )
+        };
     } else {
         unsafe { t.unpack(data, buf.cast(), n) };
     }
 }
 
 /// Unpacks blocks of `counts[i]` elements of `t` at displacements `displs[i]` (in extents).
-unsafe fn unpack_v(data: &[u8], buf: *mut c_void, counts: &[usize], displs: &[isize], t: &Datatype) {
+unsafe fn unpack_v(
+    data: &[u8],
+    buf: *mut c_void,
+    counts: &[usize],
+    displs: &[isize],
+    t: &Datatype,
+) {
     let mut at = 0;
     for (&n, &d) in counts.iter().zip(displs) {
         let len = n * t.size;
@@ -114,7 +153,9 @@ fn u64s(v: &[usize]) -> Vec<u8> {
 }
 
 fn run(call: &str, c: Handle, op: Op, a: &[i64], payload: &[&[u8]]) -> Res<Vec<u8>> {
-    door::collect(op, a, payload).map(|(_, d)| d).map_err(|f| state::failed(Some(c), call, f))
+    door::collect(op, a, payload)
+        .map(|(_, d)| d)
+        .map_err(|f| state::failed(Some(c), call, f))
 }
 
 /// Applies a user operation: `inout = a ⊕ inout`, `n` elements of `dt`.
@@ -122,12 +163,27 @@ unsafe fn apply(f: &UserOp, a: &[u8], inout: &mut [u8], n: usize, dt: Handle) {
     let mut len = n as c_int;
     let mut d = dt;
     let mut a = a.to_vec();
-    unsafe { (f.f)(a.as_mut_ptr().cast(), inout.as_mut_ptr().cast(), &mut len, &mut d) };
+    unsafe {
+        (f.f)(
+            a.as_mut_ptr().cast(),
+            inout.as_mut_ptr().cast(),
+            &mut len,
+            &mut d,
+        )
+    };
 }
 
 /// Combines the blocks of `all` (one per rank, in rank order) with a user operation, rank
 /// order: `x0 ⊕ (x1 ⊕ (... ⊕ x(n-1)))` over the first `upto` blocks.
-unsafe fn fold(f: &UserOp, all: &[u8], block: usize, upto: usize, n: usize, t: &Datatype, dt: Handle) -> Vec<u8> {
+unsafe fn fold(
+    f: &UserOp,
+    all: &[u8],
+    block: usize,
+    upto: usize,
+    n: usize,
+    t: &Datatype,
+    dt: Handle,
+) -> Vec<u8> {
     // The operation works on the datatype's own layout: unpack each block into it.
     let span = (t.extent.max(0) as usize) * n.max(1) + t.lb.unsigned_abs() + 64;
     let layout = |bytes: &[u8]| {
@@ -426,7 +482,11 @@ unsafe fn reduce(
         check_root(call, c, &info, root)?;
     }
     let receives = root.is_none_or(|r| r == info.rank as c_int);
-    let from = if in_place(sbuf) { rbuf as *const c_void } else { sbuf };
+    let from = if in_place(sbuf) {
+        rbuf as *const c_void
+    } else {
+        sbuf
+    };
     let data = unsafe { packed(from, n, &t) }.into_owned();
     match reduction(call, c, op)? {
         Reduction::Builtin(b) => {
@@ -474,14 +534,24 @@ unsafe fn reduce_scatter(
     let counts = counts_of(call, c, counts)?;
     let t = datatype(call, c, dt)?;
     let total: usize = counts.iter().sum();
-    let from = if in_place(sbuf) { rbuf as *const c_void } else { sbuf };
+    let from = if in_place(sbuf) {
+        rbuf as *const c_void
+    } else {
+        sbuf
+    };
     let data = unsafe { packed(from, total, &t) }.into_owned();
     let me = info.rank as usize;
     match reduction(call, c, op)? {
         Reduction::Builtin(b) => {
             let (e, k) = elem(call, c, &t)?;
             let elems: Vec<usize> = counts.iter().map(|&n| n * k).collect();
-            let got = run(call, c, Op::ReduceScatter, &[info.id, e as i64, b as i64], &[&u64s(&elems), &data])?;
+            let got = run(
+                call,
+                c,
+                Op::ReduceScatter,
+                &[info.id, e as i64, b as i64],
+                &[&u64s(&elems), &data],
+            )?;
             unsafe { unpack(&got, rbuf, counts[me], &t) };
         }
         Reduction::User(f) => {

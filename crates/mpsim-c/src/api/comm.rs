@@ -18,14 +18,17 @@ fn made(v: [i64; 4], errors_return: bool) -> Handle {
     }
     state::with(|s| {
         let h = s.handle();
-        s.comms.insert(h, CommInfo {
-            id: v[0],
-            rank: v[1] as u32,
-            size: v[2] as u32,
-            errors_return,
-            members: None,
-            name: String::new(),
-        });
+        s.comms.insert(
+            h,
+            CommInfo {
+                id: v[0],
+                rank: v[1] as u32,
+                size: v[2] as u32,
+                errors_return,
+                members: None,
+                name: String::new(),
+            },
+        );
         h
     })
 }
@@ -39,8 +42,12 @@ pub fn members(call: &str, c: Handle) -> Res<Vec<u32>> {
     if c == MPI_COMM_WORLD {
         return Ok((0..info.size).collect());
     }
-    let (_, bytes) = door::collect(Op::CommMembers, &[info.id], &[]).map_err(|f| state::failed(Some(c), call, f))?;
-    let list: Vec<u32> = bytes.chunks_exact(4).map(|b| u32::from_ne_bytes(b.try_into().unwrap_or([0; 4]))).collect();
+    let (_, bytes) = door::collect(Op::CommMembers, &[info.id], &[])
+        .map_err(|f| state::failed(Some(c), call, f))?;
+    let list: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_ne_bytes(b.try_into().unwrap_or([0; 4])))
+        .collect();
     state::with(|s| {
         if let Some(i) = s.comms.get_mut(&c) {
             i.members = Some(list.clone());
@@ -84,7 +91,11 @@ fn compare_lists(a: &[u32], b: &[u32]) -> c_int {
 }
 
 unsafe fn ranks<'a>(n: c_int, p: *const c_int) -> &'a [c_int] {
-    if n <= 0 || p.is_null() { &[] } else { unsafe { std::slice::from_raw_parts(p, n as usize) } }
+    if n <= 0 || p.is_null() {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(p, n as usize) }
+    }
 }
 
 mpi! {

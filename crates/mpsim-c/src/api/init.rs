@@ -11,7 +11,12 @@ use crate::state::{self, CommInfo, raise};
 
 fn init(call: &str) -> Res<()> {
     if state::with(|s| s.initialized) {
-        return Err(raise(None, call, class::OTHER, "MPI is already initialized"));
+        return Err(raise(
+            None,
+            call,
+            class::OTHER,
+            "MPI is already initialized",
+        ));
     }
     let reply = match door::simple(Op::Init, &[], &[]) {
         Ok(r) => r,

@@ -8,8 +8,13 @@ pub fn not_implemented(name: &str) -> std::ffi::c_int {
     use std::sync::Mutex;
     static SAID: Mutex<Option<HashSet<String>>> = Mutex::new(None);
     let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
-    if said.get_or_insert_with(HashSet::new).insert(name.to_string()) {
-        eprintln!("mpsim: {name} is not implemented in this version of mpsim (returns MPI_ERR_OTHER)");
+    if said
+        .get_or_insert_with(HashSet::new)
+        .insert(name.to_string())
+    {
+        eprintln!(
+            "mpsim: {name} is not implemented in this version of mpsim (returns MPI_ERR_OTHER)"
+        );
     }
     mpsim_door::wire::class::OTHER
 }

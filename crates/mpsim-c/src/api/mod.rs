@@ -46,10 +46,20 @@ pub fn ret(r: Res<()>) -> c_int {
 pub fn live(call: &str) -> Res<()> {
     let (init, fin) = state::with(|s| (s.initialized, s.finalized));
     if !init {
-        return Err(raise(None, call, mpsim_door::wire::class::OTHER, "called before MPI_Init"));
+        return Err(raise(
+            None,
+            call,
+            mpsim_door::wire::class::OTHER,
+            "called before MPI_Init",
+        ));
     }
     if fin {
-        return Err(raise(None, call, mpsim_door::wire::class::OTHER, "called after MPI_Finalize"));
+        return Err(raise(
+            None,
+            call,
+            mpsim_door::wire::class::OTHER,
+            "called after MPI_Finalize",
+        ));
     }
     Ok(())
 }

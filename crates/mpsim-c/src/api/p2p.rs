@@ -20,7 +20,12 @@ fn check_peer(call: &str, c: Handle, size: u32, peer: c_int, receive: bool) -> R
     if ok {
         Ok(())
     } else {
-        Err(raise(Some(c), call, class::RANK, &format!("rank {peer} is not in the communicator of {size} ranks")))
+        Err(raise(
+            Some(c),
+            call,
+            class::RANK,
+            &format!("rank {peer} is not in the communicator of {size} ranks"),
+        ))
     }
 }
 
@@ -29,7 +34,12 @@ fn check_tag(call: &str, c: Handle, tag: c_int, receive: bool) -> Res<()> {
     if (0..=TAG_UB).contains(&tag) || (receive && tag == MPI_ANY_TAG) {
         Ok(())
     } else {
-        Err(raise(Some(c), call, class::TAG, &format!("invalid tag {tag}")))
+        Err(raise(
+            Some(c),
+            call,
+            class::TAG,
+            &format!("invalid tag {tag}"),
+        ))
     }
 }
 
@@ -52,13 +62,21 @@ unsafe fn send(
     check_peer(call, c, info.size, dest, false)?;
     check_tag(call, c, tag, false)?;
     if dest == MPI_PROC_NULL {
-        return Ok(Req::Done { status: MpiStatus::proc_null() });
+        return Ok(Req::Done {
+            status: MpiStatus::proc_null(),
+        });
     }
     let data = unsafe { packed(buf, n, &t) };
     let op = if blocking { Op::Send } else { Op::Isend };
     let a = [info.id, dest as i64, tag as i64, mode as i64];
     let r = door::simple(op, &a, &[&data]).map_err(|f| state::failed(Some(c), call, f))?;
-    Ok(if blocking { Req::Done { status: MpiStatus::empty() } } else { Req::Send { proxy: r.v[0] } })
+    Ok(if blocking {
+        Req::Done {
+            status: MpiStatus::empty(),
+        }
+    } else {
+        Req::Send { proxy: r.v[0] }
+    })
 }
 
 /// Receives packed `bytes` into `count` elements of `t` at `buf`.
@@ -118,18 +136,33 @@ unsafe fn recv(
 }
 
 /// Starts a nonblocking receive.
-unsafe fn irecv(call: &str, buf: *mut c_void, n: c_int, dt: Handle, source: c_int, tag: c_int, c: Handle) -> Res<Req> {
+unsafe fn irecv(
+    call: &str,
+    buf: *mut c_void,
+    n: c_int,
+    dt: Handle,
+    source: c_int,
+    tag: c_int,
+    c: Handle,
+) -> Res<Req> {
     let info = comm(call, c)?;
     let n = count(call, c, n)?;
     let t = datatype(call, c, dt)?;
     check_peer(call, c, info.size, source, true)?;
     check_tag(call, c, tag, true)?;
     if source == MPI_PROC_NULL {
-        return Ok(Req::Done { status: MpiStatus::proc_null() });
+        return Ok(Req::Done {
+            status: MpiStatus::proc_null(),
+        });
     }
     let a = [info.id, source as i64, tag as i64, (t.size * n) as i64];
     let r = door::simple(Op::Irecv, &a, &[]).map_err(|f| state::failed(Some(c), call, f))?;
-    Ok(Req::Recv { proxy: r.v[0], buf: buf as usize, count: n, dt: t })
+    Ok(Req::Recv {
+        proxy: r.v[0],
+        buf: buf as usize,
+        count: n,
+        dt: t,
+    })
 }
 
 /// Stores a new request and gives its handle.
@@ -166,11 +199,14 @@ pub fn start_persistent(p: &Persistent) -> Res<Req> {
 unsafe fn send_typed(p: &Persistent, mode: SendMode) -> Res<Req> {
     let info = comm("MPI_Start", p.comm)?;
     if p.peer == MPI_PROC_NULL {
-        return Ok(Req::Done { status: MpiStatus::proc_null() });
+        return Ok(Req::Done {
+            status: MpiStatus::proc_null(),
+        });
     }
     let data = unsafe { packed(p.buf as *const c_void, p.count, &p.dt) };
     let a = [info.id, p.peer as i64, p.tag as i64, mode as i64];
-    let r = door::simple(Op::Isend, &a, &[&data]).map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
+    let r = door::simple(Op::Isend, &a, &[&data])
+        .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
     Ok(Req::Send { proxy: r.v[0] })
 }
 
@@ -323,7 +359,7 @@ mpi! {
             let bytes = unsafe { (*status).bytes() } as usize;
             let n = if t.size == 0 {
                 if bytes == 0 { 0 } else { MPI_UNDEFINED }
-            } else if bytes % t.size == 0 {
+            } else if bytes.is_multiple_of(t.size) {
                 c_int::try_from(bytes / t.size).unwrap_or(MPI_UNDEFINED)
             } else {
                 MPI_UNDEFINED
@@ -338,7 +374,7 @@ mpi! {
             let t = datatype("MPI_Get_elements", MPI_COMM_WORLD, dt)?;
             let bytes = unsafe { (*status).bytes() } as usize;
             let per = if t.primitives == 0 { 1 } else { t.size / t.primitives.max(1) };
-            let n = if per == 0 { 0 } else if bytes % per == 0 { (bytes / per) as c_int } else { MPI_UNDEFINED };
+            let n = if per == 0 { 0 } else if bytes.is_multiple_of(per) { (bytes / per) as c_int } else { MPI_UNDEFINED };
             unsafe { *out = n };
             Ok(())
         })())
@@ -393,22 +429,42 @@ mpi! {
 pub fn start_recv(p: &Persistent) -> Res<Req> {
     let info = comm("MPI_Start", p.comm)?;
     if p.peer == MPI_PROC_NULL {
-        return Ok(Req::Done { status: MpiStatus::proc_null() });
+        return Ok(Req::Done {
+            status: MpiStatus::proc_null(),
+        });
     }
-    let a = [info.id, p.peer as i64, p.tag as i64, (p.dt.size * p.count) as i64];
-    let r = door::simple(Op::Irecv, &a, &[]).map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
-    Ok(Req::Recv { proxy: r.v[0], buf: p.buf, count: p.count, dt: p.dt.clone() })
+    let a = [
+        info.id,
+        p.peer as i64,
+        p.tag as i64,
+        (p.dt.size * p.count) as i64,
+    ];
+    let r = door::simple(Op::Irecv, &a, &[])
+        .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
+    Ok(Req::Recv {
+        proxy: r.v[0],
+        buf: p.buf,
+        count: p.count,
+        dt: p.dt.clone(),
+    })
 }
 
 /// Probes: `(flag, message handle, status)`.
-fn probe(call: &str, op: Op, source: c_int, tag: c_int, c: Handle) -> Res<(bool, Handle, MpiStatus)> {
+fn probe(
+    call: &str,
+    op: Op,
+    source: c_int,
+    tag: c_int,
+    c: Handle,
+) -> Res<(bool, Handle, MpiStatus)> {
     let info = comm(call, c)?;
     check_peer(call, c, info.size, source, true)?;
     check_tag(call, c, tag, true)?;
     if source == MPI_PROC_NULL {
         return Ok((true, MPI_MESSAGE_NO_PROC, MpiStatus::proc_null()));
     }
-    let r = door::simple(op, &[info.id, source as i64, tag as i64], &[]).map_err(|f| state::failed(Some(c), call, f))?;
+    let r = door::simple(op, &[info.id, source as i64, tag as i64], &[])
+        .map_err(|f| state::failed(Some(c), call, f))?;
     let status = MpiStatus::from_wire(&r.status);
     let (flag, id) = match op {
         Op::Probe => (true, 0),
@@ -429,11 +485,23 @@ fn probe(call: &str, op: Op, source: c_int, tag: c_int, c: Handle) -> Res<(bool,
 }
 
 fn take_message(call: &str, m: Handle) -> Res<(i64, MpiStatus)> {
-    state::with(|s| s.messages.remove(&m))
-        .ok_or_else(|| raise(None, call, class::REQUEST, &format!("{m:#x} is not a matched message")))
+    state::with(|s| s.messages.remove(&m)).ok_or_else(|| {
+        raise(
+            None,
+            call,
+            class::REQUEST,
+            &format!("{m:#x} is not a matched message"),
+        )
+    })
 }
 
-unsafe fn mrecv(call: &str, buf: *mut c_void, n: c_int, dt: Handle, message: *mut Handle) -> Res<MpiStatus> {
+unsafe fn mrecv(
+    call: &str,
+    buf: *mut c_void,
+    n: c_int,
+    dt: Handle,
+    message: *mut Handle,
+) -> Res<MpiStatus> {
     live(call)?;
     let m = unsafe { *message };
     if m == MPI_MESSAGE_NO_PROC {
@@ -455,8 +523,16 @@ unsafe fn mrecv(call: &str, buf: *mut c_void, n: c_int, dt: Handle, message: *mu
 #[allow(clippy::too_many_arguments)]
 unsafe fn sendrecv(
     call: &str,
-    sbuf: *const c_void, scount: c_int, sdt: Handle, dest: c_int, stag: c_int,
-    rbuf: *mut c_void, rcount: c_int, rdt: Handle, source: c_int, rtag: c_int,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: Handle,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    source: c_int,
+    rtag: c_int,
     c: Handle,
 ) -> Res<MpiStatus> {
     let n = count(call, c, scount)?;
@@ -468,8 +544,14 @@ unsafe fn sendrecv(
 #[allow(clippy::too_many_arguments)]
 unsafe fn sendrecv_packed(
     call: &str,
-    data: &[u8], dest: c_int, stag: c_int,
-    rbuf: *mut c_void, rcount: c_int, rdt: Handle, source: c_int, rtag: c_int,
+    data: &[u8],
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    source: c_int,
+    rtag: c_int,
     c: Handle,
 ) -> Res<MpiStatus> {
     let info = comm(call, c)?;
@@ -479,10 +561,22 @@ unsafe fn sendrecv_packed(
     check_tag(call, c, stag, false)?;
     check_peer(call, c, info.size, source, true)?;
     check_tag(call, c, rtag, true)?;
-    let a = [info.id, dest as i64, stag as i64, source as i64, rtag as i64, (rt.size * rn) as i64];
-    let (r, got) = door::collect(Op::Sendrecv, &a, &[data]).map_err(|f| state::failed(Some(c), call, f))?;
+    let a = [
+        info.id,
+        dest as i64,
+        stag as i64,
+        source as i64,
+        rtag as i64,
+        (rt.size * rn) as i64,
+    ];
+    let (r, got) =
+        door::collect(Op::Sendrecv, &a, &[data]).map_err(|f| state::failed(Some(c), call, f))?;
     unsafe { deliver(&got, rbuf as usize, rn, &rt) };
-    Ok(if source == MPI_PROC_NULL { MpiStatus::proc_null() } else { MpiStatus::from_wire(&r.status) })
+    Ok(if source == MPI_PROC_NULL {
+        MpiStatus::proc_null()
+    } else {
+        MpiStatus::from_wire(&r.status)
+    })
 }
 
 /// Completes a receive's data at its wait.

@@ -11,7 +11,14 @@ use crate::dtype::Datatype;
 use crate::state::{self, UserOp, raise};
 
 fn old(call: &str, h: Handle) -> Res<Datatype> {
-    state::with(|s| s.datatype(h)).ok_or_else(|| raise(None, call, class::TYPE, &format!("{h:#x} is not a datatype")))
+    state::with(|s| s.datatype(h)).ok_or_else(|| {
+        raise(
+            None,
+            call,
+            class::TYPE,
+            &format!("{h:#x} is not a datatype"),
+        )
+    })
 }
 
 fn n(call: &str, v: c_int) -> Res<usize> {
@@ -29,7 +36,11 @@ fn store(t: Datatype, out: *mut Handle) -> Res<()> {
 }
 
 unsafe fn slice<'a, T>(n: usize, p: *const T) -> &'a [T] {
-    if n == 0 || p.is_null() { &[] } else { unsafe { std::slice::from_raw_parts(p, n) } }
+    if n == 0 || p.is_null() {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(p, n) }
+    }
 }
 
 mpi! {

@@ -29,8 +29,14 @@ fn pending(call: &str, h: Handle) -> Res<Pending> {
     if h == MPI_REQUEST_NULL {
         return Ok(Pending::Local(None));
     }
-    let req = state::with(|s| s.requests.get(&h).cloned())
-        .ok_or_else(|| raise(None, call, class::REQUEST, &format!("{h:#x} is not a request")))?;
+    let req = state::with(|s| s.requests.get(&h).cloned()).ok_or_else(|| {
+        raise(
+            None,
+            call,
+            class::REQUEST,
+            &format!("{h:#x} is not a request"),
+        )
+    })?;
     Ok(match req {
         Req::Done { status } => Pending::Local(Some(status)),
         Req::Send { proxy } | Req::Recv { proxy, .. } => Pending::Proxy(proxy),
@@ -107,7 +113,11 @@ unsafe fn all(call: &str, hs: &mut [Handle], out: *mut MpiStatus, test: bool) ->
             Some(s) => s,
             None => MpiStatus::from_wire(&wire[i]),
         };
-        let n = if locals[i].is_none() { wire[i].bytes as usize } else { 0 };
+        let n = if locals[i].is_none() {
+            wire[i].bytes as usize
+        } else {
+            0
+        };
         let data = &rest[at.min(rest.len())..(at + n).min(rest.len())];
         at += n;
         unsafe {
@@ -123,7 +133,12 @@ unsafe fn all(call: &str, hs: &mut [Handle], out: *mut MpiStatus, test: bool) ->
 /// Waits for (or tests) any one: `Some(index)` of the one completed, `None` when every
 /// handle is null or inactive (MPI_UNDEFINED), `Err` on error; `Ok(Some(usize::MAX))` for
 /// "none yet" of a test.
-unsafe fn any(call: &str, hs: &mut [Handle], status: *mut MpiStatus, test: bool) -> Res<Option<usize>> {
+unsafe fn any(
+    call: &str,
+    hs: &mut [Handle],
+    status: *mut MpiStatus,
+    test: bool,
+) -> Res<Option<usize>> {
     live(call)?;
     let mut ids = Vec::with_capacity(hs.len());
     for (i, &h) in hs.iter().enumerate() {
@@ -160,7 +175,12 @@ unsafe fn any(call: &str, hs: &mut [Handle], status: *mut MpiStatus, test: bool)
 
 /// Waits for (or tests) some: the indices completed, in order; `None` when every handle is
 /// null or inactive.
-unsafe fn some(call: &str, hs: &mut [Handle], out: *mut MpiStatus, test: bool) -> Res<Option<Vec<usize>>> {
+unsafe fn some(
+    call: &str,
+    hs: &mut [Handle],
+    out: *mut MpiStatus,
+    test: bool,
+) -> Res<Option<Vec<usize>>> {
     live(call)?;
     let mut ids = Vec::with_capacity(hs.len());
     let mut done = Vec::new();
@@ -382,10 +402,22 @@ unsafe fn start(call: &str, h: Handle) -> Res<()> {
     live(call)?;
     let p = match state::with(|s| s.requests.get(&h).cloned()) {
         Some(Req::Persistent(p)) => p,
-        _ => return Err(raise(None, call, class::REQUEST, &format!("{h:#x} is not a persistent request"))),
+        _ => {
+            return Err(raise(
+                None,
+                call,
+                class::REQUEST,
+                &format!("{h:#x} is not a persistent request"),
+            ));
+        }
     };
     if p.active.is_some() {
-        return Err(raise(Some(p.comm), call, class::REQUEST, "the persistent request is active (started and not completed)"));
+        return Err(raise(
+            Some(p.comm),
+            call,
+            class::REQUEST,
+            "the persistent request is active (started and not completed)",
+        ));
     }
     let req = start_persistent(&p)?;
     state::with(|s| {
