@@ -17,7 +17,7 @@
 #![allow(non_snake_case)]
 
 pub mod abi;
-mod api;
+pub mod api;
 pub mod boot;
 pub mod door;
 pub mod dtype;

@@ -90,6 +90,10 @@ pub struct State {
     pub messages: HashMap<Handle, (i64, MpiStatus)>,
     /// The attached buffer (`MPI_Buffer_attach`): address and bytes.
     pub buffer: Option<(usize, usize)>,
+    /// Cartesian topologies of communicators (`api/topo.rs`).
+    pub carts: HashMap<Handle, crate::api::topo::Cart>,
+    /// Info objects: kept, never read.
+    pub infos: HashMap<Handle, HashMap<String, String>>,
     next: Handle,
 }
 

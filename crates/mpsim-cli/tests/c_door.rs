@@ -47,6 +47,7 @@ fn program(name: &str) -> PathBuf {
             .arg("-o")
             .arg(&exe)
             .arg(&src)
+            .arg("-lm")
             .env("MPSIM_LIB_DIR", lib_dir())
             .output()
             .expect("mpsim cc runs");
@@ -218,4 +219,27 @@ fn c_program_not_built_by_mpsim_cc_is_refused() {
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn c_jacobi_on_a_cartesian_grid_gives_the_same_residual_on_any_grid() {
+    let residual = |np: &str, backend: &str| {
+        let out = run(
+            &["-np", np, "--backend", backend, "--report-out", "/dev/null"],
+            "jacobi",
+            &["36", "12"],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let line = text(&out.stdout);
+        line.rsplit(' ')
+            .next()
+            .expect("a residual")
+            .trim()
+            .to_string()
+    };
+    let one = residual("1", "sim");
+    for np in ["2", "4", "6", "9"] {
+        assert_eq!(residual(np, "sim"), one, "np {np}");
+    }
+    assert_eq!(residual("4", "threads"), one);
 }

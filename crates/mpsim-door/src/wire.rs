@@ -311,6 +311,10 @@ pub mod class {
     pub const GROUP: i32 = 9;
     /// `MPI_ERR_OP`.
     pub const OP: i32 = 10;
+    /// `MPI_ERR_TOPOLOGY`.
+    pub const TOPOLOGY: i32 = 11;
+    /// `MPI_ERR_DIMS`.
+    pub const DIMS: i32 = 12;
     /// `MPI_ERR_ARG`.
     pub const ARG: i32 = 13;
     /// `MPI_ERR_UNKNOWN`.
@@ -325,6 +329,8 @@ pub mod class {
     pub const PENDING: i32 = 18;
     /// `MPI_ERR_IN_STATUS`.
     pub const IN_STATUS: i32 = 19;
+    /// `MPI_ERR_INFO`.
+    pub const INFO: i32 = 34;
     /// `MPI_ERR_NO_MEM`.
     pub const NO_MEM: i32 = 39;
     /// `MPI_ERR_PROC_ABORTED`.

@@ -26,8 +26,10 @@ macro_rules! mpi {
 mod coll;
 mod comm;
 mod init;
+mod misc;
 pub mod missing;
 mod p2p;
+pub mod topo;
 mod types;
 mod wait;
 
