@@ -60,6 +60,24 @@ int main(int argc, char **argv) {
     MPI_Sendrecv_replace(&rep, 1, MPI_INT, right, 9, left, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     CHECK(rep == left, "Sendrecv_replace");
 
+    /* Large messages cross the door in chunks: 3 MiB each way, checked element by element. */
+    int big_n = 3 * 1024 * 1024 / 8;
+    double *big_out = malloc(sizeof(double) * big_n), *big_in = malloc(sizeof(double) * big_n);
+    for (int i = 0; i < big_n; i++) big_out[i] = rank * 1e7 + i;
+    MPI_Sendrecv(big_out, big_n, MPI_DOUBLE, right, 10, big_in, big_n, MPI_DOUBLE, left, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int big_ok = 1;
+    for (int i = 0; i < big_n; i++) big_ok &= big_in[i] == left * 1e7 + i;
+    CHECK(big_ok, "3 MiB Sendrecv");
+    MPI_Request big_rq[2];
+    MPI_Irecv(big_in, big_n, MPI_DOUBLE, left, 14, MPI_COMM_WORLD, &big_rq[0]);
+    MPI_Isend(big_out, big_n, MPI_DOUBLE, right, 14, MPI_COMM_WORLD, &big_rq[1]);
+    MPI_Waitall(2, big_rq, MPI_STATUSES_IGNORE);
+    big_ok = 1;
+    for (int i = 0; i < big_n; i++) big_ok &= big_in[i] == left * 1e7 + i;
+    CHECK(big_ok, "3 MiB Isend/Irecv");
+    free(big_out);
+    free(big_in);
+
     /* Probe, Iprobe, Mprobe/Mrecv, with ANY_SOURCE and ANY_TAG. */
     double d[3] = {rank + 0.5, rank + 1.5, rank + 2.5}, e[3] = {0};
     MPI_Send(d, 3, MPI_DOUBLE, right, 11, MPI_COMM_WORLD);
