@@ -34,8 +34,9 @@ pub struct CommInfo {
 /// A request, as the rank holds it.
 #[derive(Clone, Debug)]
 pub enum Req {
-    /// A send in flight at the proxy.
-    Send { proxy: i64 },
+    /// A send in flight at the proxy, with the checksum of its buffer at the post
+    /// ([`Guard`]): the buffer must not change until the send completes.
+    Send { proxy: i64, guard: Option<Guard> },
     /// A receive in flight at the proxy; its data goes to `buf` at completion.
     Recv {
         proxy: i64,
@@ -47,6 +48,49 @@ pub enum Req {
     Done { status: MpiStatus },
     /// A persistent request ([`Persistent`]), active or not.
     Persistent(Box<Persistent>),
+}
+
+/// What a nonblocking send's buffer held when it was posted: MPI forbids writing it before the
+/// send completes (a real MPI may still be reading it), so the completion checks that it did
+/// not change. Contiguous buffers only (a derived datatype's runs are not rechecked).
+#[derive(Clone, Copy, Debug)]
+pub struct Guard {
+    pub addr: usize,
+    pub len: usize,
+    pub sum: u64,
+}
+
+impl Guard {
+    /// The guard of `len` bytes at `addr`.
+    pub fn of(addr: usize, len: usize) -> Guard {
+        // SAFETY: the caller's send buffer, `len` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
+        Guard {
+            addr,
+            len,
+            sum: checksum(bytes),
+        }
+    }
+
+    /// Whether the buffer still holds what it held.
+    pub fn unchanged(&self) -> bool {
+        let bytes = unsafe { std::slice::from_raw_parts(self.addr as *const u8, self.len) };
+        checksum(bytes) == self.sum
+    }
+}
+
+/// A fast 64-bit checksum (eight bytes at a time, multiply and rotate).
+fn checksum(bytes: &[u8]) -> u64 {
+    let mut h = 0x9E37_79B9_7F4A_7C15u64 ^ bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+        h = (h ^ w).wrapping_mul(0xBF58_476D_1CE4_E5B9).rotate_left(31);
+    }
+    for &b in chunks.remainder() {
+        h = (h ^ b as u64).wrapping_mul(0x94D0_49BB_1331_11EB);
+    }
+    h
 }
 
 /// A persistent request: the call it starts, and the request it started.

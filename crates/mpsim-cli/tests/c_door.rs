@@ -202,6 +202,17 @@ fn c_request_pending_at_finalize_is_reported() {
 }
 
 #[test]
+fn c_send_buffer_written_in_flight_is_reported() {
+    let out = misuse("2", "inflight");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("rank 0") && err.contains("written while its nonblocking send was in flight"),
+        "{err}"
+    );
+}
+
+#[test]
 fn c_abort_ends_the_run_with_its_code() {
     let out = misuse("3", "abort");
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));

@@ -75,7 +75,12 @@ unsafe fn send(
             status: MpiStatus::empty(),
         }
     } else {
-        Req::Send { proxy: r.v[0] }
+        let guard = (t.is_contiguous() && !data.is_empty())
+            .then(|| state::Guard::of(buf as usize, data.len()));
+        Req::Send {
+            proxy: r.v[0],
+            guard,
+        }
     })
 }
 
@@ -207,7 +212,12 @@ unsafe fn send_typed(p: &Persistent, mode: SendMode) -> Res<Req> {
     let a = [info.id, p.peer as i64, p.tag as i64, mode as i64];
     let r = door::simple(Op::Isend, &a, &[&data])
         .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
-    Ok(Req::Send { proxy: r.v[0] })
+    let guard =
+        (p.dt.is_contiguous() && !data.is_empty()).then(|| state::Guard::of(p.buf, data.len()));
+    Ok(Req::Send {
+        proxy: r.v[0],
+        guard,
+    })
 }
 
 /// Makes a persistent request.
@@ -579,9 +589,22 @@ unsafe fn sendrecv_packed(
     })
 }
 
-/// Completes a receive's data at its wait.
+/// Completes a request at its wait: a receive's data goes to its buffer; a send's buffer is
+/// checked unchanged since the post (else the run ends: `call` wrote it in flight).
 pub unsafe fn finish_recv(req: &Req, data: &[u8]) {
-    if let Req::Recv { buf, count, dt, .. } = req {
-        unsafe { deliver(data, *buf, *count, dt) };
+    match req {
+        Req::Recv { buf, count, dt, .. } => unsafe { deliver(data, *buf, *count, dt) },
+        Req::Send { guard: Some(g), .. } if !g.unchanged() => {
+            state::raise(
+                None,
+                "MPI_Wait",
+                class::BUFFER,
+                &format!(
+                    "the send buffer at {:#x} ({} bytes) was written while its nonblocking send was in flight (MPI forbids it: a real MPI may send the new bytes, or a mix)",
+                    g.addr, g.len
+                ),
+            );
+        }
+        _ => {}
     }
 }

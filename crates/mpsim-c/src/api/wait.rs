@@ -39,11 +39,11 @@ fn pending(call: &str, h: Handle) -> Res<Pending> {
     })?;
     Ok(match req {
         Req::Done { status } => Pending::Local(Some(status)),
-        Req::Send { proxy } | Req::Recv { proxy, .. } => Pending::Proxy(proxy),
+        Req::Send { proxy, .. } | Req::Recv { proxy, .. } => Pending::Proxy(proxy),
         Req::Persistent(p) => match p.active.as_deref() {
             None => Pending::Local(None),
             Some(Req::Done { status }) => Pending::Local(Some(*status)),
-            Some(Req::Send { proxy } | Req::Recv { proxy, .. }) => Pending::Proxy(*proxy),
+            Some(Req::Send { proxy, .. } | Req::Recv { proxy, .. }) => Pending::Proxy(*proxy),
             Some(Req::Persistent(_)) => Pending::Local(None),
         },
     })
@@ -342,9 +342,9 @@ mpi! {
             let req = state::with(|s| s.requests.remove(&handle))
                 .ok_or_else(|| raise(None, "MPI_Request_free", class::REQUEST, &format!("{handle:#x} is not a request")))?;
             let proxy = match &req {
-                Req::Send { proxy } | Req::Recv { proxy, .. } => Some(*proxy),
+                Req::Send { proxy, .. } | Req::Recv { proxy, .. } => Some(*proxy),
                 Req::Persistent(p) => match p.active.as_deref() {
-                    Some(Req::Send { proxy } | Req::Recv { proxy, .. }) => Some(*proxy),
+                    Some(Req::Send { proxy, .. } | Req::Recv { proxy, .. }) => Some(*proxy),
                     _ => None,
                 },
                 Req::Done { .. } => None,

@@ -33,6 +33,16 @@ int main(int argc, char **argv) {
     } else if (!strcmp(what, "pending")) {
         MPI_Request r;
         MPI_Irecv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &r);
+    } else if (!strcmp(what, "inflight")) {
+        int buf[16] = {0};
+        MPI_Request r;
+        if (rank == 0) {
+            MPI_Isend(buf, 16, MPI_INT, 1, 0, MPI_COMM_WORLD, &r);
+            buf[3] = 99; /* erroneous: the send is in flight */
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
     } else if (!strcmp(what, "abort")) {
         if (rank == 1) MPI_Abort(MPI_COMM_WORLD, 7);
         MPI_Barrier(MPI_COMM_WORLD);
