@@ -61,7 +61,7 @@ mod request;
 mod runtime;
 mod signals;
 
-pub use coll::algo::{Algorithm, Collective};
+pub use coll::algo::{Algorithm, AlgorithmChoices, Collective};
 pub use coll::ops::{Arithmetic, Integer, Loc, Op};
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{Backend, Bind, Compute, Launcher, ReportFormat, RunConfig, TraceFormat, Wait};
