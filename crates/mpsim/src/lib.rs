@@ -89,6 +89,12 @@ pub mod sim {
         ModelFile, ModelFileError, Outcome, PROTOCOLS, RankReport, Report, TOP_WAITS, TimeBase,
         Trace, Traffic, WaitReport,
     };
+
+    /// A report's line per collective, algorithm and reason.
+    pub use mpsim_sim::CollectiveLine;
+
+    /// The collectives' cost on a model, as the choice of algorithm reads it.
+    pub use crate::coll::cost::{collective_choice, collective_ns};
 }
 
 pub use request::{

@@ -98,16 +98,9 @@ impl Costs {
                 scattered.saturating_add(self.doubling_allgather(p, &v))
             }
             (C::Reduce, A::Rabenseifner) => self.rabenseifner_reduce(p, &v),
-            (C::Reduce, _) => {
-                let tree = self.gather_tree(p, |_| n);
-                if shape.commutative && algo == A::Binomial {
-                    tree.end()
-                } else {
-                    // The tree at rank 0 in rank order, then to the root (costed as if it
-                    // were another rank).
-                    tree.then(self.x(n))
-                }
-            }
+            // Costed for root 0 (a reduce in rank order to another root sends the result on
+            // once more).
+            (C::Reduce, _) => self.gather_tree(p, |_| n).end(),
             (C::Allreduce, A::RecursiveDoubling) => {
                 let steps = mul(floor_log2(p), self.x(n));
                 steps.saturating_add(self.fold(p, n, n))
@@ -383,4 +376,70 @@ pub(crate) fn floor_log2(p: u64) -> u64 {
 /// `ceil(log2 p)`, `p >= 1`.
 pub(crate) fn ceil_log2(p: u64) -> u64 {
     floor_log2(p) + u64::from(!p.is_power_of_two())
+}
+
+/// A call's shape from what the public functions take.
+fn shape_of(ranks: u32, count: usize, elem: usize, commutative: bool) -> Shape {
+    Shape {
+        size: ranks,
+        bytes: count.saturating_mul(elem),
+        count,
+        elem,
+        commutative,
+    }
+}
+
+/// The predicted time, ns, of one call of `coll` run by `algo` on `ranks` ranks of `model`,
+/// every rank entering at once: the cost the model's choice compares (`docs/collectives.md`
+/// §4). `count` elements of `elem` bytes are the call's vector as the choice reads it: a
+/// bcast's or a reduction's whole vector, a gather's or an allgather's whole result, an
+/// alltoall's block for one rank.
+///
+/// ```
+/// use mpsim::sim::{Model, collective_ns};
+/// use mpsim::{Algorithm, Collective};
+/// // A binomial bcast of 8 bytes on 16 ranks: four eager steps of 205 ns on the default model.
+/// let t = collective_ns(&Model::default(), Collective::Bcast, Algorithm::Binomial, 16, 1, 8);
+/// assert_eq!(t, 4 * 205);
+/// ```
+pub fn collective_ns(
+    model: &Model,
+    coll: Collective,
+    algo: Algorithm,
+    ranks: u32,
+    count: usize,
+    elem: usize,
+) -> u64 {
+    Costs::of(model).cost(coll, algo, &shape_of(ranks, count, elem, true))
+}
+
+/// The algorithm a simulated run on `model` chooses for such a call when nothing names one
+/// (the cheapest by [`collective_ns`]; the first listed of equally cheap ones), for an
+/// operation that is `commutative` or not. `None` for `alltoallv`, whose ranks' counts differ
+/// (the fixed table chooses).
+///
+/// ```
+/// use mpsim::sim::{Model, collective_choice};
+/// use mpsim::{Algorithm, Collective};
+/// let m = Model::default();
+/// let small = collective_choice(&m, Collective::Allreduce, 64, 1, 8, true);
+/// assert_eq!(small, Some(Algorithm::RecursiveDoubling));
+/// ```
+pub fn collective_choice(
+    model: &Model,
+    coll: Collective,
+    ranks: u32,
+    count: usize,
+    elem: usize,
+    commutative: bool,
+) -> Option<Algorithm> {
+    if coll == Collective::Alltoallv {
+        return None;
+    }
+    let policy = super::policy::Policy::new(Some(model), Default::default());
+    Some(
+        policy
+            .choose(coll, shape_of(ranks, count, elem, commutative))
+            .algo,
+    )
 }

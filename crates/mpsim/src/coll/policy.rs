@@ -159,11 +159,6 @@ impl Policy {
         }
     }
 
-    /// The predicted time of `algo` for a call of `shape` on this run's model, if it has one.
-    pub fn cost(&self, coll: Collective, algo: Algorithm, shape: &Shape) -> Option<u64> {
-        self.costs.as_ref().map(|c| c.cost(coll, algo, shape))
-    }
-
     /// Records one rank's call of `coll`, run by `chosen`, that took `ns`; `first` on the
     /// communicator's rank 0 (which counts the operation).
     pub fn record(&self, coll: Collective, chosen: Chosen, first: bool, ns: u64) {
