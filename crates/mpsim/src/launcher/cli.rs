@@ -492,6 +492,40 @@ mod tests {
         );
     }
 
+    /// `--coll` names algorithms (repeated: a later one for the same collective wins) and
+    /// `--reproducible` makes reductions reproducible; a collective or algorithm that does
+    /// not exist is a parse error naming the ones that do.
+    #[test]
+    fn coll_flags_name_algorithms() {
+        use mpsim_proto::collective::{Algorithm, Collective};
+        let config = super::RunConfig::try_from(args(&[
+            "--coll",
+            "allreduce=ring,bcast=binomial",
+            "--coll",
+            "allreduce=rabenseifner",
+            "--reproducible",
+        ]))
+        .expect("loads");
+        let c = config.collectives;
+        assert_eq!(c.get(Collective::Allreduce), Some(Algorithm::Rabenseifner));
+        assert_eq!(c.get(Collective::Bcast), Some(Algorithm::Binomial));
+        assert!(c.reproducible);
+        for (flag, expected) in [
+            ("bcast=ring", "bcast has no algorithm `ring`: use binomial"),
+            (
+                "alreduce=ring",
+                "`alreduce` is not a collective: use barrier, bcast",
+            ),
+            ("allreduce", "is not `collective=algorithm`"),
+        ] {
+            let e = Cli::try_parse_from(["prog", "--coll", flag])
+                .err()
+                .expect("a bad --coll")
+                .to_string();
+            assert!(e.contains(expected), "{e}");
+        }
+    }
+
     /// Flags given in a later update of parsed flags add to those given first.
     #[test]
     fn an_update_keeps_the_flags_given_before() {
