@@ -287,9 +287,17 @@ fn arb_model() -> impl Strategy<Value = Model> {
                     // Nothing, or one collective's algorithm, with or without reproducible.
                     let mut c = AlgorithmChoices::default();
                     c.reproducible = reproducible;
-                    if let Some(&coll) = [Collective::Allreduce, Collective::Bcast, Collective::ReduceScatter, Collective::Alltoall].get(coll) {
+                    if let Some(&coll) = [
+                        Collective::Allreduce,
+                        Collective::Bcast,
+                        Collective::ReduceScatter,
+                        Collective::Alltoall,
+                    ]
+                    .get(coll)
+                    {
                         let algos = coll.algorithms();
-                        c.set(coll, Some(algos[algo % algos.len()])).expect("its own algorithm");
+                        c.set(coll, Some(algos[algo % algos.len()]))
+                            .expect("its own algorithm");
                     }
                     c
                 },
