@@ -76,9 +76,12 @@ fn coll_choice_the_model_picks_the_cheapest() {
 /// model file's choice gives way to it, and its `reproducible` applies where it names none.
 #[test]
 fn coll_choice_flag_over_model_file_over_cost() {
-    let mut model = Model::default();
-    model.collectives = choices("allreduce=recursive_doubling,bcast=scatter_ring");
-    model.collectives.reproducible = true;
+    let mut named = choices("allreduce=recursive_doubling,bcast=scatter_ring");
+    named.reproducible = true;
+    let model = Model {
+        collectives: named,
+        ..Model::default()
+    };
     let launcher = Launcher::new(6)
         .model(model)
         .collectives(choices("allreduce=ring"));
