@@ -33,13 +33,13 @@
 //! Found by the calling rank before it sends anything, each naming the rank, the call, the
 //! communicator's context and (simulator) the virtual time: a freed communicator
 //! (`InvalidComm`), a root outside it (`InvalidRoot`), a buffer whose length does not fit the
-//! call's counts (`InvalidBuffer`), a forced algorithm that needs a commutative operation given
-//! one that is not (`InvalidOp`). Found between ranks: a message of another length than the
-//! receiving rank's own arguments make it expect, longer or shorter (`CollectiveMismatch`,
-//! naming the peer: the ranks disagree on counts); different collectives, algorithms or roots
-//! (a deadlock, see "Tags"). Not found: roots that agree in their low 16 bits but differ, and a
-//! root mismatch where every message is eager and nobody waits on a wrong one (the run's
-//! warnings then list the messages no receive took).
+//! call's counts (`InvalidBuffer`), a forced or named algorithm that needs a commutative
+//! operation given one that is not (`InvalidOp`). Found between ranks: a message of another
+//! length than the receiving rank's own arguments make it expect, longer or shorter
+//! (`CollectiveMismatch`, naming the peer: the ranks disagree on counts); different
+//! collectives, algorithms or roots (a deadlock, see "Tags"). Not found: roots that agree in
+//! their low 16 bits but differ, and a root mismatch where every message is eager and nobody
+//! waits on a wrong one (the run's warnings then list the messages no receive took).
 //!
 //! Files: `algo.rs` names the algorithms and chooses one; `cost.rs` what each costs on a
 //! machine model; `policy.rs` what a run names, its choices and what the report lists per
