@@ -4,6 +4,7 @@
 //! model can be measured (calibration) and swapped without touching the kernel. Validation
 //! happens at construction: a [`Model`] that exists is a valid one.
 
+use mpsim_proto::collective::AlgorithmChoices;
 use mpsim_proto::p2p::BSEND_OVERHEAD;
 
 /// Why a model is not valid.
@@ -328,6 +329,10 @@ pub struct Model {
     /// Per-message CPU overheads, cores and measurement costs (extensions X1–X3); the default
     /// charges nothing.
     pub cpu: CpuModel,
+    /// The collective algorithms the model file names (`[collectives]`,
+    /// `docs/collectives.md` §4), and whether reductions are to be reproducible; by default
+    /// none: each call's algorithm is the cheapest by this model's costs.
+    pub collectives: AlgorithmChoices,
 }
 
 impl Model {
@@ -349,6 +354,7 @@ impl Model {
             bsp_g_ps_per_byte: None,
             bsp_l_ns: None,
             cpu: CpuModel::default(),
+            collectives: AlgorithmChoices::default(),
         }
     }
 
@@ -387,6 +393,7 @@ impl Model {
             bsp_g_ps_per_byte: None,
             bsp_l_ns: None,
             cpu: CpuModel::default(),
+            collectives: AlgorithmChoices::default(),
         }
     }
 

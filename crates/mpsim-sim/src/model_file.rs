@@ -34,6 +34,11 @@
 //!                               #     (measured compute, ranks > cores); default 0
 //! measure_overhead = "700ns"    # X3: taken off each measured-compute stretch; default 0
 //! concurrent_slowdown = 0.09    # X2: measured compute when ranks compute at once; default 0
+//!
+//! [collectives]                 # optional: algorithms by name (docs/collectives.md §4)
+//! reproducible = true           # reductions run their `reproducible` algorithm; default false
+//! allreduce = "ring"            # COLLECTIVE = "ALGORITHM"; a collective not named runs the
+//!                               # cheapest by this model's costs
 //! ```
 //!
 //! and each table (`size_bytes,delay_ns`, strictly increasing sizes, delays `> 0`; the header
@@ -72,6 +77,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::{Spanned, Value};
+
+use mpsim_proto::collective::{AlgorithmChoices, Collective};
 
 use crate::input::{self, InputError};
 use crate::model::{ComputeMode, CpuModel, DelayTable, Model};
@@ -336,6 +343,7 @@ struct RawFile {
     compute: Option<RawCompute>,
     bsp: Option<RawBsp>,
     cpu: Option<RawCpu>,
+    collectives: Option<std::collections::BTreeMap<String, Spanned<Value>>>,
 }
 
 #[derive(Deserialize)]
@@ -615,6 +623,10 @@ fn parse(
         Some(c) => cx.cpu(c)?,
         None => CpuModel::default(),
     };
+    let collectives = match &raw.collectives {
+        Some(c) => cx.collectives(c)?,
+        None => AlgorithmChoices::default(),
+    };
 
     let (ssend, ssend_table) = cx.table(&net.ssend_table, "ssend_table", "ssend", resolve)?;
     let (bsend, bsend_table) = cx.table(&net.bsend_table, "bsend_table", "bsend", resolve)?;
@@ -633,6 +645,7 @@ fn parse(
         bsp_g_ps_per_byte,
         bsp_l_ns,
         cpu,
+        collectives,
     };
     // Everything `validate` checks was checked above with a line; this keeps the two in step.
     model.validate().map_err(|e| ModelFileError::Toml {
@@ -690,6 +703,52 @@ impl Cx<'_> {
             0 => Err(self.value_err(v.span().start, key, zero_message(v.get_ref(), kind))),
             n => Ok(n),
         }
+    }
+
+    /// The `[collectives]` section: `COLLECTIVE = "ALGORITHM"` per collective, and
+    /// `reproducible = true|false` (`docs/collectives.md` §4). Errors name the key's line, and
+    /// the names it could have been.
+    fn collectives(
+        &self,
+        raw: &std::collections::BTreeMap<String, Spanned<Value>>,
+    ) -> Result<AlgorithmChoices, ModelFileError> {
+        let mut choices = AlgorithmChoices::default();
+        // In the file's order, so that the first problem is the first one reported.
+        let mut keys: Vec<(&String, &Spanned<Value>)> = raw.iter().collect();
+        keys.sort_by_key(|(_, v)| v.span().start);
+        for (key, value) in keys {
+            let at = value.span().start;
+            let name = format!("collectives.{key}");
+            if key == "reproducible" {
+                match value.get_ref() {
+                    Value::Boolean(on) => choices.reproducible = *on,
+                    _ => {
+                        return Err(self.value_err(
+                            at,
+                            &name,
+                            "expected true or false".to_string(),
+                        ));
+                    }
+                }
+                continue;
+            }
+            let coll = Collective::from_name(key)
+                .map_err(|e| self.value_err(at, &name, format!("{e}, or reproducible")))?;
+            let Value::String(algo) = value.get_ref() else {
+                return Err(self.value_err(
+                    at,
+                    &name,
+                    "expected an algorithm's name as a string (`\"binomial\"`)".to_string(),
+                ));
+            };
+            let algo = coll
+                .algorithm(algo)
+                .map_err(|e| self.value_err(at, &name, e))?;
+            choices
+                .set(coll, Some(algo))
+                .map_err(|e| self.value_err(at, &name, e))?;
+        }
+        Ok(choices)
     }
 
     /// The `[cpu]` section (extensions X1–X3).
@@ -1032,6 +1091,15 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
             "concurrent_slowdown = {}",
             exact_decimal(c.concurrent_slowdown_ppm, 6)
         );
+    }
+    if !m.collectives.is_empty() {
+        let _ = writeln!(t, "\n[collectives]");
+        if m.collectives.reproducible {
+            let _ = writeln!(t, "reproducible = true");
+        }
+        for (coll, algo) in m.collectives.named() {
+            let _ = writeln!(t, "{coll} = \"{algo}\"");
+        }
     }
     Ok(t)
 }

@@ -61,7 +61,7 @@ mod request;
 mod runtime;
 mod signals;
 
-pub use coll::algo::{Algorithm, Collective};
+pub use coll::algo::{Algorithm, AlgorithmChoices, Collective};
 pub use coll::ops::{Arithmetic, Integer, Loc, Op};
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{Backend, Bind, Compute, Launcher, ReportFormat, RunConfig, TraceFormat, Wait};
@@ -89,6 +89,12 @@ pub mod sim {
         ModelFile, ModelFileError, Outcome, PROTOCOLS, RankReport, Report, TOP_WAITS, TimeBase,
         Trace, Traffic, WaitReport,
     };
+
+    /// A report's line per collective, algorithm and reason.
+    pub use mpsim_sim::CollectiveLine;
+
+    /// The collectives' cost on a model, as the choice of algorithm reads it.
+    pub use crate::coll::cost::{collective_choice, collective_ns};
 }
 
 pub use request::{

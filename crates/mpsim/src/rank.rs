@@ -93,7 +93,10 @@ where
 {
     let rank = runtime.rank();
     let _driving = Driving::start();
-    let world = Comm::world(Rt::Other(Rc::clone(&runtime)));
+    let world = Comm::world(
+        Rt::Other(Rc::clone(&runtime)),
+        crate::coll::policy::Policy::unnamed(),
+    );
     // The program, its communicators and requests are dropped at the end of this closure,
     // before `run_one` returns (the contract's "who owns what"); a panic drops them unwinding.
     let ended = panic::catch_unwind(AssertUnwindSafe(|| {

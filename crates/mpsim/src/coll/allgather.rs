@@ -41,8 +41,9 @@ impl Comm {
             send.len().checked_mul(n),
         )?;
         let shape = self.shape::<T>(recv.len(), true);
-        let algo = self.algorithm(Collective::Allgather, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Allgather, algo, 0);
+        let chosen = self.algorithm(Collective::Allgather, CALL, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, CALL, Collective::Allgather, chosen, 0);
         let r = cx.rank as usize;
         let layout = Layout::Equal {
             count: recv.len(),
@@ -86,8 +87,9 @@ impl Comm {
         self.check_len(CALL, "send buffer", send.len(), Some(counts[r]))?;
         self.check_len(CALL, "receive buffer", recv.len(), Some(total))?;
         let shape = self.shape::<T>(total, true);
-        let algo = self.algorithm(Collective::Allgatherv, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Allgatherv, algo, 0);
+        let chosen = self.algorithm(Collective::Allgatherv, CALL, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, CALL, Collective::Allgatherv, chosen, 0);
         let layout = Layout::of_counts(counts);
         recv[layout.block(r)].copy_from_slice(send);
         match algo {

@@ -44,8 +44,9 @@ impl Comm {
         }
         let b = send.len() / n;
         let shape = self.shape::<T>(b, true);
-        let algo = self.algorithm(Collective::Alltoall, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Alltoall, algo, 0);
+        let chosen = self.algorithm(Collective::Alltoall, CALL, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, CALL, Collective::Alltoall, chosen, 0);
         let layout = Layout::Equal {
             count: send.len(),
             parts: n,
@@ -91,8 +92,9 @@ impl Comm {
         self.check_len(CALL, "receive buffer", recv.len(), Some(received))?;
         // The table's choice must not depend on what differs between ranks.
         let shape = self.shape::<T>(0, true);
-        let algo = self.algorithm(Collective::Alltoallv, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Alltoallv, algo, 0);
+        let chosen = self.algorithm(Collective::Alltoallv, CALL, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, CALL, Collective::Alltoallv, chosen, 0);
         let (sl, rl) = (
             Layout::of_counts(send_counts),
             Layout::of_counts(recv_counts),

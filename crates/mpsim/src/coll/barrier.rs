@@ -28,11 +28,13 @@ impl Comm {
             size: self.size(),
             bytes: 0,
             count: 0,
+            elem: 1,
             commutative: true,
         };
-        let algo = self.algorithm(Collective::Barrier, CALL, shape)?;
+        let chosen = self.algorithm(Collective::Barrier, CALL, shape)?;
+        let algo = chosen.algo;
         debug_assert_eq!(algo, Algorithm::Dissemination);
-        let cx = Ctx::new(self, CALL, Collective::Barrier, algo, 0);
+        let cx = Ctx::new(self, CALL, Collective::Barrier, chosen, 0);
         let (r, n) = (u64::from(cx.rank), u64::from(cx.size));
         let mut k = 1u64;
         while k < n {

@@ -33,26 +33,37 @@ impl Comm {
         self.check_live(CALL)?;
         self.check_root(CALL, root)?;
         let shape = self.shape::<T>(buf.len(), true);
-        let algo = self.algorithm(Collective::Bcast, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Bcast, algo, root);
-        if cx.size == 1 {
-            return Ok(());
-        }
-        match algo {
-            Algorithm::Binomial => binomial(&cx, buf, root).await,
-            _ => {
-                let layout = Layout::Equal {
-                    count: buf.len(),
-                    parts: cx.size as usize,
-                };
-                scatter_blocks(&cx, buf, &layout, root).await?;
-                let v = (u64::from(cx.rank) + u64::from(cx.size) - u64::from(root))
-                    % u64::from(cx.size);
-                if algo == Algorithm::ScatterRing {
-                    allgather::ring(&cx, buf, &layout, v as usize, root).await
-                } else {
-                    allgather::recursive_doubling(&cx, buf, &layout, v as usize, root).await
-                }
+        let chosen = self.algorithm(Collective::Bcast, CALL, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, CALL, Collective::Bcast, chosen, root);
+        run(&cx, buf, root, algo).await
+    }
+}
+
+/// `buf` from `root` to every rank of `cx` by `algo` (a bcast's algorithm).
+pub(super) async fn run<T: Pod>(
+    cx: &Ctx<'_>,
+    buf: &mut [T],
+    root: u32,
+    algo: Algorithm,
+) -> Result<()> {
+    if cx.size == 1 {
+        return Ok(());
+    }
+    match algo {
+        Algorithm::Binomial => binomial(cx, buf, root).await,
+        _ => {
+            let layout = Layout::Equal {
+                count: buf.len(),
+                parts: cx.size as usize,
+            };
+            scatter_blocks(cx, buf, &layout, root).await?;
+            let v =
+                (u64::from(cx.rank) + u64::from(cx.size) - u64::from(root)) % u64::from(cx.size);
+            if algo == Algorithm::ScatterRing {
+                allgather::ring(cx, buf, &layout, v as usize, root).await
+            } else {
+                allgather::recursive_doubling(cx, buf, &layout, v as usize, root).await
             }
         }
     }

@@ -63,8 +63,9 @@ impl Comm {
             )?;
         }
         let shape = self.shape::<T>(send.len().saturating_mul(n), true);
-        let algo = self.algorithm(Collective::Gather, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Gather, algo, root);
+        let chosen = self.algorithm(Collective::Gather, CALL, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, CALL, Collective::Gather, chosen, root);
         let layout = Layout::Equal {
             count: send.len() * n,
             parts: n,
@@ -112,8 +113,8 @@ impl Comm {
             Layout::Equal { count: 0, parts: n }
         };
         let shape = self.shape::<T>(recv.len(), true);
-        let algo = self.algorithm(Collective::Gatherv, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Gatherv, algo, root);
+        let chosen = self.algorithm(Collective::Gatherv, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Gatherv, chosen, root);
         linear_gather(&cx, send, recv, &layout, root).await
     }
 
@@ -141,8 +142,9 @@ impl Comm {
             self.check_len(CALL, "send buffer", send.len(), recv.len().checked_mul(n))?;
         }
         let shape = self.shape::<T>(recv.len().saturating_mul(n), true);
-        let algo = self.algorithm(Collective::Scatter, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Scatter, algo, root);
+        let chosen = self.algorithm(Collective::Scatter, CALL, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, CALL, Collective::Scatter, chosen, root);
         let layout = Layout::Equal {
             count: recv.len() * n,
             parts: n,
@@ -187,8 +189,8 @@ impl Comm {
             Layout::Equal { count: 0, parts: n }
         };
         let shape = self.shape::<T>(send.len(), true);
-        let algo = self.algorithm(Collective::Scatterv, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Scatterv, algo, root);
+        let chosen = self.algorithm(Collective::Scatterv, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Scatterv, chosen, root);
         linear_scatter(&cx, send, recv, &layout, root).await
     }
 }

@@ -33,24 +33,27 @@
 //! Found by the calling rank before it sends anything, each naming the rank, the call, the
 //! communicator's context and (simulator) the virtual time: a freed communicator
 //! (`InvalidComm`), a root outside it (`InvalidRoot`), a buffer whose length does not fit the
-//! call's counts (`InvalidBuffer`), a forced algorithm that needs a commutative operation given
-//! one that is not (`InvalidOp`). Found between ranks: a message of another length than the
-//! receiving rank's own arguments make it expect, longer or shorter (`CollectiveMismatch`,
-//! naming the peer: the ranks disagree on counts); different collectives, algorithms or roots
-//! (a deadlock, see "Tags"). Not found: roots that agree in their low 16 bits but differ, and a
-//! root mismatch where every message is eager and nobody waits on a wrong one (the run's
-//! warnings then list the messages no receive took).
+//! call's counts (`InvalidBuffer`), a forced or named algorithm that needs a commutative
+//! operation given one that is not (`InvalidOp`). Found between ranks: a message of another
+//! length than the receiving rank's own arguments make it expect, longer or shorter
+//! (`CollectiveMismatch`, naming the peer: the ranks disagree on counts); different
+//! collectives, algorithms or roots (a deadlock, see "Tags"). Not found: roots that agree in
+//! their low 16 bits but differ, and a root mismatch where every message is eager and nobody
+//! waits on a wrong one (the run's warnings then list the messages no receive took).
 //!
-//! Files: `algo.rs` names the algorithms and chooses one; `ops.rs` the reduction operations;
-//! one file per family of collectives.
+//! Files: `algo.rs` names the algorithms and chooses one; `cost.rs` what each costs on a
+//! machine model; `policy.rs` what a run names, its choices and what the report lists per
+//! collective; `ops.rs` the reduction operations; one file per family of collectives.
 
 pub(crate) mod algo;
 mod allgather;
 mod alltoall;
 mod barrier;
 mod bcast;
+pub(crate) mod cost;
 mod gather;
 pub(crate) mod ops;
+pub(crate) mod policy;
 mod reduce;
 mod reduce_scatter;
 mod scan;
@@ -63,10 +66,12 @@ use mpsim_proto::p2p::Status;
 
 use crate::Comm;
 use crate::request::Request;
-use algo::{Algorithm, Collective, Shape};
+use algo::{Algorithm, Chosen, Collective, Shape};
 
 /// One collective call in progress: its communicator, call name and tag, and the sends and
-/// receives it makes, each checked against the length the rank's arguments expect.
+/// receives it makes, each checked against the length the rank's arguments expect. When it is
+/// dropped (the call returns, or its future is dropped), the run's policy records the call,
+/// its algorithm and the time since it began, for the report (`policy.rs`).
 pub(crate) struct Ctx<'c> {
     comm: &'c Comm,
     call: &'static str,
@@ -74,6 +79,12 @@ pub(crate) struct Ctx<'c> {
     /// This rank and the communicator's size.
     rank: u32,
     size: u32,
+    coll: Collective,
+    /// The call's algorithm and why; `None` for a phase of another call (the bcast of a
+    /// reproducible allreduce), which the call's own context records.
+    chosen: Option<Chosen>,
+    /// The rank's clock when the call began.
+    start_ns: u64,
 }
 
 impl<'c> Ctx<'c> {
@@ -81,15 +92,29 @@ impl<'c> Ctx<'c> {
         comm: &'c Comm,
         call: &'static str,
         coll: Collective,
-        algo: Algorithm,
+        chosen: Chosen,
         root: u32,
     ) -> Self {
         Ctx {
             comm,
             call,
-            tag: algo::tag(coll, algo, root),
+            tag: algo::tag(coll, chosen.algo, root),
             rank: comm.rank(),
             size: comm.size(),
+            coll,
+            chosen: Some(chosen),
+            start_ns: comm.now_ns(),
+        }
+    }
+
+    /// The context of a phase of this call run as collective `coll` by `algo` (its tag), which
+    /// records nothing of its own.
+    fn phase(&self, coll: Collective, algo: Algorithm, root: u32) -> Ctx<'c> {
+        Ctx {
+            tag: algo::tag(coll, algo, root),
+            coll,
+            chosen: None,
+            ..*self
         }
     }
 
@@ -195,6 +220,17 @@ impl<'c> Ctx<'c> {
              {expected}: the ranks called {} with counts that do not agree",
             self.call
         )
+    }
+}
+
+impl Drop for Ctx<'_> {
+    fn drop(&mut self) {
+        if let Some(chosen) = self.chosen {
+            let ns = self.comm.now_ns().saturating_sub(self.start_ns);
+            self.comm
+                .coll_policy()
+                .record(self.coll, chosen, self.rank == 0, ns);
+        }
     }
 }
 
@@ -327,8 +363,8 @@ impl Comm {
             })
     }
 
-    /// The call's algorithm (`algo::choose`).
-    fn algorithm(&self, coll: Collective, call: &'static str, shape: Shape) -> Result<Algorithm> {
+    /// The call's algorithm and why (`algo::choose`).
+    fn algorithm(&self, coll: Collective, call: &'static str, shape: Shape) -> Result<Chosen> {
         algo::choose(self, coll, call, shape)
     }
 
@@ -338,6 +374,7 @@ impl Comm {
             size: self.size(),
             bytes: count.saturating_mul(size_of::<T>()),
             count,
+            elem: size_of::<T>(),
             commutative,
         }
     }

@@ -22,7 +22,7 @@ use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
 use super::algo::{Algorithm, Collective};
-use super::bcast::real;
+use super::bcast::{self, real};
 use super::ops::Op;
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
@@ -59,11 +59,13 @@ impl Comm {
             self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
         }
         let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let algo = self.algorithm(Collective::Reduce, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Reduce, algo, root);
+        let chosen = self.algorithm(Collective::Reduce, CALL, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, CALL, Collective::Reduce, chosen, root);
         match algo {
             Algorithm::Rabenseifner => rabenseifner_reduce(&cx, send, recv, op, root).await,
-            _ => binomial_reduce(&cx, send, recv, op, root).await,
+            Algorithm::Reproducible => binomial_reduce(&cx, send, recv, op, root, true).await,
+            _ => binomial_reduce(&cx, send, recv, op, root, false).await,
         }
     }
 
@@ -88,18 +90,29 @@ impl Comm {
         self.check_live(CALL)?;
         self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
         let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let algo = self.algorithm(Collective::Allreduce, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Allreduce, algo, 0);
+        let chosen = self.algorithm(Collective::Allreduce, CALL, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, CALL, Collective::Allreduce, chosen, 0);
         match algo {
             Algorithm::Ring => ring_allreduce(&cx, send, recv, op).await,
             Algorithm::Rabenseifner => rabenseifner_allreduce(&cx, send, recv, op).await,
+            Algorithm::Reproducible => {
+                // The fixed tree at rank 0, then a bcast by the algorithm a bcast of the
+                // vector would run (recorded as this allreduce's time).
+                binomial_reduce(&cx, send, recv, op, 0, true).await?;
+                let shape = self.shape::<T>(send.len(), true);
+                let bcast = self.algorithm(Collective::Bcast, CALL, shape)?.algo;
+                let phase = cx.phase(Collective::Bcast, bcast, 0);
+                bcast::run(&phase, recv, 0, bcast).await
+            }
             _ => recursive_doubling(&cx, send, recv, op).await,
         }
     }
 }
 
 /// Binomial reduce. A commutative operation is reduced on ranks relative to the root; one
-/// that is not on ranks as they are (subtrees are then runs of ranks in order) at rank 0,
+/// that is not, or any in `rank_order` (the reproducible algorithm), on ranks as they are
+/// (subtrees are then runs of ranks in order, bracketed by rank numbers alone) at rank 0,
 /// which sends the result to the root.
 pub(super) async fn binomial_reduce<T: Pod>(
     cx: &Ctx<'_>,
@@ -107,9 +120,14 @@ pub(super) async fn binomial_reduce<T: Pod>(
     recv: &mut [T],
     op: &Op<T>,
     root: u32,
+    rank_order: bool,
 ) -> Result<()> {
     let n = u64::from(cx.size);
-    let top = if op.is_commutative() { root } else { 0 };
+    let top = if op.is_commutative() && !rank_order {
+        root
+    } else {
+        0
+    };
     let v = (u64::from(cx.rank) + n - u64::from(top)) % n;
     let mut acc = send.to_vec();
     let mut tmp = zeroed::<T>(send.len());

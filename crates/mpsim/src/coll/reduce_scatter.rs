@@ -93,8 +93,9 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<()> {
         let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let algo = self.algorithm(Collective::ReduceScatter, call, shape)?;
-        let cx = Ctx::new(self, call, Collective::ReduceScatter, algo, 0);
+        let chosen = self.algorithm(Collective::ReduceScatter, call, shape)?;
+        let algo = chosen.algo;
+        let cx = Ctx::new(self, call, Collective::ReduceScatter, chosen, 0);
         match algo {
             Algorithm::Pairwise => pairwise(&cx, send, recv, layout, op).await,
             Algorithm::RecursiveHalving => recursive_halving(&cx, send, recv, layout, op).await,
@@ -104,7 +105,7 @@ impl Comm {
                 } else {
                     Vec::new()
                 };
-                binomial_reduce(&cx, send, &mut all, op, 0).await?;
+                binomial_reduce(&cx, send, &mut all, op, 0, true).await?;
                 linear_scatter(&cx, &all, recv, layout, 0).await
             }
         }

@@ -30,8 +30,8 @@ impl Comm {
         self.check_live(CALL)?;
         self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
         let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let algo = self.algorithm(Collective::Scan, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Scan, algo, 0);
+        let chosen = self.algorithm(Collective::Scan, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Scan, chosen, 0);
         recv.copy_from_slice(send);
         if cx.rank > 0 {
             let mut prefix = zeroed::<T>(send.len());
@@ -64,8 +64,8 @@ impl Comm {
         self.check_live(CALL)?;
         self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
         let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let algo = self.algorithm(Collective::Exscan, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Exscan, algo, 0);
+        let chosen = self.algorithm(Collective::Exscan, CALL, shape)?;
+        let cx = Ctx::new(self, CALL, Collective::Exscan, chosen, 0);
         if cx.rank > 0 {
             cx.recv(recv, cx.rank - 1).await?;
         }

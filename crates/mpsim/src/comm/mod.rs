@@ -71,6 +71,7 @@ use std::convert::Infallible;
 use std::fmt;
 use std::future::poll_fn;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -84,6 +85,7 @@ pub use create::CommCompare;
 use create::mix;
 use group::Group;
 
+use crate::coll::policy::Policy;
 use crate::request::{Names, Request, stamped, yield_once};
 use crate::runtime::Rt;
 
@@ -210,19 +212,29 @@ struct Inner {
     freed: Cell<bool>,
     /// Collective algorithms forced on it (`crate::coll::algo`), shared by its clones.
     forced: Cell<crate::coll::algo::Forced>,
+    /// The run's collective policy (`crate::coll::policy`), shared by every communicator of
+    /// the run.
+    policy: Arc<Policy>,
 }
 
 impl Comm {
     // ---- getters and compute ----
 
-    /// The world communicator of a rank.
-    pub(crate) fn world(rt: Rt) -> Self {
+    /// The world communicator of a rank of a run whose collectives follow `policy`.
+    pub(crate) fn world(rt: Rt, policy: Arc<Policy>) -> Self {
         let (rank, size) = (rt.rank(), rt.size());
-        Comm::from_parts(rt, WORLD_ID, rank, size, Group::Identity)
+        Comm::from_parts(rt, policy, WORLD_ID, rank, size, Group::Identity)
     }
 
     /// A communicator with id `id`; its contexts are derived from the id.
-    fn from_parts(rt: Rt, id: u64, rank: u32, size: u32, group: Group) -> Self {
+    fn from_parts(
+        rt: Rt,
+        policy: Arc<Policy>,
+        id: u64,
+        rank: u32,
+        size: u32,
+        group: Group,
+    ) -> Self {
         let inner = Inner {
             rt,
             id,
@@ -240,6 +252,7 @@ impl Comm {
             abandoned: Cell::new(false),
             freed: Cell::new(false),
             forced: Cell::new(crate::coll::algo::Forced::NONE),
+            policy,
         };
         Comm {
             inner: Rc::new(inner),

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser};
+use mpsim_proto::collective::AlgorithmChoices;
 use mpsim_proto::error::Result;
 use mpsim_sim::{Model, ModelFile, ModelFileError, RankSet};
 
@@ -54,6 +55,19 @@ pub struct LaunchArgs {
     /// Report an rsend that arrives before its receive is posted (ReadyNotPosted).
     #[arg(long)]
     pub strict: bool,
+    /// Collective algorithms to run, as `collective=algorithm` pairs
+    /// (`allreduce=ring,bcast=binomial`; may be repeated), on either backend; under sim over
+    /// the model file's `[collectives]`. A collective not named runs the cheapest algorithm by
+    /// the machine model's costs (sim), or the fixed table's (threads). An algorithm that needs
+    /// a commutative operation, named for a reduction given one that is not, fails that call
+    /// (InvalidOp).
+    #[arg(long, value_name = "LIST", value_parser = choices)]
+    pub coll: Vec<AlgorithmChoices>,
+    /// Reductions (reduce, allreduce, reduce_scatter) run their `reproducible` algorithm, whose
+    /// floating-point results do not depend on the algorithm or the process count (a fixed
+    /// binomial tree over ranks at rank 0), unless `--coll` names another.
+    #[arg(long)]
+    pub reproducible: bool,
     /// Under sim: how computation between calls is charged [default: the model's `mode`,
     /// `modeled` for the embedded model]. Overrides the model file's mode when given.
     #[arg(long, value_enum)]
@@ -164,12 +178,18 @@ impl TryFrom<LaunchArgs> for RunConfig {
             model.compute = compute.into();
         }
         let flags_given = [args.sim_only_flags(), args.threads_only_flags()].concat();
+        let mut collectives = AlgorithmChoices::default();
+        for c in &args.coll {
+            collectives = collectives.overlaid(c);
+        }
+        collectives.reproducible |= args.reproducible;
         Ok(RunConfig {
             ranks: args.ranks,
             backend: args.backend,
             model,
             eager_threshold: args.eager_threshold,
             strict: args.strict,
+            collectives,
             report: args.report,
             report_out: args.report_out,
             trace: args.trace,
@@ -253,6 +273,11 @@ impl Args for GivenFlags {
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         cmd
     }
+}
+
+/// Parses `--coll`.
+fn choices(text: &str) -> std::result::Result<AlgorithmChoices, String> {
+    text.parse()
 }
 
 /// Parses `--trace-ranks`.
@@ -465,6 +490,40 @@ mod tests {
                 .flags_given
                 .is_empty()
         );
+    }
+
+    /// `--coll` names algorithms (repeated: a later one for the same collective wins) and
+    /// `--reproducible` makes reductions reproducible; a collective or algorithm that does
+    /// not exist is a parse error naming the ones that do.
+    #[test]
+    fn coll_flags_name_algorithms() {
+        use mpsim_proto::collective::{Algorithm, Collective};
+        let config = super::RunConfig::try_from(args(&[
+            "--coll",
+            "allreduce=ring,bcast=binomial",
+            "--coll",
+            "allreduce=rabenseifner",
+            "--reproducible",
+        ]))
+        .expect("loads");
+        let c = config.collectives;
+        assert_eq!(c.get(Collective::Allreduce), Some(Algorithm::Rabenseifner));
+        assert_eq!(c.get(Collective::Bcast), Some(Algorithm::Binomial));
+        assert!(c.reproducible);
+        for (flag, expected) in [
+            ("bcast=ring", "bcast has no algorithm `ring`: use binomial"),
+            (
+                "alreduce=ring",
+                "`alreduce` is not a collective: use barrier, bcast",
+            ),
+            ("allreduce", "is not `collective=algorithm`"),
+        ] {
+            let e = Cli::try_parse_from(["prog", "--coll", flag])
+                .err()
+                .expect("a bad --coll")
+                .to_string();
+            assert!(e.contains(expected), "{e}");
+        }
     }
 
     /// Flags given in a later update of parsed flags add to those given first.

@@ -10,6 +10,7 @@
 
 use std::path::PathBuf;
 
+use mpsim_proto::collective::AlgorithmChoices;
 use mpsim_sim::{ComputeMode, Model, RankSet, TraceFilter};
 
 /// The configuration of a run: what the flags every mpsim program understands carry, as plain
@@ -50,6 +51,10 @@ pub struct RunConfig {
     pub eager_threshold: Option<usize>,
     /// Report an `rsend` that arrives before its receive is posted (`--strict`).
     pub strict: bool,
+    /// The collective algorithms the run names (`--coll allreduce=ring,bcast=binomial`), and
+    /// whether reductions are reproducible (`--reproducible`), on either backend; under `sim`
+    /// they come before the model file's `[collectives]` (`docs/collectives.md` §4).
+    pub collectives: AlgorithmChoices,
     /// The report's format (`--report`): under `sim` there is always a report (text unless
     /// said, or JSON for a [`RunConfig::report_out`] ending in `.json`); under `threads` only
     /// when this or [`RunConfig::report_out`] asks for one.
@@ -99,6 +104,7 @@ impl RunConfig {
             model: Model::default(),
             eager_threshold: None,
             strict: false,
+            collectives: AlgorithmChoices::default(),
             report: None,
             report_out: None,
             trace: None,

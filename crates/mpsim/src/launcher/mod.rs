@@ -140,6 +140,26 @@ impl Launcher {
         self
     }
 
+    /// The collective algorithms the run names, and whether reductions are reproducible
+    /// (`--coll`, `--reproducible`; [`RunConfig::collectives`]).
+    ///
+    /// ```
+    /// use mpsim::{AlgorithmChoices, Launcher, Op};
+    /// let choices: AlgorithmChoices = "allreduce=ring".parse().unwrap();
+    /// let outcome = Launcher::new(4).collectives(choices).simulate(|world| async move {
+    ///     let mut sum = [0u64];
+    ///     world.allreduce(&[1u64], &mut sum, &Op::sum()).await?;
+    ///     assert_eq!(sum, [4]);
+    ///     Ok(())
+    /// });
+    /// let line = &outcome.report.collectives[0];
+    /// assert_eq!((line.algorithm, line.reason, line.calls), ("ring", "--coll", 1));
+    /// ```
+    pub fn collectives(mut self, choices: crate::AlgorithmChoices) -> Self {
+        self.config.collectives = choices;
+        self
+    }
+
     /// Simulates `program` and returns the report with the run's first error, if any (the
     /// report then describes the run as of one lookahead after the error, `timing.md` S16 as
     /// amended by D2 of `docs/extensions.md`).
@@ -269,8 +289,10 @@ impl Launcher {
             };
             return (report, Some(e));
         }
-        let outcome = threads::run_threads(&self.config, program, true, None);
-        (threads_report(&outcome), outcome.error)
+        let (outcome, policy) = threads::run_threads(&self.config, program, true, None);
+        let mut report = threads_report(&outcome);
+        report.collectives = policy.lines();
+        (report, outcome.error)
     }
 
     /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is

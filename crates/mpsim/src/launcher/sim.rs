@@ -6,6 +6,7 @@
 //! a terminal); without it the run is silent until its report.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::interrupt::Interrupt;
@@ -13,6 +14,7 @@ use mpsim_sim::Outcome;
 
 use super::config::{Backend, ReportFormat, RunConfig};
 use super::outputs::{Outputs, warn_ignored};
+use crate::coll::policy::Policy;
 use crate::comm::Comm;
 use crate::runtime::Rt;
 
@@ -65,8 +67,12 @@ where
     F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = Result<()>>,
 {
-    let program = |rt| program(Comm::world(Rt::Sim(rt)));
-    mpsim_sim::simulate(&options(config), &program)
+    let options = options(config);
+    let policy = Arc::new(Policy::new(Some(&options.model), config.collectives));
+    let program = |rt| program(Comm::world(Rt::Sim(rt), Arc::clone(&policy)));
+    let mut outcome = mpsim_sim::simulate(&options, &program);
+    outcome.report.collectives = policy.lines();
+    outcome
 }
 
 /// [`simulate`], stopped when `interrupt` is raised, with a progress bar on standard error
@@ -80,7 +86,8 @@ where
         interrupt,
         ..options(config)
     };
-    let program = |rt| program(Comm::world(Rt::Sim(rt)));
+    let policy = Arc::new(Policy::new(Some(&options.model), config.collectives));
+    let program = |rt| program(Comm::world(Rt::Sim(rt), Arc::clone(&policy)));
     #[cfg(feature = "cli")]
     {
         let bar = indicatif::ProgressBar::new_spinner();
@@ -96,12 +103,17 @@ where
             ));
             bar.tick();
         };
-        let outcome = mpsim_sim::simulate_observed(&options, &program, &mut observe);
+        let mut outcome = mpsim_sim::simulate_observed(&options, &program, &mut observe);
         bar.finish_and_clear();
+        outcome.report.collectives = policy.lines();
         outcome
     }
     #[cfg(not(feature = "cli"))]
-    mpsim_sim::simulate(&options, &program)
+    {
+        let mut outcome = mpsim_sim::simulate(&options, &program);
+        outcome.report.collectives = policy.lines();
+        outcome
+    }
 }
 
 /// What the simulator is given: the model, with `config`'s eager threshold if it has one.
