@@ -106,7 +106,14 @@ impl Comm {
     pub fn solo(&self) -> Comm {
         let me = self.world_rank(self.rank());
         let group = Group::Table(std::rc::Rc::from([me].as_slice()));
-        Comm::from_parts(self.rt().clone(), SOLO_ID, 0, 1, group)
+        Comm::from_parts(
+            self.rt().clone(),
+            Arc::clone(&self.inner.policy),
+            SOLO_ID,
+            0,
+            1,
+            group,
+        )
     }
 
     /// The world rank of member `rank` of this communicator (`rank < size`; a larger one is
