@@ -10,6 +10,7 @@ use std::fmt::{self, Write as _};
 
 use mpsim_proto::p2p::MessageCounts;
 
+use crate::bsp_report::BspReport;
 use crate::model::ComputeMode;
 use crate::waits::WaitReport;
 
@@ -144,6 +145,9 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// How compute was charged (`sim` only).
     pub compute: Option<ComputeMode>,
+    /// The supersteps of a BSP program (`mpsim::bsp`), absent for others (and from the JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bsp: Option<BspReport>,
 }
 
 impl Report {
@@ -295,6 +299,9 @@ impl fmt::Display for Report {
                 line(&mut out, r);
             }
             writeln!(out, "... {} more ranks", self.ranks.len() - LIST_RANKS / 2).ok();
+        }
+        if let Some(bsp) = &self.bsp {
+            bsp.write_text(&mut out);
         }
         write_top_waits(&mut out, &self.top_waits);
         write_warnings(&mut out, "warning: ", &self.warnings);

@@ -197,6 +197,7 @@ pub(crate) fn refused(error: Error, compute: ComputeMode) -> Outcome {
             stopped: Some(error.to_string()),
             warnings: Vec::new(),
             compute: Some(compute),
+            bsp: None,
         },
         error: Some(error),
         trace: None,
@@ -319,6 +320,7 @@ pub(crate) fn merge(
             stopped: error.as_ref().map(ToString::to_string),
             warnings,
             compute: Some(options.model.compute),
+            bsp: None,
         },
         error,
     }

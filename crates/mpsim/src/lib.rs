@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 mod blocking;
+pub mod bsp;
 mod coll;
 mod comm;
 mod launcher;
@@ -71,7 +72,10 @@ pub use message::Message;
 pub use mpsim_proto::deadlock::{
     BlockedRank, DeadlockReport, LivelockReport, PollingRank, StuckRank, Waiting,
 };
-pub use mpsim_proto::error::{Error, ErrorClass, PendingRequest, ProgramError, Result, Site};
+pub use mpsim_proto::error::{
+    BspError, BspErrorKind, Disagreement, Error, ErrorClass, PendingRequest, ProgramError, Result,
+    Site,
+};
 pub use mpsim_proto::interrupt::Signal;
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};

@@ -25,6 +25,7 @@ pub(super) fn run<F, Fut>(
     config: &RunConfig,
     program: F,
     interrupt: Option<&Interrupt>,
+    amend: &dyn Fn(&mut mpsim_sim::Report),
 ) -> Result<()>
 where
     F: Fn(Comm) -> Fut + Sync,
@@ -42,7 +43,9 @@ where
         eprint!("{text}");
     }
     let printed = outputs.report.map_or(Ok(()), |format| {
-        outputs.write_report(&threads_report(&outcome), format)
+        let mut report = threads_report(&outcome);
+        amend(&mut report);
+        outputs.write_report(&report, format)
     });
     outputs.write_trace(outcome.trace.as_ref(), interrupt)?;
     outcome.into_result().and(printed)
