@@ -31,6 +31,7 @@ use std::collections::BTreeMap;
 use mpsim_proto::error::{BspErrorKind, Disagreement, Error, Result};
 use mpsim_proto::matching::{Pattern, Source, Tag};
 use mpsim_proto::p2p::SendMode;
+use mpsim_proto::runtime::Work;
 
 use super::ctx::{Core, Ctx, GetDest, Outgoing};
 use super::queue::Queue;
@@ -38,7 +39,7 @@ use super::regs::Sizes;
 use super::timing::Superstep;
 use super::wire::{self, Bundle, Op};
 use crate::Op as ReduceOp;
-use crate::request::{Names, Request, wait_all_in, wait_any_in};
+use crate::request::{Names, Request, wait_all_in, wait_any_in, yield_once};
 
 /// Whether a process syncs or ends.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -232,9 +233,9 @@ impl Core {
                 let end = self.step_start_ns.saturating_add(cost);
                 let now = self.comm.now_ns();
                 if end > now {
-                    self.comm
-                        .compute(std::time::Duration::from_nanos(end - now))
-                        .await;
+                    let d = std::time::Duration::from_nanos(end - now);
+                    self.comm.rt().compute(Work::Sync(d));
+                    yield_once().await;
                 }
                 cost
             }

@@ -21,6 +21,7 @@ pub const TIME_LIMIT: Duration = Duration::from_secs(300);
 
 /// Two tests per behaviour: `$sim` and `$threads` run `$body(Backend::Sim)` and
 /// `$body(Backend::Threads)`.
+#[allow(unused_macros)]
 macro_rules! bsp_both {
     ($body:ident => $sim:ident, $threads:ident) => {
         #[test]
