@@ -6,12 +6,18 @@ use mpsim::bsp;
 use mpsim::{Backend, Launcher};
 
 // The examples themselves, so that their programs are callable.
+#[allow(dead_code)]
+#[path = "../examples/bsp_exchange.rs"]
+mod bsp_exchange;
 #[allow(dead_code)] // their `main`s and command lines are not used here
 #[path = "../examples/bsp_inprod.rs"]
 mod bsp_inprod;
 #[allow(dead_code)]
 #[path = "../examples/bsp_prefix.rs"]
 mod bsp_prefix;
+#[allow(dead_code)]
+#[path = "../examples/bsp_shift.rs"]
+mod bsp_shift;
 #[allow(dead_code)]
 #[path = "../examples/bsp_sort.rs"]
 mod bsp_sort;
@@ -83,4 +89,23 @@ fn example_bsp_sort_under_the_cost_model() {
     let table = outcome.report.bsp.expect("a table");
     assert_eq!(table.supersteps.len(), 5);
     assert_eq!(outcome.report.ranks[0].clock_ns, table.total_ns());
+}
+
+#[test]
+fn example_bsp_exchange_and_shift_check_what_they_receive_on_both_backends() {
+    for backend in [Backend::Sim, Backend::Threads] {
+        for p in [1, 2, 4] {
+            let l = Launcher::new(p).backend(backend);
+            for mode in [bsp_exchange::Mode::Bsmp, bsp_exchange::Mode::Drma] {
+                bsp::run_with(&l, |ctx| async move {
+                    bsp_exchange::exchange(ctx, mode, 40, 3, "test").await
+                })
+                .unwrap_or_else(|e| panic!("{backend:?} {p} {mode:?}: {e}"));
+            }
+            bsp::run_with(&l, |ctx| async move {
+                bsp_shift::shift(ctx, 5, 3, "test").await
+            })
+            .unwrap_or_else(|e| panic!("{backend:?} {p} shift: {e}"));
+        }
+    }
 }
