@@ -29,6 +29,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod bsp_report;
+pub use bsp_report::{BspReport, BspTiming, Superstep};
 pub mod decimal;
 mod event;
 mod external;

@@ -24,6 +24,7 @@
 //! [bsp]                         # optional: BSP g and l when they were measured
 //! g = "0.125ns/byte"
 //! l = "2us"
+//! timing = "p2p"                # BSP programs: "p2p" (default) or "cost" (w + h*g + l)
 //!
 //! [cpu]                         # optional: extensions X1-X3 (docs/extensions.md)
 //! send_overhead = "300ns"       # X1: per nonblocking send request; default 0
@@ -377,6 +378,7 @@ struct RawCompute {
 struct RawBsp {
     g: Option<Spanned<Scalar>>,
     l: Option<Spanned<Scalar>>,
+    timing: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -610,12 +612,26 @@ fn parse(
     }
 
     let (mut bsp_g_ps_per_byte, mut bsp_l_ns) = (None, None);
+    let mut bsp_timing = crate::BspTiming::P2p;
     if let Some(b) = &raw.bsp {
         if let Some(v) = &b.g {
             bsp_g_ps_per_byte = Some(cx.quantity(v, "bsp.g", &BSP_G)?);
         }
         if let Some(v) = &b.l {
             bsp_l_ns = Some(cx.time(v, "bsp.l")?);
+        }
+        if let Some(t) = &b.timing {
+            bsp_timing = match t.get_ref().as_str() {
+                "cost" => crate::BspTiming::Cost,
+                "p2p" => crate::BspTiming::P2p,
+                other => {
+                    return Err(cx.value_err(
+                        t.span().start,
+                        "bsp.timing",
+                        format!("`{other}` is not a BSP timing: use \"cost\" or \"p2p\""),
+                    ));
+                }
+            };
         }
     }
 
@@ -644,6 +660,7 @@ fn parse(
         host_to_target_ppm,
         bsp_g_ps_per_byte,
         bsp_l_ns,
+        bsp_timing,
         cpu,
         collectives,
     };
@@ -1051,8 +1068,12 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
         "host_to_target = {}",
         exact_decimal(m.host_to_target_ppm, 6)
     );
-    if m.bsp_g_ps_per_byte.is_some() || m.bsp_l_ns.is_some() {
+    let cost = m.bsp_timing == crate::BspTiming::Cost;
+    if m.bsp_g_ps_per_byte.is_some() || m.bsp_l_ns.is_some() || cost {
         let _ = writeln!(t, "\n[bsp]");
+        if cost {
+            let _ = writeln!(t, "timing = \"cost\"");
+        }
         if let Some(g) = m.bsp_g_ps_per_byte {
             let _ = writeln!(t, "g = \"{}\"", fmt_bsp_g(g));
         }

@@ -10,6 +10,7 @@ use std::fmt::{self, Write as _};
 
 use mpsim_proto::p2p::MessageCounts;
 
+use crate::bsp_report::BspReport;
 use crate::model::ComputeMode;
 use crate::waits::WaitReport;
 
@@ -147,6 +148,9 @@ pub struct Report {
     /// Per collective, algorithm and reason for choosing it: the calls and the time in them
     /// (empty for a run that made no collective call).
     pub collectives: Vec<CollectiveLine>,
+    /// The supersteps of a BSP program (`mpsim::bsp`), absent for others (and from the JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bsp: Option<BspReport>,
 }
 
 /// One line of a report's collectives table: the calls of one collective that ran one
@@ -321,6 +325,9 @@ impl fmt::Display for Report {
             writeln!(out, "... {} more ranks", self.ranks.len() - LIST_RANKS / 2).ok();
         }
         write_collectives(&mut out, &self.collectives);
+        if let Some(bsp) = &self.bsp {
+            bsp.write_text(&mut out);
+        }
         write_top_waits(&mut out, &self.top_waits);
         write_warnings(&mut out, "warning: ", &self.warnings);
         f.write_str(&out)

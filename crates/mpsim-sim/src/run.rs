@@ -198,6 +198,7 @@ pub(crate) fn refused(error: Error, compute: ComputeMode) -> Outcome {
             warnings: Vec::new(),
             compute: Some(compute),
             collectives: Vec::new(),
+            bsp: None,
         },
         error: Some(error),
         trace: None,
@@ -321,6 +322,7 @@ pub(crate) fn merge(
             warnings,
             compute: Some(options.model.compute),
             collectives: Vec::new(),
+            bsp: None,
         },
         error,
     }

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mpsim_sim::{ComputeMode, CpuModel, DelayTable, Model, ModelFile, ModelFileError};
+use mpsim_sim::{BspTiming, ComputeMode, CpuModel, DelayTable, Model, ModelFile, ModelFileError};
 use proptest::prelude::*;
 
 const GOOD_TOML: &str = r#"# a test model
@@ -274,6 +274,11 @@ fn arb_model() -> impl Strategy<Value = Model> {
                 host_to_target_ppm,
                 bsp_g_ps_per_byte,
                 bsp_l_ns,
+                bsp_timing: if bsp_g_ps_per_byte.is_some_and(|g| g % 2 == 0) {
+                    BspTiming::Cost
+                } else {
+                    BspTiming::P2p
+                },
                 cpu: CpuModel {
                     send_overhead_ns,
                     recv_overhead_ns,

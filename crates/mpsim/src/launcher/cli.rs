@@ -120,6 +120,12 @@ pub struct LaunchArgs {
     /// files: `500ms`, `2s`.
     #[arg(long, value_name = "TIME", default_value = "1s", allow_hyphen_values = true, value_parser = mpsim_sim::units::time_ns)]
     pub livelock_after: u64,
+    /// Under `sim`, for BSP programs (`mpsim::bsp`): `cost` times each superstep by the BSP
+    /// cost model, w + h*g + l with g and l from the model's [bsp] section; `p2p` times the
+    /// messages its sync really sends on the point-to-point model [default: the model's
+    /// `[bsp] timing`, else p2p].
+    #[arg(long, value_name = "TIMING", value_parser = bsp_timing)]
+    pub bsp_timing: Option<mpsim_sim::BspTiming>,
     /// Under `threads`: how a rank waits for a message. `auto` spins when every rank has a
     /// core, yields its core for up to 1 ms and then parks with at most two ranks per core,
     /// and parks after a few yields with more.
@@ -198,6 +204,7 @@ impl TryFrom<LaunchArgs> for RunConfig {
             trace_ranks: args.trace_ranks,
             sim_threads: args.sim_threads,
             livelock_after_ns: args.livelock_after,
+            bsp_timing: args.bsp_timing,
             wait: args.wait,
             bind: args.bind,
             spawn_order: None,
@@ -281,6 +288,15 @@ fn choices(text: &str) -> std::result::Result<AlgorithmChoices, String> {
 }
 
 /// Parses `--trace-ranks`.
+/// `--bsp-timing`'s value.
+fn bsp_timing(text: &str) -> std::result::Result<mpsim_sim::BspTiming, String> {
+    match text {
+        "cost" => Ok(mpsim_sim::BspTiming::Cost),
+        "p2p" => Ok(mpsim_sim::BspTiming::P2p),
+        _ => Err(format!("`{text}` is not a BSP timing: use cost or p2p")),
+    }
+}
+
 fn rank_list(text: &str) -> std::result::Result<RankSet, String> {
     text.parse()
 }
@@ -326,6 +342,12 @@ where
     F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = Result<()>>,
 {
+    run_parsed(|launcher| launcher.run(program))
+}
+
+/// Parses the command line into a launcher and runs `run` with it, as [`run`] does (the BSP
+/// layer's `bsp::run`).
+pub(crate) fn run_parsed(run: impl FnOnce(Launcher) -> Result<()>) -> ExitCode {
     let cli = Cli::parse();
     let launcher = match Launcher::try_from_args(cli.launch) {
         Ok(launcher) => launcher,
@@ -334,7 +356,7 @@ where
             return ExitCode::FAILURE;
         }
     };
-    exit_code(launcher.run(program))
+    exit_code(run(launcher))
 }
 
 #[cfg(test)]

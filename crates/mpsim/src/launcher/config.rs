@@ -78,6 +78,9 @@ pub struct RunConfig {
     /// Under `sim`: stop with a livelock error once nothing but polls has run for this long
     /// of virtual time (`--livelock-after`; 1 s by default, 0 never).
     pub livelock_after_ns: u64,
+    /// Under `sim`: how BSP programs' supersteps are timed (`--bsp-timing`); `None`: as the
+    /// model's `[bsp] timing` says.
+    pub bsp_timing: Option<mpsim_sim::BspTiming>,
     /// Under `threads`: how a rank waits for a message (`--wait`).
     pub wait: Wait,
     /// Under `threads`: whether rank threads are bound to cores (`--bind`).
@@ -113,6 +116,7 @@ impl RunConfig {
             trace_ranks: None,
             sim_threads: 1,
             livelock_after_ns: mpsim_sim::DEFAULT_LIVELOCK_AFTER_NS,
+            bsp_timing: None,
             wait: Wait::Auto,
             bind: Bind::Auto,
             spawn_order: None,
@@ -179,7 +183,7 @@ pub(super) struct Flag {
 }
 
 /// The flags only the simulator reads: a run on threads ignores them.
-pub(super) const SIM_ONLY: [Flag; 4] = [
+pub(super) const SIM_ONLY: [Flag; 5] = [
     Flag {
         id: "model",
         typed: "--model",
@@ -195,6 +199,10 @@ pub(super) const SIM_ONLY: [Flag; 4] = [
     Flag {
         id: "livelock_after",
         typed: "--livelock-after",
+    },
+    Flag {
+        id: "bsp_timing",
+        typed: "--bsp-timing",
     },
 ];
 

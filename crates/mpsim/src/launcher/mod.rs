@@ -27,6 +27,8 @@ use crate::measured::{empty_report, threads_report};
 use crate::signals;
 
 #[cfg(feature = "cli")]
+pub(crate) use cli::run_parsed;
+#[cfg(feature = "cli")]
 pub use cli::{LaunchArgs, run};
 pub use config::{Backend, Bind, Compute, ReportFormat, RunConfig, Wait};
 pub use outputs::TraceFormat;
@@ -318,6 +320,16 @@ impl Launcher {
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
     {
+        self.run_amended(program, &|_| {})
+    }
+
+    /// [`Launcher::run`], with `amend` applied to the report before it is written (the BSP
+    /// layer adds its table of supersteps).
+    pub(crate) fn run_amended<F, Fut>(&self, program: F, amend: &dyn Fn(&mut Report)) -> Result<()>
+    where
+        F: Fn(Comm) -> Fut + Sync,
+        Fut: Future<Output = Result<()>>,
+    {
         let config = &self.config;
         if let Some(e) = no_ranks(config) {
             return Err(e);
@@ -335,8 +347,8 @@ impl Launcher {
         let listening = signals::listen();
         let interrupt = listening.as_ref().map(|l| l.interrupt().clone());
         match config.backend {
-            Backend::Sim => sim::run(config, program, interrupt),
-            Backend::Threads => threads::run(config, program, interrupt.as_ref()),
+            Backend::Sim => sim::run(config, program, interrupt, amend),
+            Backend::Threads => threads::run(config, program, interrupt.as_ref(), amend),
             Backend::Mpi => Err(Error::Unsupported {
                 what: format!(
                     "the {:?} backend is not in this build yet; use --backend threads",

@@ -25,6 +25,7 @@ pub(super) fn run<F, Fut>(
     config: &RunConfig,
     program: F,
     interrupt: Option<Interrupt>,
+    amend: &dyn Fn(&mut mpsim_sim::Report),
 ) -> Result<()>
 where
     F: Fn(Comm) -> Fut + Sync,
@@ -41,7 +42,8 @@ where
         );
     }
     let listened = interrupt.clone();
-    let outcome = simulate_shown(config, program, interrupt);
+    let mut outcome = simulate_shown(config, program, interrupt);
+    amend(&mut outcome.report);
     if let Some(Error::Interrupted { signal, .. }) = &outcome.error {
         eprintln!(
             "mpsim: {signal}: the run stopped; writing its report and trace of what ran until \

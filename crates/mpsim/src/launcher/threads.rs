@@ -27,6 +27,7 @@ pub(super) fn run<F, Fut>(
     config: &RunConfig,
     program: F,
     interrupt: Option<&Interrupt>,
+    amend: &dyn Fn(&mut mpsim_sim::Report),
 ) -> Result<()>
 where
     F: Fn(Comm) -> Fut + Sync,
@@ -46,6 +47,7 @@ where
     let printed = outputs.report.map_or(Ok(()), |format| {
         let mut report = threads_report(&outcome);
         report.collectives = policy.lines();
+        amend(&mut report);
         outputs.write_report(&report, format)
     });
     outputs.write_trace(outcome.trace.as_ref(), interrupt)?;
