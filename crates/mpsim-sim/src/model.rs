@@ -432,7 +432,7 @@ impl Model {
                 cores: None,
                 wake_latency_ns: 0,
                 handover_ns: 0,
-                ..self.cpu.clone()
+                ..self.cpu
             },
             ..self.clone()
         }
