@@ -4,7 +4,8 @@
  *   p2p: MPI_Irecv from and MPI_Isend to every other rank, MPI_Waitall (no barrier: every
  *        message is expected, which is what a BSP sync's exchange needs besides its barrier);
  *   rma: MPI_Put into every other rank's window between MPI_Win_fence calls (BSPlib's DRMA
- *        on MPI one-sided, as BSPonMPI does).
+ *        on MPI one-sided, as BSPonMPI does); the window has two halves used in turn, since
+ *        a put of the next step may land while a slower rank still checks this one.
  * Rank 0 prints "time_ns=T msgs_per_s=X bytes_per_s=Y" like the example.
  * Usage: exchange p2p|rma BYTES STEPS */
 #include <mpi.h>
@@ -25,18 +26,20 @@ int main(int argc, char **argv) {
   }
   int rma = strcmp(argv[1], "rma") == 0;
   long bytes = atol(argv[2]), steps = atol(argv[3]);
-  unsigned char *out = malloc(bytes), *in = malloc(bytes * p);
+  unsigned char *out = malloc(bytes), *win_mem = malloc(2 * bytes * p), *in = win_mem;
   MPI_Request *reqs = malloc(sizeof(MPI_Request) * 2 * p);
   MPI_Win win;
-  if (rma) MPI_Win_create(in, bytes * p, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  if (rma) MPI_Win_create(win_mem, 2 * bytes * p, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
   if (rma) MPI_Win_fence(0, win);
   double start = 0;
   for (long k = 0; k <= steps; k++) {
     if (k == 1) start = MPI_Wtime();
     for (long i = 0; i < bytes; i++) out[i] = fill(me, k, i);
+    long half = (k % 2) * bytes * p;
+    in = win_mem + (rma ? half : 0);
     if (rma) {
       for (int t = 0; t < p; t++)
-        if (t != me) MPI_Put(out, bytes, MPI_BYTE, t, (MPI_Aint)me * bytes, bytes, MPI_BYTE, win);
+        if (t != me) MPI_Put(out, bytes, MPI_BYTE, t, half + (MPI_Aint)me * bytes, bytes, MPI_BYTE, win);
       MPI_Win_fence(0, win);
     } else {
       int n = 0;
@@ -59,7 +62,7 @@ int main(int argc, char **argv) {
     printf("time_ns=%.0f msgs_per_s=%.0f bytes_per_s=%.0f\n", secs * 1e9, msgs / secs, msgs * bytes / secs);
   }
   if (rma) MPI_Win_free(&win);
-  free(out); free(in); free(reqs);
+  free(out); free(win_mem); free(reqs);
   MPI_Finalize();
   return 0;
 }

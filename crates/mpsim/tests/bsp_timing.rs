@@ -126,22 +126,20 @@ fn bsp_timing_names_the_process_that_set_h() {
     );
 }
 
-fn traffic(mut ctx: Ctx) -> impl std::future::Future<Output = Result<()>> {
-    async move {
-        let (s, p) = (ctx.pid(), ctx.nprocs());
-        let x = ctx.push_reg::<u64>(p as usize)?;
-        ctx.sync().await?;
-        for step in 0..3u64 {
-            ctx.compute(Duration::from_nanos(100 * u64::from(s + 1)))
-                .await;
-            for t in 0..p {
-                ctx.put(t, &x, s as usize, &[step])?;
-                ctx.send(t, &[], &[s as u8; 16])?;
-            }
-            ctx.sync().await?;
+async fn traffic(mut ctx: Ctx) -> Result<()> {
+    let (s, p) = (ctx.pid(), ctx.nprocs());
+    let x = ctx.push_reg::<u64>(p as usize)?;
+    ctx.sync().await?;
+    for step in 0..3u64 {
+        ctx.compute(Duration::from_nanos(100 * u64::from(s + 1)))
+            .await;
+        for t in 0..p {
+            ctx.put(t, &x, s as usize, &[step])?;
+            ctx.send(t, &[], &[s as u8; 16])?;
         }
-        Ok(())
+        ctx.sync().await?;
     }
+    Ok(())
 }
 
 /// Point-to-point timing: the supersteps take what their messages take on the model, the

@@ -155,11 +155,12 @@ mpi! {
     fn MPI_Cart_get / PMPI_Cart_get(c: Handle, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) -> c_int {
         ret(cart("MPI_Cart_get", c).map(|(info, g)| {
             let me = g.coords(info.rank as c_int);
-            for i in 0..(maxdims.max(0) as usize).min(g.dims.len()) {
+            let n = (maxdims.max(0) as usize).min(g.dims.len());
+            for (i, ((&d, &p), &x)) in g.dims.iter().zip(&g.periods).zip(&me).take(n).enumerate() {
                 unsafe {
-                    *dims.add(i) = g.dims[i];
-                    *periods.add(i) = g.periods[i] as c_int;
-                    *coords.add(i) = me[i];
+                    *dims.add(i) = d;
+                    *periods.add(i) = p as c_int;
+                    *coords.add(i) = x;
                 }
             }
         }))
