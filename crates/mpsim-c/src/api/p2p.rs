@@ -97,6 +97,34 @@ unsafe fn deliver(bytes: &[u8], buf: usize, n: usize, t: &Datatype) {
     }
 }
 
+/// A receive's checked arguments: the count, the datatype and the call's argument words
+/// (`None` for a receive from `MPI_PROC_NULL`, complete at once).
+struct ReceiveArgs {
+    n: usize,
+    t: Datatype,
+    a: [i64; 4],
+}
+
+fn receive_args(
+    call: &str,
+    n: c_int,
+    dt: Handle,
+    source: c_int,
+    tag: c_int,
+    c: Handle,
+) -> Res<Option<ReceiveArgs>> {
+    let info = comm(call, c)?;
+    let n = count(call, c, n)?;
+    let t = datatype(call, c, dt)?;
+    check_peer(call, c, info.size, source, true)?;
+    check_tag(call, c, tag, true)?;
+    if source == MPI_PROC_NULL {
+        return Ok(None);
+    }
+    let a = [info.id, source as i64, tag as i64, (t.size * n) as i64];
+    Ok(Some(ReceiveArgs { n, t, a }))
+}
+
 /// A blocking receive into `buf`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn recv(
@@ -108,16 +136,10 @@ unsafe fn recv(
     tag: c_int,
     c: Handle,
 ) -> Res<MpiStatus> {
-    let info = comm(call, c)?;
-    let n = count(call, c, n)?;
-    let t = datatype(call, c, dt)?;
-    check_peer(call, c, info.size, source, true)?;
-    check_tag(call, c, tag, true)?;
-    if source == MPI_PROC_NULL {
+    let Some(ReceiveArgs { n, t, a }) = receive_args(call, n, dt, source, tag, c)? else {
         return Ok(MpiStatus::proc_null());
-    }
+    };
     let cap = t.size * n;
-    let a = [info.id, source as i64, tag as i64, cap as i64];
     let (r, data) = if t.is_contiguous() {
         let mut at = 0usize;
         let base = buf as *mut u8;
@@ -150,17 +172,11 @@ unsafe fn irecv(
     tag: c_int,
     c: Handle,
 ) -> Res<Req> {
-    let info = comm(call, c)?;
-    let n = count(call, c, n)?;
-    let t = datatype(call, c, dt)?;
-    check_peer(call, c, info.size, source, true)?;
-    check_tag(call, c, tag, true)?;
-    if source == MPI_PROC_NULL {
+    let Some(ReceiveArgs { n, t, a }) = receive_args(call, n, dt, source, tag, c)? else {
         return Ok(Req::Done {
             status: MpiStatus::proc_null(),
         });
-    }
-    let a = [info.id, source as i64, tag as i64, (t.size * n) as i64];
+    };
     let r = door::simple(Op::Irecv, &a, &[]).map_err(|f| state::failed(Some(c), call, f))?;
     Ok(Req::Recv {
         proxy: r.v[0],
