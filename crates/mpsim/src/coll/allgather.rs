@@ -100,7 +100,7 @@ impl Comm {
 /// Ring allgather in place: `buf` holds block `v` (ranks relative to `root`); in step `s`
 /// each rank passes block `v - s` to its right and takes block `v - s - 1` from its left.
 pub(super) async fn ring<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     buf: &mut [T],
     layout: &Layout,
     v: usize,
@@ -120,7 +120,7 @@ pub(super) async fn ring<T: Pod>(
 /// Recursive-doubling allgather in place (module docs): `buf` holds block `v` (ranks
 /// relative to `root`).
 pub(super) async fn recursive_doubling<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     buf: &mut [T],
     layout: &Layout,
     v: usize,
@@ -169,7 +169,7 @@ pub(super) async fn recursive_doubling<T: Pod>(
 /// Bruck's allgather: rank `r` keeps its blocks rotated (`tmp[i]` is rank `r + i`'s); in the
 /// step at distance `k` it sends its first `min(k, size - k)` blocks to `r - k` and appends
 /// as many from `r + k`; then it rotates them into place.
-async fn bruck<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T]) -> Result<()> {
+async fn bruck<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T]) -> Result<()> {
     let (n, r, b) = (cx.size as usize, cx.rank as usize, send.len());
     let mut tmp = zeroed::<T>(n * b);
     tmp[..b].copy_from_slice(send);

@@ -107,7 +107,7 @@ impl Comm {
 /// Every receive posted, then every send, in the order `r + 1, r + 2, ...`; the own block
 /// copied.
 async fn scattered<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     sl: &Layout,
     recv: &mut [T],
@@ -134,7 +134,7 @@ async fn scattered<T: Pod>(
 /// Pairwise exchange: step `k` sends block `r + k` to rank `r + k` and receives block `r - k`
 /// from rank `r - k`.
 async fn pairwise<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     sl: &Layout,
     recv: &mut [T],
@@ -159,7 +159,7 @@ async fn pairwise<T: Pod>(
 /// rank `r + i`; in the step at distance `k` send every block whose index has bit `k` to
 /// `r + k` and take as many from `r - k` in their place; then block `j` of the result is
 /// `tmp[r - j]`.
-async fn bruck<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], b: usize) -> Result<()> {
+async fn bruck<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T], b: usize) -> Result<()> {
     let (n, r) = (cx.size as usize, cx.rank as usize);
     let mut tmp = zeroed::<T>(n * b);
     for i in 0..n {

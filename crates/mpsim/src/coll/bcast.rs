@@ -1,4 +1,4 @@
-//! `bcast`: a binomial tree, or (long messages) a binomial scatter of the vector followed by an
+//! `bcast` and `ibcast`: a binomial tree, or (long messages) a binomial scatter of the vector followed by an
 //! allgather by recursive doubling or around a ring (van de Geijn's, as MPICH has it). Ranks
 //! are taken relative to the root (`v = (r - root) mod size`), so the tree hangs from it.
 
@@ -8,6 +8,7 @@ use mpsim_proto::error::Result;
 use super::algo::{Algorithm, Collective};
 use super::{Ctx, Layout, allgather};
 use crate::Comm;
+use crate::request::Request;
 
 /// The communicator rank of relative rank `v` for `root` on `n` ranks.
 pub(super) fn real(v: u64, root: u32, n: u32) -> u32 {
@@ -30,29 +31,62 @@ impl Comm {
     /// ```
     pub async fn bcast<T: Pod>(&self, buf: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "bcast";
-        self.check_live(CALL)?;
-        self.check_root(CALL, root)?;
-        let shape = self.shape::<T>(buf.len(), true);
-        let algo = self.algorithm(Collective::Bcast, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Bcast, algo, root);
-        if cx.size == 1 {
-            return Ok(());
-        }
-        match algo {
-            Algorithm::Binomial => binomial(&cx, buf, root).await,
-            _ => {
-                let layout = Layout::Equal {
-                    count: buf.len(),
-                    parts: cx.size as usize,
-                };
-                scatter_blocks(&cx, buf, &layout, root).await?;
-                let v = (u64::from(cx.rank) + u64::from(cx.size) - u64::from(root))
-                    % u64::from(cx.size);
-                if algo == Algorithm::ScatterRing {
-                    allgather::ring(&cx, buf, &layout, v as usize, root).await
-                } else {
-                    allgather::recursive_doubling(&cx, buf, &layout, v as usize, root).await
-                }
+        let algo = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
+        run(&Ctx::new(self, CALL, Collective::Bcast, algo, root), algo, buf, root).await
+    }
+
+    /// Starts a [`Comm::bcast`] (MPI's `MPI_Ibcast`): the root's `buf` is read now, and the
+    /// others' `buf` gets the data when the request completes (it is borrowed until then).
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut data = if world.rank() == 0 { [7u32, 8] } else { [0; 2] };
+    ///         let request = world.ibcast(&mut data, 0)?;
+    ///         request.wait().await?;
+    ///         assert_eq!(data, [7, 8]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("ibcast");
+    /// ```
+    pub fn ibcast<'b, T: Pod>(&self, buf: &'b mut [T], root: u32) -> Result<Request<'b>> {
+        const CALL: &str = "ibcast";
+        let algo = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
+        let mut data = buf.to_vec();
+        let what = (Collective::Bcast, algo, root);
+        Ok(self.start_coll(CALL, what, Some(buf), move |cx| async move {
+            run(&cx, algo, &mut data, root).await?;
+            Ok(data)
+        }))
+    }
+
+    /// The checks of a bcast named `call` of `count` elements, and its algorithm.
+    fn bcast_algorithm<T>(&self, call: &'static str, count: usize, root: u32) -> Result<Algorithm> {
+        self.check_live(call)?;
+        self.check_root(call, root)?;
+        self.algorithm(Collective::Bcast, call, self.shape::<T>(count, true))
+    }
+}
+
+/// Bcast of `buf` from `root` by `algo`.
+async fn run<T: Pod>(cx: &Ctx, algo: Algorithm, buf: &mut [T], root: u32) -> Result<()> {
+    if cx.size == 1 {
+        return Ok(());
+    }
+    match algo {
+        Algorithm::Binomial => binomial(cx, buf, root).await,
+        _ => {
+            let layout = Layout::Equal {
+                count: buf.len(),
+                parts: cx.size as usize,
+            };
+            scatter_blocks(cx, buf, &layout, root).await?;
+            let v =
+                (u64::from(cx.rank) + u64::from(cx.size) - u64::from(root)) % u64::from(cx.size);
+            if algo == Algorithm::ScatterRing {
+                allgather::ring(cx, buf, &layout, v as usize, root).await
+            } else {
+                allgather::recursive_doubling(cx, buf, &layout, v as usize, root).await
             }
         }
     }
@@ -60,7 +94,7 @@ impl Comm {
 
 /// Binomial bcast: relative rank `v` receives from `v - lowbit(v)`, then sends to `v + m` for
 /// each `m = lowbit(v)/2, ..., 1` (the root: from the largest power of two below `size`).
-async fn binomial<T: Pod>(cx: &Ctx<'_>, buf: &mut [T], root: u32) -> Result<()> {
+async fn binomial<T: Pod>(cx: &Ctx, buf: &mut [T], root: u32) -> Result<()> {
     let n = u64::from(cx.size);
     let v = (u64::from(cx.rank) + n - u64::from(root)) % n;
     let mut mask = 1u64;
@@ -85,7 +119,7 @@ async fn binomial<T: Pod>(cx: &Ctx<'_>, buf: &mut [T], root: u32) -> Result<()> 
 /// place: relative rank `v` receives the blocks of its subtree, `v..v + lowbit(v)`, and passes
 /// each child's subtree on.
 async fn scatter_blocks<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     buf: &mut [T],
     layout: &Layout,
     root: u32,

@@ -196,7 +196,7 @@ impl Comm {
 /// Linear gather: the root posts a receive from every other rank into its block of `recv`
 /// (`layout`, known at the root only), the others send.
 pub(super) async fn linear_gather<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     layout: &Layout,
@@ -220,7 +220,7 @@ pub(super) async fn linear_gather<T: Pod>(
 /// Linear scatter: the root sends every other rank its block of `send` (`layout`, known at
 /// the root only), all at once; the others receive.
 pub(super) async fn linear_scatter<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     layout: &Layout,
@@ -242,7 +242,7 @@ pub(super) async fn linear_scatter<T: Pod>(
 /// its children `v + 1, v + 2, v + 4, ...`, and passes them to `v - lowbit(v)`; the root
 /// rotates them into rank order.
 async fn binomial_gather<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     root: u32,
@@ -273,7 +273,7 @@ async fn binomial_gather<T: Pod>(
 /// Binomial scatter: the root orders the blocks by relative rank; relative rank `v` receives
 /// its subtree's from `v - lowbit(v)` and passes each child's subtree on, the farthest first.
 async fn binomial_scatter<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     root: u32,

@@ -1,4 +1,4 @@
-//! `reduce` and `allreduce`: a binomial tree; recursive doubling; Rabenseifner's
+//! `reduce` and `allreduce` (and `ireduce`, `iallreduce`): a binomial tree; recursive doubling; Rabenseifner's
 //! reduce-scatter by recursive vector halving followed by a gather (reduce) or an allgather
 //! (allreduce) by recursive doubling (Thakur, Rabenseifner and Gropp 2005); and a ring
 //! (reduce-scatter then allgather, each `size - 1` steps).
@@ -26,6 +26,7 @@ use super::bcast::real;
 use super::ops::Op;
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
+use crate::request::Request;
 
 impl Comm {
     /// Combines every rank's `send` element by element with `op`, in rank order, into the
@@ -53,18 +54,67 @@ impl Comm {
         root: u32,
     ) -> Result<()> {
         const CALL: &str = "reduce";
-        self.check_live(CALL)?;
-        self.check_root(CALL, root)?;
+        let algo = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
+        let cx = Ctx::new(self, CALL, Collective::Reduce, algo, root);
+        run_reduce(&cx, algo, send, recv, op, root).await
+    }
+
+    /// Starts a [`Comm::reduce`] (MPI's `MPI_Ireduce`): `send` is read now; the root's `recv`
+    /// gets the result when the request completes (other ranks' `recv` is not touched).
+    ///
+    /// ```
+    /// use mpsim::Op;
+    /// mpsim::Launcher::new(4)
+    ///     .run(|world| async move {
+    ///         let mut sum = [0u32];
+    ///         world.ireduce(&[world.rank()], &mut sum, &Op::sum(), 3)?.wait().await?;
+    ///         if world.rank() == 3 {
+    ///             assert_eq!(sum, [6]);
+    ///         }
+    ///         Ok(())
+    ///     })
+    ///     .expect("ireduce");
+    /// ```
+    pub fn ireduce<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        op: &Op<T>,
+        root: u32,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "ireduce";
+        let algo = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
+        let (send, op) = (send.to_vec(), op.clone());
+        let is_root = self.rank() == root;
+        let mut out = if is_root {
+            zeroed(send.len())
+        } else {
+            Vec::new()
+        };
+        let what = (Collective::Reduce, algo, root);
+        let recv = is_root.then_some(recv);
+        Ok(self.start_coll(CALL, what, recv, move |cx| async move {
+            run_reduce(&cx, algo, &send, &mut out, &op, root).await?;
+            Ok(out)
+        }))
+    }
+
+    /// The checks of a reduce named `call`, and its algorithm.
+    fn reduce_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        op: &Op<T>,
+        root: u32,
+    ) -> Result<Algorithm> {
+        self.check_live(call)?;
+        self.check_root(call, root)?;
         if self.rank() == root {
-            self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
+            self.check_len(call, "receive buffer", recv, Some(send.len()))?;
         }
         let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let algo = self.algorithm(Collective::Reduce, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Reduce, algo, root);
-        match algo {
-            Algorithm::Rabenseifner => rabenseifner_reduce(&cx, send, recv, op, root).await,
-            _ => binomial_reduce(&cx, send, recv, op, root).await,
-        }
+        self.algorithm(Collective::Reduce, call, shape)
     }
 
     /// Combines every rank's `send` element by element with `op`, in rank order, into every
@@ -85,16 +135,85 @@ impl Comm {
     /// ```
     pub async fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "allreduce";
-        self.check_live(CALL)?;
-        self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
-        let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let algo = self.algorithm(Collective::Allreduce, CALL, shape)?;
+        let algo = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
         let cx = Ctx::new(self, CALL, Collective::Allreduce, algo, 0);
-        match algo {
-            Algorithm::Ring => ring_allreduce(&cx, send, recv, op).await,
-            Algorithm::Rabenseifner => rabenseifner_allreduce(&cx, send, recv, op).await,
-            _ => recursive_doubling(&cx, send, recv, op).await,
-        }
+        run_allreduce(&cx, algo, send, recv, op).await
+    }
+
+    /// Starts a [`Comm::allreduce`] (MPI's `MPI_Iallreduce`): `send` is read now; `recv` gets
+    /// the result, the same bits on every rank, when the request completes.
+    ///
+    /// ```
+    /// use mpsim::Op;
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut max = [0i64];
+    ///         let request = world.iallreduce(&[i64::from(world.rank())], &mut max, &Op::max())?;
+    ///         request.wait().await?;
+    ///         assert_eq!(max, [2]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("iallreduce");
+    /// ```
+    pub fn iallreduce<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        op: &Op<T>,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "iallreduce";
+        let algo = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
+        let (send, op) = (send.to_vec(), op.clone());
+        let mut out = zeroed(send.len());
+        let what = (Collective::Allreduce, algo, 0);
+        Ok(self.start_coll(CALL, what, Some(recv), move |cx| async move {
+            run_allreduce(&cx, algo, &send, &mut out, &op).await?;
+            Ok(out)
+        }))
+    }
+
+    /// The checks of an allreduce named `call`, and its algorithm.
+    fn allreduce_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        op: &Op<T>,
+    ) -> Result<Algorithm> {
+        self.check_live(call)?;
+        self.check_len(call, "receive buffer", recv, Some(send.len()))?;
+        let shape = self.shape::<T>(send.len(), op.is_commutative());
+        self.algorithm(Collective::Allreduce, call, shape)
+    }
+}
+
+/// Reduce by `algo`.
+async fn run_reduce<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+    root: u32,
+) -> Result<()> {
+    match algo {
+        Algorithm::Rabenseifner => rabenseifner_reduce(cx, send, recv, op, root).await,
+        _ => binomial_reduce(cx, send, recv, op, root).await,
+    }
+}
+
+/// Allreduce by `algo`.
+async fn run_allreduce<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+) -> Result<()> {
+    match algo {
+        Algorithm::Ring => ring_allreduce(cx, send, recv, op).await,
+        Algorithm::Rabenseifner => rabenseifner_allreduce(cx, send, recv, op).await,
+        _ => recursive_doubling(cx, send, recv, op).await,
     }
 }
 
@@ -102,7 +221,7 @@ impl Comm {
 /// that is not on ranks as they are (subtrees are then runs of ranks in order) at rank 0,
 /// which sends the result to the root.
 pub(super) async fn binomial_reduce<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     op: &Op<T>,
@@ -175,7 +294,7 @@ impl Fold {
 /// The fold (module docs) of `acc`, this rank's vector: an even rank of the first `2 * rem`
 /// sends it on and gets `None`; an odd one combines `even ⊕ odd`.
 async fn fold_in<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     f: &Fold,
     acc: &mut [T],
     tmp: &mut [T],
@@ -196,7 +315,7 @@ async fn fold_in<T: Pod>(
 
 /// Undoes the fold: each odd rank of the first `2 * rem` sends the result (`acc`) to the even
 /// one before it, which receives it into `recv`; the others copy `acc` into `recv`.
-async fn fold_out<T: Pod>(cx: &Ctx<'_>, f: &Fold, acc: &[T], recv: &mut [T]) -> Result<()> {
+async fn fold_out<T: Pod>(cx: &Ctx, f: &Fold, acc: &[T], recv: &mut [T]) -> Result<()> {
     let r = cx.rank as usize;
     if r < 2 * f.rem && r.is_multiple_of(2) {
         return cx.recv(recv, cx.rank + 1).await;
@@ -221,7 +340,7 @@ fn combine<T: Pod>(op: &Op<T>, i: usize, p: usize, mine: &mut [T], theirs: &mut 
 /// Recursive-doubling allreduce: fold, exchange whole vectors at distances 1, 2, 4, ...,
 /// unfold.
 async fn recursive_doubling<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     op: &Op<T>,
@@ -247,7 +366,7 @@ async fn recursive_doubling<T: Pod>(
 /// names and sends the other half to `i ^ mask`. Returns the windows before each step (the
 /// last entry: the block `i` ends with, reduced over every rank).
 async fn halving<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     f: &Fold,
     i: usize,
     layout: &Layout,
@@ -281,7 +400,7 @@ async fn halving<T: Pod>(
 /// Rabenseifner's allreduce: fold, reduce-scatter by halving, allgather by the same steps in
 /// reverse (each rank sends its window and receives its partner's), unfold.
 async fn rabenseifner_allreduce<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     op: &Op<T>,
@@ -323,7 +442,7 @@ async fn rabenseifner_allreduce<T: Pod>(
 /// reverse at newrank 0 (at each step the partner whose bit is set sends its window and is
 /// done), which sends the result to the root unless it is the root.
 async fn rabenseifner_reduce<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     op: &Op<T>,
@@ -368,7 +487,7 @@ async fn rabenseifner_reduce<T: Pod>(
 /// which block `b`'s partial sum travels from rank `b + 1` around to rank `b`, each rank adding
 /// its part, then a ring allgather of the finished blocks.
 async fn ring_allreduce<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     op: &Op<T>,

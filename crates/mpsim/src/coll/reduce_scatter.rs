@@ -113,7 +113,7 @@ impl Comm {
 
 /// Pairwise reduce-scatter (module docs).
 async fn pairwise<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     layout: &Layout,
@@ -136,7 +136,7 @@ async fn pairwise<T: Pod>(
 /// of its window of newranks that holds its own and sends the other half to `i ^ mask`; it
 /// ends with its ranks' blocks reduced, and hands an even rank that sat out its block.
 async fn recursive_halving<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     layout: &Layout,

@@ -75,7 +75,14 @@ impl Comm {
         self.check_creating(DUP)?;
         let id = child_id(self.inner.id, self.next_child_index(), 0);
         let (rank, size, group) = (self.rank(), self.size(), self.inner.group.clone());
-        Ok(Comm::from_parts(self.rt().clone(), id, rank, size, group))
+        Ok(Comm::from_parts(
+            self.rt().clone(),
+            id,
+            rank,
+            size,
+            group,
+            self.progress_for_child(),
+        ))
     }
 
     /// Splits the communicator by `color` (MPI's `MPI_Comm_split`): the members with one color
@@ -202,7 +209,14 @@ impl Comm {
             .new_rank(self.rank())
             .expect("a member's list names it");
         let group = self.inner.group.child(members);
-        Comm::from_parts(self.rt().clone(), id, rank, members.len(), group)
+        Comm::from_parts(
+            self.rt().clone(),
+            id,
+            rank,
+            members.len(),
+            group,
+            self.progress_for_child(),
+        )
     }
 
     /// `split` at parent rank 0: gathers every `(color, key)`, answers each member, and

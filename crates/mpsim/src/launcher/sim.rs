@@ -14,6 +14,7 @@ use mpsim_sim::Outcome;
 use super::config::{Backend, ReportFormat, RunConfig};
 use super::outputs::{Outputs, warn_ignored};
 use crate::comm::Comm;
+use crate::progress::driven;
 use crate::runtime::Rt;
 
 /// Runs `program` simulated as `config` says, stopped when `interrupt` is raised: writes the
@@ -65,7 +66,7 @@ where
     F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = Result<()>>,
 {
-    let program = |rt| program(Comm::world(Rt::Sim(rt)));
+    let program = |rt| driven(Rt::Sim(rt), &program);
     mpsim_sim::simulate(&options(config), &program)
 }
 
@@ -80,7 +81,7 @@ where
         interrupt,
         ..options(config)
     };
-    let program = |rt| program(Comm::world(Rt::Sim(rt)));
+    let program = |rt| driven(Rt::Sim(rt), &program);
     #[cfg(feature = "cli")]
     {
         let bar = indicatif::ProgressBar::new_spinner();

@@ -16,6 +16,7 @@ use super::config::{Backend, RunConfig};
 use super::outputs::{Outputs, warn_ignored};
 use crate::comm::Comm;
 use crate::measured::threads_report;
+use crate::progress::driven;
 use crate::runtime::Rt;
 
 /// Runs `program` on threads as `config` says, stopped when `interrupt` is raised: writes the
@@ -102,7 +103,7 @@ where
     };
     mpsim_threads::run_watched(
         &options,
-        |rt| program(Comm::world(Rt::Threads(rt))),
+        |rt| driven(Rt::Threads(rt), &program),
         &mut check,
     )
 }
