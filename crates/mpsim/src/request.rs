@@ -477,10 +477,7 @@ async fn wait_for(
 /// await (one wait of the runtime on them all), until a request is complete.
 #[cold]
 #[inline(never)]
-async fn wait_for_any_mixed(
-    requests: &[Request<'_>],
-    call: &'static str,
-) -> Result<Option<usize>> {
+async fn wait_for_any_mixed(requests: &[Request<'_>], call: &'static str) -> Result<Option<usize>> {
     let Some(first) = requests.iter().find(|r| !r.is_null()) else {
         return Ok(None);
     };

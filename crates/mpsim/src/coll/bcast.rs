@@ -32,7 +32,13 @@ impl Comm {
     pub async fn bcast<T: Pod>(&self, buf: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "bcast";
         let algo = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
-        run(&Ctx::new(self, CALL, Collective::Bcast, algo, root), algo, buf, root).await
+        run(
+            &Ctx::new(self, CALL, Collective::Bcast, algo, root),
+            algo,
+            buf,
+            root,
+        )
+        .await
     }
 
     /// Starts a [`Comm::bcast`] (MPI's `MPI_Ibcast`): the root's `buf` is read now, and the
@@ -54,10 +60,12 @@ impl Comm {
         let algo = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
         let mut data = buf.to_vec();
         let what = (Collective::Bcast, algo, root);
-        Ok(self.start_coll(CALL, what, Some(buf), move |cx| async move {
-            run(&cx, algo, &mut data, root).await?;
-            Ok(data)
-        }))
+        Ok(
+            self.start_coll(CALL, what, Some(buf), move |cx| async move {
+                run(&cx, algo, &mut data, root).await?;
+                Ok(data)
+            }),
+        )
     }
 
     /// The checks of a bcast named `call` of `count` elements, and its algorithm.
@@ -118,12 +126,7 @@ async fn binomial<T: Pod>(cx: &Ctx, buf: &mut [T], root: u32) -> Result<()> {
 /// Binomial scatter of `buf`'s blocks (`layout`, one per relative rank) from the root, in
 /// place: relative rank `v` receives the blocks of its subtree, `v..v + lowbit(v)`, and passes
 /// each child's subtree on.
-async fn scatter_blocks<T: Pod>(
-    cx: &Ctx,
-    buf: &mut [T],
-    layout: &Layout,
-    root: u32,
-) -> Result<()> {
+async fn scatter_blocks<T: Pod>(cx: &Ctx, buf: &mut [T], layout: &Layout, root: u32) -> Result<()> {
     let n = u64::from(cx.size);
     let v = (u64::from(cx.rank) + n - u64::from(root)) % n;
     let mut mask = 1u64;

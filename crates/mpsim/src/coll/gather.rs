@@ -1,4 +1,4 @@
-//! `gather`, `gatherv`, `scatter`, `scatterv`: binomial trees for the equal-block calls (each
+//! `gather`, `gatherv`, `scatter`, `scatterv` (and their nonblocking forms): binomial trees for the equal-block calls (each
 //! rank passes its whole subtree's blocks at once, `ceil(log2 size)` steps), and the linear
 //! algorithm (the root sends to or receives from each rank, all posted at once) for the `v`
 //! calls, whose counts only the root knows, and as a choice for the others.
@@ -10,6 +10,7 @@ use super::algo::{Algorithm, Collective};
 use super::bcast::real;
 use super::{Ctx, Layout, zeroed};
 use crate::Comm;
+use crate::request::Request;
 
 /// The lowest set bit of relative rank `v`, or for the root the first power of two at or
 /// above `n`: `v`'s subtree is `v..v + low` (cut at `n`).
@@ -51,28 +52,62 @@ impl Comm {
     /// ```
     pub async fn gather<T: Pod>(&self, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "gather";
-        self.check_live(CALL)?;
-        self.check_root(CALL, root)?;
+        let algo = self.gather_algorithm(CALL, send, recv.len(), root)?;
+        let cx = Ctx::new(self, CALL, Collective::Gather, algo, root);
+        run_gather(&cx, algo, send, recv, root).await
+    }
+
+    /// Starts a [`Comm::gather`] (MPI's `MPI_Igather`): `send` is read now; the root's `recv`
+    /// gets every rank's block when the request completes (other ranks' is not touched).
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut all = [0u32; 3];
+    ///         world.igather(&[world.rank()], &mut all, 0)?.wait().await?;
+    ///         if world.rank() == 0 {
+    ///             assert_eq!(all, [0, 1, 2]);
+    ///         }
+    ///         Ok(())
+    ///     })
+    ///     .expect("igather");
+    /// ```
+    pub fn igather<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        root: u32,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "igather";
+        let algo = self.gather_algorithm(CALL, send, recv.len(), root)?;
+        let is_root = self.rank() == root;
+        let send = send.to_vec();
+        let mut out = zeroed(if is_root { recv.len() } else { 0 });
+        let what = (Collective::Gather, algo, root);
+        Ok(
+            self.start_coll(CALL, what, is_root.then_some(recv), move |cx| async move {
+                run_gather(&cx, algo, &send, &mut out, root).await?;
+                Ok(out)
+            }),
+        )
+    }
+
+    /// The checks of a gather named `call`, and its algorithm.
+    fn gather_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        root: u32,
+    ) -> Result<Algorithm> {
+        self.check_live(call)?;
+        self.check_root(call, root)?;
         let n = self.size() as usize;
         if self.rank() == root {
-            self.check_len(
-                CALL,
-                "receive buffer",
-                recv.len(),
-                send.len().checked_mul(n),
-            )?;
+            self.check_len(call, "receive buffer", recv, send.len().checked_mul(n))?;
         }
         let shape = self.shape::<T>(send.len().saturating_mul(n), true);
-        let algo = self.algorithm(Collective::Gather, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Gather, algo, root);
-        let layout = Layout::Equal {
-            count: send.len() * n,
-            parts: n,
-        };
-        match algo {
-            Algorithm::Linear => linear_gather(&cx, send, recv, &layout, root).await,
-            _ => binomial_gather(&cx, send, recv, root).await,
-        }
+        self.algorithm(Collective::Gather, call, shape)
     }
 
     /// Gathers rank `i`'s `counts[i]` elements into the root's `recv`, one after another in
@@ -100,21 +135,71 @@ impl Comm {
         root: u32,
     ) -> Result<()> {
         const CALL: &str = "gatherv";
-        self.check_live(CALL)?;
-        self.check_root(CALL, root)?;
+        let (algo, layout) = self.gatherv_plan(CALL, send, recv.len(), counts, root)?;
+        let cx = Ctx::new(self, CALL, Collective::Gatherv, algo, root);
+        linear_gather(&cx, send, recv, &layout, root).await
+    }
+
+    /// Starts a [`Comm::gatherv`] (MPI's `MPI_Igatherv`): `send` and the root's `counts` are
+    /// read now; the root's `recv` gets the blocks when the request completes.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let me = world.rank();
+    ///         let mut all = [0u32; 3];
+    ///         world.igatherv(&vec![me; me as usize], &mut all, &[0, 1, 2], 0)?.wait().await?;
+    ///         if me == 0 {
+    ///             assert_eq!(all, [1, 2, 2]);
+    ///         }
+    ///         Ok(())
+    ///     })
+    ///     .expect("igatherv");
+    /// ```
+    pub fn igatherv<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        counts: &[usize],
+        root: u32,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "igatherv";
+        let (algo, layout) = self.gatherv_plan(CALL, send, recv.len(), counts, root)?;
+        let is_root = self.rank() == root;
+        let send = send.to_vec();
+        let mut out = zeroed(if is_root { recv.len() } else { 0 });
+        let what = (Collective::Gatherv, algo, root);
+        Ok(
+            self.start_coll(CALL, what, is_root.then_some(recv), move |cx| async move {
+                linear_gather(&cx, &send, &mut out, &layout, root).await?;
+                Ok(out)
+            }),
+        )
+    }
+
+    /// The checks of a gatherv named `call`, its algorithm and the root's layout of `recv`.
+    fn gatherv_plan<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        counts: &[usize],
+        root: u32,
+    ) -> Result<(Algorithm, Layout)> {
+        self.check_live(call)?;
+        self.check_root(call, root)?;
         let (n, r) = (self.size() as usize, self.rank());
         let layout = if r == root {
-            let total = self.check_counts(CALL, "counts", counts)?;
-            self.check_len(CALL, "receive buffer", recv.len(), Some(total))?;
-            self.check_len(CALL, "send buffer", send.len(), Some(counts[r as usize]))?;
+            let total = self.check_counts(call, "counts", counts)?;
+            self.check_len(call, "receive buffer", recv, Some(total))?;
+            self.check_len(call, "send buffer", send.len(), Some(counts[r as usize]))?;
             Layout::of_counts(counts)
         } else {
             Layout::Equal { count: 0, parts: n }
         };
-        let shape = self.shape::<T>(recv.len(), true);
-        let algo = self.algorithm(Collective::Gatherv, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Gatherv, algo, root);
-        linear_gather(&cx, send, recv, &layout, root).await
+        let shape = self.shape::<T>(recv, true);
+        let algo = self.algorithm(Collective::Gatherv, call, shape)?;
+        Ok((algo, layout))
     }
 
     /// Sends block `i` of the root's `send` to rank `i`'s `recv` (MPI's `MPI_Scatter`): every
@@ -134,23 +219,63 @@ impl Comm {
     /// ```
     pub async fn scatter<T: Pod>(&self, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "scatter";
-        self.check_live(CALL)?;
-        self.check_root(CALL, root)?;
+        let algo = self.scatter_algorithm(CALL, send, recv.len(), root)?;
+        let cx = Ctx::new(self, CALL, Collective::Scatter, algo, root);
+        run_scatter(&cx, algo, send, recv, root).await
+    }
+
+    /// Starts a [`Comm::scatter`] (MPI's `MPI_Iscatter`): the root's `send` is read now; every
+    /// rank's `recv` gets its block when the request completes.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(2)
+    ///     .run(|world| async move {
+    ///         let mut mine = [0u8];
+    ///         world.iscatter(&[4, 5], &mut mine, 1)?.wait().await?;
+    ///         assert_eq!(mine[0], 4 + world.rank() as u8);
+    ///         Ok(())
+    ///     })
+    ///     .expect("iscatter");
+    /// ```
+    pub fn iscatter<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        root: u32,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "iscatter";
+        let algo = self.scatter_algorithm(CALL, send, recv.len(), root)?;
+        let send = if self.rank() == root {
+            send.to_vec()
+        } else {
+            Vec::new()
+        };
+        let mut out = zeroed(recv.len());
+        let what = (Collective::Scatter, algo, root);
+        Ok(
+            self.start_coll(CALL, what, Some(recv), move |cx| async move {
+                run_scatter(&cx, algo, &send, &mut out, root).await?;
+                Ok(out)
+            }),
+        )
+    }
+
+    /// The checks of a scatter named `call`, and its algorithm.
+    fn scatter_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        root: u32,
+    ) -> Result<Algorithm> {
+        self.check_live(call)?;
+        self.check_root(call, root)?;
         let n = self.size() as usize;
         if self.rank() == root {
-            self.check_len(CALL, "send buffer", send.len(), recv.len().checked_mul(n))?;
+            self.check_len(call, "send buffer", send.len(), recv.checked_mul(n))?;
         }
-        let shape = self.shape::<T>(recv.len().saturating_mul(n), true);
-        let algo = self.algorithm(Collective::Scatter, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Scatter, algo, root);
-        let layout = Layout::Equal {
-            count: recv.len() * n,
-            parts: n,
-        };
-        match algo {
-            Algorithm::Linear => linear_scatter(&cx, send, recv, &layout, root).await,
-            _ => binomial_scatter(&cx, send, recv, root).await,
-        }
+        let shape = self.shape::<T>(recv.saturating_mul(n), true);
+        self.algorithm(Collective::Scatter, call, shape)
     }
 
     /// Sends `counts[i]` elements of the root's `send` (the blocks one after another in rank
@@ -175,21 +300,113 @@ impl Comm {
         root: u32,
     ) -> Result<()> {
         const CALL: &str = "scatterv";
-        self.check_live(CALL)?;
-        self.check_root(CALL, root)?;
+        let (algo, layout) = self.scatterv_plan(CALL, send, counts, recv.len(), root)?;
+        let cx = Ctx::new(self, CALL, Collective::Scatterv, algo, root);
+        linear_scatter(&cx, send, recv, &layout, root).await
+    }
+
+    /// Starts a [`Comm::scatterv`] (MPI's `MPI_Iscatterv`): the root's `send` and `counts` are
+    /// read now; every rank's `recv` gets its block when the request completes.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut mine = vec![0u16; world.rank() as usize];
+    ///         world.iscatterv(&[7, 8, 9], &[0, 1, 2], &mut mine, 2)?.wait().await?;
+    ///         assert_eq!(mine, [&[][..], &[7], &[8, 9]][world.rank() as usize]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("iscatterv");
+    /// ```
+    pub fn iscatterv<'b, T: Pod>(
+        &self,
+        send: &[T],
+        counts: &[usize],
+        recv: &'b mut [T],
+        root: u32,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "iscatterv";
+        let (algo, layout) = self.scatterv_plan(CALL, send, counts, recv.len(), root)?;
+        let send = if self.rank() == root {
+            send.to_vec()
+        } else {
+            Vec::new()
+        };
+        let mut out = zeroed(recv.len());
+        let what = (Collective::Scatterv, algo, root);
+        Ok(
+            self.start_coll(CALL, what, Some(recv), move |cx| async move {
+                linear_scatter(&cx, &send, &mut out, &layout, root).await?;
+                Ok(out)
+            }),
+        )
+    }
+
+    /// The checks of a scatterv named `call`, its algorithm and the root's layout of `send`.
+    fn scatterv_plan<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        counts: &[usize],
+        recv: usize,
+        root: u32,
+    ) -> Result<(Algorithm, Layout)> {
+        self.check_live(call)?;
+        self.check_root(call, root)?;
         let (n, r) = (self.size() as usize, self.rank());
         let layout = if r == root {
-            let total = self.check_counts(CALL, "counts", counts)?;
-            self.check_len(CALL, "send buffer", send.len(), Some(total))?;
-            self.check_len(CALL, "receive buffer", recv.len(), Some(counts[r as usize]))?;
+            let total = self.check_counts(call, "counts", counts)?;
+            self.check_len(call, "send buffer", send.len(), Some(total))?;
+            self.check_len(call, "receive buffer", recv, Some(counts[r as usize]))?;
             Layout::of_counts(counts)
         } else {
             Layout::Equal { count: 0, parts: n }
         };
         let shape = self.shape::<T>(send.len(), true);
-        let algo = self.algorithm(Collective::Scatterv, CALL, shape)?;
-        let cx = Ctx::new(self, CALL, Collective::Scatterv, algo, root);
-        linear_scatter(&cx, send, recv, &layout, root).await
+        let algo = self.algorithm(Collective::Scatterv, call, shape)?;
+        Ok((algo, layout))
+    }
+}
+
+/// Gather by `algo` (blocks of `send.len()`).
+async fn run_gather<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    recv: &mut [T],
+    root: u32,
+) -> Result<()> {
+    let n = cx.size as usize;
+    match algo {
+        Algorithm::Linear => {
+            let layout = Layout::Equal {
+                count: send.len() * n,
+                parts: n,
+            };
+            linear_gather(cx, send, recv, &layout, root).await
+        }
+        _ => binomial_gather(cx, send, recv, root).await,
+    }
+}
+
+/// Scatter by `algo` (blocks of `recv.len()`).
+async fn run_scatter<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    recv: &mut [T],
+    root: u32,
+) -> Result<()> {
+    let n = cx.size as usize;
+    match algo {
+        Algorithm::Linear => {
+            let layout = Layout::Equal {
+                count: recv.len() * n,
+                parts: n,
+            };
+            linear_scatter(cx, send, recv, &layout, root).await
+        }
+        _ => binomial_scatter(cx, send, recv, root).await,
     }
 }
 
@@ -241,12 +458,7 @@ pub(super) async fn linear_scatter<T: Pod>(
 /// Binomial gather: relative rank `v` collects its subtree's blocks, in relative order, from
 /// its children `v + 1, v + 2, v + 4, ...`, and passes them to `v - lowbit(v)`; the root
 /// rotates them into rank order.
-async fn binomial_gather<T: Pod>(
-    cx: &Ctx,
-    send: &[T],
-    recv: &mut [T],
-    root: u32,
-) -> Result<()> {
+async fn binomial_gather<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
     let (n, b) = (cx.size as usize, send.len());
     let v = (cx.rank as usize + n - root as usize) % n;
     let l = low(v, n);
@@ -272,12 +484,7 @@ async fn binomial_gather<T: Pod>(
 
 /// Binomial scatter: the root orders the blocks by relative rank; relative rank `v` receives
 /// its subtree's from `v - lowbit(v)` and passes each child's subtree on, the farthest first.
-async fn binomial_scatter<T: Pod>(
-    cx: &Ctx,
-    send: &[T],
-    recv: &mut [T],
-    root: u32,
-) -> Result<()> {
+async fn binomial_scatter<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
     let (n, b) = (cx.size as usize, recv.len());
     let v = (cx.rank as usize + n - root as usize) % n;
     let l = low(v, n);

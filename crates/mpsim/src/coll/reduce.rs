@@ -166,10 +166,12 @@ impl Comm {
         let (send, op) = (send.to_vec(), op.clone());
         let mut out = zeroed(send.len());
         let what = (Collective::Allreduce, algo, 0);
-        Ok(self.start_coll(CALL, what, Some(recv), move |cx| async move {
-            run_allreduce(&cx, algo, &send, &mut out, &op).await?;
-            Ok(out)
-        }))
+        Ok(
+            self.start_coll(CALL, what, Some(recv), move |cx| async move {
+                run_allreduce(&cx, algo, &send, &mut out, &op).await?;
+                Ok(out)
+            }),
+        )
     }
 
     /// The checks of an allreduce named `call`, and its algorithm.
@@ -486,12 +488,7 @@ async fn rabenseifner_reduce<T: Pod>(
 /// Ring allreduce (commutative operations): the vector in `size` blocks; a reduce-scatter in
 /// which block `b`'s partial sum travels from rank `b + 1` around to rank `b`, each rank adding
 /// its part, then a ring allgather of the finished blocks.
-async fn ring_allreduce<T: Pod>(
-    cx: &Ctx,
-    send: &[T],
-    recv: &mut [T],
-    op: &Op<T>,
-) -> Result<()> {
+async fn ring_allreduce<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
     let (n, r) = (cx.size as usize, cx.rank as usize);
     let layout = Layout::Equal {
         count: send.len(),

@@ -101,9 +101,5 @@ where
         );
         Some(shortage.error(ranks, ""))
     };
-    mpsim_threads::run_watched(
-        &options,
-        |rt| driven(Rt::Threads(rt), &program),
-        &mut check,
-    )
+    mpsim_threads::run_watched(&options, |rt| driven(Rt::Threads(rt), &program), &mut check)
 }
