@@ -176,6 +176,17 @@ impl Task {
         true
     }
 
+    /// Moves it on if it can, looking at its requests as a test does (`Call::IsDone`, which a
+    /// backend may answer after taking in what arrived: the threads backend does): for the
+    /// test family, in whose loops no wait takes input in.
+    pub fn test(&self) {
+        let any_done =
+            self.running() && self.awaiting.borrow().iter().any(|&id| self.rt.is_done(id));
+        if any_done {
+            self.poll_body();
+        }
+    }
+
     /// Whether it has completed (its outcome may have been taken).
     pub fn finished(&self) -> bool {
         !self.running()
@@ -349,11 +360,18 @@ impl<F: Future<Output = Result<T>>, T> Future for Driven<F, T> {
     /// its flag.
     #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T>> {
-        let this = self.project();
+        let mut this = self.project();
         if this.world.in_flight().get() {
             return drive(this.world, this.ended, this.program, cx);
         }
-        this.program.poll(cx)
+        match this.program.as_mut().poll(cx) {
+            // It started collectives in this poll and ended, dropping their requests.
+            Poll::Ready(Ok(out)) if this.world.in_flight().get() => {
+                *this.ended = Some(Box::new(Ok(out)));
+                drive(this.world, this.ended, this.program, cx)
+            }
+            polled => polled,
+        }
     }
 }
 

@@ -266,7 +266,7 @@ impl<'b> Request<'b> {
             State::Null { status, .. } => return Ok(Some(*status)),
             State::Active { id, .. } => *id,
             State::Coll { task, .. } => {
-                task.advance();
+                task.test();
                 return if task.finished() {
                     self.finish_coll().map(Some)
                 } else {
@@ -338,7 +338,7 @@ impl<'b> Request<'b> {
             State::Null { .. } => true,
             State::Active { id, .. } => self.rt.is_done(*id),
             State::Coll { task, .. } => {
-                task.advance();
+                task.test();
                 task.finished()
             }
         }

@@ -343,3 +343,142 @@ fn check_set(got: &Results, n: u32, set: usize) {
         }
     }
 }
+
+/// Completion by `test` in a loop, by `wait_any` and `wait_some` over collectives' and
+/// point-to-point requests mixed, and inside a blocking send's wait: each rank's last
+/// request is a receive from its left neighbour, whose message comes after that neighbour's
+/// collectives complete.
+fn completion_by_every_call(backend: Backend) {
+    for n in [1, 2, 3, 6] {
+        run_ok(launcher(n, backend), move |world: Comm| async move {
+            let me = world.rank();
+            let (left, right) = ((me + n - 1) % n, (me + 1) % n);
+            // test in a loop
+            let mut max = [0u32];
+            let mut req = world.iallreduce(&[me], &mut max, &Op::max())?;
+            while req.test().await?.is_none() {}
+            drop(req);
+            assert_eq!(max[0], n - 1);
+            // wait_any / wait_some over a collective and a receive
+            let mut all = vec![0u32; n as usize];
+            let mut got = [0u32];
+            let mut reqs = [
+                world.iallgather(&[me], &mut all)?,
+                world.irecv(&mut got, left, 3)?,
+            ];
+            world.send(&[me], right, 3).await?;
+            let mut done = 0;
+            while done < 2 {
+                let (i, _) = mpsim::wait_any(&mut reqs)
+                    .await?
+                    .expect("an active request");
+                assert!(reqs[i].is_null());
+                done += 1;
+            }
+            assert!(mpsim::wait_some(&mut reqs).await?.is_empty());
+            drop(reqs);
+            assert_eq!(all, (0..n).collect::<Vec<_>>());
+            assert_eq!(got[0], left);
+            // a blocking synchronous send's wait moves a scan on
+            let mut prefix = [0u64];
+            let scan = world.iscan(&[1u64], &mut prefix, &Op::sum())?;
+            if n > 1 {
+                if me % 2 == 0 {
+                    world.ssend(&[me], right, 4).await?;
+                    world.recv(&mut got, left, 4).await?;
+                } else {
+                    world.recv(&mut got, left, 4).await?;
+                    world.ssend(&[me], right, 4).await?;
+                }
+            }
+            scan.wait().await?;
+            assert_eq!(prefix[0], u64::from(me) + 1);
+            Ok(())
+        });
+    }
+}
+on_both!(completion_by_every_call => coll_nb_complete_by_test_wait_any_wait_some_and_blocking_calls_sim, coll_nb_complete_by_test_wait_any_wait_some_and_blocking_calls_threads);
+
+/// A dropped request's collective goes on in the background: the others complete theirs, and
+/// the rank's program ends after it.
+fn dropped_goes_on(backend: Backend) {
+    run_ok(launcher(5, backend), |world: Comm| async move {
+        let mut data = [world.rank(); 3];
+        let req = world.ibcast(&mut data, 2)?;
+        if world.rank() == 4 {
+            drop(req);
+            return Ok(());
+        }
+        req.wait().await?;
+        assert_eq!(data, [2; 3]);
+        Ok(())
+    });
+}
+on_both!(dropped_goes_on => coll_nb_a_dropped_request_goes_on_in_the_background_sim, coll_nb_a_dropped_request_goes_on_in_the_background_threads);
+
+/// Misuse found at the call is the blocking form's error, naming the nonblocking call.
+fn misuse_at_the_call(backend: Backend) {
+    let err = backends::run_err(launcher(3, backend), |world: Comm| async move {
+        let mut buf = [0u8; 4];
+        world.ibcast(&mut buf, 3).map(drop)
+    });
+    let mpsim::Error::InvalidRoot { site, root, .. } = &err else {
+        panic!("expected InvalidRoot, got {err}");
+    };
+    assert_eq!((site.call, *root), ("ibcast", 3));
+    let err = backends::run_err(launcher(2, backend), |world: Comm| async move {
+        let mut all = [0u8; 3];
+        world.iallgather(&[1u8], &mut all).map(drop)
+    });
+    assert!(
+        matches!(&err, mpsim::Error::InvalidBuffer { site, .. } if site.call == "iallgather"),
+        "{err}"
+    );
+    let err = backends::run_err(launcher(2, backend), |world: Comm| async move {
+        let mut req = world.ibarrier()?;
+        let cancelled = req.cancel();
+        req.wait().await?;
+        cancelled
+    });
+    assert!(
+        matches!(&err, mpsim::Error::InvalidArgument { what } if what.contains("ibarrier")),
+        "{err}"
+    );
+}
+on_both!(misuse_at_the_call => coll_nb_misuse_is_the_blocking_forms_error_naming_the_call_sim, coll_nb_misuse_is_the_blocking_forms_error_naming_the_call_threads);
+
+/// Counts that do not agree between ranks are `CollectiveMismatch` at the wait.
+fn counts_disagree(backend: Backend) {
+    let err = backends::run_err(launcher(2, backend), |world: Comm| async move {
+        let len = 2 + world.rank() as usize;
+        let mut buf = vec![0u32; len];
+        world.ibcast(&mut buf, 0)?.wait().await.map(drop)
+    });
+    assert!(
+        matches!(&err, mpsim::Error::CollectiveMismatch { site, .. } if site.call == "ibcast"),
+        "{err}"
+    );
+}
+on_both!(counts_disagree => coll_nb_counts_that_disagree_are_a_mismatch_at_the_wait_sim, coll_nb_counts_that_disagree_are_a_mismatch_at_the_wait_threads);
+
+/// A nonblocking collective that one rank never starts is a deadlock whose report names the
+/// ranks waiting in it, by the collective's name.
+fn never_started(backend: Backend) {
+    let err = backends::run_err(launcher(4, backend), |world: Comm| async move {
+        if world.rank() == 1 {
+            let mut got = [0u8];
+            return world.recv(&mut got, 0, 9).await.map(drop);
+        }
+        world.ibarrier()?.wait().await.map(drop)
+    });
+    let report = err
+        .deadlock()
+        .unwrap_or_else(|| panic!("expected a deadlock, got {err}"));
+    let calls: Vec<(u32, &str)> = report.blocked.iter().map(|b| (b.rank, b.call)).collect();
+    assert!(calls.contains(&(1, "recv")), "{err}");
+    assert!(
+        calls.iter().any(|&(r, c)| r != 1 && c == "ibarrier"),
+        "the report names the ranks in the ibarrier: {err}"
+    );
+}
+on_both!(never_started => coll_nb_a_collective_some_ranks_never_start_is_a_deadlock_naming_it_sim, coll_nb_a_collective_some_ranks_never_start_is_a_deadlock_naming_it_threads);
