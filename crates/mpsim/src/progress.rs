@@ -365,14 +365,29 @@ impl<F: Future<Output = Result<T>>, T> Future for Driven<F, T> {
             return drive(this.world, this.ended, this.program, cx);
         }
         match this.program.as_mut().poll(cx) {
-            // It started collectives in this poll and ended, dropping their requests.
-            Poll::Ready(Ok(out)) if this.world.in_flight().get() => {
-                *this.ended = Some(Box::new(Ok(out)));
-                drive(this.world, this.ended, this.program, cx)
-            }
-            polled => polled,
+            Poll::Ready(out) => ended(this.world, this.ended, this.program, out, cx),
+            Poll::Pending => Poll::Pending,
         }
     }
+}
+
+/// The program ended with `out`: the rank ends with it, unless the program started
+/// collectives in this very poll and ended without them (their requests dropped), which are
+/// then driven to completion first. Out of line: once per rank.
+#[cold]
+#[inline(never)]
+fn ended<F: Future<Output = Result<T>>, T>(
+    world: &Comm,
+    ended: &mut Option<Box<Result<T>>>,
+    program: Pin<&mut F>,
+    out: Result<T>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<T>> {
+    if out.is_err() || !world.in_flight().get() {
+        return Poll::Ready(out);
+    }
+    *ended = Some(Box::new(out));
+    drive(world, ended, program, cx)
 }
 
 /// A poll with collectives in flight (module docs, "The order of a poll").

@@ -3,6 +3,8 @@
 //! algorithm (the root sends to or receives from each rank, all posted at once) for the `v`
 //! calls, whose counts only the root knows, and as a choice for the others.
 
+use std::ops::Range;
+
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
@@ -455,59 +457,101 @@ pub(super) async fn linear_scatter<T: Pod>(
     cx.exchange(&sends, Vec::new()).await
 }
 
+/// This rank's place in the binomial tree of `size` ranks hung from `root`, for blocks of `b`
+/// elements: its relative rank `v`, whose subtree is `v..v + low` (cut at the size), its
+/// parent, and its children `v + 1, v + 2, v + 4, ...` with where their subtrees' blocks lie in
+/// a buffer of `v`'s subtree in relative order.
+struct Tree {
+    n: usize,
+    b: usize,
+    v: usize,
+    low: usize,
+    root: u32,
+}
+
+impl Tree {
+    fn of(cx: &Ctx, b: usize, root: u32) -> Tree {
+        let n = cx.size as usize;
+        let v = (cx.rank as usize + n - root as usize) % n;
+        Tree {
+            n,
+            b,
+            v,
+            low: low(v, n),
+            root,
+        }
+    }
+
+    /// The communicator rank of relative rank `v`.
+    fn rank(&self, v: usize) -> u32 {
+        real(v as u64, self.root, self.n as u32)
+    }
+
+    /// A zeroed buffer for this rank's subtree's blocks.
+    fn buffer<T: Pod>(&self) -> Vec<T> {
+        zeroed(self.low.min(self.n - self.v) * self.b)
+    }
+
+    fn parent(&self) -> u32 {
+        self.rank(self.v - self.low)
+    }
+
+    /// Each child's rank and the elements of its subtree's blocks in the buffer, nearest
+    /// first.
+    fn children(&self) -> Vec<(u32, Range<usize>)> {
+        let (v, b) = (self.v, self.b);
+        std::iter::successors(Some(1), |m| Some(m << 1))
+            .take_while(|&m| m < self.low && v + m < self.n)
+            .map(|m| {
+                let blocks = m.min(self.n - v - m);
+                (self.rank(v + m), m * b..(m + blocks) * b)
+            })
+            .collect()
+    }
+
+    /// At the root: where each block lies in relative order and in rank order.
+    fn rotation(&self) -> impl Iterator<Item = (Range<usize>, Range<usize>)> {
+        let b = self.b;
+        (0..self.n).map(move |i| {
+            let owner = self.rank(i) as usize;
+            (i * b..(i + 1) * b, owner * b..(owner + 1) * b)
+        })
+    }
+}
+
 /// Binomial gather: relative rank `v` collects its subtree's blocks, in relative order, from
-/// its children `v + 1, v + 2, v + 4, ...`, and passes them to `v - lowbit(v)`; the root
-/// rotates them into rank order.
+/// its children, and passes them to its parent; the root rotates them into rank order.
 async fn binomial_gather<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
-    let (n, b) = (cx.size as usize, send.len());
-    let v = (cx.rank as usize + n - root as usize) % n;
-    let l = low(v, n);
-    let sub = l.min(n - v);
-    let mut tmp = zeroed::<T>(sub * b);
-    tmp[..b].copy_from_slice(send);
-    let mut m = 1;
-    while m < l && v + m < n {
-        let child = m.min(n - v - m);
-        let from = real((v + m) as u64, root, cx.size);
-        cx.recv(&mut tmp[m * b..(m + child) * b], from).await?;
-        m <<= 1;
+    let tree = Tree::of(cx, send.len(), root);
+    let mut tmp = tree.buffer::<T>();
+    tmp[..send.len()].copy_from_slice(send);
+    for (child, blocks) in tree.children() {
+        cx.recv(&mut tmp[blocks], child).await?;
     }
-    if v != 0 {
-        return cx.send(&tmp, real((v - l) as u64, root, cx.size)).await;
+    if tree.v != 0 {
+        return cx.send(&tmp, tree.parent()).await;
     }
-    for i in 0..n {
-        let owner = real(i as u64, root, cx.size) as usize;
-        recv[owner * b..(owner + 1) * b].copy_from_slice(&tmp[i * b..(i + 1) * b]);
+    for (relative, ranked) in tree.rotation() {
+        recv[ranked].copy_from_slice(&tmp[relative]);
     }
     Ok(())
 }
 
 /// Binomial scatter: the root orders the blocks by relative rank; relative rank `v` receives
-/// its subtree's from `v - lowbit(v)` and passes each child's subtree on, the farthest first.
+/// its subtree's from its parent and passes each child's subtree on, the farthest first.
 async fn binomial_scatter<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
-    let (n, b) = (cx.size as usize, recv.len());
-    let v = (cx.rank as usize + n - root as usize) % n;
-    let l = low(v, n);
-    let sub = l.min(n - v);
-    let mut tmp = zeroed::<T>(sub * b);
-    if v == 0 {
-        for i in 0..n {
-            let owner = real(i as u64, root, cx.size) as usize;
-            tmp[i * b..(i + 1) * b].copy_from_slice(&send[owner * b..(owner + 1) * b]);
+    let tree = Tree::of(cx, recv.len(), root);
+    let mut tmp = tree.buffer::<T>();
+    if tree.v == 0 {
+        for (relative, ranked) in tree.rotation() {
+            tmp[relative].copy_from_slice(&send[ranked]);
         }
     } else {
-        cx.recv(&mut tmp, real((v - l) as u64, root, cx.size))
-            .await?;
+        cx.recv(&mut tmp, tree.parent()).await?;
     }
-    let mut m = l >> 1;
-    while m > 0 {
-        if v + m < n {
-            let child = m.min(n - v - m);
-            let to = real((v + m) as u64, root, cx.size);
-            cx.send(&tmp[m * b..(m + child) * b], to).await?;
-        }
-        m >>= 1;
+    for (child, blocks) in tree.children().into_iter().rev() {
+        cx.send(&tmp[blocks], child).await?;
     }
-    recv.copy_from_slice(&tmp[..b]);
+    recv.copy_from_slice(&tmp[..recv.len()]);
     Ok(())
 }

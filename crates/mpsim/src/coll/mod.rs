@@ -404,6 +404,22 @@ impl Comm {
             })
     }
 
+    /// The checks of a reduction `coll` named `call` whose receive buffer (`recv` elements) is
+    /// as long as its `send` (allreduce, scan, exscan), and its algorithm.
+    fn same_length_reduction<T: Pod>(
+        &self,
+        call: &'static str,
+        coll: Collective,
+        send: &[T],
+        recv: usize,
+        op: &ops::Op<T>,
+    ) -> Result<Algorithm> {
+        self.check_live(call)?;
+        self.check_len(call, "receive buffer", recv, Some(send.len()))?;
+        let shape = self.shape::<T>(send.len(), op.is_commutative());
+        self.algorithm(coll, call, shape)
+    }
+
     /// The call's algorithm (`algo::choose`).
     fn algorithm(&self, coll: Collective, call: &'static str, shape: Shape) -> Result<Algorithm> {
         algo::choose(self, coll, call, shape)

@@ -182,10 +182,7 @@ impl Comm {
         recv: usize,
         op: &Op<T>,
     ) -> Result<Algorithm> {
-        self.check_live(call)?;
-        self.check_len(call, "receive buffer", recv, Some(send.len()))?;
-        let shape = self.shape::<T>(send.len(), op.is_commutative());
-        self.algorithm(Collective::Allreduce, call, shape)
+        self.same_length_reduction(call, Collective::Allreduce, send, recv, op)
     }
 }
 
@@ -247,12 +244,15 @@ pub(super) async fn binomial_reduce<T: Pod>(
         }
         mask <<= 1;
     }
-    if top == root {
-        if cx.rank == root {
-            recv.copy_from_slice(&acc);
-        }
+    to_root(cx, &acc, recv, top, root).await
+}
+
+/// The end of a reduce whose result `acc` is at rank `top`: it goes to the root's `recv`.
+async fn to_root<T: Pod>(cx: &Ctx, acc: &[T], recv: &mut [T], top: u32, root: u32) -> Result<()> {
+    if cx.rank == top && top == root {
+        recv.copy_from_slice(acc);
     } else if cx.rank == top {
-        cx.send(&acc, root).await?;
+        cx.send(acc, root).await?;
     } else if cx.rank == root {
         cx.recv(recv, top).await?;
     }
@@ -293,26 +293,36 @@ impl Fold {
     }
 }
 
-/// The fold (module docs) of `acc`, this rank's vector: an even rank of the first `2 * rem`
-/// sends it on and gets `None`; an odd one combines `even ⊕ odd`.
-async fn fold_in<T: Pod>(
-    cx: &Ctx,
-    f: &Fold,
-    acc: &mut [T],
-    tmp: &mut [T],
-    op: &Op<T>,
-) -> Result<Option<usize>> {
+/// A rank's vector after the fold (module docs): `acc` (combined `even ⊕ odd` on an odd rank
+/// of the first `2 * rem`), a buffer `tmp` as long, and its newrank (`None`: an even one, which
+/// sent its vector on and sits out).
+struct Folded<T> {
+    f: Fold,
+    acc: Vec<T>,
+    tmp: Vec<T>,
+    newrank: Option<usize>,
+}
+
+/// The fold of `send`, the start of recursive doubling and of Rabenseifner's algorithm.
+async fn fold_in<T: Pod>(cx: &Ctx, send: &[T], op: &Op<T>) -> Result<Folded<T>> {
+    let f = Fold::of(cx.size);
+    let (mut acc, mut tmp) = (send.to_vec(), zeroed::<T>(send.len()));
     let r = cx.rank as usize;
     let newrank = f.newrank(r);
     if r < 2 * f.rem {
         if newrank.is_none() {
-            cx.send(acc, cx.rank + 1).await?;
+            cx.send(&acc, cx.rank + 1).await?;
         } else {
-            cx.recv(tmp, cx.rank - 1).await?;
-            op.reduce_right(tmp, acc);
+            cx.recv(&mut tmp, cx.rank - 1).await?;
+            op.reduce_right(&tmp, &mut acc);
         }
     }
-    Ok(newrank)
+    Ok(Folded {
+        f,
+        acc,
+        tmp,
+        newrank,
+    })
 }
 
 /// Undoes the fold: each odd rank of the first `2 * rem` sends the result (`acc`) to the even
@@ -347,10 +357,13 @@ async fn recursive_doubling<T: Pod>(
     recv: &mut [T],
     op: &Op<T>,
 ) -> Result<()> {
-    let f = Fold::of(cx.size);
-    let mut acc = send.to_vec();
-    let mut tmp = zeroed::<T>(send.len());
-    if let Some(i) = fold_in(cx, &f, &mut acc, &mut tmp, op).await? {
+    let Folded {
+        f,
+        mut acc,
+        mut tmp,
+        newrank,
+    } = fold_in(cx, send, op).await?;
+    if let Some(i) = newrank {
         let mut mask = 1;
         while mask < f.pof2 {
             let p = i ^ mask;
@@ -363,10 +376,35 @@ async fn recursive_doubling<T: Pod>(
     fold_out(cx, &f, &acc, recv).await
 }
 
+/// Where Rabenseifner's reduce-scatter leaves a rank that takes part: its newrank, the layout
+/// of the vector in `pof2` blocks, and its windows of blocks before each step (the last: the
+/// block it ends with, reduced over every rank).
+struct Halved {
+    i: usize,
+    layout: Layout,
+    windows: Vec<(usize, usize)>,
+}
+
+/// The fold of `send` and the reduce-scatter by recursive vector halving among the newranks
+/// (the start of both of Rabenseifner's algorithms): this rank's fold, and where the halving
+/// left it (`None`: it sat out).
+async fn halved<T: Pod>(cx: &Ctx, send: &[T], op: &Op<T>) -> Result<(Folded<T>, Option<Halved>)> {
+    let mut folded = fold_in(cx, send, op).await?;
+    let Some(i) = folded.newrank else {
+        return Ok((folded, None));
+    };
+    let layout = Layout::Equal {
+        count: send.len(),
+        parts: folded.f.pof2,
+    };
+    let Folded { f, acc, tmp, .. } = &mut folded;
+    let windows = halving(cx, f, i, &layout, acc, tmp, op).await?;
+    Ok((folded, Some(Halved { i, layout, windows })))
+}
+
 /// Reduce-scatter by recursive vector halving among the newranks, at distances 1, 2, 4, ...:
 /// newrank `i` keeps the half of its window of `layout`'s `pof2` blocks that bit `mask` of `i`
-/// names and sends the other half to `i ^ mask`. Returns the windows before each step (the
-/// last entry: the block `i` ends with, reduced over every rank).
+/// names and sends the other half to `i ^ mask`. Returns the windows before each step.
 async fn halving<T: Pod>(
     cx: &Ctx,
     f: &Fold,
@@ -407,15 +445,8 @@ async fn rabenseifner_allreduce<T: Pod>(
     recv: &mut [T],
     op: &Op<T>,
 ) -> Result<()> {
-    let f = Fold::of(cx.size);
-    let mut acc = send.to_vec();
-    let mut tmp = zeroed::<T>(send.len());
-    if let Some(i) = fold_in(cx, &f, &mut acc, &mut tmp, op).await? {
-        let layout = Layout::Equal {
-            count: send.len(),
-            parts: f.pof2,
-        };
-        let windows = halving(cx, &f, i, &layout, &mut acc, &mut tmp, op).await?;
+    let (Folded { f, mut acc, .. }, halved) = halved(cx, send, op).await?;
+    if let Some(Halved { i, layout, windows }) = halved {
         let mut mask = f.pof2 >> 1;
         let mut step = windows.len() - 1;
         while mask > 0 {
@@ -450,16 +481,8 @@ async fn rabenseifner_reduce<T: Pod>(
     op: &Op<T>,
     root: u32,
 ) -> Result<()> {
-    let f = Fold::of(cx.size);
-    let mut acc = send.to_vec();
-    let mut tmp = zeroed::<T>(send.len());
-    let top = f.rank(0);
-    if let Some(i) = fold_in(cx, &f, &mut acc, &mut tmp, op).await? {
-        let layout = Layout::Equal {
-            count: send.len(),
-            parts: f.pof2,
-        };
-        let windows = halving(cx, &f, i, &layout, &mut acc, &mut tmp, op).await?;
+    let (Folded { f, mut acc, .. }, halved) = halved(cx, send, op).await?;
+    if let Some(Halved { i, layout, windows }) = halved {
         let mut mask = f.pof2 >> 1;
         let mut step = windows.len() - 1;
         while mask > 0 {
@@ -475,14 +498,7 @@ async fn rabenseifner_reduce<T: Pod>(
             mask >>= 1;
         }
     }
-    if cx.rank == top && top == root {
-        recv.copy_from_slice(&acc);
-    } else if cx.rank == top {
-        cx.send(&acc, root).await?;
-    } else if cx.rank == root {
-        cx.recv(recv, top).await?;
-    }
-    Ok(())
+    to_root(cx, &acc, recv, f.rank(0), root).await
 }
 
 /// Ring allreduce (commutative operations): the vector in `size` blocks; a reduce-scatter in

@@ -5,7 +5,7 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::Collective;
 use super::ops::Op;
 use super::{Ctx, zeroed};
 use crate::Comm;
@@ -28,7 +28,7 @@ impl Comm {
     /// ```
     pub async fn scan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "scan";
-        let algo = self.scan_algorithm(CALL, Collective::Scan, send, recv.len(), op)?;
+        let algo = self.same_length_reduction(CALL, Collective::Scan, send, recv.len(), op)?;
         scan(
             &Ctx::new(self, CALL, Collective::Scan, algo, 0),
             send,
@@ -59,7 +59,7 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<Request<'b>> {
         const CALL: &str = "iscan";
-        let algo = self.scan_algorithm(CALL, Collective::Scan, send, recv.len(), op)?;
+        let algo = self.same_length_reduction(CALL, Collective::Scan, send, recv.len(), op)?;
         let (send, op) = (send.to_vec(), op.clone());
         let mut out = zeroed(recv.len());
         let what = (Collective::Scan, algo, 0);
@@ -69,21 +69,6 @@ impl Comm {
                 Ok(out)
             }),
         )
-    }
-
-    /// The checks of a scan or exscan named `call`, and its algorithm.
-    fn scan_algorithm<T: Pod>(
-        &self,
-        call: &'static str,
-        coll: Collective,
-        send: &[T],
-        recv: usize,
-        op: &Op<T>,
-    ) -> Result<Algorithm> {
-        self.check_live(call)?;
-        self.check_len(call, "receive buffer", recv, Some(send.len()))?;
-        let shape = self.shape::<T>(send.len(), op.is_commutative());
-        self.algorithm(coll, call, shape)
     }
 
     /// Exclusive prefix reduction (MPI's `MPI_Exscan`): rank `r > 0`'s `recv` gets
@@ -103,7 +88,7 @@ impl Comm {
     /// ```
     pub async fn exscan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "exscan";
-        let algo = self.scan_algorithm(CALL, Collective::Exscan, send, recv.len(), op)?;
+        let algo = self.same_length_reduction(CALL, Collective::Exscan, send, recv.len(), op)?;
         exscan(
             &Ctx::new(self, CALL, Collective::Exscan, algo, 0),
             send,
@@ -135,7 +120,7 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<Request<'b>> {
         const CALL: &str = "iexscan";
-        let algo = self.scan_algorithm(CALL, Collective::Exscan, send, recv.len(), op)?;
+        let algo = self.same_length_reduction(CALL, Collective::Exscan, send, recv.len(), op)?;
         let (send, op) = (send.to_vec(), op.clone());
         let first = self.rank() == 0;
         let mut out = zeroed(if first { 0 } else { recv.len() });
