@@ -22,8 +22,8 @@
 //!   posted from inside it would be sent in the past. Polled first, at the wake, the tasks post
 //!   their next steps at the time the messages that let them do so arrived.
 //! - One check per poll of a rank's program, in one place: no wait, blocking call or request
-//!   pays for it, and a program with no collective in flight pays one load and one branch per
-//!   resume (the ring: `bench` notes in `docs/collectives.md`).
+//!   pays for it, and a program with no collective in flight pays two loads and a branch per
+//!   resume (`docs/collectives.md` §7 has the ring's count).
 //!
 //! # The order of a poll, and why it is enough
 //!

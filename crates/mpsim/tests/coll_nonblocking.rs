@@ -383,7 +383,7 @@ fn completion_by_every_call(backend: Backend) {
             let mut prefix = [0u64];
             let scan = world.iscan(&[1u64], &mut prefix, &Op::sum())?;
             if n > 1 {
-                if me % 2 == 0 {
+                if me.is_multiple_of(2) {
                     world.ssend(&[me], right, 4).await?;
                     world.recv(&mut got, left, 4).await?;
                 } else {

@@ -11,7 +11,7 @@
 //! communicator calls) run. Every input is a function of the operation, the world rank and the
 //! position, so the reference computes every rank's result on its own.
 
-#[macro_use]
+#[allow(unused_macros)] // `on_both!`: these tests pick their backends
 #[path = "common/backends.rs"]
 mod backends;
 mod common;
