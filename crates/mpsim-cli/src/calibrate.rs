@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! mpsim calibrate --backend threads|mpi [--out DIR] [--reps N] [--max-size BYTES]
+//!                 [--bsp [--bsp-procs P]]       (threads: BSP r, g, l; calibrate/bsp.rs)
 //! mpsim calibrate --from-osu FILE [--mode ssend|bsend|both] [--out DIR]
 //! ```
 //!
@@ -80,6 +81,7 @@
 //! default machine model. The model is written with `ModelFile::write_to` (`model.toml`,
 //! `ssend.csv`, `bsend.csv`) with a `[meta] description` saying what was measured, how and when.
 
+mod bsp;
 mod contention;
 mod mpi;
 mod osu;
@@ -173,6 +175,15 @@ pub struct CalibrateArgs {
           value_parser = clap::value_parser!(u64).range(8..=MAX_MAX_SIZE),
           conflicts_with = "from_osu")]
     max_size: u64,
+    /// With --backend threads: also measure the BSP parameters (r, g, l) on --bsp-procs BSP
+    /// processes, bspbench's way (a DAXPY rate; h-relations of h = 0, p, 2p, ... 256 words, a
+    /// least-squares fit T(h) = l + g*8h), and write them into the model: r as
+    /// `[compute] flops_per_s`, g and l as `[bsp]`.
+    #[arg(long, conflicts_with = "from_osu")]
+    bsp: bool,
+    /// Processes of the BSP measurement (at least 2).
+    #[arg(long, default_value_t = 2, requires = "bsp", value_parser = clap::value_parser!(u32).range(2..=1024))]
+    bsp_procs: u32,
 }
 
 /// What both backends measure: the sizes, the repetitions, and per size the iteration counts
@@ -381,8 +392,38 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
         CalibrateBackend::Threads => threads::measure(&plan)?,
         CalibrateBackend::Mpi => mpi::measure(&plan)?,
     };
+    let bsp = match (args.bsp, backend) {
+        (false, _) => None,
+        (true, CalibrateBackend::Threads) => {
+            eprintln!(
+                "measuring BSP r, g and l on {} processes...",
+                args.bsp_procs
+            );
+            Some(bsp::measure(args.bsp_procs, args.reps)?)
+        }
+        (true, CalibrateBackend::Mpi) => {
+            return Err("--bsp measures on the threads backend only".into());
+        }
+    };
     let elapsed = started.elapsed();
-    let (model, one_way0) = fit(&m, &plan.sizes)?;
+    let (mut model, one_way0) = fit(&m, &plan.sizes)?;
+    let mut bsp_note = String::new();
+    if let Some(b) = &bsp {
+        model.flops_per_s = b.r_flops_per_s;
+        model.bsp_g_ps_per_byte = Some(b.g_ps_per_byte);
+        model.bsp_l_ns = Some(b.l_ns);
+        bsp_note = format!(
+            " BSP (--bsp, {} processes of the threads backend, bspbench's method): \
+             flops_per_s = r of a DAXPY loop of {} doubles; g and l a least-squares fit of \
+             T(h) = l + g*8h over h-relations of h = p..{} words, {} supersteps each, minimum \
+             over the reps; an empty superstep took {:.0} ns.",
+            b.procs,
+            1024,
+            bsp::HMAX,
+            bsp::SYNCS,
+            b.empty_ns
+        );
+    }
     let reps = plan.reps;
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let tables = if m.cpu.is_some() {
@@ -421,19 +462,24 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
         "Calibrated by `mpsim calibrate --backend {name} --reps {reps} --max-size {}` \
          (mpsim {}) at {}, on this host ({} {}, {cores} cores): {how}; blocking ping-pong \
          timed on rank 0, minimum over {reps} rep(s) x {CHUNKS} chunk(s) of the mean round \
-         trip of a chunk of iterations. {tables} Other parameters (eager threshold, bsend \
-         overhead, compute, BSP) are the default machine's.",
+         trip of a chunk of iterations. {tables}{bsp_note} Other parameters (eager \
+         threshold, bsend overhead, {}) are the default machine's.",
         args.max_size,
         env!("CARGO_PKG_VERSION"),
         utc_now(),
         std::env::consts::OS,
         std::env::consts::ARCH,
+        if bsp.is_some() {
+            "compute mode"
+        } else {
+            "compute, BSP"
+        },
     );
     let file = write_model(model, description, &args.out)?;
     Ok(report(
         &file,
         &format!(
-            "0-byte round trip {:.0} ns; ack_latency = one_way0 = {} ns; {}measured in {:.1} s",
+            "0-byte round trip {:.0} ns; ack_latency = one_way0 = {} ns; {}{}measured in {:.1} s",
             m.rtt0,
             file.model.ack_latency_ns,
             m.cpu.as_ref().map_or_else(String::new, |_| {
@@ -451,6 +497,11 @@ pub fn run(args: CalibrateArgs) -> Result<String, String> {
                     mpsim_sim::units::exact_decimal(c.concurrent_slowdown_ppm, 6)
                 )
             }),
+            bsp.as_ref().map_or_else(String::new, |b| format!(
+                "BSP on {} processes: r {} flop/s, g {} ps/byte, l {} ns (empty superstep {:.0} \
+                 ns); ",
+                b.procs, b.r_flops_per_s, b.g_ps_per_byte, b.l_ns, b.empty_ns
+            )),
             elapsed.as_secs_f64()
         ),
         &args.out,

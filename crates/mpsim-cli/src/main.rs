@@ -33,6 +33,7 @@
 #![warn(missing_docs)]
 
 mod calibrate;
+mod cdoor;
 mod model;
 mod plot;
 
@@ -64,11 +65,20 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Draw a trace (Chrome trace-event JSON) as an SVG timeline, one lane per rank.
     Plot(plot::PlotArgs),
+    /// Compile a C MPI program against mpsim's mpi.h and MPI library (the system C compiler,
+    /// `$CC` or `cc`, with the flags added).
+    Cc(cdoor::CcArgs),
+    /// Run a C MPI program built with `mpsim cc`: simulated by default, or `--backend
+    /// threads`; the same flags and report as any mpsim program (`--compute` defaults to
+    /// `measured`: a rank's CPU time between MPI calls is its compute).
+    Run(cdoor::RunArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(cdoor::rewrite_np(std::env::args_os().collect()));
     let result = match cli.command {
+        Command::Run(args) => return cdoor::run(args),
+        Command::Cc(args) => cdoor::cc(args),
         Command::Model(cmd) => model::run(cmd).map_err(|e| e.to_string()),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Plot(args) => plot::run(args),

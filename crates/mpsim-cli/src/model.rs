@@ -174,6 +174,26 @@ fn show(f: &ModelFile) -> String {
         "X2: measured compute slower when ranks compute at once",
     );
 
+    let _ = writeln!(s, "\ncollectives");
+    row(
+        &mut s,
+        "reproducible",
+        m.collectives.reproducible.to_string(),
+        "reductions run their reproducible algorithm",
+    );
+    let mut named = m.collectives.named().peekable();
+    if named.peek().is_none() {
+        row(
+            &mut s,
+            "(none named)",
+            String::new(),
+            "each call: the cheapest by this model's costs",
+        );
+    }
+    for (coll, algo) in named {
+        row(&mut s, coll.name(), algo.name().into(), "");
+    }
+
     table(&mut s, "ssend", &f.ssend_table, &m.ssend);
     table(&mut s, "bsend", &f.bsend_table, &m.bsend);
     s

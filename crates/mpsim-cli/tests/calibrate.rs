@@ -149,6 +149,49 @@ fn calibrate_threads_writes_a_valid_model() {
     assert!(description.contains("threads backend"), "{description}");
 }
 
+/// `--bsp` also measures r, g and l (bspbench's way, `spec/bsplib.md` §3) and writes them:
+/// `flops_per_s` and `[bsp]`, a model `model check` accepts; one process is refused.
+#[test]
+fn calibrate_threads_bsp_writes_r_g_and_l() {
+    let dir = scratch("threads-bsp").join("model");
+    let arg = dir.to_str().expect("UTF-8 path");
+    let out = {
+        let _measuring = measuring();
+        mpsim(&[
+            "calibrate",
+            "--backend",
+            "threads",
+            "--out",
+            arg,
+            "--reps",
+            "1",
+            "--max-size",
+            "8",
+            "--bsp",
+        ])
+    };
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("BSP on 2 processes: r "),
+        "{}",
+        text(&out.stdout)
+    );
+    let file = ModelFile::open(&dir).expect("the model loads");
+    let m = &file.model;
+    assert!(m.bsp_l_ns.is_some_and(|l| l >= 1), "{:?}", m.bsp_l_ns);
+    assert!(m.bsp_g_ps_per_byte.is_some());
+    assert_ne!(m.flops_per_s, Model::default_machine().flops_per_s);
+    let refused = mpsim(&[
+        "calibrate",
+        "--backend",
+        "threads",
+        "--bsp",
+        "--bsp-procs",
+        "1",
+    ]);
+    assert!(!refused.status.success());
+}
+
 #[test]
 fn calibrate_rejects_bad_flags() {
     let cwd = scratch("bad-flags");

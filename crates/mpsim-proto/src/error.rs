@@ -8,9 +8,11 @@ use std::fmt;
 use crate::deadlock::{CommOrder, DeadlockReport, LivelockReport};
 use crate::matching::{ContextId, Source, Tag};
 
+mod bsp;
 mod class;
 mod program;
 
+pub use bsp::{BspError, BspErrorKind, Disagreement};
 pub use class::ErrorClass;
 pub use program::ProgramError;
 
@@ -437,6 +439,11 @@ pub enum Error {
         /// Virtual time of the call, in nanoseconds (simulator only).
         time_ns: Option<u64>,
     },
+    /// An error of a BSPlib program (`mpsim::bsp`, `spec/bsplib.md` §2): the process, its
+    /// superstep, the operation and what went wrong ([`BspError`]; its class by kind).
+    /// Boxed: [`Error`] stays as small as it was.
+    #[error("{0}")]
+    Bsp(Box<BspError>),
 }
 
 /// The site of an error of one call, `None` for the errors of a run: one list of which errors
@@ -469,6 +476,7 @@ macro_rules! site_of {
             | Error::Aborted { .. }
             | Error::Program(_)
             | Error::Abort { .. }
+            | Error::Bsp(_)
             | Error::Interrupted { .. }
             | Error::TimeOverflow { .. }
             | Error::InvalidArgument { .. }
@@ -510,7 +518,8 @@ impl Error {
     /// - what MPI has no class for is `MPI_ERR_OTHER`: `ReadyNotPosted` (an erroneous ready
     ///   send, which MPI leaves undefined), `RunEnded` (a call after the run, as after
     ///   `MPI_Finalize`), `ForeignRank`, `Deadlock`, `Livelock`, `TimeOverflow`, `Interrupted`
-    ///   and `Program` (the program's own error).
+    ///   and `Program` (the program's own error);
+    /// - `Bsp` by its kind ([`BspError::class`]).
     ///
     /// ```
     /// use mpsim_proto::error::{Error, ErrorClass, Site};
@@ -539,6 +548,7 @@ impl Error {
             Error::Unsupported { .. } => ErrorClass::UnsupportedOperation,
             Error::Internal { .. } => ErrorClass::Intern,
             Error::Aborted { .. } | Error::Abort { .. } => ErrorClass::ProcAborted,
+            Error::Bsp(e) => e.class(),
             Error::ReadyNotPosted { .. }
             | Error::RunEnded { .. }
             | Error::ForeignRank { .. }
@@ -604,6 +614,9 @@ impl Error {
             }
             Error::Program(failure) => {
                 failure.time_ns.get_or_insert(t);
+            }
+            Error::Bsp(e) => {
+                e.time_ns.get_or_insert(t);
             }
             _ => {}
         }

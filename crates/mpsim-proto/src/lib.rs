@@ -9,6 +9,8 @@
 //!   (`docs/matching.md`).
 //! - [`p2p`]: the point-to-point protocol of one rank: send modes, requests, buffers, probe and
 //!   cancel (`docs/p2p.md`).
+//! - [`collective`]: the names of the collectives and their algorithms, and a choice of
+//!   algorithm per collective.
 //! - [`error`]: the one error type, by MPI error class.
 //! - [`deadlock`]: the wait-for cycle and report text every backend prints.
 //! - [`interrupt`]: a signal's request to stop a run, raised by a handler, looked for by the
@@ -19,6 +21,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod collective;
 pub mod deadlock;
 pub mod error;
 pub mod interrupt;

@@ -212,6 +212,12 @@ pub enum Work {
     Time(Duration),
     /// This many floating-point operations, at the target machine's speed.
     Flops(u64),
+    /// Communication a model charges as a whole rather than message by message: a BSP
+    /// superstep's `h·g + l` under the BSP cost model (`mpsim::bsp`, `docs/bsplib.md` §4).
+    /// The simulator moves the clock by it as a blocking wait named `bsp_sync` (blocked time,
+    /// not compute, whatever the compute mode); a real backend does nothing (its communication
+    /// took its own time).
+    Sync(Duration),
 }
 
 /// The backend side of one rank: start a call, poll a wait, block until a wait may be over,

@@ -29,6 +29,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod bsp_report;
+pub use bsp_report::{BspReport, BspTiming, Superstep};
 pub mod decimal;
 mod event;
 mod external;
@@ -63,8 +65,8 @@ pub use model_file::{DEFAULT_MODEL_NAME, MODEL_TOML, ModelFile, ModelFileError};
 /// time, process name `mpsim sim`.
 pub use mpsim_proto::trace::{RankSet, Trace, TraceFilter};
 pub use report::{
-    LIST_WARNINGS, PROTOCOLS, RankReport, Report, TimeBase, Traffic, seconds, write_top_waits,
-    write_warnings,
+    CollectiveLine, LIST_WARNINGS, PROTOCOLS, RankReport, Report, TimeBase, Traffic, seconds,
+    write_collectives, write_top_waits, write_warnings,
 };
 pub use run::{MAX_WORKERS, Options, Outcome, Progress, simulate, simulate_observed};
 pub use waits::{TOP_WAITS, WaitReport};

@@ -4,6 +4,7 @@
 //! model can be measured (calibration) and swapped without touching the kernel. Validation
 //! happens at construction: a [`Model`] that exists is a valid one.
 
+use mpsim_proto::collective::AlgorithmChoices;
 use mpsim_proto::p2p::BSEND_OVERHEAD;
 
 /// Why a model is not valid.
@@ -325,9 +326,16 @@ pub struct Model {
     /// BSP `l`: the cost of a superstep's barrier, paid even when nothing is sent, ns.
     /// `None`: not measured for this machine.
     pub bsp_l_ns: Option<u64>,
+    /// How the simulator times BSP programs' supersteps (`[bsp] timing`): by the cost model
+    /// `w + h·g + l`, or as the messages of their syncs (the default).
+    pub bsp_timing: crate::BspTiming,
     /// Per-message CPU overheads, cores and measurement costs (extensions X1–X3); the default
     /// charges nothing.
     pub cpu: CpuModel,
+    /// The collective algorithms the model file names (`[collectives]`,
+    /// `docs/collectives.md` §4), and whether reductions are to be reproducible; by default
+    /// none: each call's algorithm is the cheapest by this model's costs.
+    pub collectives: AlgorithmChoices,
 }
 
 impl Model {
@@ -348,7 +356,9 @@ impl Model {
             host_to_target_ppm: 1_000_000,
             bsp_g_ps_per_byte: None,
             bsp_l_ns: None,
+            bsp_timing: crate::BspTiming::P2p,
             cpu: CpuModel::default(),
+            collectives: AlgorithmChoices::default(),
         }
     }
 
@@ -386,7 +396,9 @@ impl Model {
             host_to_target_ppm: 1_000_000,
             bsp_g_ps_per_byte: None,
             bsp_l_ns: None,
+            bsp_timing: crate::BspTiming::P2p,
             cpu: CpuModel::default(),
+            collectives: AlgorithmChoices::default(),
         }
     }
 
@@ -405,6 +417,32 @@ impl Model {
             }
         }
         Ok(())
+    }
+
+    /// This model with a free network: every delay of point-to-point 1 ns (the least a delay
+    /// can be), no request, poll or wake-up overheads, no shared cores; compute and the BSP
+    /// parameters as they are. The BSP cost-model timing runs the syncs' messages on it, so
+    /// that they take (almost) no virtual time and the cost formula sets the clocks
+    /// (`docs/bsplib.md` §4).
+    pub fn free_network(&self) -> Model {
+        let one = DelayTable::constant(1).expect("1 > 0");
+        Model {
+            ssend: one.clone(),
+            bsend: one,
+            ack_latency_ns: 1,
+            bsend_overhead: 0,
+            system_buffer: None,
+            poll_cost_ns: 1,
+            cpu: CpuModel {
+                send_overhead_ns: 0,
+                recv_overhead_ns: 0,
+                cores: None,
+                wake_latency_ns: 0,
+                handover_ns: 0,
+                ..self.cpu
+            },
+            ..self.clone()
+        }
     }
 
     /// The lookahead `L`: no message or ack sent at `t` arrives before `t + L`.

@@ -24,6 +24,7 @@
 //! [bsp]                         # optional: BSP g and l when they were measured
 //! g = "0.125ns/byte"
 //! l = "2us"
+//! timing = "p2p"                # BSP programs: "p2p" (default) or "cost" (w + h*g + l)
 //!
 //! [cpu]                         # optional: extensions X1-X3 (docs/extensions.md)
 //! send_overhead = "300ns"       # X1: per nonblocking send request; default 0
@@ -34,6 +35,11 @@
 //!                               #     (measured compute, ranks > cores); default 0
 //! measure_overhead = "700ns"    # X3: taken off each measured-compute stretch; default 0
 //! concurrent_slowdown = 0.09    # X2: measured compute when ranks compute at once; default 0
+//!
+//! [collectives]                 # optional: algorithms by name (docs/collectives.md §4)
+//! reproducible = true           # reductions run their `reproducible` algorithm; default false
+//! allreduce = "ring"            # COLLECTIVE = "ALGORITHM"; a collective not named runs the
+//!                               # cheapest by this model's costs
 //! ```
 //!
 //! and each table (`size_bytes,delay_ns`, strictly increasing sizes, delays `> 0`; the header
@@ -72,6 +78,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::{Spanned, Value};
+
+use mpsim_proto::collective::{AlgorithmChoices, Collective};
 
 use crate::input::{self, InputError};
 use crate::model::{ComputeMode, CpuModel, DelayTable, Model};
@@ -336,6 +344,7 @@ struct RawFile {
     compute: Option<RawCompute>,
     bsp: Option<RawBsp>,
     cpu: Option<RawCpu>,
+    collectives: Option<std::collections::BTreeMap<String, Spanned<Value>>>,
 }
 
 #[derive(Deserialize)]
@@ -369,6 +378,7 @@ struct RawCompute {
 struct RawBsp {
     g: Option<Spanned<Scalar>>,
     l: Option<Spanned<Scalar>>,
+    timing: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -602,6 +612,7 @@ fn parse(
     }
 
     let (mut bsp_g_ps_per_byte, mut bsp_l_ns) = (None, None);
+    let mut bsp_timing = crate::BspTiming::P2p;
     if let Some(b) = &raw.bsp {
         if let Some(v) = &b.g {
             bsp_g_ps_per_byte = Some(cx.quantity(v, "bsp.g", &BSP_G)?);
@@ -609,11 +620,28 @@ fn parse(
         if let Some(v) = &b.l {
             bsp_l_ns = Some(cx.time(v, "bsp.l")?);
         }
+        if let Some(t) = &b.timing {
+            bsp_timing = match t.get_ref().as_str() {
+                "cost" => crate::BspTiming::Cost,
+                "p2p" => crate::BspTiming::P2p,
+                other => {
+                    return Err(cx.value_err(
+                        t.span().start,
+                        "bsp.timing",
+                        format!("`{other}` is not a BSP timing: use \"cost\" or \"p2p\""),
+                    ));
+                }
+            };
+        }
     }
 
     let cpu = match &raw.cpu {
         Some(c) => cx.cpu(c)?,
         None => CpuModel::default(),
+    };
+    let collectives = match &raw.collectives {
+        Some(c) => cx.collectives(c)?,
+        None => AlgorithmChoices::default(),
     };
 
     let (ssend, ssend_table) = cx.table(&net.ssend_table, "ssend_table", "ssend", resolve)?;
@@ -632,7 +660,9 @@ fn parse(
         host_to_target_ppm,
         bsp_g_ps_per_byte,
         bsp_l_ns,
+        bsp_timing,
         cpu,
+        collectives,
     };
     // Everything `validate` checks was checked above with a line; this keeps the two in step.
     model.validate().map_err(|e| ModelFileError::Toml {
@@ -690,6 +720,52 @@ impl Cx<'_> {
             0 => Err(self.value_err(v.span().start, key, zero_message(v.get_ref(), kind))),
             n => Ok(n),
         }
+    }
+
+    /// The `[collectives]` section: `COLLECTIVE = "ALGORITHM"` per collective, and
+    /// `reproducible = true|false` (`docs/collectives.md` §4). Errors name the key's line, and
+    /// the names it could have been.
+    fn collectives(
+        &self,
+        raw: &std::collections::BTreeMap<String, Spanned<Value>>,
+    ) -> Result<AlgorithmChoices, ModelFileError> {
+        let mut choices = AlgorithmChoices::default();
+        // In the file's order, so that the first problem is the first one reported.
+        let mut keys: Vec<(&String, &Spanned<Value>)> = raw.iter().collect();
+        keys.sort_by_key(|(_, v)| v.span().start);
+        for (key, value) in keys {
+            let at = value.span().start;
+            let name = format!("collectives.{key}");
+            if key == "reproducible" {
+                match value.get_ref() {
+                    Value::Boolean(on) => choices.reproducible = *on,
+                    _ => {
+                        return Err(self.value_err(
+                            at,
+                            &name,
+                            "expected true or false".to_string(),
+                        ));
+                    }
+                }
+                continue;
+            }
+            let coll = Collective::from_name(key)
+                .map_err(|e| self.value_err(at, &name, format!("{e}, or reproducible")))?;
+            let Value::String(algo) = value.get_ref() else {
+                return Err(self.value_err(
+                    at,
+                    &name,
+                    "expected an algorithm's name as a string (`\"binomial\"`)".to_string(),
+                ));
+            };
+            let algo = coll
+                .algorithm(algo)
+                .map_err(|e| self.value_err(at, &name, e))?;
+            choices
+                .set(coll, Some(algo))
+                .map_err(|e| self.value_err(at, &name, e))?;
+        }
+        Ok(choices)
     }
 
     /// The `[cpu]` section (extensions X1–X3).
@@ -992,8 +1068,12 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
         "host_to_target = {}",
         exact_decimal(m.host_to_target_ppm, 6)
     );
-    if m.bsp_g_ps_per_byte.is_some() || m.bsp_l_ns.is_some() {
+    let cost = m.bsp_timing == crate::BspTiming::Cost;
+    if m.bsp_g_ps_per_byte.is_some() || m.bsp_l_ns.is_some() || cost {
         let _ = writeln!(t, "\n[bsp]");
+        if cost {
+            let _ = writeln!(t, "timing = \"cost\"");
+        }
         if let Some(g) = m.bsp_g_ps_per_byte {
             let _ = writeln!(t, "g = \"{}\"", fmt_bsp_g(g));
         }
@@ -1032,6 +1112,15 @@ fn to_toml(m: &Model, description: Option<&str>) -> Result<String, ModelFileErro
             "concurrent_slowdown = {}",
             exact_decimal(c.concurrent_slowdown_ppm, 6)
         );
+    }
+    if !m.collectives.is_empty() {
+        let _ = writeln!(t, "\n[collectives]");
+        if m.collectives.reproducible {
+            let _ = writeln!(t, "reproducible = true");
+        }
+        for (coll, algo) in m.collectives.named() {
+            let _ = writeln!(t, "{coll} = \"{algo}\"");
+        }
     }
     Ok(t)
 }

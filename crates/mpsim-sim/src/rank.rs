@@ -406,10 +406,15 @@ impl SimRank {
         );
     }
 
-    /// Advances this rank's clock by `d` and yields until the rest of the world catches up.
-    fn advance(&self, d: u64, compute: bool) {
+    /// Advances this rank's clock by `d` spent as `spent` says, and yields until the rest of
+    /// the world catches up.
+    fn advance(&self, d: u64, spent: Spent) {
         let mut k = self.kernel.borrow_mut();
-        let name = if compute { "compute" } else { "poll" };
+        let name = match spent {
+            Spent::Compute => "compute",
+            Spent::Poll => "poll",
+            Spent::Sync => "bsp_sync",
+        };
         self.check_turn(&mut k, name);
         if self.ended(&k) {
             return;
@@ -418,10 +423,10 @@ impl SimRank {
         let r = &mut k.ranks[self.idx];
         let from = r.clock;
         r.clock = r.clock.saturating_add(d);
-        let spent = if compute {
-            &mut r.stats.compute_ns
-        } else {
-            &mut r.stats.poll_ns
+        let spent = match spent {
+            Spent::Compute => &mut r.stats.compute_ns,
+            Spent::Poll => &mut r.stats.poll_ns,
+            Spent::Sync => &mut r.stats.blocked_ns,
         };
         *spent = spent.saturating_add(d);
         let at = r.clock;
@@ -858,7 +863,7 @@ impl SimRank {
             let made = k.ranks.get(self.idx).map(|r| r.made);
             (k.model().poll_cost_ns, made)
         };
-        self.advance(cost, false);
+        self.advance(cost, Spent::Poll);
         if let Some(made) = made {
             self.kernel.borrow_mut().note_poll(self.rank, call, made);
         }
@@ -957,6 +962,10 @@ impl RankRuntime for SimRank {
     }
 
     fn compute(&self, work: Work) {
+        if let Work::Sync(d) = work {
+            let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+            return self.advance(ns, Spent::Sync);
+        }
         let (mode, ns) = {
             let k = self.kernel.borrow();
             let mode = k.model().compute;
@@ -970,11 +979,12 @@ impl RankRuntime for SimRank {
                     }
                 },
                 Work::Flops(flops) => k.model().flops_ns(flops),
+                Work::Sync(_) => 0,
             };
             (mode, ns)
         };
         let ns = if mode == ComputeMode::Ignored { 0 } else { ns };
-        self.advance(ns, true);
+        self.advance(ns, Spent::Compute);
     }
 
     fn abort(&self, code: i32) {
@@ -1073,4 +1083,16 @@ impl SimRank {
         }
         Poll::Pending
     }
+}
+
+/// What a clock advance of [`SimRank::advance`] is spent on: the report's column and the
+/// trace's span name.
+#[derive(Clone, Copy)]
+enum Spent {
+    /// Declared compute (`compute`).
+    Compute,
+    /// A poll that found nothing (`poll`).
+    Poll,
+    /// A BSP superstep's communication under the cost model (`bsp_sync`, blocked time).
+    Sync,
 }

@@ -10,6 +10,7 @@ use std::fmt::{self, Write as _};
 
 use mpsim_proto::p2p::MessageCounts;
 
+use crate::bsp_report::BspReport;
 use crate::model::ComputeMode;
 use crate::waits::WaitReport;
 
@@ -144,6 +145,33 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// How compute was charged (`sim` only).
     pub compute: Option<ComputeMode>,
+    /// Per collective, algorithm and reason for choosing it: the calls and the time in them
+    /// (empty for a run that made no collective call).
+    pub collectives: Vec<CollectiveLine>,
+    /// The supersteps of a BSP program (`mpsim::bsp`), absent for others (and from the JSON).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bsp: Option<BspReport>,
+}
+
+/// One line of a report's collectives table: the calls of one collective that ran one
+/// algorithm, chosen for one reason, and the time spent in them, in the report's
+/// [`TimeBase`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CollectiveLine {
+    /// The collective (`allreduce`; `reduce_scatter` for both reduce-scatters).
+    pub collective: &'static str,
+    /// The algorithm (`ring`).
+    pub algorithm: &'static str,
+    /// Why it was chosen: `forced`, `--coll`, `--reproducible`, `model file`, `model file:
+    /// reproducible`, `only algorithm`, `model cost`, `table: no model` or `table: counts vary
+    /// by rank` (`docs/collectives.md` §4).
+    pub reason: &'static str,
+    /// Collective operations: each call on a communicator counts once (on its rank 0).
+    pub calls: u64,
+    /// Time from call to return, summed over every rank and call, ns.
+    pub rank_ns: u64,
+    /// The longest time one rank spent in one call, ns.
+    pub longest_ns: u64,
 }
 
 impl Report {
@@ -296,6 +324,10 @@ impl fmt::Display for Report {
             }
             writeln!(out, "... {} more ranks", self.ranks.len() - LIST_RANKS / 2).ok();
         }
+        write_collectives(&mut out, &self.collectives);
+        if let Some(bsp) = &self.bsp {
+            bsp.write_text(&mut out);
+        }
         write_top_waits(&mut out, &self.top_waits);
         write_warnings(&mut out, "warning: ", &self.warnings);
         f.write_str(&out)
@@ -320,6 +352,42 @@ pub fn write_warnings(out: &mut String, prefix: &str, warnings: &[String]) {
             warnings.len() - LIST_WARNINGS
         )
         .ok();
+    }
+}
+
+/// The collectives table of a report (nothing when the run made no collective call).
+pub fn write_collectives(out: &mut String, lines: &[CollectiveLine]) {
+    if lines.is_empty() {
+        return;
+    }
+    let row = |out: &mut String, cells: [&dyn fmt::Display; 6]| {
+        let [a, b, c, d, e, g] = cells;
+        writeln!(out, "  {a:<15} {b:<27} {c:<26} {d:>9} {e:>16} {g:>14}").ok();
+    };
+    writeln!(out, "collectives").ok();
+    row(
+        out,
+        [
+            &"collective",
+            &"algorithm",
+            &"chosen by",
+            &"calls",
+            &"rank_time_ns",
+            &"longest_ns",
+        ],
+    );
+    for l in lines {
+        row(
+            out,
+            [
+                &l.collective,
+                &l.algorithm,
+                &l.reason,
+                &l.calls,
+                &l.rank_ns,
+                &l.longest_ns,
+            ],
+        );
     }
 }
 

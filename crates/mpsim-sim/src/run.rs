@@ -197,6 +197,8 @@ pub(crate) fn refused(error: Error, compute: ComputeMode) -> Outcome {
             stopped: Some(error.to_string()),
             warnings: Vec::new(),
             compute: Some(compute),
+            collectives: Vec::new(),
+            bsp: None,
         },
         error: Some(error),
         trace: None,
@@ -319,6 +321,8 @@ pub(crate) fn merge(
             stopped: error.as_ref().map(ToString::to_string),
             warnings,
             compute: Some(options.model.compute),
+            collectives: Vec::new(),
+            bsp: None,
         },
         error,
     }

@@ -2,11 +2,12 @@
 //! trips, one test per kind of error (each names its file and line), and malformed files made
 //! at random, which must always give `Ok` or a clear `Err`, never a panic.
 
+use mpsim_proto::collective::{AlgorithmChoices, Collective};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mpsim_sim::{ComputeMode, CpuModel, DelayTable, Model, ModelFile, ModelFileError};
+use mpsim_sim::{BspTiming, ComputeMode, CpuModel, DelayTable, Model, ModelFile, ModelFileError};
 use proptest::prelude::*;
 
 const GOOD_TOML: &str = r#"# a test model
@@ -241,6 +242,7 @@ fn arb_model() -> impl Strategy<Value = Model> {
             (proptest::option::of(1u32..), any::<u64>()),
             0u64..=1_000_000_000_000,
         ),
+        (any::<bool>(), 0usize..5, 0usize..4),
     )
         .prop_map(
             |(
@@ -254,6 +256,7 @@ fn arb_model() -> impl Strategy<Value = Model> {
                     (cores, handover_ns),
                     concurrent_slowdown_ppm,
                 ),
+                (reproducible, coll, algo),
             )| Model {
                 ssend,
                 bsend,
@@ -271,6 +274,11 @@ fn arb_model() -> impl Strategy<Value = Model> {
                 host_to_target_ppm,
                 bsp_g_ps_per_byte,
                 bsp_l_ns,
+                bsp_timing: if bsp_g_ps_per_byte.is_some_and(|g| g % 2 == 0) {
+                    BspTiming::Cost
+                } else {
+                    BspTiming::P2p
+                },
                 cpu: CpuModel {
                     send_overhead_ns,
                     recv_overhead_ns,
@@ -279,6 +287,24 @@ fn arb_model() -> impl Strategy<Value = Model> {
                     handover_ns,
                     measure_overhead_ns,
                     concurrent_slowdown_ppm,
+                },
+                collectives: {
+                    // Nothing, or one collective's algorithm, with or without reproducible.
+                    let mut c = AlgorithmChoices::default();
+                    c.reproducible = reproducible;
+                    if let Some(&coll) = [
+                        Collective::Allreduce,
+                        Collective::Bcast,
+                        Collective::ReduceScatter,
+                        Collective::Alltoall,
+                    ]
+                    .get(coll)
+                    {
+                        let algos = coll.algorithms();
+                        c.set(coll, Some(algos[algo % algos.len()]))
+                            .expect("its own algorithm");
+                    }
+                    c
                 },
             },
         )

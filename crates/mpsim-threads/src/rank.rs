@@ -792,6 +792,8 @@ impl RankRuntime for ThreadRank {
             Work::Time(d) => self.spin(d),
             // No machine model here: spin as long as the default model's 10 Gflop/s would take.
             Work::Flops(flops) => self.spin(Duration::from_nanos(flops / 10)),
+            // The communication it stands for really happened.
+            Work::Sync(_) => {}
         }
     }
 

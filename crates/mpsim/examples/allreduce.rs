@@ -1,15 +1,16 @@
 //! An allreduce of `--count` `f64`s, `--iterations` times: every rank checks that it got the
 //! same bits as every other (by comparing its result with rank 0's, broadcast) and that the sum
-//! is right, and rank 0 prints the time per allreduce. The algorithm is the fixed table's
-//! choice for the count and rank count (`docs/collectives.md`), or the one `--algorithm` names
-//! (`recursive_doubling`, `rabenseifner`, `ring`).
+//! is right, and rank 0 prints the time per allreduce. The algorithm is the run's choice for
+//! the count and rank count (`docs/collectives.md` §4: under sim the machine model's cheapest,
+//! under threads the fixed table's, or what `--coll` names; the report says which), or the one
+//! `--algorithm` forces (`recursive_doubling`, `rabenseifner`, `ring`, `reproducible`).
 //!
 //! `cargo run --release -p mpsim --example allreduce -- --ranks 64 --count 131072`
 //!
 //! Rank 0 prints one line for scripts: `result example=allreduce backend=B ranks=R count=C
 //! bytes=BYTES algorithm=A iterations=I time_ns=T`, the mean time of one allreduce on rank 0
 //! (after a barrier, so that every rank starts together; `world.now_ns()`: host time under
-//! threads, virtual time under sim); `algorithm=table` when the fixed table chose.
+//! threads, virtual time under sim); `algorithm=chosen` when the run chose it.
 //!
 //! `tests/example_commands.rs` includes this file as a module and runs its `main` as a
 //! command, hence `pub(crate)`.
@@ -30,7 +31,8 @@ struct Args {
     /// Allreduces timed.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     iterations: u64,
-    /// Force this algorithm (recursive_doubling, rabenseifner or ring) instead of the table's.
+    /// Force this algorithm (recursive_doubling, rabenseifner, ring or reproducible) instead of
+    /// the run's choice.
     #[arg(long)]
     algorithm: Option<String>,
 }
@@ -88,7 +90,7 @@ async fn allreduce(world: Comm, params: &Params) -> Result<()> {
         )));
     }
     if me == 0 {
-        let algorithm = params.algorithm.map_or("table", Algorithm::name);
+        let algorithm = params.algorithm.map_or("chosen", Algorithm::name);
         let per = elapsed / params.iterations;
         mpsim::write_stdout(|out| {
             writeln!(

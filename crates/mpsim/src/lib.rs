@@ -1,6 +1,7 @@
-//! mpsim: write a message-passing program once — MPI-style point-to-point and blocking
-//! collectives today (`docs/collectives.md`), BSPlib next — and run it simulated on a machine model (`--backend sim`, the default: a
-//! prediction of its run time, at up to millions of ranks) or for real on threads.
+//! mpsim: write a message-passing program once — MPI-style point-to-point, blocking
+//! collectives (`docs/collectives.md`) or BSPlib ([`bsp`], `docs/bsplib.md`) — and run it
+//! simulated on a machine model (`--backend sim`, the default: a prediction of its run time,
+//! at up to millions of ranks) or for real on threads.
 //!
 //! A program is an `async fn` of its world communicator; [`run`] launches it with the flags
 //! every mpsim program understands (`--ranks`, `--backend`, …; see `--help`).
@@ -49,6 +50,7 @@
 #![warn(missing_docs)]
 
 mod blocking;
+pub mod bsp;
 mod coll;
 mod comm;
 mod launcher;
@@ -62,7 +64,7 @@ mod request;
 mod runtime;
 mod signals;
 
-pub use coll::algo::{Algorithm, Collective};
+pub use coll::algo::{Algorithm, AlgorithmChoices, Collective};
 pub use coll::ops::{Arithmetic, Integer, Loc, Op};
 pub use comm::{ANY_SOURCE, ANY_TAG, Comm, CommCompare, PROC_NULL};
 pub use launcher::{Backend, Bind, Compute, Launcher, ReportFormat, RunConfig, TraceFormat, Wait};
@@ -72,7 +74,10 @@ pub use message::Message;
 pub use mpsim_proto::deadlock::{
     BlockedRank, DeadlockReport, LivelockReport, PollingRank, StuckRank, Waiting,
 };
-pub use mpsim_proto::error::{Error, ErrorClass, PendingRequest, ProgramError, Result, Site};
+pub use mpsim_proto::error::{
+    BspError, BspErrorKind, Disagreement, Error, ErrorClass, PendingRequest, ProgramError, Result,
+    Site,
+};
 pub use mpsim_proto::interrupt::Signal;
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};
@@ -90,6 +95,12 @@ pub mod sim {
         ModelFile, ModelFileError, Outcome, PROTOCOLS, RankReport, Report, TOP_WAITS, TimeBase,
         Trace, Traffic, WaitReport,
     };
+
+    /// A report's line per collective, algorithm and reason.
+    pub use mpsim_sim::CollectiveLine;
+
+    /// The collectives' cost on a model, as the choice of algorithm reads it.
+    pub use crate::coll::cost::{collective_choice, collective_ns};
 }
 
 pub use request::{

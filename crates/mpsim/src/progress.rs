@@ -68,6 +68,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::{Rc, Weak};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use bytemuck::Pod;
@@ -77,6 +78,7 @@ use mpsim_proto::runtime::Needs;
 use smallvec::SmallVec;
 
 use crate::Comm;
+use crate::coll::policy::Policy;
 use crate::comm::WeakComm;
 use crate::runtime::Rt;
 
@@ -339,13 +341,14 @@ pin_project_lite::pin_project! {
     }
 }
 
-/// The program run on the world communicator of `rt`, driven (the launchers' entry).
-pub(crate) fn driven<F, Fut, T>(rt: Rt, program: F) -> Driven<Fut, T>
+/// The program run on the world communicator of `rt`, whose collectives follow the run's
+/// `policy`, driven (the launchers' entry).
+pub(crate) fn driven<F, Fut, T>(rt: Rt, policy: Arc<Policy>, program: F) -> Driven<Fut, T>
 where
     F: FnOnce(Comm) -> Fut,
     Fut: Future<Output = Result<T>>,
 {
-    let world = Comm::world(rt);
+    let world = Comm::world(rt, policy);
     Driven {
         world: world.clone(),
         ended: None,

@@ -98,7 +98,7 @@ where
     // The program, its communicators and requests are dropped at the end of this closure,
     // before `run_one` returns (the contract's "who owns what"); a panic drops them unwinding.
     let ended = panic::catch_unwind(AssertUnwindSafe(|| {
-        let fut = pin!(driven(rt, program));
+        let fut = pin!(driven(rt, crate::coll::policy::Policy::unnamed(), program));
         drive(&*runtime, fut)
     }));
     let mut error = match ended {

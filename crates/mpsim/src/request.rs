@@ -427,10 +427,18 @@ pub(crate) async fn wait_all_in(
 /// Waits until one active request completes; returns its index and status. `None` when no
 /// request is active (MPI_UNDEFINED). Ties go to the lowest index.
 pub async fn wait_any(requests: &mut [Request<'_>]) -> Result<Option<(usize, Status)>> {
-    let Some(index) = first_done(requests, "wait_any").await? else {
+    wait_any_in(requests, "wait_any").await
+}
+
+/// [`wait_any`] inside the program's call `call` (`bsp_sync`), which deadlock reports name.
+pub(crate) async fn wait_any_in(
+    requests: &mut [Request<'_>],
+    call: &'static str,
+) -> Result<Option<(usize, Status)>> {
+    let Some(index) = first_done(requests, call).await? else {
         return Ok(None);
     };
-    let status = requests[index].wait_in_place(Some("wait_any")).await?;
+    let status = requests[index].wait_in_place(Some(call)).await?;
     Ok(Some((index, status)))
 }
 

@@ -1,7 +1,10 @@
-//! The collectives' algorithms by name, and which one a call runs: today a fixed table by
-//! message size and process count (after MPICH's defaults; `docs/collectives.md` lists it),
-//! unless one was forced on the communicator ([`Comm::force_algorithm`], for tests). A choice
-//! from the machine model's costs and `--coll` flags come later.
+//! The collectives' algorithms by name, and which one a call runs (`docs/collectives.md` §4):
+//! one forced on the communicator ([`Comm::force_algorithm`], for tests), else one the run
+//! names (`--coll`, `--reproducible`, then the model file's `[collectives]`), else the
+//! cheapest by the machine model's costs (`cost.rs`), else a fixed table by message size and
+//! process count after MPICH's defaults, when there is no model to cost with (a backend that
+//! runs for real) or the ranks' arguments differ (`alltoallv`). Every rank makes the same
+//! choice from the same arguments.
 
 use std::fmt;
 
@@ -9,220 +12,79 @@ use mpsim_proto::error::{Error, Result};
 
 use crate::Comm;
 
-/// A collective operation: what an algorithm is for ([`Algorithm`]), and the calls whose
-/// traffic carries its tag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Collective {
-    /// [`Comm::barrier`].
-    Barrier,
-    /// [`Comm::bcast`].
-    Bcast,
-    /// [`Comm::reduce`].
-    Reduce,
-    /// [`Comm::allreduce`].
-    Allreduce,
-    /// [`Comm::gather`].
-    Gather,
-    /// [`Comm::gatherv`].
-    Gatherv,
-    /// [`Comm::scatter`].
-    Scatter,
-    /// [`Comm::scatterv`].
-    Scatterv,
-    /// [`Comm::allgather`].
-    Allgather,
-    /// [`Comm::allgatherv`].
-    Allgatherv,
-    /// [`Comm::alltoall`].
-    Alltoall,
-    /// [`Comm::alltoallv`].
-    Alltoallv,
-    /// [`Comm::reduce_scatter`] and [`Comm::reduce_scatter_block`].
-    ReduceScatter,
-    /// [`Comm::scan`].
-    Scan,
-    /// [`Comm::exscan`].
-    Exscan,
+pub use mpsim_proto::collective::{Algorithm, AlgorithmChoices, COLLECTIVES, Collective};
+
+/// Why a call runs the algorithm it runs, as the run report says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reason {
+    /// Forced on the communicator (`Comm::force_algorithm`, tests).
+    Forced,
+    /// Named by `--coll` (or a [`RunConfig`](crate::RunConfig)'s `collectives`).
+    Flag,
+    /// `--reproducible`.
+    FlagReproducible,
+    /// Named in the model file's `[collectives]`.
+    ModelFile,
+    /// `reproducible = true` in the model file's `[collectives]`.
+    ModelFileReproducible,
+    /// The collective has one algorithm.
+    Only,
+    /// The cheapest by the machine model's costs.
+    ModelCost,
+    /// The fixed table: no machine model to cost with (a real run).
+    TableNoModel,
+    /// The fixed table: the ranks' counts differ (`alltoallv`), so no rank knows the call's
+    /// size.
+    TableRankCounts,
 }
 
-/// How many [`Collective`]s there are.
-const COLLECTIVES: usize = 15;
+/// How many [`Reason`]s there are.
+pub(crate) const REASONS: usize = 9;
 
-impl Collective {
-    /// Every collective.
-    pub const ALL: [Collective; COLLECTIVES] = [
-        Collective::Barrier,
-        Collective::Bcast,
-        Collective::Reduce,
-        Collective::Allreduce,
-        Collective::Gather,
-        Collective::Gatherv,
-        Collective::Scatter,
-        Collective::Scatterv,
-        Collective::Allgather,
-        Collective::Allgatherv,
-        Collective::Alltoall,
-        Collective::Alltoallv,
-        Collective::ReduceScatter,
-        Collective::Scan,
-        Collective::Exscan,
+impl Reason {
+    /// What the report says.
+    pub fn text(self) -> &'static str {
+        match self {
+            Reason::Forced => "forced",
+            Reason::Flag => "--coll",
+            Reason::FlagReproducible => "--reproducible",
+            Reason::ModelFile => "model file",
+            Reason::ModelFileReproducible => "model file: reproducible",
+            Reason::Only => "only algorithm",
+            Reason::ModelCost => "model cost",
+            Reason::TableNoModel => "table: no model",
+            Reason::TableRankCounts => "table: counts vary by rank",
+        }
+    }
+
+    pub(crate) const ALL: [Reason; REASONS] = [
+        Reason::Forced,
+        Reason::Flag,
+        Reason::FlagReproducible,
+        Reason::ModelFile,
+        Reason::ModelFileReproducible,
+        Reason::Only,
+        Reason::ModelCost,
+        Reason::TableNoModel,
+        Reason::TableRankCounts,
     ];
 
-    /// Its name, as the call is named (`"reduce_scatter"` for both reduce-scatters).
-    pub fn name(self) -> &'static str {
-        match self {
-            Collective::Barrier => "barrier",
-            Collective::Bcast => "bcast",
-            Collective::Reduce => "reduce",
-            Collective::Allreduce => "allreduce",
-            Collective::Gather => "gather",
-            Collective::Gatherv => "gatherv",
-            Collective::Scatter => "scatter",
-            Collective::Scatterv => "scatterv",
-            Collective::Allgather => "allgather",
-            Collective::Allgatherv => "allgatherv",
-            Collective::Alltoall => "alltoall",
-            Collective::Alltoallv => "alltoallv",
-            Collective::ReduceScatter => "reduce_scatter",
-            Collective::Scan => "scan",
-            Collective::Exscan => "exscan",
-        }
-    }
-
-    /// The algorithms it has, the first being what the table falls back to.
-    pub fn algorithms(self) -> &'static [Algorithm] {
-        use Algorithm::*;
-        match self {
-            Collective::Barrier => &[Dissemination],
-            Collective::Bcast => &[Binomial, ScatterRecursiveDoubling, ScatterRing],
-            Collective::Reduce => &[Binomial, Rabenseifner],
-            Collective::Allreduce => &[RecursiveDoubling, Rabenseifner, Ring],
-            Collective::Gather | Collective::Scatter => &[Binomial, Linear],
-            Collective::Gatherv | Collective::Scatterv | Collective::Scan | Collective::Exscan => {
-                &[Linear]
-            }
-            Collective::Allgather => &[RecursiveDoubling, Bruck, Ring],
-            Collective::Allgatherv => &[RecursiveDoubling, Ring],
-            Collective::Alltoall => &[Bruck, Scattered, Pairwise],
-            Collective::Alltoallv => &[Scattered, Pairwise],
-            Collective::ReduceScatter => &[RecursiveHalving, Pairwise, ReduceThenScatter],
-        }
-    }
-
-    fn index(self) -> usize {
-        Collective::ALL
-            .iter()
-            .position(|&c| c == self)
-            .expect("every collective is in ALL")
+    pub(crate) fn index(self) -> usize {
+        self as usize
     }
 }
 
-impl fmt::Display for Collective {
+impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(self.text())
     }
 }
 
-/// A collective algorithm (`docs/collectives.md` describes each, and which collective has
-/// which: [`Collective::algorithms`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Algorithm {
-    /// Barrier: in round `k`, rank `r` signals `r + 2^k` and waits for `r - 2^k`.
-    Dissemination,
-    /// A binomial tree rooted at the root (bcast, reduce, gather, scatter).
-    Binomial,
-    /// Bcast as a binomial scatter then a recursive-doubling allgather.
-    ScatterRecursiveDoubling,
-    /// Bcast as a binomial scatter then a ring allgather.
-    ScatterRing,
-    /// Reduce-scatter by recursive vector halving, then a gather (reduce) or an allgather
-    /// (allreduce) by recursive doubling.
-    Rabenseifner,
-    /// Partners at distance 1, 2, 4, ... exchange everything they hold (allreduce,
-    /// allgather); a power of two is folded in first for other sizes.
-    RecursiveDoubling,
-    /// Each rank passes blocks to its right neighbour, `size - 1` steps per phase.
-    Ring,
-    /// Bruck's algorithm: `ceil(log2 size)` steps, at distances 1, 2, 4, ... (allgather,
-    /// alltoall).
-    Bruck,
-    /// Every send and receive posted at once (alltoall, alltoallv).
-    Scattered,
-    /// `size - 1` steps, in step `k` rank `r` sends to `r + k` and receives from `r - k`
-    /// (alltoall, reduce-scatter).
-    Pairwise,
-    /// Reduce-scatter by recursive halving of the vector among a power of two of ranks.
-    RecursiveHalving,
-    /// The root sends to or receives from each rank in turn (gatherv, scatterv), or each rank
-    /// passes its prefix to the next (scan, exscan).
-    Linear,
-    /// Reduce-scatter as a binomial reduce to rank 0 then a scatterv: the one for operations
-    /// that are not commutative.
-    ReduceThenScatter,
-}
-
-impl Algorithm {
-    /// Every algorithm.
-    pub const ALL: [Algorithm; 13] = [
-        Algorithm::Dissemination,
-        Algorithm::Binomial,
-        Algorithm::ScatterRecursiveDoubling,
-        Algorithm::ScatterRing,
-        Algorithm::Rabenseifner,
-        Algorithm::RecursiveDoubling,
-        Algorithm::Ring,
-        Algorithm::Bruck,
-        Algorithm::Scattered,
-        Algorithm::Pairwise,
-        Algorithm::RecursiveHalving,
-        Algorithm::Linear,
-        Algorithm::ReduceThenScatter,
-    ];
-
-    /// Its name (what `--coll` will take).
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Dissemination => "dissemination",
-            Algorithm::Binomial => "binomial",
-            Algorithm::ScatterRecursiveDoubling => "scatter_recursive_doubling",
-            Algorithm::ScatterRing => "scatter_ring",
-            Algorithm::Rabenseifner => "rabenseifner",
-            Algorithm::RecursiveDoubling => "recursive_doubling",
-            Algorithm::Ring => "ring",
-            Algorithm::Bruck => "bruck",
-            Algorithm::Scattered => "scattered",
-            Algorithm::Pairwise => "pairwise",
-            Algorithm::RecursiveHalving => "recursive_halving",
-            Algorithm::Linear => "linear",
-            Algorithm::ReduceThenScatter => "reduce_then_scatter",
-        }
-    }
-
-    /// Whether it needs a commutative operation for `coll` (reductions combine in another
-    /// order than rank order).
-    pub fn needs_commutative(self, coll: Collective) -> bool {
-        matches!(
-            (coll, self),
-            (Collective::Allreduce, Algorithm::Ring)
-                | (Collective::ReduceScatter, Algorithm::RecursiveHalving)
-                | (Collective::ReduceScatter, Algorithm::Pairwise)
-        )
-    }
-
-    fn index(self) -> usize {
-        Algorithm::ALL
-            .iter()
-            .position(|&a| a == self)
-            .expect("every algorithm is in ALL")
-    }
-}
-
-impl fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+/// A call's algorithm and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Chosen {
+    pub algo: Algorithm,
+    pub reason: Reason,
 }
 
 /// The algorithms forced on a communicator, by collective.
@@ -230,10 +92,10 @@ impl fmt::Display for Algorithm {
 pub(crate) struct Forced([Option<Algorithm>; COLLECTIVES]);
 
 impl Forced {
-    /// Nothing forced: the table chooses.
+    /// Nothing forced: the run's policy chooses.
     pub const NONE: Forced = Forced([None; COLLECTIVES]);
 
-    fn get(self, coll: Collective) -> Option<Algorithm> {
+    pub(crate) fn get(self, coll: Collective) -> Option<Algorithm> {
         self.0[coll.index()]
     }
 }
@@ -255,40 +117,55 @@ const ALLTOALL_BRUCK_MIN_PROCS: u32 = 8;
 const REDUCE_SCATTER_LONG: usize = 524_288;
 
 /// What a call tells the choice.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Shape {
     /// The communicator's size.
     pub size: u32,
     /// The bytes of the call's vector: a bcast's or reduction's whole vector, an allgather's
     /// or gather's whole result, an alltoall's one block.
     pub bytes: usize,
-    /// Elements of the vector (reductions).
+    /// Elements of that vector.
     pub count: usize,
+    /// Bytes per element.
+    pub elem: usize,
     /// Whether the reduction's operation is commutative (`true` for the others).
     pub commutative: bool,
 }
 
-/// The algorithm of `coll` for a call of `shape` on `comm`: the forced one, checked, or the
-/// table's. `call` names the call in the error of a forced algorithm that cannot run it.
+/// The algorithm of `coll` for a call of `shape` on `comm`, and why (module docs). `call`
+/// names the call in the error of a forced or named algorithm that needs a commutative
+/// operation given one that is not (`InvalidOp`).
 pub(crate) fn choose(
     comm: &Comm,
     coll: Collective,
     call: &'static str,
     shape: Shape,
-) -> Result<Algorithm> {
-    if let Some(algo) = comm.coll_forced().get().get(coll) {
+) -> Result<Chosen> {
+    let policy = comm.coll_policy();
+    let named = comm
+        .coll_forced()
+        .get()
+        .get(coll)
+        .map(|a| (a, Reason::Forced))
+        .or_else(|| policy.named(coll));
+    if let Some((algo, reason)) = named {
         if algo.needs_commutative(coll) && !shape.commutative {
+            let by = match reason {
+                Reason::Forced => "forced",
+                Reason::Flag => "named by --coll",
+                _ => "named in the model file",
+            };
             return Err(Error::InvalidOp {
                 site: comm.site(call),
                 what: format!(
-                    "the operation is not commutative, and the algorithm forced for {coll} \
+                    "the operation is not commutative, and the algorithm {by} for {coll} \
                      ({algo}) needs a commutative one"
                 ),
             });
         }
-        return Ok(algo);
+        return Ok(Chosen { algo, reason });
     }
-    Ok(table(coll, shape))
+    Ok(policy.choose(coll, shape))
 }
 
 /// The fixed table (`docs/collectives.md`, "Which algorithm").
@@ -362,6 +239,7 @@ pub(crate) fn table(coll: Collective, s: Shape) -> Algorithm {
                 Pairwise
             }
         }
+        other => other.algorithms()[0],
     }
 }
 
@@ -371,14 +249,16 @@ pub(crate) fn table(coll: Collective, s: Shape) -> Algorithm {
 /// top byte is `0x53`).
 pub(crate) fn tag(coll: Collective, algo: Algorithm, root: u32) -> i32 {
     let kind = coll.index() as i32 + 1;
+    debug_assert!(kind < 64 && Algorithm::ALL.len() < 256);
     let algo = algo.index() as i32 + 1;
     (kind << 24) | (algo << 16) | (root & 0xFFFF) as i32
 }
 
 impl Comm {
     /// Forces `algo` for every later call of `coll` on this communicator and its clones, not
-    /// on the communicators `dup` and `split` make from it (`None`: back to the fixed table). Not for programs: the tests use it to run every
-    /// algorithm; a program will choose with `--coll` and the model file. An algorithm that
+    /// on the communicators `dup` and `split` make from it (`None`: back to the run's choice).
+    /// Not for programs: the tests use it to run every algorithm; a program chooses with
+    /// `--coll` and the model file. An algorithm that
     /// `coll` does not have is `Error::InvalidArgument`; a forced algorithm that needs a
     /// commutative operation, used with one that is not, fails the call with
     /// `Error::InvalidOp`.

@@ -11,7 +11,7 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::real;
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
@@ -33,9 +33,9 @@ impl Comm {
     /// ```
     pub async fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         const CALL: &str = "allgather";
-        let algo = self.allgather_algorithm(CALL, send, recv.len())?;
-        let cx = Ctx::new(self, CALL, Collective::Allgather, algo, 0);
-        run_allgather(&cx, algo, send, recv).await
+        let chosen = self.allgather_algorithm(CALL, send, recv.len())?;
+        let cx = Ctx::new(self, CALL, Collective::Allgather, chosen, 0);
+        run_allgather(&cx, chosen.algo, send, recv).await
     }
 
     /// Starts a [`Comm::allgather`] (MPI's `MPI_Iallgather`): `send` is read now; `recv` gets
@@ -53,13 +53,13 @@ impl Comm {
     /// ```
     pub fn iallgather<'b, T: Pod>(&self, send: &[T], recv: &'b mut [T]) -> Result<Request<'b>> {
         const CALL: &str = "iallgather";
-        let algo = self.allgather_algorithm(CALL, send, recv.len())?;
+        let chosen = self.allgather_algorithm(CALL, send, recv.len())?;
         let send = send.to_vec();
         let mut out = zeroed(recv.len());
-        let what = (Collective::Allgather, algo, 0);
+        let what = (Collective::Allgather, chosen, 0);
         Ok(
             self.start_coll(CALL, what, Some(recv), move |cx| async move {
-                run_allgather(&cx, algo, &send, &mut out).await?;
+                run_allgather(&cx, chosen.algo, &send, &mut out).await?;
                 Ok(out)
             }),
         )
@@ -71,7 +71,7 @@ impl Comm {
         call: &'static str,
         send: &[T],
         recv: usize,
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         self.check_live(call)?;
         let n = self.size() as usize;
         self.check_len(call, "receive buffer", recv, send.len().checked_mul(n))?;
@@ -103,9 +103,9 @@ impl Comm {
         counts: &[usize],
     ) -> Result<()> {
         const CALL: &str = "allgatherv";
-        let algo = self.allgatherv_algorithm(CALL, send, recv.len(), counts)?;
-        let cx = Ctx::new(self, CALL, Collective::Allgatherv, algo, 0);
-        run_allgatherv(&cx, algo, send, recv, &Layout::of_counts(counts)).await
+        let chosen = self.allgatherv_algorithm(CALL, send, recv.len(), counts)?;
+        let cx = Ctx::new(self, CALL, Collective::Allgatherv, chosen, 0);
+        run_allgatherv(&cx, chosen.algo, send, recv, &Layout::of_counts(counts)).await
     }
 
     /// Starts a [`Comm::allgatherv`] (MPI's `MPI_Iallgatherv`): `send` and `counts` are read
@@ -129,13 +129,13 @@ impl Comm {
         counts: &[usize],
     ) -> Result<Request<'b>> {
         const CALL: &str = "iallgatherv";
-        let algo = self.allgatherv_algorithm(CALL, send, recv.len(), counts)?;
+        let chosen = self.allgatherv_algorithm(CALL, send, recv.len(), counts)?;
         let (send, layout) = (send.to_vec(), Layout::of_counts(counts));
         let mut out = zeroed(recv.len());
-        let what = (Collective::Allgatherv, algo, 0);
+        let what = (Collective::Allgatherv, chosen, 0);
         Ok(
             self.start_coll(CALL, what, Some(recv), move |cx| async move {
-                run_allgatherv(&cx, algo, &send, &mut out, &layout).await?;
+                run_allgatherv(&cx, chosen.algo, &send, &mut out, &layout).await?;
                 Ok(out)
             }),
         )
@@ -148,7 +148,7 @@ impl Comm {
         send: &[T],
         recv: usize,
         counts: &[usize],
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         self.check_live(call)?;
         let total = self.check_counts(call, "counts", counts)?;
         let r = self.rank() as usize;

@@ -6,7 +6,7 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::{Ctx, Layout, zeroed};
 use crate::Comm;
 use crate::request::Request;
@@ -30,9 +30,9 @@ impl Comm {
     /// ```
     pub async fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         const CALL: &str = "alltoall";
-        let algo = self.alltoall_algorithm(CALL, send, recv.len())?;
-        let cx = Ctx::new(self, CALL, Collective::Alltoall, algo, 0);
-        run_alltoall(&cx, algo, send, recv).await
+        let chosen = self.alltoall_algorithm(CALL, send, recv.len())?;
+        let cx = Ctx::new(self, CALL, Collective::Alltoall, chosen, 0);
+        run_alltoall(&cx, chosen.algo, send, recv).await
     }
 
     /// Starts a [`Comm::alltoall`] (MPI's `MPI_Ialltoall`): `send` is read now; `recv` gets
@@ -51,13 +51,13 @@ impl Comm {
     /// ```
     pub fn ialltoall<'b, T: Pod>(&self, send: &[T], recv: &'b mut [T]) -> Result<Request<'b>> {
         const CALL: &str = "ialltoall";
-        let algo = self.alltoall_algorithm(CALL, send, recv.len())?;
+        let chosen = self.alltoall_algorithm(CALL, send, recv.len())?;
         let send = send.to_vec();
         let mut out = zeroed(recv.len());
-        let what = (Collective::Alltoall, algo, 0);
+        let what = (Collective::Alltoall, chosen, 0);
         Ok(
             self.start_coll(CALL, what, Some(recv), move |cx| async move {
-                run_alltoall(&cx, algo, &send, &mut out).await?;
+                run_alltoall(&cx, chosen.algo, &send, &mut out).await?;
                 Ok(out)
             }),
         )
@@ -69,7 +69,7 @@ impl Comm {
         call: &'static str,
         send: &[T],
         recv: usize,
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         self.check_live(call)?;
         let n = self.size() as usize;
         self.check_len(call, "receive buffer", recv, Some(send.len()))?;
@@ -114,13 +114,13 @@ impl Comm {
         recv_counts: &[usize],
     ) -> Result<()> {
         const CALL: &str = "alltoallv";
-        let algo = self.alltoallv_algorithm(CALL, send, send_counts, recv.len(), recv_counts)?;
-        let cx = Ctx::new(self, CALL, Collective::Alltoallv, algo, 0);
+        let chosen = self.alltoallv_algorithm(CALL, send, send_counts, recv.len(), recv_counts)?;
+        let cx = Ctx::new(self, CALL, Collective::Alltoallv, chosen, 0);
         let (sl, rl) = (
             Layout::of_counts(send_counts),
             Layout::of_counts(recv_counts),
         );
-        run_alltoallv(&cx, algo, send, &sl, recv, &rl).await
+        run_alltoallv(&cx, chosen.algo, send, &sl, recv, &rl).await
     }
 
     /// Starts a [`Comm::alltoallv`] (MPI's `MPI_Ialltoallv`): `send` and the counts are read
@@ -146,17 +146,17 @@ impl Comm {
         recv_counts: &[usize],
     ) -> Result<Request<'b>> {
         const CALL: &str = "ialltoallv";
-        let algo = self.alltoallv_algorithm(CALL, send, send_counts, recv.len(), recv_counts)?;
+        let chosen = self.alltoallv_algorithm(CALL, send, send_counts, recv.len(), recv_counts)?;
         let send = send.to_vec();
         let (sl, rl) = (
             Layout::of_counts(send_counts),
             Layout::of_counts(recv_counts),
         );
         let mut out = zeroed(recv.len());
-        let what = (Collective::Alltoallv, algo, 0);
+        let what = (Collective::Alltoallv, chosen, 0);
         Ok(
             self.start_coll(CALL, what, Some(recv), move |cx| async move {
-                run_alltoallv(&cx, algo, &send, &sl, &mut out, &rl).await?;
+                run_alltoallv(&cx, chosen.algo, &send, &sl, &mut out, &rl).await?;
                 Ok(out)
             }),
         )
@@ -170,7 +170,7 @@ impl Comm {
         send_counts: &[usize],
         recv: usize,
         recv_counts: &[usize],
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         self.check_live(call)?;
         let sent = self.check_counts(call, "send counts", send_counts)?;
         let received = self.check_counts(call, "receive counts", recv_counts)?;

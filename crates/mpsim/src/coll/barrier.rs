@@ -6,7 +6,7 @@
 use mpsim_proto::error::Result;
 
 use super::Ctx;
-use super::algo::{Algorithm, Collective, Shape};
+use super::algo::{Algorithm, Chosen, Collective, Shape};
 use crate::Comm;
 use crate::request::Request;
 
@@ -24,8 +24,8 @@ impl Comm {
     /// ```
     pub async fn barrier(&self) -> Result<()> {
         const CALL: &str = "barrier";
-        let algo = self.barrier_algorithm(CALL)?;
-        dissemination(&Ctx::new(self, CALL, Collective::Barrier, algo, 0)).await
+        let chosen = self.barrier_algorithm(CALL)?;
+        dissemination(&Ctx::new(self, CALL, Collective::Barrier, chosen, 0)).await
     }
 
     /// Starts a barrier (MPI's `MPI_Ibarrier`): its request completes once every member has
@@ -44,26 +44,27 @@ impl Comm {
     /// ```
     pub fn ibarrier(&self) -> Result<Request<'static>> {
         const CALL: &str = "ibarrier";
-        let algo = self.barrier_algorithm(CALL)?;
-        let what = (Collective::Barrier, algo, 0);
+        let chosen = self.barrier_algorithm(CALL)?;
+        let what = (Collective::Barrier, chosen, 0);
         Ok(self.start_coll::<u8, _>(CALL, what, None, |cx| async move {
             dissemination(&cx).await?;
             Ok(Vec::new())
         }))
     }
 
-    /// The checks of a barrier named `call`, and its algorithm.
-    fn barrier_algorithm(&self, call: &'static str) -> Result<Algorithm> {
+    /// The checks of a barrier named `call`, and its algorithm and why.
+    fn barrier_algorithm(&self, call: &'static str) -> Result<Chosen> {
         self.check_live(call)?;
         let shape = Shape {
             size: self.size(),
             bytes: 0,
             count: 0,
+            elem: 1,
             commutative: true,
         };
-        let algo = self.algorithm(Collective::Barrier, call, shape)?;
-        debug_assert_eq!(algo, Algorithm::Dissemination);
-        Ok(algo)
+        let chosen = self.algorithm(Collective::Barrier, call, shape)?;
+        debug_assert_eq!(chosen.algo, Algorithm::Dissemination);
+        Ok(chosen)
     }
 }
 

@@ -5,7 +5,7 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::{Ctx, Layout, allgather};
 use crate::Comm;
 use crate::request::Request;
@@ -31,14 +31,9 @@ impl Comm {
     /// ```
     pub async fn bcast<T: Pod>(&self, buf: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "bcast";
-        let algo = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
-        run(
-            &Ctx::new(self, CALL, Collective::Bcast, algo, root),
-            algo,
-            buf,
-            root,
-        )
-        .await
+        let chosen = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
+        let cx = Ctx::new(self, CALL, Collective::Bcast, chosen, root);
+        run(&cx, buf, root, chosen.algo).await
     }
 
     /// Starts a [`Comm::bcast`] (MPI's `MPI_Ibcast`): the root's `buf` is read now, and the
@@ -57,27 +52,27 @@ impl Comm {
     /// ```
     pub fn ibcast<'b, T: Pod>(&self, buf: &'b mut [T], root: u32) -> Result<Request<'b>> {
         const CALL: &str = "ibcast";
-        let algo = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
+        let chosen = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
         let mut data = buf.to_vec();
-        let what = (Collective::Bcast, algo, root);
+        let what = (Collective::Bcast, chosen, root);
         Ok(
             self.start_coll(CALL, what, Some(buf), move |cx| async move {
-                run(&cx, algo, &mut data, root).await?;
+                run(&cx, &mut data, root, chosen.algo).await?;
                 Ok(data)
             }),
         )
     }
 
-    /// The checks of a bcast named `call` of `count` elements, and its algorithm.
-    fn bcast_algorithm<T>(&self, call: &'static str, count: usize, root: u32) -> Result<Algorithm> {
+    /// The checks of a bcast named `call` of `count` elements, and its algorithm and why.
+    fn bcast_algorithm<T>(&self, call: &'static str, count: usize, root: u32) -> Result<Chosen> {
         self.check_live(call)?;
         self.check_root(call, root)?;
         self.algorithm(Collective::Bcast, call, self.shape::<T>(count, true))
     }
 }
 
-/// Bcast of `buf` from `root` by `algo`.
-async fn run<T: Pod>(cx: &Ctx, algo: Algorithm, buf: &mut [T], root: u32) -> Result<()> {
+/// `buf` from `root` to every rank of `cx` by `algo` (a bcast's algorithm).
+pub(super) async fn run<T: Pod>(cx: &Ctx, buf: &mut [T], root: u32, algo: Algorithm) -> Result<()> {
     if cx.size == 1 {
         return Ok(());
     }

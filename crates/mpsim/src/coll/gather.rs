@@ -8,7 +8,7 @@ use std::ops::Range;
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::real;
 use super::{Ctx, Layout, zeroed};
 use crate::Comm;
@@ -54,9 +54,9 @@ impl Comm {
     /// ```
     pub async fn gather<T: Pod>(&self, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "gather";
-        let algo = self.gather_algorithm(CALL, send, recv.len(), root)?;
-        let cx = Ctx::new(self, CALL, Collective::Gather, algo, root);
-        run_gather(&cx, algo, send, recv, root).await
+        let chosen = self.gather_algorithm(CALL, send, recv.len(), root)?;
+        let cx = Ctx::new(self, CALL, Collective::Gather, chosen, root);
+        run_gather(&cx, chosen.algo, send, recv, root).await
     }
 
     /// Starts a [`Comm::gather`] (MPI's `MPI_Igather`): `send` is read now; the root's `recv`
@@ -81,14 +81,14 @@ impl Comm {
         root: u32,
     ) -> Result<Request<'b>> {
         const CALL: &str = "igather";
-        let algo = self.gather_algorithm(CALL, send, recv.len(), root)?;
+        let chosen = self.gather_algorithm(CALL, send, recv.len(), root)?;
         let is_root = self.rank() == root;
         let send = send.to_vec();
         let mut out = zeroed(if is_root { recv.len() } else { 0 });
-        let what = (Collective::Gather, algo, root);
+        let what = (Collective::Gather, chosen, root);
         Ok(
             self.start_coll(CALL, what, is_root.then_some(recv), move |cx| async move {
-                run_gather(&cx, algo, &send, &mut out, root).await?;
+                run_gather(&cx, chosen.algo, &send, &mut out, root).await?;
                 Ok(out)
             }),
         )
@@ -101,7 +101,7 @@ impl Comm {
         send: &[T],
         recv: usize,
         root: u32,
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         self.check_live(call)?;
         self.check_root(call, root)?;
         let n = self.size() as usize;
@@ -137,8 +137,8 @@ impl Comm {
         root: u32,
     ) -> Result<()> {
         const CALL: &str = "gatherv";
-        let (algo, layout) = self.gatherv_plan(CALL, send, recv.len(), counts, root)?;
-        let cx = Ctx::new(self, CALL, Collective::Gatherv, algo, root);
+        let (chosen, layout) = self.gatherv_plan(CALL, send, recv.len(), counts, root)?;
+        let cx = Ctx::new(self, CALL, Collective::Gatherv, chosen, root);
         linear_gather(&cx, send, recv, &layout, root).await
     }
 
@@ -166,11 +166,11 @@ impl Comm {
         root: u32,
     ) -> Result<Request<'b>> {
         const CALL: &str = "igatherv";
-        let (algo, layout) = self.gatherv_plan(CALL, send, recv.len(), counts, root)?;
+        let (chosen, layout) = self.gatherv_plan(CALL, send, recv.len(), counts, root)?;
         let is_root = self.rank() == root;
         let send = send.to_vec();
         let mut out = zeroed(if is_root { recv.len() } else { 0 });
-        let what = (Collective::Gatherv, algo, root);
+        let what = (Collective::Gatherv, chosen, root);
         Ok(
             self.start_coll(CALL, what, is_root.then_some(recv), move |cx| async move {
                 linear_gather(&cx, &send, &mut out, &layout, root).await?;
@@ -187,7 +187,7 @@ impl Comm {
         recv: usize,
         counts: &[usize],
         root: u32,
-    ) -> Result<(Algorithm, Layout)> {
+    ) -> Result<(Chosen, Layout)> {
         self.check_live(call)?;
         self.check_root(call, root)?;
         let (n, r) = (self.size() as usize, self.rank());
@@ -200,8 +200,8 @@ impl Comm {
             Layout::Equal { count: 0, parts: n }
         };
         let shape = self.shape::<T>(recv, true);
-        let algo = self.algorithm(Collective::Gatherv, call, shape)?;
-        Ok((algo, layout))
+        let chosen = self.algorithm(Collective::Gatherv, call, shape)?;
+        Ok((chosen, layout))
     }
 
     /// Sends block `i` of the root's `send` to rank `i`'s `recv` (MPI's `MPI_Scatter`): every
@@ -221,9 +221,9 @@ impl Comm {
     /// ```
     pub async fn scatter<T: Pod>(&self, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "scatter";
-        let algo = self.scatter_algorithm(CALL, send, recv.len(), root)?;
-        let cx = Ctx::new(self, CALL, Collective::Scatter, algo, root);
-        run_scatter(&cx, algo, send, recv, root).await
+        let chosen = self.scatter_algorithm(CALL, send, recv.len(), root)?;
+        let cx = Ctx::new(self, CALL, Collective::Scatter, chosen, root);
+        run_scatter(&cx, chosen.algo, send, recv, root).await
     }
 
     /// Starts a [`Comm::scatter`] (MPI's `MPI_Iscatter`): the root's `send` is read now; every
@@ -246,17 +246,17 @@ impl Comm {
         root: u32,
     ) -> Result<Request<'b>> {
         const CALL: &str = "iscatter";
-        let algo = self.scatter_algorithm(CALL, send, recv.len(), root)?;
+        let chosen = self.scatter_algorithm(CALL, send, recv.len(), root)?;
         let send = if self.rank() == root {
             send.to_vec()
         } else {
             Vec::new()
         };
         let mut out = zeroed(recv.len());
-        let what = (Collective::Scatter, algo, root);
+        let what = (Collective::Scatter, chosen, root);
         Ok(
             self.start_coll(CALL, what, Some(recv), move |cx| async move {
-                run_scatter(&cx, algo, &send, &mut out, root).await?;
+                run_scatter(&cx, chosen.algo, &send, &mut out, root).await?;
                 Ok(out)
             }),
         )
@@ -269,7 +269,7 @@ impl Comm {
         send: &[T],
         recv: usize,
         root: u32,
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         self.check_live(call)?;
         self.check_root(call, root)?;
         let n = self.size() as usize;
@@ -302,8 +302,8 @@ impl Comm {
         root: u32,
     ) -> Result<()> {
         const CALL: &str = "scatterv";
-        let (algo, layout) = self.scatterv_plan(CALL, send, counts, recv.len(), root)?;
-        let cx = Ctx::new(self, CALL, Collective::Scatterv, algo, root);
+        let (chosen, layout) = self.scatterv_plan(CALL, send, counts, recv.len(), root)?;
+        let cx = Ctx::new(self, CALL, Collective::Scatterv, chosen, root);
         linear_scatter(&cx, send, recv, &layout, root).await
     }
 
@@ -328,14 +328,14 @@ impl Comm {
         root: u32,
     ) -> Result<Request<'b>> {
         const CALL: &str = "iscatterv";
-        let (algo, layout) = self.scatterv_plan(CALL, send, counts, recv.len(), root)?;
+        let (chosen, layout) = self.scatterv_plan(CALL, send, counts, recv.len(), root)?;
         let send = if self.rank() == root {
             send.to_vec()
         } else {
             Vec::new()
         };
         let mut out = zeroed(recv.len());
-        let what = (Collective::Scatterv, algo, root);
+        let what = (Collective::Scatterv, chosen, root);
         Ok(
             self.start_coll(CALL, what, Some(recv), move |cx| async move {
                 linear_scatter(&cx, &send, &mut out, &layout, root).await?;
@@ -352,7 +352,7 @@ impl Comm {
         counts: &[usize],
         recv: usize,
         root: u32,
-    ) -> Result<(Algorithm, Layout)> {
+    ) -> Result<(Chosen, Layout)> {
         self.check_live(call)?;
         self.check_root(call, root)?;
         let (n, r) = (self.size() as usize, self.rank());
@@ -365,8 +365,8 @@ impl Comm {
             Layout::Equal { count: 0, parts: n }
         };
         let shape = self.shape::<T>(send.len(), true);
-        let algo = self.algorithm(Collective::Scatterv, call, shape)?;
-        Ok((algo, layout))
+        let chosen = self.algorithm(Collective::Scatterv, call, shape)?;
+        Ok((chosen, layout))
     }
 }
 

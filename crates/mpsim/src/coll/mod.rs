@@ -33,25 +33,28 @@
 //! Found by the calling rank before it sends anything, each naming the rank, the call, the
 //! communicator's context and (simulator) the virtual time: a freed communicator
 //! (`InvalidComm`), a root outside it (`InvalidRoot`), a buffer whose length does not fit the
-//! call's counts (`InvalidBuffer`), a forced algorithm that needs a commutative operation given
-//! one that is not (`InvalidOp`). Found between ranks: a message of another length than the
-//! receiving rank's own arguments make it expect, longer or shorter (`CollectiveMismatch`,
-//! naming the peer: the ranks disagree on counts); different collectives, algorithms or roots
-//! (a deadlock, see "Tags"). Not found: roots that agree in their low 16 bits but differ, and a
-//! root mismatch where every message is eager and nobody waits on a wrong one (the run's
-//! warnings then list the messages no receive took).
+//! call's counts (`InvalidBuffer`), a forced or named algorithm that needs a commutative
+//! operation given one that is not (`InvalidOp`). Found between ranks: a message of another
+//! length than the receiving rank's own arguments make it expect, longer or shorter
+//! (`CollectiveMismatch`, naming the peer: the ranks disagree on counts); different
+//! collectives, algorithms or roots (a deadlock, see "Tags"). Not found: roots that agree in
+//! their low 16 bits but differ, and a root mismatch where every message is eager and nobody
+//! waits on a wrong one (the run's warnings then list the messages no receive took).
 //!
-//! Files: `algo.rs` names the algorithms and chooses one; `ops.rs` the reduction operations;
-//! one file per family of collectives.
+//! Files: `algo.rs` names the algorithms and chooses one; `cost.rs` what each costs on a
+//! machine model; `policy.rs` what a run names, its choices and what the report lists per
+//! collective; `ops.rs` the reduction operations; one file per family of collectives.
 
 pub(crate) mod algo;
 mod allgather;
 mod alltoall;
 mod barrier;
 mod bcast;
+pub(crate) mod cost;
 mod gather;
 mod nonblocking;
 pub(crate) mod ops;
+pub(crate) mod policy;
 mod reduce;
 mod reduce_scatter;
 mod scan;
@@ -68,7 +71,7 @@ use mpsim_proto::p2p::Status;
 use crate::Comm;
 use crate::progress::Awaiting;
 use crate::request::Request;
-use algo::{Algorithm, Collective, Shape};
+use algo::{Algorithm, Chosen, Collective, Shape};
 
 /// One collective call in progress: its communicator, call name, context and tag, and the
 /// sends and receives it makes, each checked against the length the rank's arguments expect.
@@ -77,6 +80,10 @@ use algo::{Algorithm, Collective, Shape};
 /// a step waits differs ([`Ctx::wait`]): a blocking call waits in the backend, a nonblocking
 /// one's step only tests, records what it awaits and is pending (`crate::progress` polls it
 /// again when one of those requests completes).
+///
+/// When it is dropped (a blocking call returns, a nonblocking one's task ends, or either's
+/// future is dropped), the run's policy records the call, its algorithm and the time since it
+/// began, for the report (`policy.rs`).
 pub(crate) struct Ctx {
     comm: Comm,
     call: &'static str,
@@ -89,36 +96,61 @@ pub(crate) struct Ctx {
     size: u32,
     /// A nonblocking call's: where its steps record the requests they wait for.
     awaiting: Option<Awaiting>,
+    coll: Collective,
+    /// The call's algorithm and why; `None` for a phase of another call (the bcast of a
+    /// reproducible allreduce), which the call's own context records.
+    chosen: Option<Chosen>,
+    /// The rank's clock when the call began.
+    start_ns: u64,
 }
 
 impl Ctx {
     /// A blocking call's.
-    fn new(comm: &Comm, call: &'static str, coll: Collective, algo: Algorithm, root: u32) -> Self {
+    fn new(comm: &Comm, call: &'static str, coll: Collective, chosen: Chosen, root: u32) -> Self {
         Ctx {
             comm: comm.clone(),
             call,
             context: comm.coll_context(),
-            tag: algo::tag(coll, algo, root),
+            tag: algo::tag(coll, chosen.algo, root),
             rank: comm.rank(),
             size: comm.size(),
             awaiting: None,
+            coll,
+            chosen: Some(chosen),
+            start_ns: comm.now_ns(),
+        }
+    }
+
+    /// The context of a phase of this call run as collective `coll` by `algo` (its tag), which
+    /// records nothing of its own.
+    fn phase(&self, coll: Collective, algo: Algorithm, root: u32) -> Ctx {
+        Ctx {
+            comm: self.comm.clone(),
+            call: self.call,
+            context: self.context,
+            tag: algo::tag(coll, algo, root),
+            rank: self.rank,
+            size: self.size,
+            awaiting: self.awaiting.clone(),
+            coll,
+            chosen: None,
+            start_ns: self.start_ns,
         }
     }
 
     /// A nonblocking call's, on its own `context`, its steps recording what they await in
-    /// `awaiting`.
+    /// `awaiting`; recorded in the policy as its blocking collective `coll` is.
     fn nonblocking(
         comm: &Comm,
         call: &'static str,
-        (coll, algo, root): (Collective, Algorithm, u32),
+        (coll, chosen, root): (Collective, Chosen, u32),
         context: ContextId,
         awaiting: Awaiting,
     ) -> Self {
-        Ctx {
-            context,
-            awaiting: Some(awaiting),
-            ..Ctx::new(comm, call, coll, algo, root)
-        }
+        let mut cx = Ctx::new(comm, call, coll, chosen, root);
+        cx.context = context;
+        cx.awaiting = Some(awaiting);
+        cx
     }
 
     /// Waits for every request of a step, as `wait_all` does: in the backend (a blocking
@@ -275,6 +307,17 @@ impl Ctx {
     }
 }
 
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        if let Some(chosen) = self.chosen {
+            let ns = self.comm.now_ns().saturating_sub(self.start_ns);
+            self.comm
+                .coll_policy()
+                .record(self.coll, chosen, self.rank == 0, ns);
+        }
+    }
+}
+
 /// Where each of `parts` blocks of a vector lies: near-equal blocks of `count` elements (the
 /// first `count % parts` one longer), or blocks of given lengths, one after another.
 pub(crate) enum Layout {
@@ -405,7 +448,7 @@ impl Comm {
     }
 
     /// The checks of a reduction `coll` named `call` whose receive buffer (`recv` elements) is
-    /// as long as its `send` (allreduce, scan, exscan), and its algorithm.
+    /// as long as its `send` (allreduce, scan, exscan), and its algorithm and why.
     fn same_length_reduction<T: Pod>(
         &self,
         call: &'static str,
@@ -413,15 +456,15 @@ impl Comm {
         send: &[T],
         recv: usize,
         op: &ops::Op<T>,
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         self.check_live(call)?;
         self.check_len(call, "receive buffer", recv, Some(send.len()))?;
         let shape = self.shape::<T>(send.len(), op.is_commutative());
         self.algorithm(coll, call, shape)
     }
 
-    /// The call's algorithm (`algo::choose`).
-    fn algorithm(&self, coll: Collective, call: &'static str, shape: Shape) -> Result<Algorithm> {
+    /// The call's algorithm and why (`algo::choose`).
+    fn algorithm(&self, coll: Collective, call: &'static str, shape: Shape) -> Result<Chosen> {
         algo::choose(self, coll, call, shape)
     }
 
@@ -431,6 +474,7 @@ impl Comm {
             size: self.size(),
             bytes: count.saturating_mul(size_of::<T>()),
             count,
+            elem: size_of::<T>(),
             commutative,
         }
     }

@@ -17,20 +17,21 @@ use std::rc::Rc;
 use bytemuck::Pod;
 
 use super::Ctx;
-use super::algo::{Algorithm, Collective};
+use super::algo::{Chosen, Collective};
 use crate::Comm;
 use crate::progress::{Awaiting, Output, Task};
 use crate::request::Request;
 
 impl Comm {
     /// Starts the nonblocking collective `call`, running `what`'s algorithm (the collective,
-    /// the algorithm, the root) as `body` does on the `Ctx` it is given; the vector `body`
+    /// the algorithm chosen and why, the root; the policy records it as the blocking
+    /// collective's when the task ends) as `body` does on the `Ctx` it is given; the vector `body`
     /// ends with is copied into `out` when the request completes (`None`: this rank gets no
     /// result, and `body` ends with an empty vector).
     pub(crate) fn start_coll<'b, T: Pod, Fut>(
         &self,
         call: &'static str,
-        what: (Collective, Algorithm, u32),
+        what: (Collective, Chosen, u32),
         out: Option<&'b mut [T]>,
         body: impl FnOnce(Ctx) -> Fut,
     ) -> Request<'b>

@@ -21,8 +21,8 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
-use super::bcast::real;
+use super::algo::{Algorithm, Chosen, Collective};
+use super::bcast::{self, real};
 use super::ops::Op;
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
@@ -54,9 +54,9 @@ impl Comm {
         root: u32,
     ) -> Result<()> {
         const CALL: &str = "reduce";
-        let algo = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
-        let cx = Ctx::new(self, CALL, Collective::Reduce, algo, root);
-        run_reduce(&cx, algo, send, recv, op, root).await
+        let chosen = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
+        let cx = Ctx::new(self, CALL, Collective::Reduce, chosen, root);
+        run_reduce(&cx, chosen.algo, send, recv, op, root).await
     }
 
     /// Starts a [`Comm::reduce`] (MPI's `MPI_Ireduce`): `send` is read now; the root's `recv`
@@ -83,7 +83,7 @@ impl Comm {
         root: u32,
     ) -> Result<Request<'b>> {
         const CALL: &str = "ireduce";
-        let algo = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
+        let chosen = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
         let (send, op) = (send.to_vec(), op.clone());
         let is_root = self.rank() == root;
         let mut out = if is_root {
@@ -91,10 +91,10 @@ impl Comm {
         } else {
             Vec::new()
         };
-        let what = (Collective::Reduce, algo, root);
+        let what = (Collective::Reduce, chosen, root);
         let recv = is_root.then_some(recv);
         Ok(self.start_coll(CALL, what, recv, move |cx| async move {
-            run_reduce(&cx, algo, &send, &mut out, &op, root).await?;
+            run_reduce(&cx, chosen.algo, &send, &mut out, &op, root).await?;
             Ok(out)
         }))
     }
@@ -107,7 +107,7 @@ impl Comm {
         recv: usize,
         op: &Op<T>,
         root: u32,
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         self.check_live(call)?;
         self.check_root(call, root)?;
         if self.rank() == root {
@@ -135,9 +135,9 @@ impl Comm {
     /// ```
     pub async fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "allreduce";
-        let algo = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
-        let cx = Ctx::new(self, CALL, Collective::Allreduce, algo, 0);
-        run_allreduce(&cx, algo, send, recv, op).await
+        let chosen = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
+        let cx = Ctx::new(self, CALL, Collective::Allreduce, chosen, 0);
+        run_allreduce(&cx, chosen.algo, send, recv, op).await
     }
 
     /// Starts a [`Comm::allreduce`] (MPI's `MPI_Iallreduce`): `send` is read now; `recv` gets
@@ -162,13 +162,13 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<Request<'b>> {
         const CALL: &str = "iallreduce";
-        let algo = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
+        let chosen = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
         let (send, op) = (send.to_vec(), op.clone());
         let mut out = zeroed(send.len());
-        let what = (Collective::Allreduce, algo, 0);
+        let what = (Collective::Allreduce, chosen, 0);
         Ok(
             self.start_coll(CALL, what, Some(recv), move |cx| async move {
-                run_allreduce(&cx, algo, &send, &mut out, &op).await?;
+                run_allreduce(&cx, chosen.algo, &send, &mut out, &op).await?;
                 Ok(out)
             }),
         )
@@ -181,7 +181,7 @@ impl Comm {
         send: &[T],
         recv: usize,
         op: &Op<T>,
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         self.same_length_reduction(call, Collective::Allreduce, send, recv, op)
     }
 }
@@ -197,7 +197,8 @@ async fn run_reduce<T: Pod>(
 ) -> Result<()> {
     match algo {
         Algorithm::Rabenseifner => rabenseifner_reduce(cx, send, recv, op, root).await,
-        _ => binomial_reduce(cx, send, recv, op, root).await,
+        Algorithm::Reproducible => binomial_reduce(cx, send, recv, op, root, true).await,
+        _ => binomial_reduce(cx, send, recv, op, root, false).await,
     }
 }
 
@@ -212,12 +213,22 @@ async fn run_allreduce<T: Pod>(
     match algo {
         Algorithm::Ring => ring_allreduce(cx, send, recv, op).await,
         Algorithm::Rabenseifner => rabenseifner_allreduce(cx, send, recv, op).await,
+        Algorithm::Reproducible => {
+            // The fixed tree at rank 0, then a bcast by the algorithm a bcast of the vector
+            // would run (recorded as this allreduce's time).
+            binomial_reduce(cx, send, recv, op, 0, true).await?;
+            let shape = cx.comm.shape::<T>(send.len(), true);
+            let bcast = cx.comm.algorithm(Collective::Bcast, cx.call, shape)?.algo;
+            let phase = cx.phase(Collective::Bcast, bcast, 0);
+            bcast::run(&phase, recv, 0, bcast).await
+        }
         _ => recursive_doubling(cx, send, recv, op).await,
     }
 }
 
 /// Binomial reduce. A commutative operation is reduced on ranks relative to the root; one
-/// that is not on ranks as they are (subtrees are then runs of ranks in order) at rank 0,
+/// that is not, or any in `rank_order` (the reproducible algorithm), on ranks as they are
+/// (subtrees are then runs of ranks in order, bracketed by rank numbers alone) at rank 0,
 /// which sends the result to the root.
 pub(super) async fn binomial_reduce<T: Pod>(
     cx: &Ctx,
@@ -225,9 +236,14 @@ pub(super) async fn binomial_reduce<T: Pod>(
     recv: &mut [T],
     op: &Op<T>,
     root: u32,
+    rank_order: bool,
 ) -> Result<()> {
     let n = u64::from(cx.size);
-    let top = if op.is_commutative() { root } else { 0 };
+    let top = if op.is_commutative() && !rank_order {
+        root
+    } else {
+        0
+    };
     let v = (u64::from(cx.rank) + n - u64::from(top)) % n;
     let mut acc = send.to_vec();
     let mut tmp = zeroed::<T>(send.len());

@@ -8,7 +8,7 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::gather::linear_scatter;
 use super::ops::Op;
 use super::reduce::binomial_reduce;
@@ -41,9 +41,9 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<()> {
         const CALL: &str = "reduce_scatter";
-        let (algo, layout) = self.reduce_scatter_plan(CALL, send, recv.len(), counts, op)?;
-        let cx = Ctx::new(self, CALL, Collective::ReduceScatter, algo, 0);
-        run(&cx, algo, send, recv, &layout, op).await
+        let (chosen, layout) = self.reduce_scatter_plan(CALL, send, recv.len(), counts, op)?;
+        let cx = Ctx::new(self, CALL, Collective::ReduceScatter, chosen, 0);
+        run(&cx, chosen.algo, send, recv, &layout, op).await
     }
 
     /// Starts a [`Comm::reduce_scatter`] (MPI's `MPI_Ireduce_scatter`): `send` and `counts`
@@ -68,8 +68,8 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<Request<'b>> {
         const CALL: &str = "ireduce_scatter";
-        let (algo, layout) = self.reduce_scatter_plan(CALL, send, recv.len(), counts, op)?;
-        Ok(self.start_reduce_scatter(CALL, algo, send, recv, layout, op))
+        let (chosen, layout) = self.reduce_scatter_plan(CALL, send, recv.len(), counts, op)?;
+        Ok(self.start_reduce_scatter(CALL, chosen, send, recv, layout, op))
     }
 
     /// The checks of a reduce_scatter named `call`, its algorithm and its blocks' layout.
@@ -80,7 +80,7 @@ impl Comm {
         recv: usize,
         counts: &[usize],
         op: &Op<T>,
-    ) -> Result<(Algorithm, Layout)> {
+    ) -> Result<(Chosen, Layout)> {
         self.check_live(call)?;
         let total = self.check_counts(call, "counts", counts)?;
         self.check_len(call, "send buffer", send.len(), Some(total))?;
@@ -90,8 +90,8 @@ impl Comm {
             recv,
             Some(counts[self.rank() as usize]),
         )?;
-        let algo = self.reduce_scatter_algorithm(call, send, op)?;
-        Ok((algo, Layout::of_counts(counts)))
+        let chosen = self.reduce_scatter_algorithm(call, send, op)?;
+        Ok((chosen, Layout::of_counts(counts)))
     }
 
     /// [`Comm::reduce_scatter`] with blocks of `recv.len()` elements each (MPI's
@@ -115,9 +115,9 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<()> {
         const CALL: &str = "reduce_scatter_block";
-        let (algo, layout) = self.reduce_scatter_block_plan(CALL, send, recv.len(), op)?;
-        let cx = Ctx::new(self, CALL, Collective::ReduceScatter, algo, 0);
-        run(&cx, algo, send, recv, &layout, op).await
+        let (chosen, layout) = self.reduce_scatter_block_plan(CALL, send, recv.len(), op)?;
+        let cx = Ctx::new(self, CALL, Collective::ReduceScatter, chosen, 0);
+        run(&cx, chosen.algo, send, recv, &layout, op).await
     }
 
     /// Starts a [`Comm::reduce_scatter_block`] (MPI's `MPI_Ireduce_scatter_block`): `send` is
@@ -141,8 +141,8 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<Request<'b>> {
         const CALL: &str = "ireduce_scatter_block";
-        let (algo, layout) = self.reduce_scatter_block_plan(CALL, send, recv.len(), op)?;
-        Ok(self.start_reduce_scatter(CALL, algo, send, recv, layout, op))
+        let (chosen, layout) = self.reduce_scatter_block_plan(CALL, send, recv.len(), op)?;
+        Ok(self.start_reduce_scatter(CALL, chosen, send, recv, layout, op))
     }
 
     /// The checks of a reduce_scatter_block named `call`, its algorithm and its blocks'
@@ -153,16 +153,16 @@ impl Comm {
         send: &[T],
         recv: usize,
         op: &Op<T>,
-    ) -> Result<(Algorithm, Layout)> {
+    ) -> Result<(Chosen, Layout)> {
         self.check_live(call)?;
         let n = self.size() as usize;
         self.check_len(call, "send buffer", send.len(), recv.checked_mul(n))?;
-        let algo = self.reduce_scatter_algorithm(call, send, op)?;
+        let chosen = self.reduce_scatter_algorithm(call, send, op)?;
         let layout = Layout::Equal {
             count: send.len(),
             parts: n,
         };
-        Ok((algo, layout))
+        Ok((chosen, layout))
     }
 
     /// The algorithm of a reduce-scatter of `send` by `op`.
@@ -171,7 +171,7 @@ impl Comm {
         call: &'static str,
         send: &[T],
         op: &Op<T>,
-    ) -> Result<Algorithm> {
+    ) -> Result<Chosen> {
         let shape = self.shape::<T>(send.len(), op.is_commutative());
         self.algorithm(Collective::ReduceScatter, call, shape)
     }
@@ -180,7 +180,7 @@ impl Comm {
     fn start_reduce_scatter<'b, T: Pod>(
         &self,
         call: &'static str,
-        algo: Algorithm,
+        chosen: Chosen,
         send: &[T],
         recv: &'b mut [T],
         layout: Layout,
@@ -188,9 +188,9 @@ impl Comm {
     ) -> Request<'b> {
         let (send, op) = (send.to_vec(), op.clone());
         let mut out = zeroed(recv.len());
-        let what = (Collective::ReduceScatter, algo, 0);
+        let what = (Collective::ReduceScatter, chosen, 0);
         self.start_coll(call, what, Some(recv), move |cx| async move {
-            run(&cx, algo, &send, &mut out, &layout, &op).await?;
+            run(&cx, chosen.algo, &send, &mut out, &layout, &op).await?;
             Ok(out)
         })
     }
@@ -214,7 +214,7 @@ async fn run<T: Pod>(
             } else {
                 Vec::new()
             };
-            binomial_reduce(cx, send, &mut all, op, 0).await?;
+            binomial_reduce(cx, send, &mut all, op, 0, true).await?;
             linear_scatter(cx, &all, recv, layout, 0).await
         }
     }

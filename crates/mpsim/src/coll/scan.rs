@@ -28,9 +28,9 @@ impl Comm {
     /// ```
     pub async fn scan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "scan";
-        let algo = self.same_length_reduction(CALL, Collective::Scan, send, recv.len(), op)?;
+        let chosen = self.same_length_reduction(CALL, Collective::Scan, send, recv.len(), op)?;
         scan(
-            &Ctx::new(self, CALL, Collective::Scan, algo, 0),
+            &Ctx::new(self, CALL, Collective::Scan, chosen, 0),
             send,
             recv,
             op,
@@ -59,10 +59,10 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<Request<'b>> {
         const CALL: &str = "iscan";
-        let algo = self.same_length_reduction(CALL, Collective::Scan, send, recv.len(), op)?;
+        let chosen = self.same_length_reduction(CALL, Collective::Scan, send, recv.len(), op)?;
         let (send, op) = (send.to_vec(), op.clone());
         let mut out = zeroed(recv.len());
-        let what = (Collective::Scan, algo, 0);
+        let what = (Collective::Scan, chosen, 0);
         Ok(
             self.start_coll(CALL, what, Some(recv), move |cx| async move {
                 scan(&cx, &send, &mut out, &op).await?;
@@ -88,9 +88,9 @@ impl Comm {
     /// ```
     pub async fn exscan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "exscan";
-        let algo = self.same_length_reduction(CALL, Collective::Exscan, send, recv.len(), op)?;
+        let chosen = self.same_length_reduction(CALL, Collective::Exscan, send, recv.len(), op)?;
         exscan(
-            &Ctx::new(self, CALL, Collective::Exscan, algo, 0),
+            &Ctx::new(self, CALL, Collective::Exscan, chosen, 0),
             send,
             recv,
             op,
@@ -120,11 +120,11 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<Request<'b>> {
         const CALL: &str = "iexscan";
-        let algo = self.same_length_reduction(CALL, Collective::Exscan, send, recv.len(), op)?;
+        let chosen = self.same_length_reduction(CALL, Collective::Exscan, send, recv.len(), op)?;
         let (send, op) = (send.to_vec(), op.clone());
         let first = self.rank() == 0;
         let mut out = zeroed(if first { 0 } else { recv.len() });
-        let what = (Collective::Exscan, algo, 0);
+        let what = (Collective::Exscan, chosen, 0);
         let recv = (!first).then_some(recv);
         Ok(self.start_coll(CALL, what, recv, move |cx| async move {
             exscan(&cx, &send, &mut out, &op).await?;

@@ -77,12 +77,51 @@ impl Comm {
         let (rank, size, group) = (self.rank(), self.size(), self.inner.group.clone());
         Ok(Comm::from_parts(
             self.rt().clone(),
+            Arc::clone(&self.inner.policy),
             id,
             rank,
             size,
             group,
             self.progress_for_child(),
         ))
+    }
+
+    /// This rank alone, as a communicator of one (MPI's `MPI_COMM_SELF`): local, it sends
+    /// nothing and needs no other rank. Every call gives the same communicator (the same
+    /// context), as `MPI_COMM_SELF` is one communicator.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(2)
+    ///     .run(|world| async move {
+    ///         let me = world.solo();
+    ///         assert_eq!((me.rank(), me.size()), (0, 1));
+    ///         assert_eq!(me.world_rank_of(0), world.rank());
+    ///         me.send(&[7u8], 0, 0).await?;
+    ///         let mut got = [0u8];
+    ///         me.recv(&mut got, 0, 0).await?;
+    ///         assert_eq!(got, [7]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("solo");
+    /// ```
+    pub fn solo(&self) -> Comm {
+        let me = self.world_rank(self.rank());
+        let group = Group::Table(std::rc::Rc::from([me].as_slice()));
+        Comm::from_parts(
+            self.rt().clone(),
+            Arc::clone(&self.inner.policy),
+            SOLO_ID,
+            0,
+            1,
+            group,
+            self.progress_for_child(),
+        )
+    }
+
+    /// The world rank of member `rank` of this communicator (`rank < size`; a larger one is
+    /// taken modulo the size, never out of bounds).
+    pub fn world_rank_of(&self, rank: u32) -> u32 {
+        self.world_rank(rank % self.size().max(1))
     }
 
     /// Splits the communicator by `color` (MPI's `MPI_Comm_split`): the members with one color
@@ -211,6 +250,7 @@ impl Comm {
         let group = self.inner.group.child(members);
         Comm::from_parts(
             self.rt().clone(),
+            Arc::clone(&self.inner.policy),
             id,
             rank,
             members.len(),

@@ -74,6 +74,11 @@ impl Comm {
         wait_all_in(requests, call).await
     }
 
+    /// The run's collective policy (`crate::coll::policy`).
+    pub(crate) fn coll_policy(&self) -> &Policy {
+        &self.inner.policy
+    }
+
     /// The collective algorithms forced on this communicator and its clones (tests; see
     /// `Comm::force_algorithm`).
     pub(crate) fn coll_forced(&self) -> &std::cell::Cell<Forced> {

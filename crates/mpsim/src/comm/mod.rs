@@ -71,6 +71,7 @@ use std::convert::Infallible;
 use std::fmt;
 use std::future::poll_fn;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -84,6 +85,7 @@ pub use create::CommCompare;
 use create::mix;
 use group::Group;
 
+use crate::coll::policy::Policy;
 use crate::progress::Progress;
 use crate::request::{Names, Request, stamped, yield_once};
 use crate::runtime::Rt;
@@ -154,6 +156,10 @@ pub const ANY_SOURCE: Source = Source::Any;
 /// The id of the world communicator.
 const WORLD_ID: u64 = 0;
 
+/// The id of every rank's [`Comm::solo`] (`MPI_COMM_SELF`): one communicator per rank, the
+/// same context on each, which never meets another rank's.
+const SOLO_ID: u64 = u64::MAX;
+
 /// The tag of `split`'s messages on the collective context.
 const SPLIT_TAG: i32 = 0x5350_4C54; // "SPLT"
 
@@ -221,6 +227,9 @@ struct Inner {
     in_flight: Cell<bool>,
     /// Collective algorithms forced on it (`crate::coll::algo`), shared by its clones.
     forced: Cell<crate::coll::algo::Forced>,
+    /// The run's collective policy (`crate::coll::policy`), shared by every communicator of
+    /// the run.
+    policy: Arc<Policy>,
     /// The rank's nonblocking collectives in flight (`crate::progress`), the same for every
     /// communicator of the rank: made on the world when first needed, given to each
     /// communicator made from it.
@@ -230,15 +239,24 @@ struct Inner {
 impl Comm {
     // ---- getters and compute ----
 
-    /// The world communicator of a rank.
-    pub(crate) fn world(rt: Rt) -> Self {
+    /// The world communicator of a rank of a run whose collectives follow `policy`.
+    pub(crate) fn world(rt: Rt, policy: Arc<Policy>) -> Self {
         let (rank, size) = (rt.rank(), rt.size());
-        Comm::from_parts(rt, WORLD_ID, rank, size, Group::Identity, OnceCell::new())
+        Comm::from_parts(
+            rt,
+            policy,
+            WORLD_ID,
+            rank,
+            size,
+            Group::Identity,
+            OnceCell::new(),
+        )
     }
 
     /// A communicator with id `id`; its contexts are derived from the id.
     fn from_parts(
         rt: Rt,
+        policy: Arc<Policy>,
         id: u64,
         rank: u32,
         size: u32,
@@ -264,6 +282,7 @@ impl Comm {
             in_flight: Cell::new(false),
             forced: Cell::new(crate::coll::algo::Forced::NONE),
             progress,
+            policy,
         };
         Comm {
             inner: Rc::new(inner),

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser};
+use mpsim_proto::collective::AlgorithmChoices;
 use mpsim_proto::error::Result;
 use mpsim_sim::{Model, ModelFile, ModelFileError, RankSet};
 
@@ -54,6 +55,19 @@ pub struct LaunchArgs {
     /// Report an rsend that arrives before its receive is posted (ReadyNotPosted).
     #[arg(long)]
     pub strict: bool,
+    /// Collective algorithms to run, as `collective=algorithm` pairs
+    /// (`allreduce=ring,bcast=binomial`; may be repeated), on either backend; under sim over
+    /// the model file's `[collectives]`. A collective not named runs the cheapest algorithm by
+    /// the machine model's costs (sim), or the fixed table's (threads). An algorithm that needs
+    /// a commutative operation, named for a reduction given one that is not, fails that call
+    /// (InvalidOp).
+    #[arg(long, value_name = "LIST", value_parser = choices)]
+    pub coll: Vec<AlgorithmChoices>,
+    /// Reductions (reduce, allreduce, reduce_scatter) run their `reproducible` algorithm, whose
+    /// floating-point results do not depend on the algorithm or the process count (a fixed
+    /// binomial tree over ranks at rank 0), unless `--coll` names another.
+    #[arg(long)]
+    pub reproducible: bool,
     /// Under sim: how computation between calls is charged [default: the model's `mode`,
     /// `modeled` for the embedded model]. Overrides the model file's mode when given.
     #[arg(long, value_enum)]
@@ -106,6 +120,12 @@ pub struct LaunchArgs {
     /// files: `500ms`, `2s`.
     #[arg(long, value_name = "TIME", default_value = "1s", allow_hyphen_values = true, value_parser = mpsim_sim::units::time_ns)]
     pub livelock_after: u64,
+    /// Under `sim`, for BSP programs (`mpsim::bsp`): `cost` times each superstep by the BSP
+    /// cost model, w + h*g + l with g and l from the model's [bsp] section; `p2p` times the
+    /// messages its sync really sends on the point-to-point model [default: the model's
+    /// `[bsp] timing`, else p2p].
+    #[arg(long, value_name = "TIMING", value_parser = bsp_timing)]
+    pub bsp_timing: Option<mpsim_sim::BspTiming>,
     /// Under `threads`: how a rank waits for a message. `auto` spins when every rank has a
     /// core, yields its core for up to 1 ms and then parks with at most two ranks per core,
     /// and parks after a few yields with more.
@@ -164,12 +184,18 @@ impl TryFrom<LaunchArgs> for RunConfig {
             model.compute = compute.into();
         }
         let flags_given = [args.sim_only_flags(), args.threads_only_flags()].concat();
+        let mut collectives = AlgorithmChoices::default();
+        for c in &args.coll {
+            collectives = collectives.overlaid(c);
+        }
+        collectives.reproducible |= args.reproducible;
         Ok(RunConfig {
             ranks: args.ranks,
             backend: args.backend,
             model,
             eager_threshold: args.eager_threshold,
             strict: args.strict,
+            collectives,
             report: args.report,
             report_out: args.report_out,
             trace: args.trace,
@@ -178,6 +204,7 @@ impl TryFrom<LaunchArgs> for RunConfig {
             trace_ranks: args.trace_ranks,
             sim_threads: args.sim_threads,
             livelock_after_ns: args.livelock_after,
+            bsp_timing: args.bsp_timing,
             wait: args.wait,
             bind: args.bind,
             spawn_order: None,
@@ -255,7 +282,21 @@ impl Args for GivenFlags {
     }
 }
 
+/// Parses `--coll`.
+fn choices(text: &str) -> std::result::Result<AlgorithmChoices, String> {
+    text.parse()
+}
+
 /// Parses `--trace-ranks`.
+/// `--bsp-timing`'s value.
+fn bsp_timing(text: &str) -> std::result::Result<mpsim_sim::BspTiming, String> {
+    match text {
+        "cost" => Ok(mpsim_sim::BspTiming::Cost),
+        "p2p" => Ok(mpsim_sim::BspTiming::P2p),
+        _ => Err(format!("`{text}` is not a BSP timing: use cost or p2p")),
+    }
+}
+
 fn rank_list(text: &str) -> std::result::Result<RankSet, String> {
     text.parse()
 }
@@ -301,6 +342,12 @@ where
     F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = Result<()>>,
 {
+    run_parsed(|launcher| launcher.run(program))
+}
+
+/// Parses the command line into a launcher and runs `run` with it, as [`run`] does (the BSP
+/// layer's `bsp::run`).
+pub(crate) fn run_parsed(run: impl FnOnce(Launcher) -> Result<()>) -> ExitCode {
     let cli = Cli::parse();
     let launcher = match Launcher::try_from_args(cli.launch) {
         Ok(launcher) => launcher,
@@ -309,7 +356,7 @@ where
             return ExitCode::FAILURE;
         }
     };
-    exit_code(launcher.run(program))
+    exit_code(run(launcher))
 }
 
 #[cfg(test)]
@@ -465,6 +512,40 @@ mod tests {
                 .flags_given
                 .is_empty()
         );
+    }
+
+    /// `--coll` names algorithms (repeated: a later one for the same collective wins) and
+    /// `--reproducible` makes reductions reproducible; a collective or algorithm that does
+    /// not exist is a parse error naming the ones that do.
+    #[test]
+    fn coll_flags_name_algorithms() {
+        use mpsim_proto::collective::{Algorithm, Collective};
+        let config = super::RunConfig::try_from(args(&[
+            "--coll",
+            "allreduce=ring,bcast=binomial",
+            "--coll",
+            "allreduce=rabenseifner",
+            "--reproducible",
+        ]))
+        .expect("loads");
+        let c = config.collectives;
+        assert_eq!(c.get(Collective::Allreduce), Some(Algorithm::Rabenseifner));
+        assert_eq!(c.get(Collective::Bcast), Some(Algorithm::Binomial));
+        assert!(c.reproducible);
+        for (flag, expected) in [
+            ("bcast=ring", "bcast has no algorithm `ring`: use binomial"),
+            (
+                "alreduce=ring",
+                "`alreduce` is not a collective: use barrier, bcast",
+            ),
+            ("allreduce", "is not `collective=algorithm`"),
+        ] {
+            let e = Cli::try_parse_from(["prog", "--coll", flag])
+                .err()
+                .expect("a bad --coll")
+                .to_string();
+            assert!(e.contains(expected), "{e}");
+        }
     }
 
     /// Flags given in a later update of parsed flags add to those given first.

@@ -10,6 +10,7 @@
 
 use std::path::PathBuf;
 
+use mpsim_proto::collective::AlgorithmChoices;
 use mpsim_sim::{ComputeMode, Model, RankSet, TraceFilter};
 
 /// The configuration of a run: what the flags every mpsim program understands carry, as plain
@@ -50,6 +51,10 @@ pub struct RunConfig {
     pub eager_threshold: Option<usize>,
     /// Report an `rsend` that arrives before its receive is posted (`--strict`).
     pub strict: bool,
+    /// The collective algorithms the run names (`--coll allreduce=ring,bcast=binomial`), and
+    /// whether reductions are reproducible (`--reproducible`), on either backend; under `sim`
+    /// they come before the model file's `[collectives]` (`docs/collectives.md` §4).
+    pub collectives: AlgorithmChoices,
     /// The report's format (`--report`): under `sim` there is always a report (text unless
     /// said, or JSON for a [`RunConfig::report_out`] ending in `.json`); under `threads` only
     /// when this or [`RunConfig::report_out`] asks for one.
@@ -73,6 +78,9 @@ pub struct RunConfig {
     /// Under `sim`: stop with a livelock error once nothing but polls has run for this long
     /// of virtual time (`--livelock-after`; 1 s by default, 0 never).
     pub livelock_after_ns: u64,
+    /// Under `sim`: how BSP programs' supersteps are timed (`--bsp-timing`); `None`: as the
+    /// model's `[bsp] timing` says.
+    pub bsp_timing: Option<mpsim_sim::BspTiming>,
     /// Under `threads`: how a rank waits for a message (`--wait`).
     pub wait: Wait,
     /// Under `threads`: whether rank threads are bound to cores (`--bind`).
@@ -99,6 +107,7 @@ impl RunConfig {
             model: Model::default(),
             eager_threshold: None,
             strict: false,
+            collectives: AlgorithmChoices::default(),
             report: None,
             report_out: None,
             trace: None,
@@ -107,6 +116,7 @@ impl RunConfig {
             trace_ranks: None,
             sim_threads: 1,
             livelock_after_ns: mpsim_sim::DEFAULT_LIVELOCK_AFTER_NS,
+            bsp_timing: None,
             wait: Wait::Auto,
             bind: Bind::Auto,
             spawn_order: None,
@@ -173,7 +183,7 @@ pub(super) struct Flag {
 }
 
 /// The flags only the simulator reads: a run on threads ignores them.
-pub(super) const SIM_ONLY: [Flag; 4] = [
+pub(super) const SIM_ONLY: [Flag; 5] = [
     Flag {
         id: "model",
         typed: "--model",
@@ -189,6 +199,10 @@ pub(super) const SIM_ONLY: [Flag; 4] = [
     Flag {
         id: "livelock_after",
         typed: "--livelock-after",
+    },
+    Flag {
+        id: "bsp_timing",
+        typed: "--bsp-timing",
     },
 ];
 

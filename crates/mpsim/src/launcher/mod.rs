@@ -27,6 +27,8 @@ use crate::measured::{empty_report, threads_report};
 use crate::signals;
 
 #[cfg(feature = "cli")]
+pub(crate) use cli::run_parsed;
+#[cfg(feature = "cli")]
 pub use cli::{LaunchArgs, run};
 pub use config::{Backend, Bind, Compute, ReportFormat, RunConfig, Wait};
 pub use outputs::TraceFormat;
@@ -137,6 +139,26 @@ impl Launcher {
     /// Turns strict mode on (`rsend` checks).
     pub fn strict(mut self, on: bool) -> Self {
         self.config.strict = on;
+        self
+    }
+
+    /// The collective algorithms the run names, and whether reductions are reproducible
+    /// (`--coll`, `--reproducible`; [`RunConfig::collectives`]).
+    ///
+    /// ```
+    /// use mpsim::{AlgorithmChoices, Launcher, Op};
+    /// let choices: AlgorithmChoices = "allreduce=ring".parse().unwrap();
+    /// let outcome = Launcher::new(4).collectives(choices).simulate(|world| async move {
+    ///     let mut sum = [0u64];
+    ///     world.allreduce(&[1u64], &mut sum, &Op::sum()).await?;
+    ///     assert_eq!(sum, [4]);
+    ///     Ok(())
+    /// });
+    /// let line = &outcome.report.collectives[0];
+    /// assert_eq!((line.algorithm, line.reason, line.calls), ("ring", "--coll", 1));
+    /// ```
+    pub fn collectives(mut self, choices: crate::AlgorithmChoices) -> Self {
+        self.config.collectives = choices;
         self
     }
 
@@ -269,8 +291,10 @@ impl Launcher {
             };
             return (report, Some(e));
         }
-        let outcome = threads::run_threads(&self.config, program, true, None);
-        (threads_report(&outcome), outcome.error)
+        let (outcome, policy) = threads::run_threads(&self.config, program, true, None);
+        let mut report = threads_report(&outcome);
+        report.collectives = policy.lines();
+        (report, outcome.error)
     }
 
     /// Runs `program` on every rank; returns the run's first error. Under `sim` the report is
@@ -296,6 +320,16 @@ impl Launcher {
         F: Fn(Comm) -> Fut + Sync,
         Fut: Future<Output = Result<()>>,
     {
+        self.run_amended(program, &|_| {})
+    }
+
+    /// [`Launcher::run`], with `amend` applied to the report before it is written (the BSP
+    /// layer adds its table of supersteps).
+    pub(crate) fn run_amended<F, Fut>(&self, program: F, amend: &dyn Fn(&mut Report)) -> Result<()>
+    where
+        F: Fn(Comm) -> Fut + Sync,
+        Fut: Future<Output = Result<()>>,
+    {
         let config = &self.config;
         if let Some(e) = no_ranks(config) {
             return Err(e);
@@ -313,8 +347,8 @@ impl Launcher {
         let listening = signals::listen();
         let interrupt = listening.as_ref().map(|l| l.interrupt().clone());
         match config.backend {
-            Backend::Sim => sim::run(config, program, interrupt),
-            Backend::Threads => threads::run(config, program, interrupt.as_ref()),
+            Backend::Sim => sim::run(config, program, interrupt, amend),
+            Backend::Threads => threads::run(config, program, interrupt.as_ref(), amend),
             Backend::Mpi => Err(Error::Unsupported {
                 what: format!(
                     "the {:?} backend is not in this build yet; use --backend threads",

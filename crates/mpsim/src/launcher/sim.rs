@@ -6,6 +6,7 @@
 //! a terminal); without it the run is silent until its report.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::interrupt::Interrupt;
@@ -13,6 +14,7 @@ use mpsim_sim::Outcome;
 
 use super::config::{Backend, ReportFormat, RunConfig};
 use super::outputs::{Outputs, warn_ignored};
+use crate::coll::policy::Policy;
 use crate::comm::Comm;
 use crate::progress::driven;
 use crate::runtime::Rt;
@@ -24,6 +26,7 @@ pub(super) fn run<F, Fut>(
     config: &RunConfig,
     program: F,
     interrupt: Option<Interrupt>,
+    amend: &dyn Fn(&mut mpsim_sim::Report),
 ) -> Result<()>
 where
     F: Fn(Comm) -> Fut + Sync,
@@ -40,7 +43,8 @@ where
         );
     }
     let listened = interrupt.clone();
-    let outcome = simulate_shown(config, program, interrupt);
+    let mut outcome = simulate_shown(config, program, interrupt);
+    amend(&mut outcome.report);
     if let Some(Error::Interrupted { signal, .. }) = &outcome.error {
         eprintln!(
             "mpsim: {signal}: the run stopped; writing its report and trace of what ran until \
@@ -66,8 +70,12 @@ where
     F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = Result<()>>,
 {
-    let program = |rt| driven(Rt::Sim(rt), &program);
-    mpsim_sim::simulate(&options(config), &program)
+    let options = options(config);
+    let policy = Arc::new(Policy::new(Some(&options.model), config.collectives));
+    let program = |rt| driven(Rt::Sim(rt), Arc::clone(&policy), &program);
+    let mut outcome = mpsim_sim::simulate(&options, &program);
+    outcome.report.collectives = policy.lines();
+    outcome
 }
 
 /// [`simulate`], stopped when `interrupt` is raised, with a progress bar on standard error
@@ -81,7 +89,8 @@ where
         interrupt,
         ..options(config)
     };
-    let program = |rt| driven(Rt::Sim(rt), &program);
+    let policy = Arc::new(Policy::new(Some(&options.model), config.collectives));
+    let program = |rt| driven(Rt::Sim(rt), Arc::clone(&policy), &program);
     #[cfg(feature = "cli")]
     {
         let bar = indicatif::ProgressBar::new_spinner();
@@ -97,12 +106,17 @@ where
             ));
             bar.tick();
         };
-        let outcome = mpsim_sim::simulate_observed(&options, &program, &mut observe);
+        let mut outcome = mpsim_sim::simulate_observed(&options, &program, &mut observe);
         bar.finish_and_clear();
+        outcome.report.collectives = policy.lines();
         outcome
     }
     #[cfg(not(feature = "cli"))]
-    mpsim_sim::simulate(&options, &program)
+    {
+        let mut outcome = mpsim_sim::simulate(&options, &program);
+        outcome.report.collectives = policy.lines();
+        outcome
+    }
 }
 
 /// What the simulator is given: the model, with `config`'s eager threshold if it has one.

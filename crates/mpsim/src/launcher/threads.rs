@@ -6,6 +6,7 @@
 //! backend's watchdog ([`mpsim_threads::run_watched`]) and stop each rank at its next call.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use mpsim_proto::error::{Error, Result};
 use mpsim_proto::interrupt::Interrupt;
@@ -14,6 +15,7 @@ use mpsim_sim::MemoryWatch;
 
 use super::config::{Backend, RunConfig};
 use super::outputs::{Outputs, warn_ignored};
+use crate::coll::policy::Policy;
 use crate::comm::Comm;
 use crate::measured::threads_report;
 use crate::progress::driven;
@@ -26,6 +28,7 @@ pub(super) fn run<F, Fut>(
     config: &RunConfig,
     program: F,
     interrupt: Option<&Interrupt>,
+    amend: &dyn Fn(&mut mpsim_sim::Report),
 ) -> Result<()>
 where
     F: Fn(Comm) -> Fut + Sync,
@@ -33,7 +36,7 @@ where
 {
     let mut outputs = Outputs::open(config)?;
     warn_ignored(&config.flags_only_for(Backend::Sim), "sim", "threads");
-    let outcome = run_threads(config, program, outputs.report.is_some(), interrupt);
+    let (outcome, policy) = run_threads(config, program, outputs.report.is_some(), interrupt);
     if outputs.report.is_none() && outcome.error.is_none() {
         // No report to hold them: the warnings go where a user looks anyway. Those of a
         // failed run (messages in flight when it stopped, say) only in a report: its error
@@ -43,20 +46,24 @@ where
         eprint!("{text}");
     }
     let printed = outputs.report.map_or(Ok(()), |format| {
-        outputs.write_report(&threads_report(&outcome), format)
+        let mut report = threads_report(&outcome);
+        report.collectives = policy.lines();
+        amend(&mut report);
+        outputs.write_report(&report, format)
     });
     outputs.write_trace(outcome.trace.as_ref(), interrupt)?;
     outcome.into_result().and(printed)
 }
 
 /// `program` on the threads backend (at least 1 rank), measured for a report when `measure`,
-/// with a trace when `config` asks for one; stopped when `interrupt` is raised.
+/// with a trace when `config` asks for one; stopped when `interrupt` is raised. With the run's
+/// collective policy, which holds the report's collectives table.
 pub(super) fn run_threads<F, Fut>(
     config: &RunConfig,
     program: F,
     measure: bool,
     interrupt: Option<&Interrupt>,
-) -> mpsim_threads::Outcome
+) -> (mpsim_threads::Outcome, Arc<Policy>)
 where
     F: Fn(Comm) -> Fut + Sync,
     Fut: Future<Output = Result<()>>,
@@ -101,5 +108,11 @@ where
         );
         Some(shortage.error(ranks, ""))
     };
-    mpsim_threads::run_watched(&options, |rt| driven(Rt::Threads(rt), &program), &mut check)
+    let policy = Arc::new(Policy::new(None, config.collectives));
+    let outcome = mpsim_threads::run_watched(
+        &options,
+        |rt| driven(Rt::Threads(rt), Arc::clone(&policy), &program),
+        &mut check,
+    );
+    (outcome, policy)
 }

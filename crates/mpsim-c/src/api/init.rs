@@ -1,0 +1,269 @@
+//! Starting and ending, who am I, time, errors and their handlers.
+
+use std::ffi::{c_char, c_double, c_int};
+
+use mpsim_door::wire::{Op, class};
+
+use super::{Res, comm, live, ret};
+use crate::abi::*;
+use crate::door;
+use crate::state::{self, CommInfo, raise};
+
+fn init(call: &str) -> Res<()> {
+    if state::with(|s| s.initialized) {
+        return Err(raise(
+            None,
+            call,
+            class::OTHER,
+            "MPI is already initialized",
+        ));
+    }
+    let reply = match door::simple(Op::Init, &[], &[]) {
+        Ok(r) => r,
+        Err(f) => state::fatal(call, f.class, &f.text),
+    };
+    let (rank, size) = (reply.v[0] as u32, reply.v[1] as u32);
+    state::with(|s| {
+        s.initialized = true;
+        s.rank = rank;
+        s.size = size;
+        let world = CommInfo {
+            id: MPI_COMM_WORLD as i64,
+            rank,
+            size,
+            errors_return: false,
+            members: None,
+            name: "MPI_COMM_WORLD".into(),
+        };
+        let me = CommInfo {
+            id: MPI_COMM_SELF as i64,
+            rank: 0,
+            size: 1,
+            errors_return: false,
+            members: Some(vec![rank]),
+            name: "MPI_COMM_SELF".into(),
+        };
+        s.comms.insert(MPI_COMM_WORLD, world);
+        s.comms.insert(MPI_COMM_SELF, me);
+    });
+    Ok(())
+}
+
+/// The text of an error class.
+fn class_text(code: c_int) -> &'static str {
+    match code {
+        0 => "MPI_SUCCESS: no error",
+        1 => "MPI_ERR_BUFFER: invalid buffer pointer",
+        2 => "MPI_ERR_COUNT: invalid count argument",
+        3 => "MPI_ERR_TYPE: invalid datatype",
+        4 => "MPI_ERR_TAG: invalid tag",
+        5 => "MPI_ERR_COMM: invalid communicator",
+        6 => "MPI_ERR_RANK: invalid rank",
+        7 => "MPI_ERR_REQUEST: invalid request",
+        8 => "MPI_ERR_ROOT: invalid root",
+        9 => "MPI_ERR_GROUP: invalid group",
+        10 => "MPI_ERR_OP: invalid operation",
+        11 => "MPI_ERR_TOPOLOGY: invalid topology",
+        12 => "MPI_ERR_DIMS: invalid dimension argument",
+        13 => "MPI_ERR_ARG: invalid argument",
+        14 => "MPI_ERR_UNKNOWN: unknown error",
+        15 => "MPI_ERR_TRUNCATE: message truncated",
+        16 => "MPI_ERR_OTHER: other error",
+        17 => "MPI_ERR_INTERN: internal error",
+        18 => "MPI_ERR_PENDING: pending request",
+        19 => "MPI_ERR_IN_STATUS: error code is in status",
+        39 => "MPI_ERR_NO_MEM: out of memory",
+        44 => "MPI_ERR_PROC_ABORTED: a process aborted",
+        58 => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        _ => "unknown error code",
+    }
+}
+
+/// Copies `text` into the C buffer `out` of `max` bytes (NUL included) and its length into
+/// `len`.
+unsafe fn put_string(text: &str, out: *mut c_char, max: usize, len: *mut c_int) {
+    let n = text.len().min(max.saturating_sub(1));
+    if !out.is_null() {
+        unsafe {
+            std::ptr::copy_nonoverlapping(text.as_ptr().cast(), out, n);
+            *out.add(n) = 0;
+        }
+    }
+    if !len.is_null() {
+        unsafe { *len = n as c_int };
+    }
+}
+
+mpi! {
+    fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
+        ret(init("MPI_Init"))
+    }
+
+    fn MPI_Init_thread / PMPI_Init_thread(
+        _argc: *mut c_int,
+        _argv: *mut *mut *mut c_char,
+        required: c_int,
+        provided: *mut c_int,
+    ) -> c_int {
+        let r = init("MPI_Init_thread");
+        if !provided.is_null() {
+            // Calls are serialized (one lock); concurrent calls from threads are not offered.
+            unsafe { *provided = required.clamp(MPI_THREAD_SINGLE, MPI_THREAD_SERIALIZED) };
+        }
+        ret(r)
+    }
+
+    fn MPI_Query_thread / PMPI_Query_thread(provided: *mut c_int) -> c_int {
+        if !provided.is_null() {
+            unsafe { *provided = MPI_THREAD_SERIALIZED };
+        }
+        0
+    }
+
+    fn MPI_Is_thread_main / PMPI_Is_thread_main(flag: *mut c_int) -> c_int {
+        if !flag.is_null() {
+            let main = unsafe { libc::getpid() == libc::gettid() };
+            unsafe { *flag = main as c_int };
+        }
+        0
+    }
+
+    fn MPI_Initialized / PMPI_Initialized(flag: *mut c_int) -> c_int {
+        if !flag.is_null() {
+            unsafe { *flag = state::with(|s| s.initialized) as c_int };
+        }
+        0
+    }
+
+    fn MPI_Finalized / PMPI_Finalized(flag: *mut c_int) -> c_int {
+        if !flag.is_null() {
+            unsafe { *flag = state::with(|s| s.finalized) as c_int };
+        }
+        0
+    }
+
+    fn MPI_Finalize / PMPI_Finalize() -> c_int {
+        ret((|| {
+            live("MPI_Finalize")?;
+            door::simple(Op::Finalize, &[], &[]).map_err(|f| state::failed(None, "MPI_Finalize", f))?;
+            state::with(|s| s.finalized = true);
+            Ok(())
+        })())
+    }
+
+    fn MPI_Abort / PMPI_Abort(c: Handle, code: c_int) -> c_int {
+        let id = state::with(|s| s.comms.get(&c).map(|c| c.id)).unwrap_or(MPI_COMM_WORLD as i64);
+        let _ = door::simple(Op::Abort, &[id, code as i64], &[]);
+        // The run ends; should the door be gone, end this process all the same.
+        unsafe { libc::_exit(code) }
+    }
+
+    fn MPI_Comm_rank / PMPI_Comm_rank(c: Handle, rank: *mut c_int) -> c_int {
+        ret(comm("MPI_Comm_rank", c).map(|info| unsafe { *rank = info.rank as c_int }))
+    }
+
+    fn MPI_Comm_size / PMPI_Comm_size(c: Handle, size: *mut c_int) -> c_int {
+        ret(comm("MPI_Comm_size", c).map(|info| unsafe { *size = info.size as c_int }))
+    }
+
+    fn MPI_Get_processor_name / PMPI_Get_processor_name(name: *mut c_char, len: *mut c_int) -> c_int {
+        let rank = state::with(|s| s.rank);
+        let text = format!("mpsim-rank-{rank}");
+        unsafe { put_string(&text, name, MPI_MAX_PROCESSOR_NAME, len) };
+        0
+    }
+
+    fn MPI_Get_version / PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
+        unsafe {
+            *version = 5;
+            *subversion = 0;
+        }
+        0
+    }
+
+    fn MPI_Get_library_version / PMPI_Get_library_version(out: *mut c_char, len: *mut c_int) -> c_int {
+        let text = concat!("mpsim ", env!("CARGO_PKG_VERSION"), " (MPI 5.0 standard ABI)");
+        unsafe { put_string(text, out, 8192, len) };
+        0
+    }
+
+    fn MPI_Error_string / PMPI_Error_string(code: c_int, out: *mut c_char, len: *mut c_int) -> c_int {
+        unsafe { put_string(class_text(code), out, MPI_MAX_ERROR_STRING, len) };
+        0
+    }
+
+    fn MPI_Error_class / PMPI_Error_class(code: c_int, out: *mut c_int) -> c_int {
+        unsafe { *out = code };
+        0
+    }
+
+    fn MPI_Comm_set_errhandler / PMPI_Comm_set_errhandler(c: Handle, handler: Handle) -> c_int {
+        ret((|| {
+            let info = comm("MPI_Comm_set_errhandler", c)?;
+            let errors_return = match handler {
+                MPI_ERRORS_RETURN => true,
+                MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => false,
+                _ => {
+                    return Err(raise(
+                        Some(c),
+                        "MPI_Comm_set_errhandler",
+                        class::ARG,
+                        "only MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT and MPI_ERRORS_RETURN are handlers here",
+                    ));
+                }
+            };
+            door::simple(Op::SetErrhandler, &[info.id, errors_return as i64], &[])
+                .map_err(|f| state::failed(Some(c), "MPI_Comm_set_errhandler", f))?;
+            state::with(|s| {
+                if let Some(i) = s.comms.get_mut(&c) {
+                    i.errors_return = errors_return;
+                }
+            });
+            Ok(())
+        })())
+    }
+
+    fn MPI_Comm_get_errhandler / PMPI_Comm_get_errhandler(c: Handle, out: *mut Handle) -> c_int {
+        ret(comm("MPI_Comm_get_errhandler", c).map(|info| unsafe {
+            *out = if info.errors_return { MPI_ERRORS_RETURN } else { MPI_ERRORS_ARE_FATAL };
+        }))
+    }
+
+    fn MPI_Errhandler_free / PMPI_Errhandler_free(h: *mut Handle) -> c_int {
+        unsafe { *h = MPI_ERRHANDLER_NULL };
+        0
+    }
+}
+
+/// `MPI_Wtime`: virtual time in a simulated run, in seconds.
+#[unsafe(no_mangle)]
+pub extern "C" fn PMPI_Wtime() -> c_double {
+    if live("MPI_Wtime").is_err() {
+        return 0.0;
+    }
+    match door::simple(Op::Wtime, &[], &[]) {
+        Ok(r) => r.v[0] as f64 * 1e-9,
+        Err(f) => {
+            state::failed(None, "MPI_Wtime", f);
+            0.0
+        }
+    }
+}
+
+/// `MPI_Wtime`.
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Wtime() -> c_double {
+    PMPI_Wtime()
+}
+
+/// `MPI_Wtick`: one nanosecond, the clock's unit.
+#[unsafe(no_mangle)]
+pub extern "C" fn PMPI_Wtick() -> c_double {
+    1e-9
+}
+
+/// `MPI_Wtick`.
+#[unsafe(no_mangle)]
+pub extern "C" fn MPI_Wtick() -> c_double {
+    1e-9
+}

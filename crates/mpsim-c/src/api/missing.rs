@@ -1,0 +1,71 @@
+//! The MPI functions this library does not implement yet: they link, say so on standard
+//! error once each, and return `MPI_ERR_OTHER` (test suites' helper files reference dozens of
+//! them). A program that calls one learns which, instead of failing to link.
+
+/// Says that `name` is not implemented, once per function.
+pub fn not_implemented(name: &str) -> std::ffi::c_int {
+    use std::collections::HashSet;
+    use std::sync::Mutex;
+    static SAID: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    if said
+        .get_or_insert_with(HashSet::new)
+        .insert(name.to_string())
+    {
+        eprintln!(
+            "mpsim: {name} is not implemented in this version of mpsim (returns MPI_ERR_OTHER)"
+        );
+    }
+    mpsim_door::wire::class::OTHER
+}
+
+macro_rules! missing {
+    ($($name:ident / $pname:ident),* $(,)?) => {$(
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $pname() -> std::ffi::c_int {
+            not_implemented(stringify!($name))
+        }
+        #[unsafe(no_mangle)]
+        pub extern "C" fn $name() -> std::ffi::c_int {
+            not_implemented(stringify!($name))
+        }
+    )*};
+}
+
+// Declared in mpi.h with their real signatures; called with any arguments, these ignore them
+// (the C calling convention lets a callee ignore its arguments).
+missing! {
+MPI_Ibarrier / PMPI_Ibarrier, MPI_Ibcast / PMPI_Ibcast, MPI_Ireduce / PMPI_Ireduce,
+MPI_Iallreduce / PMPI_Iallreduce, MPI_Igather / PMPI_Igather, MPI_Igatherv / PMPI_Igatherv,
+MPI_Iscatter / PMPI_Iscatter, MPI_Iscatterv / PMPI_Iscatterv, MPI_Iallgather / PMPI_Iallgather,
+MPI_Iallgatherv / PMPI_Iallgatherv, MPI_Ialltoall / PMPI_Ialltoall, MPI_Ialltoallv / PMPI_Ialltoallv,
+MPI_Ireduce_scatter / PMPI_Ireduce_scatter, MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block,
+MPI_Iscan / PMPI_Iscan, MPI_Iexscan / PMPI_Iexscan,
+MPI_Alltoallw / PMPI_Alltoallw, MPI_Reduce_local / PMPI_Reduce_local,
+MPI_Type_create_subarray / PMPI_Type_create_subarray,
+MPI_Type_create_darray / PMPI_Type_create_darray, MPI_Type_get_envelope / PMPI_Type_get_envelope,
+MPI_Type_get_contents / PMPI_Type_get_contents,
+MPI_Comm_split_type / PMPI_Comm_split_type, MPI_Comm_idup / PMPI_Comm_idup,
+MPI_Comm_create_group / PMPI_Comm_create_group, MPI_Comm_remote_size / PMPI_Comm_remote_size,
+MPI_Comm_remote_group / PMPI_Comm_remote_group, MPI_Intercomm_create / PMPI_Intercomm_create,
+MPI_Intercomm_merge / PMPI_Intercomm_merge,
+MPI_Group_range_incl / PMPI_Group_range_incl, MPI_Group_range_excl / PMPI_Group_range_excl,
+MPI_Comm_create_keyval / PMPI_Comm_create_keyval, MPI_Comm_free_keyval / PMPI_Comm_free_keyval,
+MPI_Comm_set_attr / PMPI_Comm_set_attr, MPI_Comm_delete_attr / PMPI_Comm_delete_attr,
+MPI_Comm_create_errhandler / PMPI_Comm_create_errhandler, MPI_Comm_call_errhandler / PMPI_Comm_call_errhandler,
+MPI_Add_error_class / PMPI_Add_error_class, MPI_Add_error_code / PMPI_Add_error_code,
+MPI_Add_error_string / PMPI_Add_error_string,
+MPI_Info_get / PMPI_Info_get,
+MPI_Info_dup / PMPI_Info_dup, MPI_Info_delete / PMPI_Info_delete,
+MPI_Info_get_nkeys / PMPI_Info_get_nkeys, MPI_Info_get_nthkey / PMPI_Info_get_nthkey,
+MPI_Grequest_start / PMPI_Grequest_start,
+MPI_Grequest_complete / PMPI_Grequest_complete,
+MPI_Graph_create / PMPI_Graph_create, MPI_Dist_graph_create / PMPI_Dist_graph_create,
+MPI_Dist_graph_create_adjacent / PMPI_Dist_graph_create_adjacent,
+MPI_Neighbor_allgather / PMPI_Neighbor_allgather, MPI_Neighbor_alltoall / PMPI_Neighbor_alltoall,
+MPI_Win_create / PMPI_Win_create, MPI_Win_allocate / PMPI_Win_allocate, MPI_Win_free / PMPI_Win_free,
+MPI_Win_fence / PMPI_Win_fence, MPI_Put / PMPI_Put, MPI_Get / PMPI_Get, MPI_Accumulate / PMPI_Accumulate,
+MPI_Win_lock / PMPI_Win_lock, MPI_Win_unlock / PMPI_Win_unlock,
+MPI_File_open / PMPI_File_open, MPI_File_close / PMPI_File_close,
+MPI_Comm_spawn / PMPI_Comm_spawn, MPI_Comm_get_parent / PMPI_Comm_get_parent,
+}

@@ -1,0 +1,139 @@
+//! The MPI functions, by group. Each is defined through [`mpi!`], which exports it under its
+//! `MPI_` and `PMPI_` names.
+
+use std::borrow::Cow;
+use std::ffi::c_int;
+
+use crate::abi::*;
+use crate::dtype::Datatype;
+use crate::state::{self, CommInfo, raise};
+
+/// Defines MPI functions: the body is the `PMPI_` function; the `MPI_` one calls it.
+macro_rules! mpi {
+    ($( $(#[$m:meta])* fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty $body:block )*) => {$(
+        $(#[$m])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> $ret $body
+
+        $(#[$m])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            unsafe { $pname($($arg),*) }
+        }
+    )*};
+}
+
+mod coll;
+mod comm;
+mod init;
+mod misc;
+pub mod missing;
+mod p2p;
+pub mod topo;
+mod types;
+mod wait;
+
+/// `Err(class)` of a call that failed and returned (`MPI_ERRORS_RETURN`).
+pub type Res<T> = Result<T, c_int>;
+
+/// Runs a call's body; its error is already raised, so only the class remains to return.
+pub fn ret(r: Res<()>) -> c_int {
+    match r {
+        Ok(()) => state::OK,
+        Err(c) => c,
+    }
+}
+
+/// Fails `call` unless `MPI_Init` ran and `MPI_Finalize` did not.
+pub fn live(call: &str) -> Res<()> {
+    let (init, fin) = state::with(|s| (s.initialized, s.finalized));
+    if !init {
+        return Err(raise(
+            None,
+            call,
+            mpsim_door::wire::class::OTHER,
+            "called before MPI_Init",
+        ));
+    }
+    if fin {
+        return Err(raise(
+            None,
+            call,
+            mpsim_door::wire::class::OTHER,
+            "called after MPI_Finalize",
+        ));
+    }
+    Ok(())
+}
+
+/// The communicator `h`, or `MPI_ERR_COMM`.
+pub fn comm(call: &str, h: Handle) -> Res<CommInfo> {
+    live(call)?;
+    state::with(|s| s.comms.get(&h).cloned()).ok_or_else(|| {
+        let what = if h == MPI_COMM_NULL {
+            "MPI_COMM_NULL is not a communicator".to_string()
+        } else {
+            format!("{h:#x} is not a communicator")
+        };
+        raise(None, call, mpsim_door::wire::class::COMM, &what)
+    })
+}
+
+/// The committed datatype `h`, or `MPI_ERR_TYPE`.
+pub fn datatype(call: &str, comm: Handle, h: Handle) -> Res<Datatype> {
+    match state::with(|s| s.datatype(h)) {
+        Some(t) if t.committed => Ok(t),
+        Some(_) => Err(raise(
+            Some(comm),
+            call,
+            mpsim_door::wire::class::TYPE,
+            "the datatype is not committed (MPI_Type_commit)",
+        )),
+        None => Err(raise(
+            Some(comm),
+            call,
+            mpsim_door::wire::class::TYPE,
+            &format!("{h:#x} is not a datatype"),
+        )),
+    }
+}
+
+/// A count, or `MPI_ERR_COUNT` when negative.
+pub fn count(call: &str, comm: Handle, n: c_int) -> Res<usize> {
+    usize::try_from(n).map_err(|_| {
+        raise(
+            Some(comm),
+            call,
+            mpsim_door::wire::class::COUNT,
+            &format!("negative count {n}"),
+        )
+    })
+}
+
+/// `count` elements of `dt` at `buf`, as bytes: borrowed when contiguous, packed otherwise.
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt` (or `count` is 0).
+pub unsafe fn packed<'a>(buf: *const libc::c_void, count: usize, dt: &Datatype) -> Cow<'a, [u8]> {
+    let bytes = dt.size * count;
+    if bytes == 0 {
+        return Cow::Borrowed(&[]);
+    }
+    if dt.is_contiguous() {
+        Cow::Borrowed(unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), bytes) })
+    } else {
+        let mut out = Vec::new();
+        unsafe { dt.pack(buf.cast(), count, &mut out) };
+        Cow::Owned(out)
+    }
+}
+
+/// Writes `status` unless it is `MPI_STATUS_IGNORE`.
+///
+/// # Safety
+/// `out` is null or points to an `MPI_Status`.
+pub unsafe fn put_status(out: *mut MpiStatus, status: MpiStatus) {
+    if !out.is_null() {
+        unsafe { *out = status };
+    }
+}

@@ -1,0 +1,610 @@
+//! Point-to-point: sends in every mode, receives, probes, `sendrecv`, the attached buffer, and
+//! persistent requests (kept here and started as nonblocking calls, reading the buffer at
+//! each start, as MPI says).
+
+use std::ffi::{c_int, c_void};
+
+use mpsim_door::wire::{Op, SendMode, class};
+
+use super::{Res, comm, count, datatype, live, packed, put_status, ret};
+use crate::abi::*;
+use crate::door;
+use crate::dtype::Datatype;
+use crate::state::{self, Persistent, Req, raise};
+
+/// Checks a peer rank: `MPI_PROC_NULL`, a member, or (for a receive) `MPI_ANY_SOURCE`.
+fn check_peer(call: &str, c: Handle, size: u32, peer: c_int, receive: bool) -> Res<()> {
+    let ok = peer == MPI_PROC_NULL
+        || (receive && peer == MPI_ANY_SOURCE)
+        || (0..size as c_int).contains(&peer);
+    if ok {
+        Ok(())
+    } else {
+        Err(raise(
+            Some(c),
+            call,
+            class::RANK,
+            &format!("rank {peer} is not in the communicator of {size} ranks"),
+        ))
+    }
+}
+
+/// Checks a tag: `0..=MPI_TAG_UB`, or (receive) `MPI_ANY_TAG`.
+fn check_tag(call: &str, c: Handle, tag: c_int, receive: bool) -> Res<()> {
+    if (0..=TAG_UB).contains(&tag) || (receive && tag == MPI_ANY_TAG) {
+        Ok(())
+    } else {
+        Err(raise(
+            Some(c),
+            call,
+            class::TAG,
+            &format!("invalid tag {tag}"),
+        ))
+    }
+}
+
+/// A send in `mode`, blocking or not.
+#[allow(clippy::too_many_arguments)]
+unsafe fn send(
+    call: &str,
+    buf: *const c_void,
+    n: c_int,
+    dt: Handle,
+    dest: c_int,
+    tag: c_int,
+    c: Handle,
+    mode: SendMode,
+    blocking: bool,
+) -> Res<Req> {
+    let info = comm(call, c)?;
+    let n = count(call, c, n)?;
+    let t = datatype(call, c, dt)?;
+    check_peer(call, c, info.size, dest, false)?;
+    check_tag(call, c, tag, false)?;
+    if dest == MPI_PROC_NULL {
+        return Ok(Req::Done {
+            status: MpiStatus::proc_null(),
+        });
+    }
+    let data = unsafe { packed(buf, n, &t) };
+    let op = if blocking { Op::Send } else { Op::Isend };
+    let a = [info.id, dest as i64, tag as i64, mode as i64];
+    let r = door::simple(op, &a, &[&data]).map_err(|f| state::failed(Some(c), call, f))?;
+    Ok(if blocking {
+        Req::Done {
+            status: MpiStatus::empty(),
+        }
+    } else {
+        let guard = (t.is_contiguous() && !data.is_empty())
+            .then(|| state::Guard::of(buf as usize, data.len()));
+        Req::Send {
+            proxy: r.v[0],
+            guard,
+        }
+    })
+}
+
+/// Receives packed `bytes` into `count` elements of `t` at `buf`.
+unsafe fn deliver(bytes: &[u8], buf: usize, n: usize, t: &Datatype) {
+    if bytes.is_empty() {
+        return;
+    }
+    if t.is_contiguous() {
+        let len = bytes.len().min(t.size * n);
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf as *mut u8, len) };
+    } else {
+        unsafe { t.unpack(bytes, buf as *mut u8, n) };
+    }
+}
+
+/// A blocking receive into `buf`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn recv(
+    call: &str,
+    buf: *mut c_void,
+    n: c_int,
+    dt: Handle,
+    source: c_int,
+    tag: c_int,
+    c: Handle,
+) -> Res<MpiStatus> {
+    let info = comm(call, c)?;
+    let n = count(call, c, n)?;
+    let t = datatype(call, c, dt)?;
+    check_peer(call, c, info.size, source, true)?;
+    check_tag(call, c, tag, true)?;
+    if source == MPI_PROC_NULL {
+        return Ok(MpiStatus::proc_null());
+    }
+    let cap = t.size * n;
+    let a = [info.id, source as i64, tag as i64, cap as i64];
+    let (r, data) = if t.is_contiguous() {
+        let mut at = 0usize;
+        let base = buf as *mut u8;
+        let r = door::call(Op::Recv, &a, &[], &mut |b| {
+            let k = b.len().min(cap - at.min(cap));
+            unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), base.add(at), k) };
+            at += k;
+        });
+        (r, None)
+    } else {
+        match door::collect(Op::Recv, &a, &[]) {
+            Ok((r, d)) => (Ok(r), Some(d)),
+            Err(f) => (Err(f), None),
+        }
+    };
+    let r = r.map_err(|f| state::failed(Some(c), call, f))?;
+    if let Some(d) = data {
+        unsafe { deliver(&d, buf as usize, n, &t) };
+    }
+    Ok(MpiStatus::from_wire(&r.status))
+}
+
+/// Starts a nonblocking receive.
+unsafe fn irecv(
+    call: &str,
+    buf: *mut c_void,
+    n: c_int,
+    dt: Handle,
+    source: c_int,
+    tag: c_int,
+    c: Handle,
+) -> Res<Req> {
+    let info = comm(call, c)?;
+    let n = count(call, c, n)?;
+    let t = datatype(call, c, dt)?;
+    check_peer(call, c, info.size, source, true)?;
+    check_tag(call, c, tag, true)?;
+    if source == MPI_PROC_NULL {
+        return Ok(Req::Done {
+            status: MpiStatus::proc_null(),
+        });
+    }
+    let a = [info.id, source as i64, tag as i64, (t.size * n) as i64];
+    let r = door::simple(Op::Irecv, &a, &[]).map_err(|f| state::failed(Some(c), call, f))?;
+    Ok(Req::Recv {
+        proxy: r.v[0],
+        buf: buf as usize,
+        count: n,
+        dt: t,
+    })
+}
+
+/// Stores a new request and gives its handle.
+pub fn store(req: Req) -> Handle {
+    state::with(|s| {
+        let h = s.handle();
+        s.requests.insert(h, req);
+        h
+    })
+}
+
+/// Puts the result of a nonblocking start into `*request`.
+unsafe fn started(r: Res<Req>, request: *mut Handle) -> c_int {
+    match r {
+        Ok(req) => {
+            unsafe { *request = store(req) };
+            0
+        }
+        Err(c) => c,
+    }
+}
+
+/// Starts a persistent request's call.
+pub fn start_persistent(p: &Persistent) -> Res<Req> {
+    if p.op == Op::Irecv {
+        start_recv(p)
+    } else {
+        let mode = SendMode::from_u32(p.mode as u32).unwrap_or(SendMode::Standard);
+        unsafe { send_typed(p, mode) }
+    }
+}
+
+/// A persistent send, with its datatype already resolved.
+unsafe fn send_typed(p: &Persistent, mode: SendMode) -> Res<Req> {
+    let info = comm("MPI_Start", p.comm)?;
+    if p.peer == MPI_PROC_NULL {
+        return Ok(Req::Done {
+            status: MpiStatus::proc_null(),
+        });
+    }
+    let data = unsafe { packed(p.buf as *const c_void, p.count, &p.dt) };
+    let a = [info.id, p.peer as i64, p.tag as i64, mode as i64];
+    let r = door::simple(Op::Isend, &a, &[&data])
+        .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
+    let guard =
+        (p.dt.is_contiguous() && !data.is_empty()).then(|| state::Guard::of(p.buf, data.len()));
+    Ok(Req::Send {
+        proxy: r.v[0],
+        guard,
+    })
+}
+
+/// Makes a persistent request.
+#[allow(clippy::too_many_arguments)]
+unsafe fn persistent(
+    call: &str,
+    op: Op,
+    mode: SendMode,
+    buf: *const c_void,
+    n: c_int,
+    dt: Handle,
+    peer: c_int,
+    tag: c_int,
+    c: Handle,
+    request: *mut Handle,
+) -> c_int {
+    ret((|| {
+        let info = comm(call, c)?;
+        let count = count(call, c, n)?;
+        let t = datatype(call, c, dt)?;
+        let receive = op == Op::Irecv;
+        check_peer(call, c, info.size, peer, receive)?;
+        check_tag(call, c, tag, receive)?;
+        let p = Persistent {
+            op,
+            mode: mode as i64,
+            buf: buf as usize,
+            count,
+            dt: t,
+            peer,
+            tag,
+            comm: c,
+            active: None,
+        };
+        unsafe { *request = store(Req::Persistent(Box::new(p))) };
+        Ok(())
+    })())
+}
+
+mpi! {
+    fn MPI_Send / PMPI_Send(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle) -> c_int {
+        ret(unsafe { send("MPI_Send", buf, n, dt, dest, tag, c, SendMode::Standard, true) }.map(drop))
+    }
+    fn MPI_Ssend / PMPI_Ssend(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle) -> c_int {
+        ret(unsafe { send("MPI_Ssend", buf, n, dt, dest, tag, c, SendMode::Synchronous, true) }.map(drop))
+    }
+    fn MPI_Bsend / PMPI_Bsend(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle) -> c_int {
+        ret(unsafe { send("MPI_Bsend", buf, n, dt, dest, tag, c, SendMode::Buffered, true) }.map(drop))
+    }
+    fn MPI_Rsend / PMPI_Rsend(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle) -> c_int {
+        ret(unsafe { send("MPI_Rsend", buf, n, dt, dest, tag, c, SendMode::Ready, true) }.map(drop))
+    }
+    fn MPI_Isend / PMPI_Isend(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { started(send("MPI_Isend", buf, n, dt, dest, tag, c, SendMode::Standard, false), request) }
+    }
+    fn MPI_Issend / PMPI_Issend(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { started(send("MPI_Issend", buf, n, dt, dest, tag, c, SendMode::Synchronous, false), request) }
+    }
+    fn MPI_Ibsend / PMPI_Ibsend(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { started(send("MPI_Ibsend", buf, n, dt, dest, tag, c, SendMode::Buffered, false), request) }
+    }
+    fn MPI_Irsend / PMPI_Irsend(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { started(send("MPI_Irsend", buf, n, dt, dest, tag, c, SendMode::Ready, false), request) }
+    }
+    fn MPI_Recv / PMPI_Recv(buf: *mut c_void, n: c_int, dt: Handle, source: c_int, tag: c_int, c: Handle, status: *mut MpiStatus) -> c_int {
+        ret(unsafe { recv("MPI_Recv", buf, n, dt, source, tag, c) }.map(|s| unsafe { put_status(status, s) }))
+    }
+    fn MPI_Irecv / PMPI_Irecv(buf: *mut c_void, n: c_int, dt: Handle, source: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { started(irecv("MPI_Irecv", buf, n, dt, source, tag, c), request) }
+    }
+
+    fn MPI_Sendrecv / PMPI_Sendrecv(
+        sbuf: *const c_void, scount: c_int, sdt: Handle, dest: c_int, stag: c_int,
+        rbuf: *mut c_void, rcount: c_int, rdt: Handle, source: c_int, rtag: c_int,
+        c: Handle, status: *mut MpiStatus,
+    ) -> c_int {
+        ret(unsafe { sendrecv("MPI_Sendrecv", sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, c) }
+            .map(|s| unsafe { put_status(status, s) }))
+    }
+
+    fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace(
+        buf: *mut c_void, n: c_int, dt: Handle, dest: c_int, stag: c_int,
+        source: c_int, rtag: c_int, c: Handle, status: *mut MpiStatus,
+    ) -> c_int {
+        ret((|| {
+            let count = count("MPI_Sendrecv_replace", c, n)?;
+            let t = datatype("MPI_Sendrecv_replace", c, dt)?;
+            let copy = unsafe { packed(buf, count, &t) }.into_owned();
+            let s = unsafe {
+                sendrecv_packed("MPI_Sendrecv_replace", &copy, dest, stag, buf, n, dt, source, rtag, c)
+            }?;
+            unsafe { put_status(status, s) };
+            Ok(())
+        })())
+    }
+
+    fn MPI_Probe / PMPI_Probe(source: c_int, tag: c_int, c: Handle, status: *mut MpiStatus) -> c_int {
+        ret(probe("MPI_Probe", Op::Probe, source, tag, c).map(|(_, _, s)| unsafe { put_status(status, s) }))
+    }
+    fn MPI_Iprobe / PMPI_Iprobe(source: c_int, tag: c_int, c: Handle, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        ret(probe("MPI_Iprobe", Op::Iprobe, source, tag, c).map(|(f, _, s)| unsafe {
+            *flag = f as c_int;
+            if f {
+                put_status(status, s);
+            }
+        }))
+    }
+    fn MPI_Mprobe / PMPI_Mprobe(source: c_int, tag: c_int, c: Handle, message: *mut Handle, status: *mut MpiStatus) -> c_int {
+        ret(probe("MPI_Mprobe", Op::Mprobe, source, tag, c).map(|(_, m, s)| unsafe {
+            *message = m;
+            put_status(status, s);
+        }))
+    }
+    fn MPI_Improbe / PMPI_Improbe(source: c_int, tag: c_int, c: Handle, flag: *mut c_int, message: *mut Handle, status: *mut MpiStatus) -> c_int {
+        ret(probe("MPI_Improbe", Op::Improbe, source, tag, c).map(|(f, m, s)| unsafe {
+            *flag = f as c_int;
+            if f {
+                *message = m;
+                put_status(status, s);
+            }
+        }))
+    }
+    fn MPI_Mrecv / PMPI_Mrecv(buf: *mut c_void, n: c_int, dt: Handle, message: *mut Handle, status: *mut MpiStatus) -> c_int {
+        ret(unsafe { mrecv("MPI_Mrecv", buf, n, dt, message) }.map(|s| unsafe { put_status(status, s) }))
+    }
+    fn MPI_Imrecv / PMPI_Imrecv(buf: *mut c_void, n: c_int, dt: Handle, message: *mut Handle, request: *mut Handle) -> c_int {
+        ret((|| {
+            let m = unsafe { *message };
+            if m == MPI_MESSAGE_NO_PROC {
+                unsafe { *message = MPI_MESSAGE_NULL; *request = store(Req::Done { status: MpiStatus::proc_null() }) };
+                return Ok(());
+            }
+            let (id, _) = take_message("MPI_Imrecv", m)?;
+            let count = count("MPI_Imrecv", MPI_COMM_WORLD, n)?;
+            let t = datatype("MPI_Imrecv", MPI_COMM_WORLD, dt)?;
+            let r = door::simple(Op::Imrecv, &[id, (t.size * count) as i64], &[])
+                .map_err(|f| state::failed(None, "MPI_Imrecv", f))?;
+            unsafe {
+                *message = MPI_MESSAGE_NULL;
+                *request = store(Req::Recv { proxy: r.v[0], buf: buf as usize, count, dt: t });
+            }
+            Ok(())
+        })())
+    }
+
+    fn MPI_Get_count / PMPI_Get_count(status: *const MpiStatus, dt: Handle, out: *mut c_int) -> c_int {
+        ret((|| {
+            let t = datatype("MPI_Get_count", MPI_COMM_WORLD, dt)?;
+            let bytes = unsafe { (*status).bytes() } as usize;
+            let n = if t.size == 0 {
+                if bytes == 0 { 0 } else { MPI_UNDEFINED }
+            } else if bytes.is_multiple_of(t.size) {
+                c_int::try_from(bytes / t.size).unwrap_or(MPI_UNDEFINED)
+            } else {
+                MPI_UNDEFINED
+            };
+            unsafe { *out = n };
+            Ok(())
+        })())
+    }
+
+    fn MPI_Get_elements / PMPI_Get_elements(status: *const MpiStatus, dt: Handle, out: *mut c_int) -> c_int {
+        ret((|| {
+            let t = datatype("MPI_Get_elements", MPI_COMM_WORLD, dt)?;
+            let bytes = unsafe { (*status).bytes() } as usize;
+            let per = if t.primitives == 0 { 1 } else { t.size / t.primitives.max(1) };
+            let n = if per == 0 { 0 } else if bytes.is_multiple_of(per) { (bytes / per) as c_int } else { MPI_UNDEFINED };
+            unsafe { *out = n };
+            Ok(())
+        })())
+    }
+
+    fn MPI_Buffer_attach / PMPI_Buffer_attach(buf: *mut c_void, size: c_int) -> c_int {
+        ret((|| {
+            live("MPI_Buffer_attach")?;
+            let bytes = count("MPI_Buffer_attach", MPI_COMM_WORLD, size)?;
+            door::simple(Op::BufferAttach, &[bytes as i64], &[])
+                .map_err(|f| state::failed(None, "MPI_Buffer_attach", f))?;
+            state::with(|s| s.buffer = Some((buf as usize, bytes)));
+            Ok(())
+        })())
+    }
+
+    fn MPI_Buffer_detach / PMPI_Buffer_detach(buf: *mut *mut c_void, size: *mut c_int) -> c_int {
+        ret((|| {
+            live("MPI_Buffer_detach")?;
+            door::simple(Op::BufferDetach, &[], &[]).map_err(|f| state::failed(None, "MPI_Buffer_detach", f))?;
+            let (addr, bytes) = state::with(|s| s.buffer.take()).unwrap_or((0, 0));
+            unsafe {
+                if !buf.is_null() {
+                    *buf = addr as *mut c_void;
+                }
+                if !size.is_null() {
+                    *size = bytes as c_int;
+                }
+            }
+            Ok(())
+        })())
+    }
+
+    fn MPI_Send_init / PMPI_Send_init(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { persistent("MPI_Send_init", Op::Isend, SendMode::Standard, buf, n, dt, dest, tag, c, request) }
+    }
+    fn MPI_Ssend_init / PMPI_Ssend_init(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { persistent("MPI_Ssend_init", Op::Isend, SendMode::Synchronous, buf, n, dt, dest, tag, c, request) }
+    }
+    fn MPI_Bsend_init / PMPI_Bsend_init(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { persistent("MPI_Bsend_init", Op::Isend, SendMode::Buffered, buf, n, dt, dest, tag, c, request) }
+    }
+    fn MPI_Rsend_init / PMPI_Rsend_init(buf: *const c_void, n: c_int, dt: Handle, dest: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { persistent("MPI_Rsend_init", Op::Isend, SendMode::Ready, buf, n, dt, dest, tag, c, request) }
+    }
+    fn MPI_Recv_init / PMPI_Recv_init(buf: *mut c_void, n: c_int, dt: Handle, source: c_int, tag: c_int, c: Handle, request: *mut Handle) -> c_int {
+        unsafe { persistent("MPI_Recv_init", Op::Irecv, SendMode::Standard, buf, n, dt, source, tag, c, request) }
+    }
+}
+
+/// A receive of a persistent request (its datatype resolved at init).
+pub fn start_recv(p: &Persistent) -> Res<Req> {
+    let info = comm("MPI_Start", p.comm)?;
+    if p.peer == MPI_PROC_NULL {
+        return Ok(Req::Done {
+            status: MpiStatus::proc_null(),
+        });
+    }
+    let a = [
+        info.id,
+        p.peer as i64,
+        p.tag as i64,
+        (p.dt.size * p.count) as i64,
+    ];
+    let r = door::simple(Op::Irecv, &a, &[])
+        .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
+    Ok(Req::Recv {
+        proxy: r.v[0],
+        buf: p.buf,
+        count: p.count,
+        dt: p.dt.clone(),
+    })
+}
+
+/// Probes: `(flag, message handle, status)`.
+fn probe(
+    call: &str,
+    op: Op,
+    source: c_int,
+    tag: c_int,
+    c: Handle,
+) -> Res<(bool, Handle, MpiStatus)> {
+    let info = comm(call, c)?;
+    check_peer(call, c, info.size, source, true)?;
+    check_tag(call, c, tag, true)?;
+    if source == MPI_PROC_NULL {
+        return Ok((true, MPI_MESSAGE_NO_PROC, MpiStatus::proc_null()));
+    }
+    let r = door::simple(op, &[info.id, source as i64, tag as i64], &[])
+        .map_err(|f| state::failed(Some(c), call, f))?;
+    let status = MpiStatus::from_wire(&r.status);
+    let (flag, id) = match op {
+        Op::Probe => (true, 0),
+        Op::Iprobe => (r.v[0] != 0, 0),
+        Op::Mprobe => (true, r.v[0]),
+        _ => (r.v[0] != 0, r.v[1]),
+    };
+    let handle = if matches!(op, Op::Mprobe | Op::Improbe) && flag {
+        state::with(|s| {
+            let h = s.handle();
+            s.messages.insert(h, (id, status));
+            h
+        })
+    } else {
+        MPI_MESSAGE_NULL
+    };
+    Ok((flag, handle, status))
+}
+
+fn take_message(call: &str, m: Handle) -> Res<(i64, MpiStatus)> {
+    state::with(|s| s.messages.remove(&m)).ok_or_else(|| {
+        raise(
+            None,
+            call,
+            class::REQUEST,
+            &format!("{m:#x} is not a matched message"),
+        )
+    })
+}
+
+unsafe fn mrecv(
+    call: &str,
+    buf: *mut c_void,
+    n: c_int,
+    dt: Handle,
+    message: *mut Handle,
+) -> Res<MpiStatus> {
+    live(call)?;
+    let m = unsafe { *message };
+    if m == MPI_MESSAGE_NO_PROC {
+        unsafe { *message = MPI_MESSAGE_NULL };
+        return Ok(MpiStatus::proc_null());
+    }
+    let (id, _) = take_message(call, m)?;
+    let count = count(call, MPI_COMM_WORLD, n)?;
+    let t = datatype(call, MPI_COMM_WORLD, dt)?;
+    let (r, data) = door::collect(Op::Mrecv, &[id, (t.size * count) as i64], &[])
+        .map_err(|f| state::failed(None, call, f))?;
+    unsafe {
+        deliver(&data, buf as usize, count, &t);
+        *message = MPI_MESSAGE_NULL;
+    }
+    Ok(MpiStatus::from_wire(&r.status))
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv(
+    call: &str,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: Handle,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    source: c_int,
+    rtag: c_int,
+    c: Handle,
+) -> Res<MpiStatus> {
+    let n = count(call, c, scount)?;
+    let t = datatype(call, c, sdt)?;
+    let data = unsafe { packed(sbuf, n, &t) };
+    unsafe { sendrecv_packed(call, &data, dest, stag, rbuf, rcount, rdt, source, rtag, c) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv_packed(
+    call: &str,
+    data: &[u8],
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    source: c_int,
+    rtag: c_int,
+    c: Handle,
+) -> Res<MpiStatus> {
+    let info = comm(call, c)?;
+    let rn = count(call, c, rcount)?;
+    let rt = datatype(call, c, rdt)?;
+    check_peer(call, c, info.size, dest, false)?;
+    check_tag(call, c, stag, false)?;
+    check_peer(call, c, info.size, source, true)?;
+    check_tag(call, c, rtag, true)?;
+    let a = [
+        info.id,
+        dest as i64,
+        stag as i64,
+        source as i64,
+        rtag as i64,
+        (rt.size * rn) as i64,
+    ];
+    let (r, got) =
+        door::collect(Op::Sendrecv, &a, &[data]).map_err(|f| state::failed(Some(c), call, f))?;
+    unsafe { deliver(&got, rbuf as usize, rn, &rt) };
+    Ok(if source == MPI_PROC_NULL {
+        MpiStatus::proc_null()
+    } else {
+        MpiStatus::from_wire(&r.status)
+    })
+}
+
+/// Completes a request at its wait: a receive's data goes to its buffer; a send's buffer is
+/// checked unchanged since the post (else the run ends: `call` wrote it in flight).
+pub unsafe fn finish_recv(req: &Req, data: &[u8]) {
+    match req {
+        Req::Recv { buf, count, dt, .. } => unsafe { deliver(data, *buf, *count, dt) },
+        Req::Send { guard: Some(g), .. } if !g.unchanged() => {
+            state::raise(
+                None,
+                "MPI_Wait",
+                class::BUFFER,
+                &format!(
+                    "the send buffer at {:#x} ({} bytes) was written while its nonblocking send was in flight (MPI forbids it: a real MPI may send the new bytes, or a mix)",
+                    g.addr, g.len
+                ),
+            );
+        }
+        _ => {}
+    }
+}

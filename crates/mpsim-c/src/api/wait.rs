@@ -1,0 +1,429 @@
+//! Completing requests: the wait and test families, freeing, cancelling, and starting
+//! persistent requests.
+//!
+//! A request the rank can settle itself (null, inactive persistent, a transfer with
+//! `MPI_PROC_NULL`) never crosses the door; the others are waited for at the proxy, which
+//! returns each receive's data with its status.
+
+use std::ffi::c_int;
+
+use mpsim_door::wire::{Op, WireStatus, class};
+
+use super::p2p::{finish_recv, start_persistent};
+use super::{Res, live, put_status, ret};
+use crate::abi::*;
+use crate::door;
+use crate::state::{self, Req, raise};
+
+/// What waiting on a handle needs.
+enum Pending {
+    /// Settled here: null, inactive, or done, with this status (`None`: null or inactive,
+    /// which MPI_Waitany/Testany skip).
+    Local(Option<MpiStatus>),
+    /// At the proxy.
+    Proxy(i64),
+}
+
+/// The request behind a handle, looking through a persistent one to its current start.
+fn pending(call: &str, h: Handle) -> Res<Pending> {
+    if h == MPI_REQUEST_NULL {
+        return Ok(Pending::Local(None));
+    }
+    let req = state::with(|s| s.requests.get(&h).cloned()).ok_or_else(|| {
+        raise(
+            None,
+            call,
+            class::REQUEST,
+            &format!("{h:#x} is not a request"),
+        )
+    })?;
+    Ok(match req {
+        Req::Done { status } => Pending::Local(Some(status)),
+        Req::Send { proxy, .. } | Req::Recv { proxy, .. } => Pending::Proxy(proxy),
+        Req::Persistent(p) => match p.active.as_deref() {
+            None => Pending::Local(None),
+            Some(Req::Done { status }) => Pending::Local(Some(*status)),
+            Some(Req::Send { proxy, .. } | Req::Recv { proxy, .. }) => Pending::Proxy(*proxy),
+            Some(Req::Persistent(_)) => Pending::Local(None),
+        },
+    })
+}
+
+/// Marks handle `*h` complete with `data` (a receive's): a persistent request goes inactive,
+/// any other is freed and the handle set to `MPI_REQUEST_NULL`.
+unsafe fn complete(h: *mut Handle, data: &[u8]) {
+    let handle = unsafe { *h };
+    if handle == MPI_REQUEST_NULL {
+        return;
+    }
+    let req = state::with(|s| match s.requests.get_mut(&handle) {
+        Some(Req::Persistent(p)) => p.active.take().map(|b| *b),
+        _ => s.requests.remove(&handle),
+    });
+    let persistent = state::with(|s| matches!(s.requests.get(&handle), Some(Req::Persistent(_))));
+    if let Some(req) = req {
+        unsafe { finish_recv(&req, data) };
+    }
+    if !persistent {
+        unsafe { *h = MPI_REQUEST_NULL };
+    }
+}
+
+fn statuses(bytes: &[u8], n: usize) -> (Vec<WireStatus>, &[u8]) {
+    let size = std::mem::size_of::<WireStatus>();
+    let list = bytes[..n * size]
+        .chunks_exact(size)
+        .map(bytemuck::pod_read_unaligned)
+        .collect();
+    (list, &bytes[n * size..])
+}
+
+/// Waits for (or, `test`, tests) every request of `hs`.
+unsafe fn all(call: &str, hs: &mut [Handle], out: *mut MpiStatus, test: bool) -> Res<bool> {
+    live(call)?;
+    let mut ids = Vec::with_capacity(hs.len());
+    let mut locals = Vec::with_capacity(hs.len());
+    for &h in hs.iter() {
+        match pending(call, h)? {
+            Pending::Local(s) => {
+                ids.push(0i64);
+                locals.push(Some(s.unwrap_or_else(MpiStatus::empty)));
+            }
+            Pending::Proxy(id) => {
+                ids.push(id);
+                locals.push(None);
+            }
+        }
+    }
+    let (flag, wire, rest) = if ids.iter().all(|&i| i == 0) {
+        (true, vec![WireStatus::default(); hs.len()], Vec::new())
+    } else {
+        let op = if test { Op::Testall } else { Op::Waitall };
+        let (r, bytes) = door::collect(op, &[], &[bytemuck::cast_slice(&ids)])
+            .map_err(|f| state::failed(None, call, f))?;
+        if test && r.v[0] == 0 {
+            return Ok(false);
+        }
+        let (w, rest) = statuses(&bytes, hs.len());
+        (true, w, rest.to_vec())
+    };
+    let mut at = 0;
+    for (i, h) in hs.iter_mut().enumerate() {
+        let status = match locals[i] {
+            Some(s) => s,
+            None => MpiStatus::from_wire(&wire[i]),
+        };
+        let n = if locals[i].is_none() {
+            wire[i].bytes as usize
+        } else {
+            0
+        };
+        let data = &rest[at.min(rest.len())..(at + n).min(rest.len())];
+        at += n;
+        unsafe {
+            complete(h, data);
+            if !out.is_null() {
+                *out.add(i) = status;
+            }
+        }
+    }
+    Ok(flag)
+}
+
+/// Waits for (or tests) any one: `Some(index)` of the one completed, `None` when every
+/// handle is null or inactive (MPI_UNDEFINED), `Err` on error; `Ok(Some(usize::MAX))` for
+/// "none yet" of a test.
+unsafe fn any(
+    call: &str,
+    hs: &mut [Handle],
+    status: *mut MpiStatus,
+    test: bool,
+) -> Res<Option<usize>> {
+    live(call)?;
+    let mut ids = Vec::with_capacity(hs.len());
+    for (i, &h) in hs.iter().enumerate() {
+        match pending(call, h)? {
+            Pending::Local(Some(s)) => {
+                unsafe {
+                    complete(&mut hs[i], &[]);
+                    put_status(status, s);
+                }
+                return Ok(Some(i));
+            }
+            Pending::Local(None) => ids.push(0),
+            Pending::Proxy(id) => ids.push(id),
+        }
+    }
+    if ids.iter().all(|&i| i == 0) {
+        unsafe { put_status(status, MpiStatus::empty()) };
+        return Ok(None);
+    }
+    let op = if test { Op::Testany } else { Op::Waitany };
+    let (r, data) = door::collect(op, &[], &[bytemuck::cast_slice(&ids)])
+        .map_err(|f| state::failed(None, call, f))?;
+    let index = r.v[1];
+    if index < 0 {
+        return Ok(Some(usize::MAX));
+    }
+    let i = index as usize;
+    unsafe {
+        complete(&mut hs[i], &data);
+        put_status(status, MpiStatus::from_wire(&r.status));
+    }
+    Ok(Some(i))
+}
+
+/// Waits for (or tests) some: the indices completed, in order; `None` when every handle is
+/// null or inactive.
+unsafe fn some(
+    call: &str,
+    hs: &mut [Handle],
+    out: *mut MpiStatus,
+    test: bool,
+) -> Res<Option<Vec<usize>>> {
+    live(call)?;
+    let mut ids = Vec::with_capacity(hs.len());
+    let mut done = Vec::new();
+    for (i, &h) in hs.iter().enumerate() {
+        match pending(call, h)? {
+            Pending::Local(Some(s)) => {
+                done.push((i, s));
+                ids.push(0);
+            }
+            Pending::Local(None) => ids.push(0),
+            Pending::Proxy(id) => ids.push(id),
+        }
+    }
+    if !done.is_empty() {
+        let mut list = Vec::new();
+        for (k, (i, s)) in done.into_iter().enumerate() {
+            unsafe {
+                complete(&mut hs[i], &[]);
+                if !out.is_null() {
+                    *out.add(k) = s;
+                }
+            }
+            list.push(i);
+        }
+        return Ok(Some(list));
+    }
+    if ids.iter().all(|&i| i == 0) {
+        return Ok(None);
+    }
+    let op = if test { Op::Testsome } else { Op::Waitsome };
+    let (r, bytes) = door::collect(op, &[], &[bytemuck::cast_slice(&ids)])
+        .map_err(|f| state::failed(None, call, f))?;
+    let n = r.v[0] as usize;
+    let entry = 8 + std::mem::size_of::<WireStatus>();
+    let mut list = Vec::with_capacity(n);
+    let mut statuses = Vec::with_capacity(n);
+    for k in 0..n {
+        let e = &bytes[k * entry..(k + 1) * entry];
+        let i = i64::from_ne_bytes(e[..8].try_into().unwrap_or([0; 8])) as usize;
+        let w: WireStatus = bytemuck::pod_read_unaligned(&e[8..]);
+        list.push(i);
+        statuses.push(w);
+    }
+    let mut at = n * entry;
+    for (k, (&i, w)) in list.iter().zip(&statuses).enumerate() {
+        let len = w.bytes as usize;
+        let data = &bytes[at.min(bytes.len())..(at + len).min(bytes.len())];
+        at += len;
+        unsafe {
+            complete(&mut hs[i], data);
+            if !out.is_null() {
+                *out.add(k) = MpiStatus::from_wire(w);
+            }
+        }
+    }
+    Ok(Some(list))
+}
+
+unsafe fn handles<'a>(n: c_int, hs: *mut Handle) -> &'a mut [Handle] {
+    if n <= 0 || hs.is_null() {
+        &mut []
+    } else {
+        unsafe { std::slice::from_raw_parts_mut(hs, n as usize) }
+    }
+}
+
+mpi! {
+    fn MPI_Wait / PMPI_Wait(h: *mut Handle, status: *mut MpiStatus) -> c_int {
+        ret((|| {
+            live("MPI_Wait")?;
+            match pending("MPI_Wait", unsafe { *h })? {
+                Pending::Local(s) => unsafe {
+                    complete(h, &[]);
+                    put_status(status, s.unwrap_or_else(MpiStatus::empty));
+                },
+                Pending::Proxy(id) => {
+                    let (r, data) = door::collect(Op::Wait, &[0, id], &[])
+                        .map_err(|f| state::failed(None, "MPI_Wait", f))?;
+                    unsafe {
+                        complete(h, &data);
+                        put_status(status, MpiStatus::from_wire(&r.status));
+                    }
+                }
+            }
+            Ok(())
+        })())
+    }
+
+    fn MPI_Test / PMPI_Test(h: *mut Handle, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        ret((|| {
+            live("MPI_Test")?;
+            match pending("MPI_Test", unsafe { *h })? {
+                Pending::Local(s) => unsafe {
+                    complete(h, &[]);
+                    *flag = 1;
+                    put_status(status, s.unwrap_or_else(MpiStatus::empty));
+                },
+                Pending::Proxy(id) => {
+                    let (r, data) = door::collect(Op::Test, &[0, id], &[])
+                        .map_err(|f| state::failed(None, "MPI_Test", f))?;
+                    unsafe {
+                        *flag = (r.v[0] != 0) as c_int;
+                        if r.v[0] != 0 {
+                            complete(h, &data);
+                            put_status(status, MpiStatus::from_wire(&r.status));
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })())
+    }
+
+    fn MPI_Waitall / PMPI_Waitall(n: c_int, hs: *mut Handle, statuses: *mut MpiStatus) -> c_int {
+        ret(unsafe { all("MPI_Waitall", handles(n, hs), statuses, false) }.map(drop))
+    }
+
+    fn MPI_Testall / PMPI_Testall(n: c_int, hs: *mut Handle, flag: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+        ret(unsafe { all("MPI_Testall", handles(n, hs), statuses, true) }.map(|f| unsafe { *flag = f as c_int }))
+    }
+
+    fn MPI_Waitany / PMPI_Waitany(n: c_int, hs: *mut Handle, index: *mut c_int, status: *mut MpiStatus) -> c_int {
+        ret(unsafe { any("MPI_Waitany", handles(n, hs), status, false) }.map(|i| unsafe {
+            *index = i.map_or(MPI_UNDEFINED, |i| i as c_int);
+        }))
+    }
+
+    fn MPI_Testany / PMPI_Testany(n: c_int, hs: *mut Handle, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        ret(unsafe { any("MPI_Testany", handles(n, hs), status, true) }.map(|i| unsafe {
+            match i {
+                Some(usize::MAX) => {
+                    *flag = 0;
+                    *index = MPI_UNDEFINED;
+                }
+                Some(i) => {
+                    *flag = 1;
+                    *index = i as c_int;
+                }
+                None => {
+                    *flag = 1;
+                    *index = MPI_UNDEFINED;
+                }
+            }
+        }))
+    }
+
+    fn MPI_Waitsome / PMPI_Waitsome(n: c_int, hs: *mut Handle, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+        ret(unsafe { some("MPI_Waitsome", handles(n, hs), statuses, false) }.map(|l| unsafe { put_some(l, outcount, indices) }))
+    }
+
+    fn MPI_Testsome / PMPI_Testsome(n: c_int, hs: *mut Handle, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+        ret(unsafe { some("MPI_Testsome", handles(n, hs), statuses, true) }.map(|l| unsafe { put_some(l, outcount, indices) }))
+    }
+
+    fn MPI_Request_free / PMPI_Request_free(h: *mut Handle) -> c_int {
+        ret((|| {
+            live("MPI_Request_free")?;
+            let handle = unsafe { *h };
+            let req = state::with(|s| s.requests.remove(&handle))
+                .ok_or_else(|| raise(None, "MPI_Request_free", class::REQUEST, &format!("{handle:#x} is not a request")))?;
+            let proxy = match &req {
+                Req::Send { proxy, .. } | Req::Recv { proxy, .. } => Some(*proxy),
+                Req::Persistent(p) => match p.active.as_deref() {
+                    Some(Req::Send { proxy, .. } | Req::Recv { proxy, .. }) => Some(*proxy),
+                    _ => None,
+                },
+                Req::Done { .. } => None,
+            };
+            if let Some(id) = proxy {
+                door::simple(Op::RequestFree, &[0, id], &[]).map_err(|f| state::failed(None, "MPI_Request_free", f))?;
+            }
+            unsafe { *h = MPI_REQUEST_NULL };
+            Ok(())
+        })())
+    }
+
+    fn MPI_Cancel / PMPI_Cancel(h: *mut Handle) -> c_int {
+        ret((|| {
+            live("MPI_Cancel")?;
+            if let Pending::Proxy(id) = pending("MPI_Cancel", unsafe { *h })? {
+                door::simple(Op::Cancel, &[0, id], &[]).map_err(|f| state::failed(None, "MPI_Cancel", f))?;
+            }
+            Ok(())
+        })())
+    }
+
+    fn MPI_Test_cancelled / PMPI_Test_cancelled(status: *const MpiStatus, flag: *mut c_int) -> c_int {
+        unsafe { *flag = (*status).cancelled };
+        0
+    }
+
+    fn MPI_Start / PMPI_Start(h: *mut Handle) -> c_int {
+        ret(unsafe { start("MPI_Start", *h) })
+    }
+
+    fn MPI_Startall / PMPI_Startall(n: c_int, hs: *mut Handle) -> c_int {
+        ret((|| {
+            for &h in unsafe { handles(n, hs) }.iter() {
+                unsafe { start("MPI_Startall", h) }?;
+            }
+            Ok(())
+        })())
+    }
+}
+
+unsafe fn put_some(list: Option<Vec<usize>>, outcount: *mut c_int, indices: *mut c_int) {
+    match list {
+        None => unsafe { *outcount = MPI_UNDEFINED },
+        Some(l) => unsafe {
+            *outcount = l.len() as c_int;
+            for (k, i) in l.into_iter().enumerate() {
+                *indices.add(k) = i as c_int;
+            }
+        },
+    }
+}
+
+unsafe fn start(call: &str, h: Handle) -> Res<()> {
+    live(call)?;
+    let p = match state::with(|s| s.requests.get(&h).cloned()) {
+        Some(Req::Persistent(p)) => p,
+        _ => {
+            return Err(raise(
+                None,
+                call,
+                class::REQUEST,
+                &format!("{h:#x} is not a persistent request"),
+            ));
+        }
+    };
+    if p.active.is_some() {
+        return Err(raise(
+            Some(p.comm),
+            call,
+            class::REQUEST,
+            "the persistent request is active (started and not completed)",
+        ));
+    }
+    let req = start_persistent(&p)?;
+    state::with(|s| {
+        if let Some(Req::Persistent(p)) = s.requests.get_mut(&h) {
+            p.active = Some(Box::new(req));
+        }
+    });
+    Ok(())
+}

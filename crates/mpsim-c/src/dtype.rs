@@ -1,0 +1,316 @@
+//! Datatypes, on the rank's side: what a C buffer of `count` elements of a datatype holds, and
+//! packing it into the bytes that cross the door (and back).
+//!
+//! A datatype is a list of byte runs relative to an element's start (merged where they touch)
+//! with its extent and lower bound, its size (bytes of data per element) and, when every
+//! primitive in it is of one type, that type ([`Elem`]), which is what reductions need.
+//! Derived datatypes never cross the door: the proxy sees packed bytes, as a real MPI's wire
+//! does.
+
+use mpsim_door::wire::Elem;
+
+use crate::abi::Handle;
+
+/// A datatype.
+#[derive(Clone, Debug)]
+pub struct Datatype {
+    /// Byte runs `(offset, len)` of one element, in order.
+    pub runs: Vec<(isize, usize)>,
+    /// Bytes of data per element.
+    pub size: usize,
+    /// Lower bound.
+    pub lb: isize,
+    /// Extent: the stride between elements.
+    pub extent: isize,
+    /// The primitive every part is made of, if one (reductions need it), and how many of
+    /// them an element holds.
+    pub elem: Option<(Elem, usize)>,
+    /// Primitives per element (for `MPI_Get_elements`).
+    pub primitives: usize,
+    /// Committed (predefined ones always are).
+    pub committed: bool,
+    /// Predefined: cannot be freed.
+    pub predefined: bool,
+    /// Its name (`MPI_Type_get_name`).
+    pub name: String,
+}
+
+impl Datatype {
+    fn primitive(name: &str, size: usize, elem: Option<Elem>) -> Datatype {
+        Datatype {
+            runs: vec![(0, size)],
+            size,
+            lb: 0,
+            extent: size as isize,
+            elem: elem.map(|e| (e, 1)),
+            primitives: 1,
+            committed: true,
+            predefined: true,
+            name: name.into(),
+        }
+    }
+
+    /// A pair type `{value, int}` with the value's `size` and C layout (`extent`).
+    fn pair(name: &str, value: usize, extent: usize, elem: Elem) -> Datatype {
+        Datatype {
+            runs: vec![(0, value), (value as isize, 4)],
+            size: value + 4,
+            lb: 0,
+            extent: extent as isize,
+            elem: Some((elem, 1)),
+            primitives: 2,
+            committed: true,
+            predefined: true,
+            name: name.into(),
+        }
+    }
+
+    /// True when `count` elements are one run of bytes from the buffer's start.
+    pub fn is_contiguous(&self) -> bool {
+        self.lb == 0
+            && self.extent == self.size as isize
+            && (self.runs.is_empty() || (self.runs.len() == 1 && self.runs[0] == (0, self.size)))
+    }
+
+    /// Bytes of data in `count` elements (`None` on overflow).
+    pub fn bytes(&self, count: usize) -> Option<usize> {
+        self.size.checked_mul(count)
+    }
+
+    /// A derived datatype made of `blocks` (displacement in bytes, count) of `old`.
+    pub fn derived(
+        old: &Datatype,
+        blocks: &[(isize, usize)],
+        extent: Option<(isize, isize)>,
+    ) -> Datatype {
+        let mut runs: Vec<(isize, usize)> = Vec::new();
+        let (mut lo, mut hi) = (isize::MAX, isize::MIN);
+        for &(disp, n) in blocks {
+            for i in 0..n {
+                let base = disp + i as isize * old.extent;
+                for &(off, len) in &old.runs {
+                    push_run(&mut runs, base + off, len);
+                }
+                lo = lo.min(base + old.lb);
+                hi = hi.max(base + old.lb + old.extent);
+            }
+        }
+        let count: usize = blocks.iter().map(|b| b.1).sum();
+        if count == 0 {
+            (lo, hi) = (0, 0);
+        }
+        let (lb, extent) = extent.unwrap_or((lo, hi - lo));
+        Datatype {
+            runs,
+            size: old.size * count,
+            lb,
+            extent,
+            elem: old.elem.map(|(e, k)| (e, k * count)),
+            primitives: old.primitives * count,
+            committed: false,
+            predefined: false,
+            name: String::new(),
+        }
+    }
+
+    /// A struct datatype: `blocks` (displacement, count, type).
+    pub fn structure(blocks: &[(isize, usize, &Datatype)]) -> Datatype {
+        let mut runs = Vec::new();
+        let (mut lo, mut hi) = (isize::MAX, isize::MIN);
+        let mut size = 0;
+        let mut primitives = 0;
+        let mut elem: Option<Option<Elem>> = None;
+        let mut elems = 0;
+        for &(disp, n, t) in blocks {
+            for i in 0..n {
+                let base = disp + i as isize * t.extent;
+                for &(off, len) in &t.runs {
+                    push_run(&mut runs, base + off, len);
+                }
+                lo = lo.min(base + t.lb);
+                hi = hi.max(base + t.lb + t.extent);
+            }
+            size += t.size * n;
+            primitives += t.primitives * n;
+            if n > 0 {
+                let e = t.elem.map(|x| x.0);
+                elem = Some(match elem {
+                    None => e,
+                    Some(prev) if prev == e => prev,
+                    Some(_) => None,
+                });
+                elems += t.elem.map_or(0, |x| x.1) * n;
+            }
+        }
+        if lo > hi {
+            (lo, hi) = (0, 0);
+        }
+        Datatype {
+            runs,
+            size,
+            lb: lo,
+            extent: hi - lo,
+            elem: elem.flatten().map(|e| (e, elems)),
+            primitives,
+            committed: false,
+            predefined: false,
+            name: String::new(),
+        }
+    }
+
+    /// Copies `count` elements at `buf` into `out`, packed.
+    ///
+    /// # Safety
+    /// `buf` must hold `count` elements of this type.
+    pub unsafe fn pack(&self, buf: *const u8, count: usize, out: &mut Vec<u8>) {
+        out.reserve(self.size * count);
+        for i in 0..count {
+            let base = unsafe { buf.offset(i as isize * self.extent) };
+            for &(off, len) in &self.runs {
+                out.extend_from_slice(unsafe { std::slice::from_raw_parts(base.offset(off), len) });
+            }
+        }
+    }
+
+    /// Writes packed `data` into the buffer `buf` of (at most) `count` elements: as many
+    /// whole and partial elements as `data` holds.
+    ///
+    /// # Safety
+    /// `buf` must hold `count` elements of this type, and `data` at most as many bytes.
+    pub unsafe fn unpack(&self, data: &[u8], buf: *mut u8, count: usize) {
+        let mut at = 0;
+        'outer: for i in 0..count {
+            let base = unsafe { buf.offset(i as isize * self.extent) };
+            for &(off, len) in &self.runs {
+                if at >= data.len() {
+                    break 'outer;
+                }
+                let n = len.min(data.len() - at);
+                unsafe { std::ptr::copy_nonoverlapping(data[at..].as_ptr(), base.offset(off), n) };
+                at += n;
+            }
+        }
+    }
+}
+
+fn push_run(runs: &mut Vec<(isize, usize)>, off: isize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    if let Some(last) = runs.last_mut()
+        && last.0 + last.1 as isize == off
+    {
+        last.1 += len;
+        return;
+    }
+    runs.push((off, len));
+}
+
+/// The predefined datatype of handle `h`, if it is one.
+pub fn predefined(h: Handle) -> Option<Datatype> {
+    use Elem::*;
+    let p = Datatype::primitive;
+    Some(match h {
+        0x201 => p("MPI_AINT", 8, Some(I64)),
+        0x202 => p("MPI_COUNT", 8, Some(I64)),
+        0x203 => p("MPI_OFFSET", 8, Some(I64)),
+        0x207 => p("MPI_PACKED", 1, None),
+        0x208 => p("MPI_SHORT", 2, Some(I16)),
+        0x209 => p("MPI_INT", 4, Some(I32)),
+        0x20a => p("MPI_LONG", 8, Some(I64)),
+        0x20b => p("MPI_LONG_LONG", 8, Some(I64)),
+        0x20c => p("MPI_UNSIGNED_SHORT", 2, Some(U16)),
+        0x20d => p("MPI_UNSIGNED", 4, Some(U32)),
+        0x20e => p("MPI_UNSIGNED_LONG", 8, Some(U64)),
+        0x20f => p("MPI_UNSIGNED_LONG_LONG", 8, Some(U64)),
+        0x210 => p("MPI_FLOAT", 4, Some(F32)),
+        0x212 => p("MPI_C_FLOAT_COMPLEX", 8, None),
+        0x213 => p("MPI_CXX_FLOAT_COMPLEX", 8, None),
+        0x214 => p("MPI_DOUBLE", 8, Some(F64)),
+        0x216 => p("MPI_C_DOUBLE_COMPLEX", 16, None),
+        0x217 => p("MPI_CXX_DOUBLE_COMPLEX", 16, None),
+        0x218 => p("MPI_INTEGER", 4, Some(I32)),
+        0x219 => p("MPI_LOGICAL", 4, Some(I32)),
+        0x21a => p("MPI_REAL", 4, Some(F32)),
+        0x21b => p("MPI_COMPLEX", 8, None),
+        0x21c => p("MPI_DOUBLE_PRECISION", 8, Some(F64)),
+        0x21d => p("MPI_DOUBLE_COMPLEX", 16, None),
+        0x220 => p("MPI_LONG_DOUBLE", 16, None),
+        0x224 => p("MPI_C_LONG_DOUBLE_COMPLEX", 32, None),
+        0x225 => p("MPI_CXX_LONG_DOUBLE_COMPLEX", 32, None),
+        0x228 => Datatype::pair("MPI_FLOAT_INT", 4, 8, FloatInt),
+        0x229 => Datatype::pair("MPI_DOUBLE_INT", 8, 16, DoubleInt),
+        0x22a => Datatype::pair("MPI_LONG_INT", 8, 16, LongInt),
+        0x22b => Datatype::pair("MPI_2INT", 4, 8, TwoInt),
+        0x22c => Datatype {
+            runs: vec![(0, 2), (4, 4)],
+            ..Datatype::pair("MPI_SHORT_INT", 2, 8, ShortInt)
+        },
+        0x22d => p("MPI_LONG_DOUBLE_INT", 20, None),
+        0x230 => p("MPI_2REAL", 8, None),
+        0x231 => p("MPI_2DOUBLE_PRECISION", 16, None),
+        0x232 => p("MPI_2INTEGER", 8, None),
+        0x238 => p("MPI_C_BOOL", 1, Some(U8)),
+        0x239 => p("MPI_CXX_BOOL", 1, Some(U8)),
+        0x23c => p("MPI_WCHAR", 4, Some(I32)),
+        0x240 => p("MPI_INT8_T", 1, Some(I8)),
+        0x241 => p("MPI_UINT8_T", 1, Some(U8)),
+        0x243 => p("MPI_CHAR", 1, Some(I8)),
+        0x244 => p("MPI_SIGNED_CHAR", 1, Some(I8)),
+        0x245 => p("MPI_UNSIGNED_CHAR", 1, Some(U8)),
+        0x247 => p("MPI_BYTE", 1, Some(U8)),
+        0x248 => p("MPI_INT16_T", 2, Some(I16)),
+        0x249 => p("MPI_UINT16_T", 2, Some(U16)),
+        0x250 => p("MPI_INT32_T", 4, Some(I32)),
+        0x251 => p("MPI_UINT32_T", 4, Some(U32)),
+        0x258 => p("MPI_INT64_T", 8, Some(I64)),
+        0x259 => p("MPI_UINT64_T", 8, Some(U64)),
+        0x2c0 => p("MPI_INTEGER1", 1, Some(I8)),
+        0x2c3 => p("MPI_CHARACTER", 1, Some(I8)),
+        0x2c8 => p("MPI_INTEGER2", 2, Some(I16)),
+        0x2d0 => p("MPI_INTEGER4", 4, Some(I32)),
+        0x2d2 => p("MPI_REAL4", 4, Some(F32)),
+        0x2d8 => p("MPI_INTEGER8", 8, Some(I64)),
+        0x2da => p("MPI_REAL8", 8, Some(F64)),
+        0x2db => p("MPI_COMPLEX8", 8, None),
+        0x2e0 => p("MPI_INTEGER16", 16, None),
+        0x2e2 => p("MPI_REAL16", 16, None),
+        0x2e3 => p("MPI_COMPLEX16", 16, None),
+        0x2eb => p("MPI_COMPLEX32", 32, None),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A vector of 3 blocks of 2 ints, stride 4: runs, size, extent, and a pack/unpack
+    /// round trip that leaves the gaps alone.
+    #[test]
+    fn vector_packs_its_blocks() {
+        let int = predefined(0x209).unwrap();
+        let blocks: Vec<_> = (0..3).map(|i| (i * 16, 2)).collect();
+        let v = Datatype::derived(&int, &blocks, None);
+        assert_eq!(v.runs, [(0, 8), (16, 8), (32, 8)]);
+        assert_eq!((v.size, v.extent), (24, 40));
+        let src: Vec<i32> = (0..10).collect();
+        let mut packed = Vec::new();
+        unsafe { v.pack(src.as_ptr().cast(), 1, &mut packed) };
+        let ints: Vec<i32> = packed
+            .chunks(4)
+            .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(ints, [0, 1, 4, 5, 8, 9]);
+        let mut dst = vec![-1i32; 10];
+        unsafe { v.unpack(&packed, dst.as_mut_ptr().cast(), 1) };
+        assert_eq!(dst, [0, 1, -1, -1, 4, 5, -1, -1, 8, 9]);
+    }
+
+    /// MPI_DOUBLE_INT packs to 12 bytes (the proxy's packed pair) from its 16-byte layout.
+    #[test]
+    fn pair_types_pack_without_padding() {
+        let t = predefined(0x229).unwrap();
+        assert_eq!((t.size, t.extent, t.is_contiguous()), (12, 16, false));
+    }
+}

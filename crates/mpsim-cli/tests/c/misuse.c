@@ -1,0 +1,52 @@
+/* Programs that go wrong, one per argument: each must end the run with a clear report, never
+ * hang, and leave no process behind. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size, x = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *what = argc > 1 ? argv[1] : "";
+    if (!strcmp(what, "segv")) {
+        if (rank == 1) {
+            MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+            volatile int *p = NULL;
+            *p = 1;
+        }
+        MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(what, "exit3")) {
+        if (rank == 1) exit(3);
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(what, "deadlock")) {
+        MPI_Recv(&x, 1, MPI_INT, (rank + 1) % size, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(what, "badrank")) {
+        MPI_Send(&x, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD);
+    } else if (!strcmp(what, "truncate")) {
+        int big[4] = {1, 2, 3, 4};
+        if (rank == 0) MPI_Send(big, 4, MPI_INT, 1, 0, MPI_COMM_WORLD);
+        if (rank == 1) MPI_Recv(big, 2, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(what, "pending")) {
+        MPI_Request r;
+        MPI_Irecv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &r);
+    } else if (!strcmp(what, "inflight")) {
+        int buf[16] = {0};
+        MPI_Request r;
+        if (rank == 0) {
+            MPI_Isend(buf, 16, MPI_INT, 1, 0, MPI_COMM_WORLD, &r);
+            buf[3] = 99; /* erroneous: the send is in flight */
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+    } else if (!strcmp(what, "abort")) {
+        if (rank == 1) MPI_Abort(MPI_COMM_WORLD, 7);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Finalize();
+    return 0;
+}

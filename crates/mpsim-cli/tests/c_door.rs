@@ -1,0 +1,256 @@
+//! The C door end to end: C programs of ours (`tests/c/`), built by `mpsim cc` and run by
+//! `mpsim run`, simulated and on threads; each checks its own results. Misuse and crashes end
+//! the run with a report naming the rank and call, never a hang, and leave no process behind.
+//!
+//! The MPI library is a `cdylib`, which `cargo test` does not build: the first test builds it
+//! once (`cargo build -p mpsim-c`, into a target directory of its own) and points `mpsim cc` at
+//! it with `MPSIM_LIB_DIR`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const MPSIM: &str = env!("CARGO_BIN_EXE_mpsim");
+
+/// The directory holding `libmpsim_mpi.so`, built once.
+fn lib_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let target = Path::new(MPSIM)
+            .ancestors()
+            .nth(2)
+            .expect("target/<profile>/mpsim")
+            .join("c-door");
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "mpsim-c", "--locked", "--quiet"])
+            .env("CARGO_TARGET_DIR", &target)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building mpsim-c failed");
+        target.join("debug")
+    })
+}
+
+/// `tests/c/<name>.c` built by `mpsim cc`, once per name.
+fn program(name: &str) -> PathBuf {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = DIR.get_or_init(|| tempfile::tempdir().expect("a temporary directory"));
+    let exe = dir.path().join(name);
+    if !exe.exists() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+        let out = Command::new(MPSIM)
+            .arg("cc")
+            .arg("-O1")
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src)
+            .arg("-lm")
+            .env("MPSIM_LIB_DIR", lib_dir())
+            .output()
+            .expect("mpsim cc runs");
+        assert!(
+            out.status.success(),
+            "mpsim cc failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    exe
+}
+
+/// `mpsim run ARGS` with `PROGRAM` and its arguments.
+fn run(args: &[&str], name: &str, prog_args: &[&str]) -> Output {
+    let exe = program(name);
+    Command::new(MPSIM)
+        .arg("run")
+        .args(args)
+        .arg(&exe)
+        .args(prog_args)
+        .output()
+        .expect("mpsim run runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `misuse WHAT` on `np` ranks; checks that no process of it is left once `mpsim run`
+/// returned. One at a time, so that the check sees only its own run's processes.
+fn misuse(np: &str, what: &str) -> Output {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let out = run(&["-np", np], "misuse", &[what]);
+    let left = Command::new("pgrep")
+        .arg("-x")
+        .arg("misuse")
+        .output()
+        .expect("pgrep");
+    assert!(
+        left.stdout.is_empty(),
+        "processes left after {what}: {}",
+        text(&left.stdout)
+    );
+    out
+}
+
+#[test]
+fn c_ring_runs_simulated_and_on_threads() {
+    for np in ["1", "2", "5"] {
+        let out = run(&["-np", np, "--report-out", "/dev/null"], "ring", &["3"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("ok"), "{}", text(&out.stdout));
+    }
+    let out = run(&["-np", "4", "--backend", "threads"], "ring", &["10"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "ring: token 40 after 10 laps, sum 10, ok\n"
+    );
+}
+
+#[test]
+fn c_first_milestone_functions_give_what_mpi_requires() {
+    for np in ["1", "2", "3", "4", "7"] {
+        let out = run(&["-np", np, "--report-out", "/dev/null"], "features", &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "features: ok\n", "np {np}");
+    }
+    let out = run(&["-np", "4", "--backend", "threads"], "features", &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "features: ok\n");
+}
+
+#[test]
+fn c_simulated_run_is_deterministic_with_modeled_compute() {
+    let report = |extra: &[&str]| {
+        let mut args = vec!["-np", "6", "--compute", "modeled"];
+        args.extend_from_slice(extra);
+        let out = run(&args, "features", &[]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        out.stdout
+    };
+    let a = report(&[]);
+    assert_eq!(a, report(&[]));
+    assert_eq!(a, report(&["--sim-threads", "2"]));
+}
+
+#[test]
+fn c_crashed_rank_is_reported_with_signal_and_last_call() {
+    let out = misuse("3", "segv");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("rank 1")
+            && err.contains("SIGSEGV")
+            && err.contains("last MPI call was MPI_Send"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_exit_before_finalize_is_reported() {
+    let out = misuse("2", "exit3");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("rank 1") && err.contains("exited with status 3"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_deadlock_is_reported_not_hung() {
+    let out = misuse("3", "deadlock");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("deadlock") && err.contains("cycle"), "{err}");
+}
+
+#[test]
+fn c_invalid_rank_is_fatal_by_default_naming_the_call() {
+    let out = misuse("2", "badrank");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("MPI_Send") && err.contains("rank 5 is not in the communicator"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_truncation_is_reported() {
+    let out = misuse("2", "truncate");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("truncated"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn c_request_pending_at_finalize_is_reported() {
+    let out = misuse("2", "pending");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("MPI_Finalize with 1 request"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn c_send_buffer_written_in_flight_is_reported() {
+    let out = misuse("2", "inflight");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("rank 0") && err.contains("written while its nonblocking send was in flight"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_abort_ends_the_run_with_its_code() {
+    let out = misuse("3", "abort");
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+}
+
+#[test]
+fn c_program_not_built_by_mpsim_cc_is_refused() {
+    let out = Command::new(MPSIM)
+        .args(["run", "-np", "2", "/bin/true"])
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("mpsim cc"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn c_jacobi_on_a_cartesian_grid_gives_the_same_residual_on_any_grid() {
+    let residual = |np: &str, backend: &str| {
+        let out = run(
+            &["-np", np, "--backend", backend, "--report-out", "/dev/null"],
+            "jacobi",
+            &["36", "12"],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let line = text(&out.stdout);
+        line.rsplit(' ')
+            .next()
+            .expect("a residual")
+            .trim()
+            .to_string()
+    };
+    let one = residual("1", "sim");
+    for np in ["2", "4", "6", "9"] {
+        assert_eq!(residual(np, "sim"), one, "np {np}");
+    }
+    assert_eq!(residual("4", "threads"), one);
+}

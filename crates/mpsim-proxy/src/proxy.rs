@@ -1,0 +1,432 @@
+//! One rank's proxy: a future, run by the mpsim run like any rank's program, that takes the C
+//! rank's calls from the door one by one and executes each with `Comm`.
+//!
+//! In a simulated run the kernel polls one rank at a time; while this proxy waits for its
+//! rank's next call, the kernel thread waits with it (the rank's process runs, the others and
+//! the kernel do not), so a C run is as deterministic as a Rust one: the order of events
+//! depends only on virtual time. The rank's CPU time between two calls is its measured compute
+//! (`--compute measured`, the default for C), charged before its next call.
+//!
+//! Requests the rank makes are held here (the C side has only their ids), with the buffers of
+//! receives, whose data goes back with the wait that completes them.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bytemuck::Zeroable;
+use mpsim::{Comm, Error, Message, Request, Result, SendMode, Source, Status, Tag};
+use mpsim_door::channel::{Channel, Gone};
+use mpsim_door::segment::{Segment, end};
+use mpsim_door::wire::{self, CallHead, Op, ReplyHead, WireStatus};
+
+use crate::reduce;
+
+/// A request of the rank's: a send's, or a receive's with the buffer its request borrows
+/// (fields drop in order: the request first, never outliving the buffer).
+pub(crate) struct Held {
+    pub req: Option<Request<'static>>,
+    pub buf: Option<Box<[u8]>>,
+}
+
+/// A communicator of the rank's, and whether its errors return to the rank.
+pub(crate) struct HeldComm {
+    pub comm: Comm,
+    pub errors_return: bool,
+}
+
+/// The proxy's state for one rank.
+pub(crate) struct Proxy<'s> {
+    pub channel: Channel<'s>,
+    pub world: Comm,
+    pub comms: HashMap<i64, HeldComm>,
+    pub requests: HashMap<i64, Held>,
+    pub messages: HashMap<i64, Message>,
+    pub next_id: i64,
+    pub charge_compute: bool,
+    pub last_call: &'static str,
+    pub initialized: bool,
+    zygote: i32,
+}
+
+/// What executing a call gives: the reply's head values and payload.
+#[derive(Default)]
+pub(crate) struct Answer {
+    pub status: WireStatus,
+    pub v: [i64; 4],
+    pub payload: Vec<u8>,
+}
+
+impl Answer {
+    pub fn v(v: &[i64]) -> Self {
+        let mut a = Answer::default();
+        a.v[..v.len()].copy_from_slice(v);
+        a
+    }
+    pub fn data(payload: Vec<u8>) -> Self {
+        Answer {
+            payload,
+            ..Answer::default()
+        }
+    }
+}
+
+/// The wire's status of `s`.
+pub(crate) fn wire_status(s: &Status) -> WireStatus {
+    WireStatus {
+        source: if s.source == Status::NO_SOURCE {
+            wire::ANY_SOURCE
+        } else {
+            s.source as i32
+        },
+        tag: if s.tag == Status::NO_TAG {
+            wire::ANY_TAG
+        } else {
+            s.tag
+        },
+        error: 0,
+        cancelled: s.cancelled as i32,
+        bytes: s.bytes as u64,
+    }
+}
+
+/// The source pattern of a wire source.
+pub(crate) fn source(v: i64) -> Source {
+    if v == wire::ANY_SOURCE as i64 {
+        Source::Any
+    } else {
+        Source::Rank(v as u32)
+    }
+}
+
+/// The tag pattern of a wire tag.
+pub(crate) fn tag(v: i64) -> Tag {
+    if v == wire::ANY_TAG as i64 {
+        Tag::Any
+    } else {
+        Tag::Value(v as i32)
+    }
+}
+
+/// The send mode of a wire mode.
+pub(crate) fn mode(v: i64) -> SendMode {
+    match wire::SendMode::from_u32(v as u32) {
+        Some(wire::SendMode::Synchronous) => SendMode::Synchronous,
+        Some(wire::SendMode::Buffered) => SendMode::Buffered,
+        Some(wire::SendMode::Ready) => SendMode::Ready,
+        _ => SendMode::Standard,
+    }
+}
+
+/// The standard ABI's number of an error's class.
+pub(crate) fn class_number(e: &Error) -> i32 {
+    use mpsim::ErrorClass as C;
+    match e.class() {
+        C::Buffer => 1,
+        C::Count => 2,
+        C::Type => 3,
+        C::Tag => 4,
+        C::Comm => 5,
+        C::Rank => 6,
+        C::Request => 7,
+        C::Root => 8,
+        C::Group => 9,
+        C::Op => 10,
+        C::Arg => 13,
+        C::Unknown => 14,
+        C::Truncate => 15,
+        C::Other => 16,
+        C::Intern => 17,
+        C::Pending => 18,
+        C::InStatus => 19,
+        C::NoMem => 39,
+        C::Io => 35,
+        C::UnsupportedOperation => 58,
+        C::ProcAborted => 44,
+        _ => 16,
+    }
+}
+
+impl<'s> Proxy<'s> {
+    pub fn new(segment: &'s Segment, world: Comm, charge_compute: bool) -> Self {
+        let rank = world.rank();
+        let channel = Channel::new(segment.slot(rank), mpsim_door::channel::Side::Proxy);
+        let mut comms = HashMap::new();
+        comms.insert(
+            0x101,
+            HeldComm {
+                comm: world.clone(),
+                errors_return: false,
+            },
+        );
+        comms.insert(
+            0x102,
+            HeldComm {
+                comm: world.solo(),
+                errors_return: false,
+            },
+        );
+        Proxy {
+            channel,
+            world,
+            comms,
+            requests: HashMap::new(),
+            messages: HashMap::new(),
+            next_id: 0x1000,
+            charge_compute,
+            last_call: "(none yet)",
+            initialized: false,
+            zygote: segment
+                .header()
+                .zygote_pid
+                .load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    pub fn id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The communicator of wire id `id`.
+    pub fn comm(&self, id: i64, call: &'static str) -> Result<Comm> {
+        self.comms.get(&id).map(|c| c.comm.clone()).ok_or_else(|| {
+            Error::program(format!(
+                "{call}: the C library named unknown communicator {id:#x}"
+            ))
+        })
+    }
+
+    /// Serves the rank until it finalizes or its process ends.
+    pub async fn serve(mut self) -> Result<()> {
+        let zygote = self.zygote;
+        let alive = move || zygote_alive(zygote);
+        // The rank's first turn: it runs from the start of `main` to its first call.
+        self.channel.pass();
+        loop {
+            let mut head = CallHead::zeroed();
+            let mut payload = Vec::new();
+            let got = self.channel.wait_turn(Some(&alive)).and_then(|()| {
+                self.channel.recv(
+                    bytemuck::bytes_of_mut(&mut head),
+                    |h| bytemuck::pod_read_unaligned::<CallHead>(h).payload_len as usize,
+                    |b| payload.extend_from_slice(b),
+                    Some(&alive),
+                )
+            });
+            if got.is_err() {
+                return self.ended();
+            }
+            let Some(op) = Op::from_u32(head.op) else {
+                return Err(Error::program(format!(
+                    "the C library sent an unknown call ({}); is the program built by this \
+                     version's `mpsim cc`?",
+                    head.op
+                )));
+            };
+            self.last_call = op_name(op);
+            if self.charge_compute && head.cpu_ns > 0 {
+                self.world.compute(Duration::from_nanos(head.cpu_ns)).await;
+            }
+            if op == Op::Fatal {
+                return Err(fatal(&payload, head.a[0]));
+            }
+            if op == Op::Abort {
+                let code = head.a[1] as i32;
+                match self.world.abort(code).await {}
+            }
+            let comm_id = head.a[0];
+            let result = crate::exec::execute(&mut self, op, &head.a, payload).await;
+            let (reply, data) = match result {
+                Ok(a) => (
+                    ReplyHead {
+                        status: a.status,
+                        v: a.v,
+                        payload_len: a.payload.len() as u64,
+                        ..ReplyHead::zeroed()
+                    },
+                    a.payload,
+                ),
+                Err(e) => {
+                    let returns = self.comms.get(&comm_id).is_some_and(|c| c.errors_return)
+                        && op_has_comm(op);
+                    if !returns {
+                        return Err(e);
+                    }
+                    let text = e.to_string().into_bytes();
+                    (
+                        ReplyHead {
+                            rc: class_number(&e),
+                            payload_len: text.len() as u64,
+                            ..ReplyHead::zeroed()
+                        },
+                        text,
+                    )
+                }
+            };
+            if op == Op::Init {
+                self.initialized = true;
+            }
+            if op == Op::Finalize && !self.requests.is_empty() {
+                let n = self.requests.len();
+                return Err(Error::program(format!(
+                    "MPI_Finalize with {n} request{} neither completed nor freed",
+                    if n == 1 { "" } else { "s" }
+                )));
+            }
+            if op == Op::Finalize {
+                // The rank's part of the run is over; its process goes on to exit.
+                self.channel
+                    .slot()
+                    .control()
+                    .finalized
+                    .store(1, std::sync::atomic::Ordering::Release);
+                self.requests.clear();
+                let _ = self
+                    .channel
+                    .send(bytemuck::bytes_of(&reply), &[&data], Some(&alive));
+                return Ok(());
+            }
+            if self
+                .channel
+                .send(bytemuck::bytes_of(&reply), &[&data], Some(&alive))
+                .is_err()
+            {
+                return self.ended();
+            }
+        }
+    }
+
+    /// The rank's process ended before `MPI_Finalize`: fine if it never called `MPI_Init`
+    /// and exited 0, an error naming how it ended and its last call otherwise.
+    fn ended(&self) -> Result<()> {
+        let control = self.channel.slot().control();
+        let how = control.end.load(std::sync::atomic::Ordering::Acquire);
+        let value = control.end_value.load(std::sync::atomic::Ordering::Relaxed);
+        if how == end::EXITED && value == 0 && !self.initialized {
+            return Ok(());
+        }
+        let ended = match how {
+            end::SIGNALED => format!("was killed by signal {value} ({})", signal_name(value)),
+            end::EXITED => format!("exited with status {value}"),
+            _ => "stopped answering (its process is gone)".to_string(),
+        };
+        let _ = Gone;
+        Err(Error::program(format!(
+            "the rank's process {ended} before MPI_Finalize; its last MPI call was {}",
+            self.last_call
+        )))
+    }
+}
+
+/// Whether the zygote still runs: it exists and is not a zombie (it is `mpsim run`'s child,
+/// reaped only at the end of the run).
+fn zygote_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command's closing parenthesis.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+/// The error a rank's `Op::Fatal` carries.
+fn fatal(payload: &[u8], class: i64) -> Error {
+    let text = String::from_utf8_lossy(payload);
+    let (call, what) = text.split_once('\0').unwrap_or(("an MPI call", &text));
+    Error::program(format!("{call}: {what} (MPI error class {class})"))
+}
+
+fn op_has_comm(op: Op) -> bool {
+    !matches!(
+        op,
+        Op::Wait
+            | Op::Test
+            | Op::Waitall
+            | Op::Testall
+            | Op::Waitany
+            | Op::Testany
+            | Op::Waitsome
+            | Op::Testsome
+            | Op::RequestFree
+            | Op::Cancel
+            | Op::Mrecv
+            | Op::Imrecv
+            | Op::BufferAttach
+            | Op::BufferDetach
+    )
+}
+
+/// The C name of a call.
+pub(crate) fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Init => "MPI_Init",
+        Op::Finalize => "MPI_Finalize",
+        Op::Abort => "MPI_Abort",
+        Op::Wtime => "MPI_Wtime",
+        Op::Fatal => "an MPI call with a bad argument",
+        Op::Send => "MPI_Send (or Ssend/Bsend/Rsend)",
+        Op::Recv => "MPI_Recv",
+        Op::Isend => "MPI_Isend (or Issend/Ibsend/Irsend/Start)",
+        Op::Irecv => "MPI_Irecv (or Start)",
+        Op::Wait => "MPI_Wait",
+        Op::Test => "MPI_Test",
+        Op::Waitall => "MPI_Waitall",
+        Op::Testall => "MPI_Testall",
+        Op::Waitany => "MPI_Waitany",
+        Op::Testany => "MPI_Testany",
+        Op::Waitsome => "MPI_Waitsome",
+        Op::Testsome => "MPI_Testsome",
+        Op::RequestFree => "MPI_Request_free",
+        Op::Cancel => "MPI_Cancel",
+        Op::Probe => "MPI_Probe",
+        Op::Iprobe => "MPI_Iprobe",
+        Op::Mprobe => "MPI_Mprobe",
+        Op::Improbe => "MPI_Improbe",
+        Op::Mrecv => "MPI_Mrecv",
+        Op::Imrecv => "MPI_Imrecv",
+        Op::Sendrecv => "MPI_Sendrecv",
+        Op::BufferAttach => "MPI_Buffer_attach",
+        Op::BufferDetach => "MPI_Buffer_detach",
+        Op::CommDup => "MPI_Comm_dup",
+        Op::CommSplit => "MPI_Comm_split (or Comm_create)",
+        Op::CommFree => "MPI_Comm_free",
+        Op::CommMembers => "MPI_Comm_group",
+        Op::CommCreate => "MPI_Comm_create",
+        Op::SetErrhandler => "MPI_Comm_set_errhandler",
+        Op::Barrier => "MPI_Barrier",
+        Op::Bcast => "MPI_Bcast",
+        Op::Reduce => "MPI_Reduce",
+        Op::Allreduce => "MPI_Allreduce",
+        Op::Gather => "MPI_Gather",
+        Op::Gatherv => "MPI_Gatherv",
+        Op::Scatter => "MPI_Scatter",
+        Op::Scatterv => "MPI_Scatterv",
+        Op::Allgather => "MPI_Allgather",
+        Op::Allgatherv => "MPI_Allgatherv",
+        Op::Alltoall => "MPI_Alltoall",
+        Op::Alltoallv => "MPI_Alltoallv",
+        Op::ReduceScatter => "MPI_Reduce_scatter",
+        Op::ReduceScatterBlock => "MPI_Reduce_scatter_block",
+        Op::Scan => "MPI_Scan",
+        Op::Exscan => "MPI_Exscan",
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        _ => "signal",
+    }
+}
+
+// Reductions live in their own module.
+#[allow(unused_imports)]
+use reduce as _;

@@ -1,0 +1,146 @@
+//! Reductions of a C rank: the element type and operation from the wire, the typed `Comm`
+//! collective, bytes back. An operation a type has no meaning for (`MPI_BAND` on `MPI_DOUBLE`)
+//! is `MPI_ERR_OP`, as MPI says.
+
+use bytemuck::Pod;
+use mpsim::{Arithmetic, Comm, Error, Integer, Loc, Op, Result};
+use mpsim_door::wire::{Elem, Op as Wire, ReduceOp};
+
+/// What a reduction runs: which collective and its root.
+#[derive(Clone, Copy)]
+enum Kind {
+    Reduce(u32),
+    Allreduce,
+    Scan,
+    Exscan,
+    ReduceScatter,
+}
+
+fn op_error(comm: &Comm, op: ReduceOp, elem: Elem) -> Error {
+    let _ = comm;
+    Error::InvalidOp {
+        site: mpsim::Site::new(comm.world_rank_of(comm.rank()), "reduce"),
+        what: format!("{} is not defined on {}", op.name(), elem.name()),
+    }
+}
+
+fn arith<T: Arithmetic>(op: ReduceOp) -> Option<Op<T>> {
+    Some(match op {
+        ReduceOp::Sum => Op::sum(),
+        ReduceOp::Prod => Op::prod(),
+        ReduceOp::Min => Op::min(),
+        ReduceOp::Max => Op::max(),
+        _ => return None,
+    })
+}
+
+fn integer<T: Integer>(op: ReduceOp) -> Option<Op<T>> {
+    arith(op).or_else(|| match op {
+        ReduceOp::Band => Some(Op::band()),
+        ReduceOp::Bor => Some(Op::bor()),
+        ReduceOp::Bxor => Some(Op::bxor()),
+        ReduceOp::Land => Some(Op::land()),
+        ReduceOp::Lor => Some(Op::lor()),
+        ReduceOp::Lxor => Some(Op::lxor()),
+        _ => None,
+    })
+}
+
+fn loc<V: Arithmetic, I: Integer>(op: ReduceOp) -> Option<Op<Loc<V, I>>> {
+    match op {
+        ReduceOp::Minloc => Some(Op::minloc()),
+        ReduceOp::Maxloc => Some(Op::maxloc()),
+        _ => None,
+    }
+}
+
+async fn typed<T: Pod>(
+    comm: &Comm,
+    kind: Kind,
+    op: Option<Op<T>>,
+    err: impl FnOnce() -> Error,
+    data: &[u8],
+    counts: &[usize],
+) -> Result<Vec<u8>> {
+    let op = op.ok_or_else(err)?;
+    let mut send = vec![T::zeroed(); data.len() / std::mem::size_of::<T>().max(1)];
+    let whole = send.len() * std::mem::size_of::<T>();
+    bytemuck::cast_slice_mut::<T, u8>(&mut send).copy_from_slice(&data[..whole]);
+    let n = send.len();
+    let out: Vec<T> = match kind {
+        Kind::Reduce(root) => {
+            let mut recv = vec![T::zeroed(); if comm.rank() == root { n } else { 0 }];
+            comm.reduce(&send, &mut recv, &op, root).await?;
+            recv
+        }
+        Kind::Allreduce => {
+            let mut recv = vec![T::zeroed(); n];
+            comm.allreduce(&send, &mut recv, &op).await?;
+            recv
+        }
+        Kind::Scan => {
+            let mut recv = vec![T::zeroed(); n];
+            comm.scan(&send, &mut recv, &op).await?;
+            recv
+        }
+        Kind::Exscan => {
+            let mut recv = vec![T::zeroed(); n];
+            comm.exscan(&send, &mut recv, &op).await?;
+            recv
+        }
+        Kind::ReduceScatter => {
+            let mine = counts.get(comm.rank() as usize).copied().unwrap_or(0);
+            let mut recv = vec![T::zeroed(); mine];
+            comm.reduce_scatter(&send, &mut recv, counts, &op).await?;
+            recv
+        }
+    };
+    Ok(bytemuck::cast_slice(&out).to_vec())
+}
+
+/// Runs the reduction `wire` of arguments `a` on `payload`.
+pub(crate) async fn run(comm: &Comm, wire: Wire, a: &[i64], payload: Vec<u8>) -> Result<Vec<u8>> {
+    let (kind, e, o) = match wire {
+        Wire::Reduce => (Kind::Reduce(a[1] as u32), a[2], a[3]),
+        Wire::Allreduce => (Kind::Allreduce, a[1], a[2]),
+        Wire::Scan => (Kind::Scan, a[1], a[2]),
+        Wire::Exscan => (Kind::Exscan, a[1], a[2]),
+        _ => (Kind::ReduceScatter, a[1], a[2]),
+    };
+    let (counts, data) = if matches!(kind, Kind::ReduceScatter) {
+        let k = (comm.size() as usize * 8).min(payload.len());
+        let counts = payload[..k]
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])) as usize)
+            .collect();
+        (counts, payload[k..].to_vec())
+    } else {
+        (Vec::new(), payload)
+    };
+    let bad = || {
+        Error::program(format!(
+            "the C library sent an unknown element type or operation ({e}, {o})"
+        ))
+    };
+    let elem = Elem::from_u32(e as u32).ok_or_else(bad)?;
+    let op = ReduceOp::from_u32(o as u32).ok_or_else(bad)?;
+    let err = || op_error(comm, op, elem);
+    let (d, c) = (&data[..], &counts[..]);
+    match elem {
+        Elem::I8 => typed::<i8>(comm, kind, integer(op), err, d, c).await,
+        Elem::U8 => typed::<u8>(comm, kind, integer(op), err, d, c).await,
+        Elem::I16 => typed::<i16>(comm, kind, integer(op), err, d, c).await,
+        Elem::U16 => typed::<u16>(comm, kind, integer(op), err, d, c).await,
+        Elem::I32 => typed::<i32>(comm, kind, integer(op), err, d, c).await,
+        Elem::U32 => typed::<u32>(comm, kind, integer(op), err, d, c).await,
+        Elem::I64 => typed::<i64>(comm, kind, integer(op), err, d, c).await,
+        Elem::U64 => typed::<u64>(comm, kind, integer(op), err, d, c).await,
+        Elem::F32 => typed::<f32>(comm, kind, arith(op), err, d, c).await,
+        Elem::F64 => typed::<f64>(comm, kind, arith(op), err, d, c).await,
+        Elem::FloatInt => typed::<Loc<f32, i32>>(comm, kind, loc(op), err, d, c).await,
+        Elem::DoubleInt => typed::<Loc<f64, i32>>(comm, kind, loc(op), err, d, c).await,
+        Elem::LongInt => typed::<Loc<i64, i32>>(comm, kind, loc(op), err, d, c).await,
+        Elem::TwoInt => typed::<Loc<i32, i32>>(comm, kind, loc(op), err, d, c).await,
+        Elem::ShortInt => typed::<Loc<i16, i32>>(comm, kind, loc(op), err, d, c).await,
+    }
+}
