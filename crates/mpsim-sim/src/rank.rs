@@ -687,6 +687,18 @@ impl SimRank {
         })
     }
 
+    /// Whether `req` is complete, looked at without acting: no time passes, no input is taken,
+    /// no wait is touched, and it may be asked at any moment, also while the kernel polls a
+    /// stuck run for its report. The API layer's progress of nonblocking collectives
+    /// (`mpsim::progress`) asks it to learn which collectives can move on. False once the run
+    /// has ended.
+    pub fn is_done_now(&self, req: ReqId) -> bool {
+        let k = self.kernel.borrow();
+        k.ranks
+            .get(self.idx)
+            .is_some_and(|r| r.endpoint.is_done(req))
+    }
+
     /// All of `reqs`, or any one, complete: the wait ends (S1). Otherwise the rank waits on the
     /// first incomplete one (its wait-for edge); a wake by a completion that does not satisfy
     /// `needs` leaves it blocked as it was. Asked for a report (`ReportData::asking`), it

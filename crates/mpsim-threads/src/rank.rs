@@ -570,6 +570,14 @@ impl ThreadRank {
         polled
     }
 
+    /// Whether `req` is complete, looked at without taking in what arrived: after a poll of the
+    /// program, the API layer's progress of nonblocking collectives (`mpsim::progress`) asks it
+    /// which collectives the mail that poll took in lets move on, without taking in more mail
+    /// the program's wait would then not have seen.
+    pub fn is_done_now(&self, req: ReqId) -> bool {
+        self.endpoint.borrow().is_done(req)
+    }
+
     /// A wait on all of `reqs` or any: the rank records those still incomplete, which a
     /// deadlock report names (`publish_wait`).
     pub fn wait_requests(

@@ -58,6 +58,7 @@ mod measured;
 mod message;
 mod output;
 mod persistent;
+mod progress;
 pub mod rank;
 mod request;
 mod runtime;

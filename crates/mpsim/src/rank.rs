@@ -48,6 +48,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use mpsim_proto::error::{Error, Result};
 
 use crate::comm::Comm;
+use crate::progress::driven;
 use crate::runtime::Rt;
 
 /// The trait a backend implements for one rank, which [`run_one`] runs a program on (from
@@ -93,14 +94,11 @@ where
 {
     let rank = runtime.rank();
     let _driving = Driving::start();
-    let world = Comm::world(
-        Rt::Other(Rc::clone(&runtime)),
-        crate::coll::policy::Policy::unnamed(),
-    );
+    let rt = Rt::Other(Rc::clone(&runtime));
     // The program, its communicators and requests are dropped at the end of this closure,
     // before `run_one` returns (the contract's "who owns what"); a panic drops them unwinding.
     let ended = panic::catch_unwind(AssertUnwindSafe(|| {
-        let fut = pin!(program(world));
+        let fut = pin!(driven(rt, crate::coll::policy::Policy::unnamed(), program));
         drive(&*runtime, fut)
     }));
     let mut error = match ended {

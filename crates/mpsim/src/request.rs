@@ -7,6 +7,7 @@
 //! background (`docs/p2p.md` §4 "Memory safety").
 
 use std::future::poll_fn;
+use std::rc::Rc;
 use std::task::Poll;
 
 use mpsim_proto::error::{Error, Result};
@@ -15,16 +16,21 @@ use mpsim_proto::runtime::fast::{Failed, RestOfWait};
 use mpsim_proto::runtime::{Needs, Payload};
 use smallvec::SmallVec;
 
+use crate::progress::Task;
 use crate::runtime::Rt;
 
-/// A nonblocking send or receive. Complete it with [`Request::wait`] or [`Request::test`];
+/// A nonblocking send, receive or collective. Complete it with [`Request::wait`] or
+/// [`Request::test`];
 /// once complete it is inactive and keeps its status: waited for or tested again (by
 /// [`wait_all`] over requests some of which a wait already completed, say) it gives that
 /// status again, or MPI's empty status if it failed (its error is reported once), and
 /// [`wait_any`] and [`test_any`] pass it over.
 /// dropping it unfinished cancels a receive and lets a send complete in the background. (A
 /// receive that a message had already matched cannot be cancelled: dropping it discards that
-/// message, and the run's warnings say so.)
+/// message, and the run's warnings say so.) A nonblocking collective's request (`Comm::ibcast`,
+/// ...) is completed by the same calls, and moves on while the rank waits for anything
+/// (`docs/collectives.md` §7); dropped unfinished, its collective goes on in the background and
+/// its result is discarded.
 #[must_use = "a request must be waited for or tested to completion"]
 pub struct Request<'b> {
     rt: Rt,
@@ -43,6 +49,12 @@ enum State<'b> {
         names: Names,
         /// The receive buffer, as bytes.
         buf: Option<&'b mut [u8]>,
+    },
+    /// A nonblocking collective's (`crate::progress`): its task, and the buffer its result is
+    /// copied into when the request completes (none where this rank gets no result).
+    Coll {
+        task: Rc<Task>,
+        out: Option<&'b mut [u8]>,
     },
 }
 
@@ -72,12 +84,25 @@ impl<'b> Request<'b> {
         }
     }
 
-    /// Its id while it is active.
-    fn id(&self) -> Option<ReqId> {
+    /// A nonblocking collective's request, its result copied into `out` when it completes.
+    pub(crate) fn coll(rt: Rt, task: Rc<Task>, out: Option<&'b mut [u8]>) -> Self {
+        Request {
+            rt,
+            state: State::Coll { task, out },
+        }
+    }
+
+    /// Its id while it is an active point-to-point request.
+    pub(crate) fn id(&self) -> Option<ReqId> {
         match self.state {
             State::Active { id, .. } => Some(id),
-            State::Null { .. } => None,
+            State::Null { .. } | State::Coll { .. } => None,
         }
+    }
+
+    /// Whether it is a nonblocking collective's request, still active.
+    fn is_coll(&self) -> bool {
+        matches!(self.state, State::Coll { .. })
     }
 
     /// Whether the request is inactive: already complete and consumed, or a `PROC_NULL` one.
@@ -90,7 +115,7 @@ impl<'b> Request<'b> {
     pub(crate) fn take_buf(&mut self) -> Option<&'b mut [u8]> {
         match &mut self.state {
             State::Null { buf, .. } => buf.take(),
-            State::Active { .. } => None,
+            State::Active { .. } | State::Coll { .. } => None,
         }
     }
 
@@ -121,6 +146,7 @@ impl<'b> Request<'b> {
         let (id, call, buf) = match &mut self.state {
             State::Null { status, .. } => return Poll::Ready(Ok(*status)),
             State::Active { id, names, buf } => (*id, user_call.unwrap_or(names.wait), buf),
+            State::Coll { .. } => return self.poll_coll(user_call),
         };
         let polled = self.rt.wait_into(id, call, buf.as_deref_mut());
         self.polled(polled)
@@ -138,9 +164,71 @@ impl<'b> Request<'b> {
         let (id, buf) = match &mut self.state {
             State::Null { status, .. } => return Poll::Ready(Ok(*status)),
             State::Active { id, buf, .. } => (*id, buf),
+            State::Coll { .. } => return self.poll_coll(Some(call)),
         };
         let polled = self.rt.wait_in(id, rest, call, buf.as_deref_mut());
         self.polled(polled)
+    }
+
+    /// One poll of a wait on a nonblocking collective's request (`crate::progress`, "A wait on
+    /// a collective's request"), in the program's call `call` (`None`: the collective's own
+    /// name): its task moved on; complete, the wait ends and the result is copied out;
+    /// otherwise the rank waits on the requests of the task's step.
+    #[cold]
+    #[inline(never)]
+    fn poll_coll(&mut self, call: Option<&'static str>) -> Poll<Result<Status>> {
+        let State::Coll { task, .. } = &self.state else {
+            unreachable!("a collective's request");
+        };
+        let task = Rc::clone(task);
+        let call = call.unwrap_or(task.call);
+        loop {
+            task.advance();
+            if task.finished() {
+                // Ends the rank's wait, if it blocked in one (its time, its trace span).
+                return match self.rt.wait_requests(&[], Needs::All, call) {
+                    Poll::Pending => Poll::Pending,
+                    Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                    Poll::Ready(Ok(_)) => Poll::Ready(self.finish_coll()),
+                };
+            }
+            match self.rt.wait_requests(&task.awaiting(), Needs::Any, call) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(_)) => {}
+            }
+        }
+    }
+
+    /// Makes a collective's request, whose task has finished, null: its result copied into the
+    /// buffer, its status (MPI's empty status: a collective's has no source or tag) or error.
+    fn finish_coll(&mut self) -> Result<Status> {
+        let done = State::Null {
+            status: empty_status(),
+            buf: None,
+        };
+        let State::Coll { task, out } = std::mem::replace(&mut self.state, done) else {
+            unreachable!("finishing a collective's request");
+        };
+        let Some(outcome) = task.take_outcome() else {
+            unreachable!("a finished collective's outcome is taken once, by its request");
+        };
+        let result = outcome?;
+        if let Some(out) = out {
+            let bytes = result.bytes();
+            if bytes.len() != out.len() {
+                return Err(Error::Internal {
+                    what: format!(
+                        "{}: the collective's result has {} bytes for a buffer of {}",
+                        task.call,
+                        bytes.len(),
+                        out.len()
+                    ),
+                });
+            }
+            out.copy_from_slice(bytes);
+        }
+        Ok(empty_status())
     }
 
     /// The rest of a wait's poll: what `polled` says, the request finished if it is.
@@ -174,9 +262,17 @@ impl<'b> Request<'b> {
 
     /// Completes the request if it is done, with no scheduling point.
     pub(crate) fn try_complete(&mut self) -> Result<Option<Status>> {
-        let id = match self.state {
-            State::Null { status, .. } => return Ok(Some(status)),
-            State::Active { id, .. } => id,
+        let id = match &self.state {
+            State::Null { status, .. } => return Ok(Some(*status)),
+            State::Active { id, .. } => *id,
+            State::Coll { task, .. } => {
+                task.test();
+                return if task.finished() {
+                    self.finish_coll().map(Some)
+                } else {
+                    Ok(None)
+                };
+            }
         };
         let completion = self.rt.test(id).map_err(|e| stamped(&self.rt, e))?;
         let Some(completion) = completion else {
@@ -216,25 +312,45 @@ impl<'b> Request<'b> {
 
     /// Asks to cancel the request (`docs/p2p.md` §5). It must still be waited for; the status
     /// says whether it was cancelled.
+    ///
+    /// A nonblocking collective's request cannot be cancelled (MPI makes it erroneous):
+    /// `Error::InvalidArgument`.
     pub fn cancel(&mut self) -> Result<()> {
-        if let State::Active { id, .. } = self.state {
-            self.rt.cancel(id).map_err(|e| stamped(&self.rt, e))?;
+        match &self.state {
+            State::Active { id, .. } => self.rt.cancel(*id).map_err(|e| stamped(&self.rt, e)),
+            State::Null { .. } => Ok(()),
+            State::Coll { task, .. } => {
+                let mut site = mpsim_proto::error::Site::new(self.rt.rank(), "cancel");
+                site.time_ns = self.rt.virtual_time();
+                Err(Error::InvalidArgument {
+                    what: format!(
+                        "{site}: the request of a nonblocking collective ({}) cannot be \
+                         cancelled (MPI makes it erroneous); wait for it or test it",
+                        task.call
+                    ),
+                })
+            }
         }
-        Ok(())
     }
 
     fn done_now(&self) -> bool {
-        match self.state {
+        match &self.state {
             State::Null { .. } => true,
-            State::Active { id, .. } => self.rt.is_done(id),
+            State::Active { id, .. } => self.rt.is_done(*id),
+            State::Coll { task, .. } => {
+                task.test();
+                task.finished()
+            }
         }
     }
 }
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        if let State::Active { id, .. } = self.state {
-            self.rt.let_go(id);
+        match &self.state {
+            State::Active { id, .. } => self.rt.let_go(*id),
+            State::Coll { task, .. } => task.detach(),
+            State::Null { .. } => {}
         }
     }
 }
@@ -344,10 +460,11 @@ async fn wait_for(
     call: &'static str,
 ) -> Result<Option<usize>> {
     // The active requests' ids (on the stack up to 8).
-    let active = |r: &Request<'_>| match r.state {
-        State::Active { id, .. } => Some(id),
-        State::Null { .. } => None,
-    };
+    let active = |r: &Request<'_>| r.id();
+    debug_assert_eq!(needs, Needs::Any, "wait_any and wait_some wait for one");
+    if requests.iter().any(Request::is_coll) {
+        return wait_for_any_mixed(requests, call).await;
+    }
     let ids: SmallVec<[ReqId; 8]> = requests.iter().filter_map(active).collect();
     let Some(first) = requests.iter().find(|r| !r.is_null()) else {
         return Ok(None);
@@ -361,6 +478,53 @@ async fn wait_for(
         .filter(|(_, r)| !r.is_null())
         .nth(done)
         .map(|(i, _)| i))
+}
+
+/// [`wait_for`] any one of `requests` of which some are nonblocking collectives': their tasks
+/// are moved on as the rank waits on the point-to-point requests and on those the tasks' steps
+/// await (one wait of the runtime on them all), until a request is complete.
+#[cold]
+#[inline(never)]
+async fn wait_for_any_mixed(requests: &[Request<'_>], call: &'static str) -> Result<Option<usize>> {
+    let Some(first) = requests.iter().find(|r| !r.is_null()) else {
+        return Ok(None);
+    };
+    let rt = &first.rt;
+    poll_fn(|_| {
+        loop {
+            let mut ids: SmallVec<[ReqId; 8]> = SmallVec::new();
+            for (i, r) in requests.iter().enumerate() {
+                match &r.state {
+                    State::Null { .. } => {}
+                    State::Active { id, .. } => {
+                        if rt.done_now(*id) {
+                            return end_wait(rt, call).map_ok(|()| Some(i));
+                        }
+                        ids.push(*id);
+                    }
+                    State::Coll { task, .. } => {
+                        task.advance();
+                        if task.finished() {
+                            return end_wait(rt, call).map_ok(|()| Some(i));
+                        }
+                        ids.extend(task.awaiting());
+                    }
+                }
+            }
+            match rt.wait_requests(&ids, Needs::Any, call) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(_)) => {}
+            }
+        }
+    })
+    .await
+}
+
+/// Ends the rank's wait in `call`, if it blocked in one (as a wait that returns does: its time,
+/// its trace span).
+fn end_wait(rt: &Rt, call: &'static str) -> Poll<Result<()>> {
+    rt.wait_requests(&[], Needs::All, call).map_ok(drop)
 }
 
 /// Waits until at least one active request completes; returns every completed one (index,
@@ -624,6 +788,11 @@ impl std::fmt::Debug for Request<'_> {
                 .debug_struct("Request")
                 .field("id", id)
                 .field("call", &names.call)
+                .finish(),
+            State::Coll { task, .. } => f
+                .debug_struct("Request")
+                .field("call", &task.call)
+                .field("finished", &task.finished())
                 .finish(),
         }
     }

@@ -193,6 +193,25 @@ impl Rt {
         })
     }
 
+    /// Whether `req` is complete, looked at without acting (no time, no input taken, no wait
+    /// touched): the built-in backends' `is_done_now`; over the seam, `Call::IsDone`, which a
+    /// backend may answer after taking in input (`crate::progress` says what follows).
+    pub fn done_now(&self, req: ReqId) -> bool {
+        fast!(
+            self,
+            is_done_now(req),
+            |rt| match rt.start(Call::IsDone(req)) {
+                Ok(Started::Flag(done)) => done,
+                other => wrong_answer("a test", &other),
+            }
+        )
+    }
+
+    /// Whether this is a backend reached through the seam alone (`Rt::Other`).
+    pub fn through_seam(&self) -> bool {
+        matches!(self, Rt::Other(_))
+    }
+
     /// A blocking probe.
     pub fn wait_probe(
         &self,

@@ -179,6 +179,48 @@ fn coll_choice_a_named_algorithm_that_cannot_run_the_op_is_an_error() {
     }
 }
 
+/// A nonblocking collective runs what its blocking form would (a `--coll` name, the model
+/// file's `reproducible`, the only algorithm), and the report counts it on its blocking
+/// collective's line, beside the blocking calls (`docs/collectives.md` §7, §8).
+#[test]
+fn coll_choice_nonblocking_calls_follow_the_policy_and_are_counted() {
+    let mut named = AlgorithmChoices::default();
+    named.reproducible = true;
+    let model = Model {
+        collectives: named,
+        ..Model::default()
+    };
+    let launcher = Launcher::new(6)
+        .model(model)
+        .collectives(choices("allreduce=ring"));
+    let got = lines(launcher, |world: Comm| async move {
+        let mut a = vec![0.0f64; 64];
+        let mut r = [0u32; 12];
+        let mut reqs = vec![
+            world.iallreduce(&[1.0; 64], &mut a, &Op::sum())?,
+            world.ireduce(&[1u32; 12], &mut r, &Op::sum(), 1)?,
+            world.ibarrier()?,
+        ];
+        mpsim::wait_all(&mut reqs).await?;
+        drop(reqs);
+        assert_eq!(a, vec![6.0; 64]);
+        allreduce(world.clone(), 64).await
+    });
+    let summary: Vec<(&str, &str, &str, u64)> = got
+        .iter()
+        .map(|l| (l.collective, l.algorithm, l.reason, l.calls))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("barrier", "dissemination", "only algorithm", 1),
+            ("reduce", "reproducible", "model file: reproducible", 1),
+            ("allreduce", "ring", "--coll", 2),
+        ]
+    );
+    assert!(got.iter().all(|l| l.rank_ns > 0 && l.longest_ns > 0));
+}
+
 /// A real run has no model: the fixed table chooses, and says so; `--coll` still applies.
 #[test]
 fn coll_choice_threads_use_the_table_and_the_flags() {

@@ -21,6 +21,9 @@ use std::process::{Command, ExitCode, Output, Stdio};
 #[allow(dead_code)]
 #[path = "../examples/allreduce.rs"]
 mod allreduce;
+#[allow(dead_code)]
+#[path = "../examples/cg.rs"]
+mod cg;
 #[allow(dead_code, unused_imports)]
 #[path = "../examples/grid_split.rs"]
 mod grid_split;
@@ -30,6 +33,9 @@ mod pingpong;
 #[allow(dead_code)]
 #[path = "../examples/ring.rs"]
 mod ring;
+#[allow(dead_code)]
+#[path = "../examples/sample_sort.rs"]
+mod sample_sort;
 // Its unit tests are compiled here without libtest, which drops their `#[test]` functions and
 // so leaves their `use` unused.
 #[allow(dead_code, unused_imports)]
@@ -44,7 +50,7 @@ const ABORT_CODE: &str = "MPSIM_TEST_ABORT_CODE";
 
 /// Each example (and the launcher alone) on each backend, on small arguments; they all print
 /// to standard output on success.
-const RUNS: [(&str, &[&str]); 13] = [
+const RUNS: [(&str, &[&str]); 17] = [
     ("ring", &["--ranks", "2", "--iterations", "3"]),
     (
         "ring",
@@ -62,6 +68,13 @@ const RUNS: [(&str, &[&str]); 13] = [
     (
         "allreduce",
         &["--ranks", "3", "--count", "5", "--backend", "threads"],
+    ),
+    ("cg", &["--ranks", "3", "--n", "20"]),
+    ("cg", &["--ranks", "3", "--n", "20", "--backend", "threads"]),
+    ("sample_sort", &["--ranks", "4", "--keys", "100"]),
+    (
+        "sample_sort",
+        &["--ranks", "4", "--keys", "100", "--backend", "threads"],
     ),
     ("launcher", &["--ranks", "2"]),
     ("launcher", &["--ranks", "2", "--report", "json"]),
@@ -152,6 +165,8 @@ fn run_example(name: &str) -> ExitCode {
         "stencil2d" => stencil2d::main(),
         "grid_split" => grid_split::main(),
         "allreduce" => allreduce::main(),
+        "cg" => cg::main(),
+        "sample_sort" => sample_sort::main(),
         "launcher" => mpsim::run(|world| async move {
             let _ = world.rank();
             Ok(())

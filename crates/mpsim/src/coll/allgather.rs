@@ -1,4 +1,4 @@
-//! `allgather` and `allgatherv`: recursive doubling, Bruck's algorithm (equal blocks only) and a
+//! `allgather` and `allgatherv` (and `iallgather`, `iallgatherv`): recursive doubling, Bruck's algorithm (equal blocks only) and a
 //! ring. Recursive doubling and the ring also finish `bcast`'s scatter + allgather, so they
 //! work on ranks relative to a root (`v`, the rank in that order; `root` 0 for an allgather).
 //!
@@ -11,10 +11,11 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::real;
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
+use crate::request::Request;
 
 impl Comm {
     /// Gathers every rank's `send` into every rank's `recv`, in rank order (MPI's
@@ -32,29 +33,50 @@ impl Comm {
     /// ```
     pub async fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         const CALL: &str = "allgather";
-        self.check_live(CALL)?;
-        let n = self.size() as usize;
-        self.check_len(
-            CALL,
-            "receive buffer",
-            recv.len(),
-            send.len().checked_mul(n),
-        )?;
-        let shape = self.shape::<T>(recv.len(), true);
-        let chosen = self.algorithm(Collective::Allgather, CALL, shape)?;
-        let algo = chosen.algo;
+        let chosen = self.allgather_algorithm(CALL, send, recv.len())?;
         let cx = Ctx::new(self, CALL, Collective::Allgather, chosen, 0);
-        let r = cx.rank as usize;
-        let layout = Layout::Equal {
-            count: recv.len(),
-            parts: n,
-        };
-        recv[layout.block(r)].copy_from_slice(send);
-        match algo {
-            Algorithm::Bruck => bruck(&cx, send, recv).await,
-            Algorithm::Ring => ring(&cx, recv, &layout, r, 0).await,
-            _ => recursive_doubling(&cx, recv, &layout, r, 0).await,
-        }
+        run_allgather(&cx, chosen.algo, send, recv).await
+    }
+
+    /// Starts a [`Comm::allgather`] (MPI's `MPI_Iallgather`): `send` is read now; `recv` gets
+    /// every rank's block when the request completes.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut all = [0u32; 3];
+    ///         world.iallgather(&[world.rank() * 10], &mut all)?.wait().await?;
+    ///         assert_eq!(all, [0, 10, 20]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("iallgather");
+    /// ```
+    pub fn iallgather<'b, T: Pod>(&self, send: &[T], recv: &'b mut [T]) -> Result<Request<'b>> {
+        const CALL: &str = "iallgather";
+        let chosen = self.allgather_algorithm(CALL, send, recv.len())?;
+        let send = send.to_vec();
+        let mut out = zeroed(recv.len());
+        let what = (Collective::Allgather, chosen, 0);
+        Ok(
+            self.start_coll(CALL, what, Some(recv), move |cx| async move {
+                run_allgather(&cx, chosen.algo, &send, &mut out).await?;
+                Ok(out)
+            }),
+        )
+    }
+
+    /// The checks of an allgather named `call`, and its algorithm.
+    fn allgather_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+    ) -> Result<Chosen> {
+        self.check_live(call)?;
+        let n = self.size() as usize;
+        self.check_len(call, "receive buffer", recv, send.len().checked_mul(n))?;
+        let shape = self.shape::<T>(recv, true);
+        self.algorithm(Collective::Allgather, call, shape)
     }
 
     /// Gathers every rank's `send` into every rank's `recv`, rank `i`'s `counts[i]` elements
@@ -81,28 +103,102 @@ impl Comm {
         counts: &[usize],
     ) -> Result<()> {
         const CALL: &str = "allgatherv";
-        self.check_live(CALL)?;
-        let total = self.check_counts(CALL, "counts", counts)?;
-        let r = self.rank() as usize;
-        self.check_len(CALL, "send buffer", send.len(), Some(counts[r]))?;
-        self.check_len(CALL, "receive buffer", recv.len(), Some(total))?;
-        let shape = self.shape::<T>(total, true);
-        let chosen = self.algorithm(Collective::Allgatherv, CALL, shape)?;
-        let algo = chosen.algo;
+        let chosen = self.allgatherv_algorithm(CALL, send, recv.len(), counts)?;
         let cx = Ctx::new(self, CALL, Collective::Allgatherv, chosen, 0);
-        let layout = Layout::of_counts(counts);
-        recv[layout.block(r)].copy_from_slice(send);
-        match algo {
-            Algorithm::Ring => ring(&cx, recv, &layout, r, 0).await,
-            _ => recursive_doubling(&cx, recv, &layout, r, 0).await,
-        }
+        run_allgatherv(&cx, chosen.algo, send, recv, &Layout::of_counts(counts)).await
+    }
+
+    /// Starts a [`Comm::allgatherv`] (MPI's `MPI_Iallgatherv`): `send` and `counts` are read
+    /// now; `recv` gets every rank's block when the request completes.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let me = world.rank();
+    ///         let mut all = [9u32; 3];
+    ///         world.iallgatherv(&vec![me; me as usize], &mut all, &[0, 1, 2])?.wait().await?;
+    ///         assert_eq!(all, [1, 2, 2]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("iallgatherv");
+    /// ```
+    pub fn iallgatherv<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        counts: &[usize],
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "iallgatherv";
+        let chosen = self.allgatherv_algorithm(CALL, send, recv.len(), counts)?;
+        let (send, layout) = (send.to_vec(), Layout::of_counts(counts));
+        let mut out = zeroed(recv.len());
+        let what = (Collective::Allgatherv, chosen, 0);
+        Ok(
+            self.start_coll(CALL, what, Some(recv), move |cx| async move {
+                run_allgatherv(&cx, chosen.algo, &send, &mut out, &layout).await?;
+                Ok(out)
+            }),
+        )
+    }
+
+    /// The checks of an allgatherv named `call`, and its algorithm.
+    fn allgatherv_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        counts: &[usize],
+    ) -> Result<Chosen> {
+        self.check_live(call)?;
+        let total = self.check_counts(call, "counts", counts)?;
+        let r = self.rank() as usize;
+        self.check_len(call, "send buffer", send.len(), Some(counts[r]))?;
+        self.check_len(call, "receive buffer", recv, Some(total))?;
+        let shape = self.shape::<T>(total, true);
+        self.algorithm(Collective::Allgatherv, call, shape)
+    }
+}
+
+/// Allgather by `algo`.
+async fn run_allgather<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    recv: &mut [T],
+) -> Result<()> {
+    let r = cx.rank as usize;
+    let layout = Layout::Equal {
+        count: recv.len(),
+        parts: cx.size as usize,
+    };
+    recv[layout.block(r)].copy_from_slice(send);
+    match algo {
+        Algorithm::Bruck => bruck(cx, send, recv).await,
+        Algorithm::Ring => ring(cx, recv, &layout, r, 0).await,
+        _ => recursive_doubling(cx, recv, &layout, r, 0).await,
+    }
+}
+
+/// Allgatherv by `algo`, the blocks laid out by `layout`.
+async fn run_allgatherv<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    recv: &mut [T],
+    layout: &Layout,
+) -> Result<()> {
+    let r = cx.rank as usize;
+    recv[layout.block(r)].copy_from_slice(send);
+    match algo {
+        Algorithm::Ring => ring(cx, recv, layout, r, 0).await,
+        _ => recursive_doubling(cx, recv, layout, r, 0).await,
     }
 }
 
 /// Ring allgather in place: `buf` holds block `v` (ranks relative to `root`); in step `s`
 /// each rank passes block `v - s` to its right and takes block `v - s - 1` from its left.
 pub(super) async fn ring<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     buf: &mut [T],
     layout: &Layout,
     v: usize,
@@ -122,7 +218,7 @@ pub(super) async fn ring<T: Pod>(
 /// Recursive-doubling allgather in place (module docs): `buf` holds block `v` (ranks
 /// relative to `root`).
 pub(super) async fn recursive_doubling<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     buf: &mut [T],
     layout: &Layout,
     v: usize,
@@ -171,7 +267,7 @@ pub(super) async fn recursive_doubling<T: Pod>(
 /// Bruck's allgather: rank `r` keeps its blocks rotated (`tmp[i]` is rank `r + i`'s); in the
 /// step at distance `k` it sends its first `min(k, size - k)` blocks to `r - k` and appends
 /// as many from `r + k`; then it rotates them into place.
-async fn bruck<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T]) -> Result<()> {
+async fn bruck<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T]) -> Result<()> {
     let (n, r, b) = (cx.size as usize, cx.rank as usize, send.len());
     let mut tmp = zeroed::<T>(n * b);
     tmp[..b].copy_from_slice(send);

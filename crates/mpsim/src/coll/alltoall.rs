@@ -1,4 +1,4 @@
-//! `alltoall` and `alltoallv`: Bruck's algorithm (small blocks, many ranks: `ceil(log2 size)`
+//! `alltoall` and `alltoallv` (and `ialltoall`, `ialltoallv`): Bruck's algorithm (small blocks, many ranks: `ceil(log2 size)`
 //! steps each moving about half the data), the scattered one (every send and receive posted at
 //! once) and the pairwise one (`size - 1` steps, in step `k` rank `r` sends to `r + k` and
 //! receives from `r - k`).
@@ -6,9 +6,10 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::{Ctx, Layout, zeroed};
 use crate::Comm;
+use crate::request::Request;
 
 impl Comm {
     /// Sends block `j` of `send` to rank `j`, which receives it as block `i` of its `recv`
@@ -29,12 +30,52 @@ impl Comm {
     /// ```
     pub async fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         const CALL: &str = "alltoall";
-        self.check_live(CALL)?;
+        let chosen = self.alltoall_algorithm(CALL, send, recv.len())?;
+        let cx = Ctx::new(self, CALL, Collective::Alltoall, chosen, 0);
+        run_alltoall(&cx, chosen.algo, send, recv).await
+    }
+
+    /// Starts a [`Comm::alltoall`] (MPI's `MPI_Ialltoall`): `send` is read now; `recv` gets
+    /// every rank's block for this one when the request completes.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(2)
+    ///     .run(|world| async move {
+    ///         let me = world.rank();
+    ///         let mut recv = [0u32; 2];
+    ///         world.ialltoall(&[10 * me, 10 * me + 1], &mut recv)?.wait().await?;
+    ///         assert_eq!(recv, [me, 10 + me]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("ialltoall");
+    /// ```
+    pub fn ialltoall<'b, T: Pod>(&self, send: &[T], recv: &'b mut [T]) -> Result<Request<'b>> {
+        const CALL: &str = "ialltoall";
+        let chosen = self.alltoall_algorithm(CALL, send, recv.len())?;
+        let send = send.to_vec();
+        let mut out = zeroed(recv.len());
+        let what = (Collective::Alltoall, chosen, 0);
+        Ok(
+            self.start_coll(CALL, what, Some(recv), move |cx| async move {
+                run_alltoall(&cx, chosen.algo, &send, &mut out).await?;
+                Ok(out)
+            }),
+        )
+    }
+
+    /// The checks of an alltoall named `call`, and its algorithm.
+    fn alltoall_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+    ) -> Result<Chosen> {
+        self.check_live(call)?;
         let n = self.size() as usize;
-        self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
+        self.check_len(call, "receive buffer", recv, Some(send.len()))?;
         if !send.len().is_multiple_of(n) {
             return Err(mpsim_proto::error::Error::InvalidBuffer {
-                site: self.site(CALL),
+                site: self.site(call),
                 what: format!(
                     "the send buffer has {} elements, not a multiple of the communicator's {n} \
                      ranks",
@@ -42,20 +83,8 @@ impl Comm {
                 ),
             });
         }
-        let b = send.len() / n;
-        let shape = self.shape::<T>(b, true);
-        let chosen = self.algorithm(Collective::Alltoall, CALL, shape)?;
-        let algo = chosen.algo;
-        let cx = Ctx::new(self, CALL, Collective::Alltoall, chosen, 0);
-        let layout = Layout::Equal {
-            count: send.len(),
-            parts: n,
-        };
-        match algo {
-            Algorithm::Bruck => bruck(&cx, send, recv, b).await,
-            Algorithm::Pairwise => pairwise(&cx, send, &layout, recv, &layout).await,
-            _ => scattered(&cx, send, &layout, recv, &layout).await,
-        }
+        let shape = self.shape::<T>(send.len() / n, true);
+        self.algorithm(Collective::Alltoall, call, shape)
     }
 
     /// Sends `send_counts[j]` elements of `send` (the blocks one after another in rank order)
@@ -85,31 +114,107 @@ impl Comm {
         recv_counts: &[usize],
     ) -> Result<()> {
         const CALL: &str = "alltoallv";
-        self.check_live(CALL)?;
-        let sent = self.check_counts(CALL, "send counts", send_counts)?;
-        let received = self.check_counts(CALL, "receive counts", recv_counts)?;
-        self.check_len(CALL, "send buffer", send.len(), Some(sent))?;
-        self.check_len(CALL, "receive buffer", recv.len(), Some(received))?;
-        // The table's choice must not depend on what differs between ranks.
-        let shape = self.shape::<T>(0, true);
-        let chosen = self.algorithm(Collective::Alltoallv, CALL, shape)?;
-        let algo = chosen.algo;
+        let chosen = self.alltoallv_algorithm(CALL, send, send_counts, recv.len(), recv_counts)?;
         let cx = Ctx::new(self, CALL, Collective::Alltoallv, chosen, 0);
         let (sl, rl) = (
             Layout::of_counts(send_counts),
             Layout::of_counts(recv_counts),
         );
-        match algo {
-            Algorithm::Pairwise => pairwise(&cx, send, &sl, recv, &rl).await,
-            _ => scattered(&cx, send, &sl, recv, &rl).await,
-        }
+        run_alltoallv(&cx, chosen.algo, send, &sl, recv, &rl).await
+    }
+
+    /// Starts a [`Comm::alltoallv`] (MPI's `MPI_Ialltoallv`): `send` and the counts are read
+    /// now; `recv` gets every rank's block for this one when the request completes.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(2)
+    ///     .run(|world| async move {
+    ///         let me = world.rank() as usize;
+    ///         let send = vec![me as u8; 2 * (me + 1)];
+    ///         let mut recv = [9u8; 3];
+    ///         world.ialltoallv(&send, &[me + 1; 2], &mut recv, &[1, 2])?.wait().await?;
+    ///         assert_eq!(recv, [0, 1, 1]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("ialltoallv");
+    /// ```
+    pub fn ialltoallv<'b, T: Pod>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+        recv: &'b mut [T],
+        recv_counts: &[usize],
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "ialltoallv";
+        let chosen = self.alltoallv_algorithm(CALL, send, send_counts, recv.len(), recv_counts)?;
+        let send = send.to_vec();
+        let (sl, rl) = (
+            Layout::of_counts(send_counts),
+            Layout::of_counts(recv_counts),
+        );
+        let mut out = zeroed(recv.len());
+        let what = (Collective::Alltoallv, chosen, 0);
+        Ok(
+            self.start_coll(CALL, what, Some(recv), move |cx| async move {
+                run_alltoallv(&cx, chosen.algo, &send, &sl, &mut out, &rl).await?;
+                Ok(out)
+            }),
+        )
+    }
+
+    /// The checks of an alltoallv named `call`, and its algorithm.
+    fn alltoallv_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        send_counts: &[usize],
+        recv: usize,
+        recv_counts: &[usize],
+    ) -> Result<Chosen> {
+        self.check_live(call)?;
+        let sent = self.check_counts(call, "send counts", send_counts)?;
+        let received = self.check_counts(call, "receive counts", recv_counts)?;
+        self.check_len(call, "send buffer", send.len(), Some(sent))?;
+        self.check_len(call, "receive buffer", recv, Some(received))?;
+        // The table's choice must not depend on what differs between ranks.
+        let shape = self.shape::<T>(0, true);
+        self.algorithm(Collective::Alltoallv, call, shape)
+    }
+}
+
+/// Alltoall by `algo`.
+async fn run_alltoall<T: Pod>(cx: &Ctx, algo: Algorithm, send: &[T], recv: &mut [T]) -> Result<()> {
+    let n = cx.size as usize;
+    let layout = Layout::Equal {
+        count: send.len(),
+        parts: n,
+    };
+    match algo {
+        Algorithm::Bruck => bruck(cx, send, recv, send.len() / n).await,
+        Algorithm::Pairwise => pairwise(cx, send, &layout, recv, &layout).await,
+        _ => scattered(cx, send, &layout, recv, &layout).await,
+    }
+}
+
+/// Alltoallv by `algo`, the blocks laid out by `sl` and `rl`.
+async fn run_alltoallv<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    sl: &Layout,
+    recv: &mut [T],
+    rl: &Layout,
+) -> Result<()> {
+    match algo {
+        Algorithm::Pairwise => pairwise(cx, send, sl, recv, rl).await,
+        _ => scattered(cx, send, sl, recv, rl).await,
     }
 }
 
 /// Every receive posted, then every send, in the order `r + 1, r + 2, ...`; the own block
 /// copied.
 async fn scattered<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     sl: &Layout,
     recv: &mut [T],
@@ -136,7 +241,7 @@ async fn scattered<T: Pod>(
 /// Pairwise exchange: step `k` sends block `r + k` to rank `r + k` and receives block `r - k`
 /// from rank `r - k`.
 async fn pairwise<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     sl: &Layout,
     recv: &mut [T],
@@ -161,7 +266,7 @@ async fn pairwise<T: Pod>(
 /// rank `r + i`; in the step at distance `k` send every block whose index has bit `k` to
 /// `r + k` and take as many from `r - k` in their place; then block `j` of the result is
 /// `tmp[r - j]`.
-async fn bruck<T: Pod>(cx: &Ctx<'_>, send: &[T], recv: &mut [T], b: usize) -> Result<()> {
+async fn bruck<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T], b: usize) -> Result<()> {
     let (n, r) = (cx.size as usize, cx.rank as usize);
     let mut tmp = zeroed::<T>(n * b);
     for i in 0..n {

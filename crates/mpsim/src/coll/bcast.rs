@@ -1,13 +1,14 @@
-//! `bcast`: a binomial tree, or (long messages) a binomial scatter of the vector followed by an
+//! `bcast` and `ibcast`: a binomial tree, or (long messages) a binomial scatter of the vector followed by an
 //! allgather by recursive doubling or around a ring (van de Geijn's, as MPICH has it). Ranks
 //! are taken relative to the root (`v = (r - root) mod size`), so the tree hangs from it.
 
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::{Ctx, Layout, allgather};
 use crate::Comm;
+use crate::request::Request;
 
 /// The communicator rank of relative rank `v` for `root` on `n` ranks.
 pub(super) fn real(v: u64, root: u32, n: u32) -> u32 {
@@ -30,23 +31,48 @@ impl Comm {
     /// ```
     pub async fn bcast<T: Pod>(&self, buf: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "bcast";
-        self.check_live(CALL)?;
-        self.check_root(CALL, root)?;
-        let shape = self.shape::<T>(buf.len(), true);
-        let chosen = self.algorithm(Collective::Bcast, CALL, shape)?;
-        let algo = chosen.algo;
+        let chosen = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
         let cx = Ctx::new(self, CALL, Collective::Bcast, chosen, root);
-        run(&cx, buf, root, algo).await
+        run(&cx, buf, root, chosen.algo).await
+    }
+
+    /// Starts a [`Comm::bcast`] (MPI's `MPI_Ibcast`): the root's `buf` is read now, and the
+    /// others' `buf` gets the data when the request completes (it is borrowed until then).
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut data = if world.rank() == 0 { [7u32, 8] } else { [0; 2] };
+    ///         let request = world.ibcast(&mut data, 0)?;
+    ///         request.wait().await?;
+    ///         assert_eq!(data, [7, 8]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("ibcast");
+    /// ```
+    pub fn ibcast<'b, T: Pod>(&self, buf: &'b mut [T], root: u32) -> Result<Request<'b>> {
+        const CALL: &str = "ibcast";
+        let chosen = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
+        let mut data = buf.to_vec();
+        let what = (Collective::Bcast, chosen, root);
+        Ok(
+            self.start_coll(CALL, what, Some(buf), move |cx| async move {
+                run(&cx, &mut data, root, chosen.algo).await?;
+                Ok(data)
+            }),
+        )
+    }
+
+    /// The checks of a bcast named `call` of `count` elements, and its algorithm and why.
+    fn bcast_algorithm<T>(&self, call: &'static str, count: usize, root: u32) -> Result<Chosen> {
+        self.check_live(call)?;
+        self.check_root(call, root)?;
+        self.algorithm(Collective::Bcast, call, self.shape::<T>(count, true))
     }
 }
 
 /// `buf` from `root` to every rank of `cx` by `algo` (a bcast's algorithm).
-pub(super) async fn run<T: Pod>(
-    cx: &Ctx<'_>,
-    buf: &mut [T],
-    root: u32,
-    algo: Algorithm,
-) -> Result<()> {
+pub(super) async fn run<T: Pod>(cx: &Ctx, buf: &mut [T], root: u32, algo: Algorithm) -> Result<()> {
     if cx.size == 1 {
         return Ok(());
     }
@@ -71,7 +97,7 @@ pub(super) async fn run<T: Pod>(
 
 /// Binomial bcast: relative rank `v` receives from `v - lowbit(v)`, then sends to `v + m` for
 /// each `m = lowbit(v)/2, ..., 1` (the root: from the largest power of two below `size`).
-async fn binomial<T: Pod>(cx: &Ctx<'_>, buf: &mut [T], root: u32) -> Result<()> {
+async fn binomial<T: Pod>(cx: &Ctx, buf: &mut [T], root: u32) -> Result<()> {
     let n = u64::from(cx.size);
     let v = (u64::from(cx.rank) + n - u64::from(root)) % n;
     let mut mask = 1u64;
@@ -95,12 +121,7 @@ async fn binomial<T: Pod>(cx: &Ctx<'_>, buf: &mut [T], root: u32) -> Result<()> 
 /// Binomial scatter of `buf`'s blocks (`layout`, one per relative rank) from the root, in
 /// place: relative rank `v` receives the blocks of its subtree, `v..v + lowbit(v)`, and passes
 /// each child's subtree on.
-async fn scatter_blocks<T: Pod>(
-    cx: &Ctx<'_>,
-    buf: &mut [T],
-    layout: &Layout,
-    root: u32,
-) -> Result<()> {
+async fn scatter_blocks<T: Pod>(cx: &Ctx, buf: &mut [T], layout: &Layout, root: u32) -> Result<()> {
     let n = u64::from(cx.size);
     let v = (u64::from(cx.rank) + n - u64::from(root)) % n;
     let mut mask = 1u64;

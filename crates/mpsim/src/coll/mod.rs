@@ -52,33 +52,50 @@ mod barrier;
 mod bcast;
 pub(crate) mod cost;
 mod gather;
+mod nonblocking;
 pub(crate) mod ops;
 pub(crate) mod policy;
 mod reduce;
 mod reduce_scatter;
 mod scan;
 
+use std::future::poll_fn;
 use std::ops::Range;
+use std::task::Poll;
 
 use bytemuck::Pod;
 use mpsim_proto::error::{Error, Result};
+use mpsim_proto::matching::ContextId;
 use mpsim_proto::p2p::Status;
 
 use crate::Comm;
+use crate::progress::Awaiting;
 use crate::request::Request;
 use algo::{Algorithm, Chosen, Collective, Shape};
 
-/// One collective call in progress: its communicator, call name and tag, and the sends and
-/// receives it makes, each checked against the length the rank's arguments expect. When it is
-/// dropped (the call returns, or its future is dropped), the run's policy records the call,
-/// its algorithm and the time since it began, for the report (`policy.rs`).
-pub(crate) struct Ctx<'c> {
-    comm: &'c Comm,
+/// One collective call in progress: its communicator, call name, context and tag, and the
+/// sends and receives it makes, each checked against the length the rank's arguments expect.
+///
+/// The same algorithms run a blocking call and a nonblocking one (`nonblocking.rs`); only how
+/// a step waits differs ([`Ctx::wait`]): a blocking call waits in the backend, a nonblocking
+/// one's step only tests, records what it awaits and is pending (`crate::progress` polls it
+/// again when one of those requests completes).
+///
+/// When it is dropped (a blocking call returns, a nonblocking one's task ends, or either's
+/// future is dropped), the run's policy records the call, its algorithm and the time since it
+/// began, for the report (`policy.rs`).
+pub(crate) struct Ctx {
+    comm: Comm,
     call: &'static str,
+    /// The collective context: the communicator's (blocking calls) or one per nonblocking
+    /// call (`Comm::nonblocking_context`).
+    context: ContextId,
     tag: i32,
     /// This rank and the communicator's size.
     rank: u32,
     size: u32,
+    /// A nonblocking call's: where its steps record the requests they wait for.
+    awaiting: Option<Awaiting>,
     coll: Collective,
     /// The call's algorithm and why; `None` for a phase of another call (the bcast of a
     /// reproducible allreduce), which the call's own context records.
@@ -87,20 +104,17 @@ pub(crate) struct Ctx<'c> {
     start_ns: u64,
 }
 
-impl<'c> Ctx<'c> {
-    fn new(
-        comm: &'c Comm,
-        call: &'static str,
-        coll: Collective,
-        chosen: Chosen,
-        root: u32,
-    ) -> Self {
+impl Ctx {
+    /// A blocking call's.
+    fn new(comm: &Comm, call: &'static str, coll: Collective, chosen: Chosen, root: u32) -> Self {
         Ctx {
-            comm,
+            comm: comm.clone(),
             call,
+            context: comm.coll_context(),
             tag: algo::tag(coll, chosen.algo, root),
             rank: comm.rank(),
             size: comm.size(),
+            awaiting: None,
             coll,
             chosen: Some(chosen),
             start_ns: comm.now_ns(),
@@ -109,22 +123,85 @@ impl<'c> Ctx<'c> {
 
     /// The context of a phase of this call run as collective `coll` by `algo` (its tag), which
     /// records nothing of its own.
-    fn phase(&self, coll: Collective, algo: Algorithm, root: u32) -> Ctx<'c> {
+    fn phase(&self, coll: Collective, algo: Algorithm, root: u32) -> Ctx {
         Ctx {
+            comm: self.comm.clone(),
+            call: self.call,
+            context: self.context,
             tag: algo::tag(coll, algo, root),
+            rank: self.rank,
+            size: self.size,
+            awaiting: self.awaiting.clone(),
             coll,
             chosen: None,
-            ..*self
+            start_ns: self.start_ns,
         }
+    }
+
+    /// A nonblocking call's, on its own `context`, its steps recording what they await in
+    /// `awaiting`; recorded in the policy as its blocking collective `coll` is.
+    fn nonblocking(
+        comm: &Comm,
+        call: &'static str,
+        (coll, chosen, root): (Collective, Chosen, u32),
+        context: ContextId,
+        awaiting: Awaiting,
+    ) -> Self {
+        let mut cx = Ctx::new(comm, call, coll, chosen, root);
+        cx.context = context;
+        cx.awaiting = Some(awaiting);
+        cx
+    }
+
+    /// Waits for every request of a step, as `wait_all` does: in the backend (a blocking
+    /// call), or by testing (a nonblocking one: pending until all are complete, recording those
+    /// that are not). Their statuses, or the first error once all are complete.
+    async fn wait(&self, reqs: &mut [Request<'_>]) -> Result<Vec<Status>> {
+        let Some(awaiting) = &self.awaiting else {
+            return self.comm.coll_wait_all(reqs, self.call).await;
+        };
+        let rt = self.comm.rt();
+        let mut outcomes: Vec<Option<Result<Status>>> = reqs.iter().map(|_| None).collect();
+        poll_fn(|_| {
+            let mut waits = awaiting.borrow_mut();
+            waits.clear();
+            for (r, outcome) in reqs.iter_mut().zip(&mut outcomes) {
+                if outcome.is_some() {
+                    continue;
+                }
+                match r.id() {
+                    Some(id) if !rt.done_now(id) => waits.push(id),
+                    _ => {
+                        let done = r.try_complete();
+                        *outcome = Some(done.map(|s| s.expect("a complete request")));
+                    }
+                }
+            }
+            if waits.is_empty() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+        let mut statuses = Vec::with_capacity(outcomes.len());
+        let mut first_error = None;
+        for outcome in outcomes {
+            match outcome.expect("every request complete") {
+                Ok(s) => statuses.push(s),
+                Err(e) => {
+                    statuses.push(Status::default());
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(statuses), Err)
     }
 
     /// Sends `data` to `dest` and waits until its buffer is free (at once when eager).
     async fn send<T: Pod>(&self, data: &[T], dest: u32) -> Result<()> {
         let mut reqs = [self.isend(data, dest)?];
-        self.comm
-            .coll_wait_all(&mut reqs, self.call)
-            .await
-            .map(drop)
+        self.wait(&mut reqs).await.map(drop)
     }
 
     /// Receives exactly `buf.len()` elements from `source` into `buf`.
@@ -156,14 +233,16 @@ impl<'c> Ctx<'c> {
         for (buf, source) in recvs {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(buf);
             expected.push((bytes.len(), source));
-            reqs.push(self.comm.coll_irecv(self.call, bytes, source, self.tag));
+            reqs.push(
+                self.comm
+                    .coll_irecv(self.call, self.context, bytes, source, self.tag),
+            );
         }
         for &(data, dest) in sends {
             reqs.push(self.isend(data, dest)?);
         }
         let statuses = self
-            .comm
-            .coll_wait_all(&mut reqs, self.call)
+            .wait(&mut reqs)
             .await
             .map_err(|e| self.mismatch_of(e))?;
         for (&(bytes, source), status) in expected.iter().zip(&statuses) {
@@ -173,8 +252,13 @@ impl<'c> Ctx<'c> {
     }
 
     fn isend<T: Pod>(&self, data: &[T], dest: u32) -> Result<Request<'static>> {
-        self.comm
-            .coll_isend(self.call, bytemuck::cast_slice(data), dest, self.tag)
+        self.comm.coll_isend(
+            self.call,
+            self.context,
+            bytemuck::cast_slice(data),
+            dest,
+            self.tag,
+        )
     }
 
     /// A receive's `Truncate` is the ranks' disagreement: `CollectiveMismatch`.
@@ -223,7 +307,7 @@ impl<'c> Ctx<'c> {
     }
 }
 
-impl Drop for Ctx<'_> {
+impl Drop for Ctx {
     fn drop(&mut self) {
         if let Some(chosen) = self.chosen {
             let ns = self.comm.now_ns().saturating_sub(self.start_ns);
@@ -361,6 +445,22 @@ impl Comm {
                 site: self.site(call),
                 what: format!("the sum of {what} overflows a usize"),
             })
+    }
+
+    /// The checks of a reduction `coll` named `call` whose receive buffer (`recv` elements) is
+    /// as long as its `send` (allreduce, scan, exscan), and its algorithm and why.
+    fn same_length_reduction<T: Pod>(
+        &self,
+        call: &'static str,
+        coll: Collective,
+        send: &[T],
+        recv: usize,
+        op: &ops::Op<T>,
+    ) -> Result<Chosen> {
+        self.check_live(call)?;
+        self.check_len(call, "receive buffer", recv, Some(send.len()))?;
+        let shape = self.shape::<T>(send.len(), op.is_commutative());
+        self.algorithm(coll, call, shape)
     }
 
     /// The call's algorithm and why (`algo::choose`).

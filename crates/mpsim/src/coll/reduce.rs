@@ -1,4 +1,4 @@
-//! `reduce` and `allreduce`: a binomial tree; recursive doubling; Rabenseifner's
+//! `reduce` and `allreduce` (and `ireduce`, `iallreduce`): a binomial tree; recursive doubling; Rabenseifner's
 //! reduce-scatter by recursive vector halving followed by a gather (reduce) or an allgather
 //! (allreduce) by recursive doubling (Thakur, Rabenseifner and Gropp 2005); and a ring
 //! (reduce-scatter then allgather, each `size - 1` steps).
@@ -21,11 +21,12 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::{self, real};
 use super::ops::Op;
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
+use crate::request::Request;
 
 impl Comm {
     /// Combines every rank's `send` element by element with `op`, in rank order, into the
@@ -53,20 +54,67 @@ impl Comm {
         root: u32,
     ) -> Result<()> {
         const CALL: &str = "reduce";
-        self.check_live(CALL)?;
-        self.check_root(CALL, root)?;
+        let chosen = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
+        let cx = Ctx::new(self, CALL, Collective::Reduce, chosen, root);
+        run_reduce(&cx, chosen.algo, send, recv, op, root).await
+    }
+
+    /// Starts a [`Comm::reduce`] (MPI's `MPI_Ireduce`): `send` is read now; the root's `recv`
+    /// gets the result when the request completes (other ranks' `recv` is not touched).
+    ///
+    /// ```
+    /// use mpsim::Op;
+    /// mpsim::Launcher::new(4)
+    ///     .run(|world| async move {
+    ///         let mut sum = [0u32];
+    ///         world.ireduce(&[world.rank()], &mut sum, &Op::sum(), 3)?.wait().await?;
+    ///         if world.rank() == 3 {
+    ///             assert_eq!(sum, [6]);
+    ///         }
+    ///         Ok(())
+    ///     })
+    ///     .expect("ireduce");
+    /// ```
+    pub fn ireduce<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        op: &Op<T>,
+        root: u32,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "ireduce";
+        let chosen = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
+        let (send, op) = (send.to_vec(), op.clone());
+        let is_root = self.rank() == root;
+        let mut out = if is_root {
+            zeroed(send.len())
+        } else {
+            Vec::new()
+        };
+        let what = (Collective::Reduce, chosen, root);
+        let recv = is_root.then_some(recv);
+        Ok(self.start_coll(CALL, what, recv, move |cx| async move {
+            run_reduce(&cx, chosen.algo, &send, &mut out, &op, root).await?;
+            Ok(out)
+        }))
+    }
+
+    /// The checks of a reduce named `call`, and its algorithm.
+    fn reduce_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        op: &Op<T>,
+        root: u32,
+    ) -> Result<Chosen> {
+        self.check_live(call)?;
+        self.check_root(call, root)?;
         if self.rank() == root {
-            self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
+            self.check_len(call, "receive buffer", recv, Some(send.len()))?;
         }
         let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let chosen = self.algorithm(Collective::Reduce, CALL, shape)?;
-        let algo = chosen.algo;
-        let cx = Ctx::new(self, CALL, Collective::Reduce, chosen, root);
-        match algo {
-            Algorithm::Rabenseifner => rabenseifner_reduce(&cx, send, recv, op, root).await,
-            Algorithm::Reproducible => binomial_reduce(&cx, send, recv, op, root, true).await,
-            _ => binomial_reduce(&cx, send, recv, op, root, false).await,
-        }
+        self.algorithm(Collective::Reduce, call, shape)
     }
 
     /// Combines every rank's `send` element by element with `op`, in rank order, into every
@@ -87,26 +135,94 @@ impl Comm {
     /// ```
     pub async fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "allreduce";
-        self.check_live(CALL)?;
-        self.check_len(CALL, "receive buffer", recv.len(), Some(send.len()))?;
-        let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let chosen = self.algorithm(Collective::Allreduce, CALL, shape)?;
-        let algo = chosen.algo;
+        let chosen = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
         let cx = Ctx::new(self, CALL, Collective::Allreduce, chosen, 0);
-        match algo {
-            Algorithm::Ring => ring_allreduce(&cx, send, recv, op).await,
-            Algorithm::Rabenseifner => rabenseifner_allreduce(&cx, send, recv, op).await,
-            Algorithm::Reproducible => {
-                // The fixed tree at rank 0, then a bcast by the algorithm a bcast of the
-                // vector would run (recorded as this allreduce's time).
-                binomial_reduce(&cx, send, recv, op, 0, true).await?;
-                let shape = self.shape::<T>(send.len(), true);
-                let bcast = self.algorithm(Collective::Bcast, CALL, shape)?.algo;
-                let phase = cx.phase(Collective::Bcast, bcast, 0);
-                bcast::run(&phase, recv, 0, bcast).await
-            }
-            _ => recursive_doubling(&cx, send, recv, op).await,
+        run_allreduce(&cx, chosen.algo, send, recv, op).await
+    }
+
+    /// Starts a [`Comm::allreduce`] (MPI's `MPI_Iallreduce`): `send` is read now; `recv` gets
+    /// the result, the same bits on every rank, when the request completes.
+    ///
+    /// ```
+    /// use mpsim::Op;
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         let mut max = [0i64];
+    ///         let request = world.iallreduce(&[i64::from(world.rank())], &mut max, &Op::max())?;
+    ///         request.wait().await?;
+    ///         assert_eq!(max, [2]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("iallreduce");
+    /// ```
+    pub fn iallreduce<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        op: &Op<T>,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "iallreduce";
+        let chosen = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
+        let (send, op) = (send.to_vec(), op.clone());
+        let mut out = zeroed(send.len());
+        let what = (Collective::Allreduce, chosen, 0);
+        Ok(
+            self.start_coll(CALL, what, Some(recv), move |cx| async move {
+                run_allreduce(&cx, chosen.algo, &send, &mut out, &op).await?;
+                Ok(out)
+            }),
+        )
+    }
+
+    /// The checks of an allreduce named `call`, and its algorithm.
+    fn allreduce_algorithm<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        op: &Op<T>,
+    ) -> Result<Chosen> {
+        self.same_length_reduction(call, Collective::Allreduce, send, recv, op)
+    }
+}
+
+/// Reduce by `algo`.
+async fn run_reduce<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+    root: u32,
+) -> Result<()> {
+    match algo {
+        Algorithm::Rabenseifner => rabenseifner_reduce(cx, send, recv, op, root).await,
+        Algorithm::Reproducible => binomial_reduce(cx, send, recv, op, root, true).await,
+        _ => binomial_reduce(cx, send, recv, op, root, false).await,
+    }
+}
+
+/// Allreduce by `algo`.
+async fn run_allreduce<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    recv: &mut [T],
+    op: &Op<T>,
+) -> Result<()> {
+    match algo {
+        Algorithm::Ring => ring_allreduce(cx, send, recv, op).await,
+        Algorithm::Rabenseifner => rabenseifner_allreduce(cx, send, recv, op).await,
+        Algorithm::Reproducible => {
+            // The fixed tree at rank 0, then a bcast by the algorithm a bcast of the vector
+            // would run (recorded as this allreduce's time).
+            binomial_reduce(cx, send, recv, op, 0, true).await?;
+            let shape = cx.comm.shape::<T>(send.len(), true);
+            let bcast = cx.comm.algorithm(Collective::Bcast, cx.call, shape)?.algo;
+            let phase = cx.phase(Collective::Bcast, bcast, 0);
+            bcast::run(&phase, recv, 0, bcast).await
         }
+        _ => recursive_doubling(cx, send, recv, op).await,
     }
 }
 
@@ -115,7 +231,7 @@ impl Comm {
 /// (subtrees are then runs of ranks in order, bracketed by rank numbers alone) at rank 0,
 /// which sends the result to the root.
 pub(super) async fn binomial_reduce<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     op: &Op<T>,
@@ -144,12 +260,15 @@ pub(super) async fn binomial_reduce<T: Pod>(
         }
         mask <<= 1;
     }
-    if top == root {
-        if cx.rank == root {
-            recv.copy_from_slice(&acc);
-        }
+    to_root(cx, &acc, recv, top, root).await
+}
+
+/// The end of a reduce whose result `acc` is at rank `top`: it goes to the root's `recv`.
+async fn to_root<T: Pod>(cx: &Ctx, acc: &[T], recv: &mut [T], top: u32, root: u32) -> Result<()> {
+    if cx.rank == top && top == root {
+        recv.copy_from_slice(acc);
     } else if cx.rank == top {
-        cx.send(&acc, root).await?;
+        cx.send(acc, root).await?;
     } else if cx.rank == root {
         cx.recv(recv, top).await?;
     }
@@ -190,31 +309,41 @@ impl Fold {
     }
 }
 
-/// The fold (module docs) of `acc`, this rank's vector: an even rank of the first `2 * rem`
-/// sends it on and gets `None`; an odd one combines `even ⊕ odd`.
-async fn fold_in<T: Pod>(
-    cx: &Ctx<'_>,
-    f: &Fold,
-    acc: &mut [T],
-    tmp: &mut [T],
-    op: &Op<T>,
-) -> Result<Option<usize>> {
+/// A rank's vector after the fold (module docs): `acc` (combined `even ⊕ odd` on an odd rank
+/// of the first `2 * rem`), a buffer `tmp` as long, and its newrank (`None`: an even one, which
+/// sent its vector on and sits out).
+struct Folded<T> {
+    f: Fold,
+    acc: Vec<T>,
+    tmp: Vec<T>,
+    newrank: Option<usize>,
+}
+
+/// The fold of `send`, the start of recursive doubling and of Rabenseifner's algorithm.
+async fn fold_in<T: Pod>(cx: &Ctx, send: &[T], op: &Op<T>) -> Result<Folded<T>> {
+    let f = Fold::of(cx.size);
+    let (mut acc, mut tmp) = (send.to_vec(), zeroed::<T>(send.len()));
     let r = cx.rank as usize;
     let newrank = f.newrank(r);
     if r < 2 * f.rem {
         if newrank.is_none() {
-            cx.send(acc, cx.rank + 1).await?;
+            cx.send(&acc, cx.rank + 1).await?;
         } else {
-            cx.recv(tmp, cx.rank - 1).await?;
-            op.reduce_right(tmp, acc);
+            cx.recv(&mut tmp, cx.rank - 1).await?;
+            op.reduce_right(&tmp, &mut acc);
         }
     }
-    Ok(newrank)
+    Ok(Folded {
+        f,
+        acc,
+        tmp,
+        newrank,
+    })
 }
 
 /// Undoes the fold: each odd rank of the first `2 * rem` sends the result (`acc`) to the even
 /// one before it, which receives it into `recv`; the others copy `acc` into `recv`.
-async fn fold_out<T: Pod>(cx: &Ctx<'_>, f: &Fold, acc: &[T], recv: &mut [T]) -> Result<()> {
+async fn fold_out<T: Pod>(cx: &Ctx, f: &Fold, acc: &[T], recv: &mut [T]) -> Result<()> {
     let r = cx.rank as usize;
     if r < 2 * f.rem && r.is_multiple_of(2) {
         return cx.recv(recv, cx.rank + 1).await;
@@ -239,15 +368,18 @@ fn combine<T: Pod>(op: &Op<T>, i: usize, p: usize, mine: &mut [T], theirs: &mut 
 /// Recursive-doubling allreduce: fold, exchange whole vectors at distances 1, 2, 4, ...,
 /// unfold.
 async fn recursive_doubling<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     op: &Op<T>,
 ) -> Result<()> {
-    let f = Fold::of(cx.size);
-    let mut acc = send.to_vec();
-    let mut tmp = zeroed::<T>(send.len());
-    if let Some(i) = fold_in(cx, &f, &mut acc, &mut tmp, op).await? {
+    let Folded {
+        f,
+        mut acc,
+        mut tmp,
+        newrank,
+    } = fold_in(cx, send, op).await?;
+    if let Some(i) = newrank {
         let mut mask = 1;
         while mask < f.pof2 {
             let p = i ^ mask;
@@ -260,12 +392,37 @@ async fn recursive_doubling<T: Pod>(
     fold_out(cx, &f, &acc, recv).await
 }
 
+/// Where Rabenseifner's reduce-scatter leaves a rank that takes part: its newrank, the layout
+/// of the vector in `pof2` blocks, and its windows of blocks before each step (the last: the
+/// block it ends with, reduced over every rank).
+struct Halved {
+    i: usize,
+    layout: Layout,
+    windows: Vec<(usize, usize)>,
+}
+
+/// The fold of `send` and the reduce-scatter by recursive vector halving among the newranks
+/// (the start of both of Rabenseifner's algorithms): this rank's fold, and where the halving
+/// left it (`None`: it sat out).
+async fn halved<T: Pod>(cx: &Ctx, send: &[T], op: &Op<T>) -> Result<(Folded<T>, Option<Halved>)> {
+    let mut folded = fold_in(cx, send, op).await?;
+    let Some(i) = folded.newrank else {
+        return Ok((folded, None));
+    };
+    let layout = Layout::Equal {
+        count: send.len(),
+        parts: folded.f.pof2,
+    };
+    let Folded { f, acc, tmp, .. } = &mut folded;
+    let windows = halving(cx, f, i, &layout, acc, tmp, op).await?;
+    Ok((folded, Some(Halved { i, layout, windows })))
+}
+
 /// Reduce-scatter by recursive vector halving among the newranks, at distances 1, 2, 4, ...:
 /// newrank `i` keeps the half of its window of `layout`'s `pof2` blocks that bit `mask` of `i`
-/// names and sends the other half to `i ^ mask`. Returns the windows before each step (the
-/// last entry: the block `i` ends with, reduced over every rank).
+/// names and sends the other half to `i ^ mask`. Returns the windows before each step.
 async fn halving<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     f: &Fold,
     i: usize,
     layout: &Layout,
@@ -299,20 +456,13 @@ async fn halving<T: Pod>(
 /// Rabenseifner's allreduce: fold, reduce-scatter by halving, allgather by the same steps in
 /// reverse (each rank sends its window and receives its partner's), unfold.
 async fn rabenseifner_allreduce<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     op: &Op<T>,
 ) -> Result<()> {
-    let f = Fold::of(cx.size);
-    let mut acc = send.to_vec();
-    let mut tmp = zeroed::<T>(send.len());
-    if let Some(i) = fold_in(cx, &f, &mut acc, &mut tmp, op).await? {
-        let layout = Layout::Equal {
-            count: send.len(),
-            parts: f.pof2,
-        };
-        let windows = halving(cx, &f, i, &layout, &mut acc, &mut tmp, op).await?;
+    let (Folded { f, mut acc, .. }, halved) = halved(cx, send, op).await?;
+    if let Some(Halved { i, layout, windows }) = halved {
         let mut mask = f.pof2 >> 1;
         let mut step = windows.len() - 1;
         while mask > 0 {
@@ -341,22 +491,14 @@ async fn rabenseifner_allreduce<T: Pod>(
 /// reverse at newrank 0 (at each step the partner whose bit is set sends its window and is
 /// done), which sends the result to the root unless it is the root.
 async fn rabenseifner_reduce<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     op: &Op<T>,
     root: u32,
 ) -> Result<()> {
-    let f = Fold::of(cx.size);
-    let mut acc = send.to_vec();
-    let mut tmp = zeroed::<T>(send.len());
-    let top = f.rank(0);
-    if let Some(i) = fold_in(cx, &f, &mut acc, &mut tmp, op).await? {
-        let layout = Layout::Equal {
-            count: send.len(),
-            parts: f.pof2,
-        };
-        let windows = halving(cx, &f, i, &layout, &mut acc, &mut tmp, op).await?;
+    let (Folded { f, mut acc, .. }, halved) = halved(cx, send, op).await?;
+    if let Some(Halved { i, layout, windows }) = halved {
         let mut mask = f.pof2 >> 1;
         let mut step = windows.len() - 1;
         while mask > 0 {
@@ -372,25 +514,13 @@ async fn rabenseifner_reduce<T: Pod>(
             mask >>= 1;
         }
     }
-    if cx.rank == top && top == root {
-        recv.copy_from_slice(&acc);
-    } else if cx.rank == top {
-        cx.send(&acc, root).await?;
-    } else if cx.rank == root {
-        cx.recv(recv, top).await?;
-    }
-    Ok(())
+    to_root(cx, &acc, recv, f.rank(0), root).await
 }
 
 /// Ring allreduce (commutative operations): the vector in `size` blocks; a reduce-scatter in
 /// which block `b`'s partial sum travels from rank `b + 1` around to rank `b`, each rank adding
 /// its part, then a ring allgather of the finished blocks.
-async fn ring_allreduce<T: Pod>(
-    cx: &Ctx<'_>,
-    send: &[T],
-    recv: &mut [T],
-    op: &Op<T>,
-) -> Result<()> {
+async fn ring_allreduce<T: Pod>(cx: &Ctx, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
     let (n, r) = (cx.size as usize, cx.rank as usize);
     let layout = Layout::Equal {
         count: send.len(),

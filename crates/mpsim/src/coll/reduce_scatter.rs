@@ -1,4 +1,4 @@
-//! `reduce_scatter` and `reduce_scatter_block`: recursive halving (commutative operations; a
+//! `reduce_scatter` and `reduce_scatter_block` (and their nonblocking forms): recursive halving (commutative operations; a
 //! size that is not a power of two folded first, as in `reduce.rs`), pairwise (commutative:
 //! in step `k` rank `r` sends its part of block `r + k` to rank `r + k` and adds in the part
 //! of its own block from `r - k`), and, for operations that are not commutative, a binomial
@@ -8,12 +8,13 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use super::algo::{Algorithm, Collective};
+use super::algo::{Algorithm, Chosen, Collective};
 use super::gather::linear_scatter;
 use super::ops::Op;
 use super::reduce::binomial_reduce;
 use super::{Ctx, Layout, pof2_below, zeroed};
 use crate::Comm;
+use crate::request::Request;
 
 impl Comm {
     /// Combines every rank's `send` element by element with `op`, as [`Comm::allreduce`]
@@ -40,17 +41,57 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<()> {
         const CALL: &str = "reduce_scatter";
-        self.check_live(CALL)?;
-        let total = self.check_counts(CALL, "counts", counts)?;
-        self.check_len(CALL, "send buffer", send.len(), Some(total))?;
+        let (chosen, layout) = self.reduce_scatter_plan(CALL, send, recv.len(), counts, op)?;
+        let cx = Ctx::new(self, CALL, Collective::ReduceScatter, chosen, 0);
+        run(&cx, chosen.algo, send, recv, &layout, op).await
+    }
+
+    /// Starts a [`Comm::reduce_scatter`] (MPI's `MPI_Ireduce_scatter`): `send` and `counts`
+    /// are read now; `recv` gets this rank's block when the request completes.
+    ///
+    /// ```
+    /// use mpsim::Op;
+    /// mpsim::Launcher::new(2)
+    ///     .run(|world| async move {
+    ///         let mut mine = vec![0u32; world.rank() as usize + 1];
+    ///         world.ireduce_scatter(&[1, 2, 3], &mut mine, &[1, 2], &Op::sum())?.wait().await?;
+    ///         assert_eq!(mine, [&[2][..], &[4, 6]][world.rank() as usize]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("ireduce_scatter");
+    /// ```
+    pub fn ireduce_scatter<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        counts: &[usize],
+        op: &Op<T>,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "ireduce_scatter";
+        let (chosen, layout) = self.reduce_scatter_plan(CALL, send, recv.len(), counts, op)?;
+        Ok(self.start_reduce_scatter(CALL, chosen, send, recv, layout, op))
+    }
+
+    /// The checks of a reduce_scatter named `call`, its algorithm and its blocks' layout.
+    fn reduce_scatter_plan<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        counts: &[usize],
+        op: &Op<T>,
+    ) -> Result<(Chosen, Layout)> {
+        self.check_live(call)?;
+        let total = self.check_counts(call, "counts", counts)?;
+        self.check_len(call, "send buffer", send.len(), Some(total))?;
         self.check_len(
-            CALL,
+            call,
             "receive buffer",
-            recv.len(),
+            recv,
             Some(counts[self.rank() as usize]),
         )?;
-        let layout = Layout::of_counts(counts);
-        self.reduce_scatter_as(CALL, send, recv, &layout, op).await
+        let chosen = self.reduce_scatter_algorithm(call, send, op)?;
+        Ok((chosen, Layout::of_counts(counts)))
     }
 
     /// [`Comm::reduce_scatter`] with blocks of `recv.len()` elements each (MPI's
@@ -74,47 +115,114 @@ impl Comm {
         op: &Op<T>,
     ) -> Result<()> {
         const CALL: &str = "reduce_scatter_block";
-        self.check_live(CALL)?;
+        let (chosen, layout) = self.reduce_scatter_block_plan(CALL, send, recv.len(), op)?;
+        let cx = Ctx::new(self, CALL, Collective::ReduceScatter, chosen, 0);
+        run(&cx, chosen.algo, send, recv, &layout, op).await
+    }
+
+    /// Starts a [`Comm::reduce_scatter_block`] (MPI's `MPI_Ireduce_scatter_block`): `send` is
+    /// read now; `recv` gets this rank's block when the request completes.
+    ///
+    /// ```
+    /// use mpsim::Op;
+    /// mpsim::Launcher::new(2)
+    ///     .run(|world| async move {
+    ///         let mut mine = [0i64];
+    ///         world.ireduce_scatter_block(&[1, 2], &mut mine, &Op::sum())?.wait().await?;
+    ///         assert_eq!(mine, [[2], [4]][world.rank() as usize]);
+    ///         Ok(())
+    ///     })
+    ///     .expect("ireduce_scatter_block");
+    /// ```
+    pub fn ireduce_scatter_block<'b, T: Pod>(
+        &self,
+        send: &[T],
+        recv: &'b mut [T],
+        op: &Op<T>,
+    ) -> Result<Request<'b>> {
+        const CALL: &str = "ireduce_scatter_block";
+        let (chosen, layout) = self.reduce_scatter_block_plan(CALL, send, recv.len(), op)?;
+        Ok(self.start_reduce_scatter(CALL, chosen, send, recv, layout, op))
+    }
+
+    /// The checks of a reduce_scatter_block named `call`, its algorithm and its blocks'
+    /// layout.
+    fn reduce_scatter_block_plan<T: Pod>(
+        &self,
+        call: &'static str,
+        send: &[T],
+        recv: usize,
+        op: &Op<T>,
+    ) -> Result<(Chosen, Layout)> {
+        self.check_live(call)?;
         let n = self.size() as usize;
-        self.check_len(CALL, "send buffer", send.len(), recv.len().checked_mul(n))?;
+        self.check_len(call, "send buffer", send.len(), recv.checked_mul(n))?;
+        let chosen = self.reduce_scatter_algorithm(call, send, op)?;
         let layout = Layout::Equal {
             count: send.len(),
             parts: n,
         };
-        self.reduce_scatter_as(CALL, send, recv, &layout, op).await
+        Ok((chosen, layout))
     }
 
-    async fn reduce_scatter_as<T: Pod>(
+    /// The algorithm of a reduce-scatter of `send` by `op`.
+    fn reduce_scatter_algorithm<T: Pod>(
         &self,
         call: &'static str,
         send: &[T],
-        recv: &mut [T],
-        layout: &Layout,
         op: &Op<T>,
-    ) -> Result<()> {
+    ) -> Result<Chosen> {
         let shape = self.shape::<T>(send.len(), op.is_commutative());
-        let chosen = self.algorithm(Collective::ReduceScatter, call, shape)?;
-        let algo = chosen.algo;
-        let cx = Ctx::new(self, call, Collective::ReduceScatter, chosen, 0);
-        match algo {
-            Algorithm::Pairwise => pairwise(&cx, send, recv, layout, op).await,
-            Algorithm::RecursiveHalving => recursive_halving(&cx, send, recv, layout, op).await,
-            _ => {
-                let mut all = if cx.rank == 0 {
-                    send.to_vec()
-                } else {
-                    Vec::new()
-                };
-                binomial_reduce(&cx, send, &mut all, op, 0, true).await?;
-                linear_scatter(&cx, &all, recv, layout, 0).await
-            }
+        self.algorithm(Collective::ReduceScatter, call, shape)
+    }
+
+    /// Starts a nonblocking reduce-scatter named `call`.
+    fn start_reduce_scatter<'b, T: Pod>(
+        &self,
+        call: &'static str,
+        chosen: Chosen,
+        send: &[T],
+        recv: &'b mut [T],
+        layout: Layout,
+        op: &Op<T>,
+    ) -> Request<'b> {
+        let (send, op) = (send.to_vec(), op.clone());
+        let mut out = zeroed(recv.len());
+        let what = (Collective::ReduceScatter, chosen, 0);
+        self.start_coll(call, what, Some(recv), move |cx| async move {
+            run(&cx, chosen.algo, &send, &mut out, &layout, &op).await?;
+            Ok(out)
+        })
+    }
+}
+
+/// Reduce-scatter by `algo`, the blocks laid out by `layout`.
+async fn run<T: Pod>(
+    cx: &Ctx,
+    algo: Algorithm,
+    send: &[T],
+    recv: &mut [T],
+    layout: &Layout,
+    op: &Op<T>,
+) -> Result<()> {
+    match algo {
+        Algorithm::Pairwise => pairwise(cx, send, recv, layout, op).await,
+        Algorithm::RecursiveHalving => recursive_halving(cx, send, recv, layout, op).await,
+        _ => {
+            let mut all = if cx.rank == 0 {
+                send.to_vec()
+            } else {
+                Vec::new()
+            };
+            binomial_reduce(cx, send, &mut all, op, 0, true).await?;
+            linear_scatter(cx, &all, recv, layout, 0).await
         }
     }
 }
 
 /// Pairwise reduce-scatter (module docs).
 async fn pairwise<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     layout: &Layout,
@@ -137,7 +245,7 @@ async fn pairwise<T: Pod>(
 /// of its window of newranks that holds its own and sends the other half to `i ^ mask`; it
 /// ends with its ranks' blocks reduced, and hands an even rank that sat out its block.
 async fn recursive_halving<T: Pod>(
-    cx: &Ctx<'_>,
+    cx: &Ctx,
     send: &[T],
     recv: &mut [T],
     layout: &Layout,

@@ -82,6 +82,7 @@ impl Comm {
             rank,
             size,
             group,
+            self.progress_for_child(),
         ))
     }
 
@@ -113,6 +114,7 @@ impl Comm {
             0,
             1,
             group,
+            self.progress_for_child(),
         )
     }
 
@@ -253,6 +255,7 @@ impl Comm {
             rank,
             members.len(),
             group,
+            self.progress_for_child(),
         )
     }
 

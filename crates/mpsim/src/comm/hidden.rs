@@ -22,13 +22,14 @@ impl Comm {
     pub(crate) fn coll_isend(
         &self,
         call: &'static str,
+        context: ContextId,
         bytes: &[u8],
         dest: u32,
         tag: i32,
     ) -> Result<Request<'static>> {
         debug_assert!(dest < self.size(), "a collective sends to members only");
         let names = Names { call, wait: call };
-        self.post_send(self.inner.coll, names, SendMode::Standard, bytes, dest, tag)
+        self.post_send(context, names, SendMode::Standard, bytes, dest, tag)
     }
 
     /// A receive into `buf` of the message from communicator rank `source` with `tag` on the
@@ -36,6 +37,7 @@ impl Comm {
     pub(crate) fn coll_irecv<'b>(
         &self,
         call: &'static str,
+        context: ContextId,
         buf: &'b mut [u8],
         source: u32,
         tag: i32,
@@ -45,8 +47,21 @@ impl Comm {
             "a collective receives from members only"
         );
         let names = Names { call, wait: call };
-        let pattern = Pattern::new(self.inner.coll, source, tag);
+        let pattern = Pattern::new(context, source, tag);
         self.post_recv(names, Some(pattern), buf)
+    }
+
+    /// The hidden collective context of the blocking collectives.
+    pub(crate) fn coll_context(&self) -> ContextId {
+        self.inner.coll
+    }
+
+    /// The context of the nonblocking collective number `seq` on this communicator (counted
+    /// by every member alike, since all start them in the same order): `mix(coll, seq + 1)`,
+    /// one per call, so that several in flight at once never take each other's messages, nor
+    /// those of the blocking ones, whatever order their steps post in.
+    pub(crate) fn nonblocking_context(&self, seq: u64) -> ContextId {
+        ContextId(mix(self.inner.coll.0, seq + 1))
     }
 
     /// Waits for `requests` in order, as `wait_all` does, inside the collective `call` (which

@@ -66,7 +66,7 @@ mod group;
 mod hidden;
 mod p2p;
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::convert::Infallible;
 use std::fmt;
 use std::future::poll_fn;
@@ -86,6 +86,7 @@ use create::mix;
 use group::Group;
 
 use crate::coll::policy::Policy;
+use crate::progress::Progress;
 use crate::request::{Names, Request, stamped, yield_once};
 use crate::runtime::Rt;
 
@@ -190,6 +191,16 @@ pub struct Comm {
     inner: Rc<Inner>,
 }
 
+/// A [`Comm`] that does not keep it alive ([`Comm::downgrade`]).
+pub(crate) struct WeakComm(std::rc::Weak<Inner>);
+
+impl WeakComm {
+    /// The communicator, if it is still alive.
+    pub(crate) fn upgrade(&self) -> Option<Comm> {
+        self.0.upgrade().map(|inner| Comm { inner })
+    }
+}
+
 /// What clones of one communicator share.
 struct Inner {
     rt: Rt,
@@ -210,11 +221,19 @@ struct Inner {
     /// mismatch (`create.rs`).
     abandoned: Cell<bool>,
     freed: Cell<bool>,
+    /// On the world communicator: whether the rank has nonblocking collectives in flight (set
+    /// by its [`Progress`]), which the launchers' wrapper of the program checks on every poll
+    /// (`crate::progress::Driven`): one byte here, where the flags before it leave room.
+    in_flight: Cell<bool>,
     /// Collective algorithms forced on it (`crate::coll::algo`), shared by its clones.
     forced: Cell<crate::coll::algo::Forced>,
     /// The run's collective policy (`crate::coll::policy`), shared by every communicator of
     /// the run.
     policy: Arc<Policy>,
+    /// The rank's nonblocking collectives in flight (`crate::progress`), the same for every
+    /// communicator of the rank: made on the world when first needed, given to each
+    /// communicator made from it.
+    progress: OnceCell<Rc<Progress>>,
 }
 
 impl Comm {
@@ -223,7 +242,15 @@ impl Comm {
     /// The world communicator of a rank of a run whose collectives follow `policy`.
     pub(crate) fn world(rt: Rt, policy: Arc<Policy>) -> Self {
         let (rank, size) = (rt.rank(), rt.size());
-        Comm::from_parts(rt, policy, WORLD_ID, rank, size, Group::Identity)
+        Comm::from_parts(
+            rt,
+            policy,
+            WORLD_ID,
+            rank,
+            size,
+            Group::Identity,
+            OnceCell::new(),
+        )
     }
 
     /// A communicator with id `id`; its contexts are derived from the id.
@@ -234,6 +261,7 @@ impl Comm {
         rank: u32,
         size: u32,
         group: Group,
+        progress: OnceCell<Rc<Progress>>,
     ) -> Self {
         let inner = Inner {
             rt,
@@ -251,7 +279,9 @@ impl Comm {
             splits: Cell::new(0),
             abandoned: Cell::new(false),
             freed: Cell::new(false),
+            in_flight: Cell::new(false),
             forced: Cell::new(crate::coll::algo::Forced::NONE),
+            progress,
             policy,
         };
         Comm {
@@ -360,6 +390,28 @@ impl Comm {
 
     pub(crate) fn p2p_context(&self) -> ContextId {
         self.inner.p2p
+    }
+
+    /// The communicator's id (`docs/p2p.md` §6), shared by its clones.
+    pub(crate) fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// Where the rank's [`Progress`] is kept (`crate::progress`).
+    pub(crate) fn progress_cell(&self) -> &OnceCell<Rc<Progress>> {
+        &self.inner.progress
+    }
+
+    /// On the world communicator: whether the rank has nonblocking collectives in flight.
+    #[inline(always)]
+    pub(crate) fn in_flight(&self) -> &Cell<bool> {
+        &self.inner.in_flight
+    }
+
+    /// A handle on this communicator's shared state that does not keep it alive (the rank's
+    /// [`Progress`] keeps one on the world's, whose `in_flight` it sets).
+    pub(crate) fn downgrade(&self) -> WeakComm {
+        WeakComm(Rc::downgrade(&self.inner))
     }
 
     /// The site of an error of `call` on this communicator: rank, call, context, and under the

@@ -16,6 +16,7 @@ use super::config::{Backend, ReportFormat, RunConfig};
 use super::outputs::{Outputs, warn_ignored};
 use crate::coll::policy::Policy;
 use crate::comm::Comm;
+use crate::progress::driven;
 use crate::runtime::Rt;
 
 /// Runs `program` simulated as `config` says, stopped when `interrupt` is raised: writes the
@@ -71,7 +72,7 @@ where
 {
     let options = options(config);
     let policy = Arc::new(Policy::new(Some(&options.model), config.collectives));
-    let program = |rt| program(Comm::world(Rt::Sim(rt), Arc::clone(&policy)));
+    let program = |rt| driven(Rt::Sim(rt), Arc::clone(&policy), &program);
     let mut outcome = mpsim_sim::simulate(&options, &program);
     outcome.report.collectives = policy.lines();
     outcome
@@ -89,7 +90,7 @@ where
         ..options(config)
     };
     let policy = Arc::new(Policy::new(Some(&options.model), config.collectives));
-    let program = |rt| program(Comm::world(Rt::Sim(rt), Arc::clone(&policy)));
+    let program = |rt| driven(Rt::Sim(rt), Arc::clone(&policy), &program);
     #[cfg(feature = "cli")]
     {
         let bar = indicatif::ProgressBar::new_spinner();

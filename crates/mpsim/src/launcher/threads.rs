@@ -18,6 +18,7 @@ use super::outputs::{Outputs, warn_ignored};
 use crate::coll::policy::Policy;
 use crate::comm::Comm;
 use crate::measured::threads_report;
+use crate::progress::driven;
 use crate::runtime::Rt;
 
 /// Runs `program` on threads as `config` says, stopped when `interrupt` is raised: writes the
@@ -110,7 +111,7 @@ where
     let policy = Arc::new(Policy::new(None, config.collectives));
     let outcome = mpsim_threads::run_watched(
         &options,
-        |rt| program(Comm::world(Rt::Threads(rt), Arc::clone(&policy))),
+        |rt| driven(Rt::Threads(rt), Arc::clone(&policy), &program),
         &mut check,
     );
     (outcome, policy)
