@@ -29,6 +29,19 @@ fn check_peer(call: &str, c: Handle, size: u32, peer: c_int, receive: bool) -> R
     }
 }
 
+/// Checks a message's peer and tag ([`check_peer`], [`check_tag`]).
+fn check_envelope(
+    call: &str,
+    c: Handle,
+    size: u32,
+    peer: c_int,
+    tag: c_int,
+    receive: bool,
+) -> Res<()> {
+    check_peer(call, c, size, peer, receive)?;
+    check_tag(call, c, tag, receive)
+}
+
 /// Checks a tag: `0..=MPI_TAG_UB`, or (receive) `MPI_ANY_TAG`.
 fn check_tag(call: &str, c: Handle, tag: c_int, receive: bool) -> Res<()> {
     if (0..=TAG_UB).contains(&tag) || (receive && tag == MPI_ANY_TAG) {
@@ -59,8 +72,7 @@ unsafe fn send(
     let info = comm(call, c)?;
     let n = count(call, c, n)?;
     let t = datatype(call, c, dt)?;
-    check_peer(call, c, info.size, dest, false)?;
-    check_tag(call, c, tag, false)?;
+    check_envelope(call, c, info.size, dest, tag, false)?;
     if dest == MPI_PROC_NULL {
         return Ok(Req::Done {
             status: MpiStatus::proc_null(),
@@ -116,8 +128,7 @@ fn receive_args(
     let info = comm(call, c)?;
     let n = count(call, c, n)?;
     let t = datatype(call, c, dt)?;
-    check_peer(call, c, info.size, source, true)?;
-    check_tag(call, c, tag, true)?;
+    check_envelope(call, c, info.size, source, tag, true)?;
     if source == MPI_PROC_NULL {
         return Ok(None);
     }
@@ -255,8 +266,7 @@ unsafe fn persistent(
         let count = count(call, c, n)?;
         let t = datatype(call, c, dt)?;
         let receive = op == Op::Irecv;
-        check_peer(call, c, info.size, peer, receive)?;
-        check_tag(call, c, tag, receive)?;
+        check_envelope(call, c, info.size, peer, tag, receive)?;
         let p = Persistent {
             op,
             mode: mode as i64,
@@ -484,8 +494,7 @@ fn probe(
     c: Handle,
 ) -> Res<(bool, Handle, MpiStatus)> {
     let info = comm(call, c)?;
-    check_peer(call, c, info.size, source, true)?;
-    check_tag(call, c, tag, true)?;
+    check_envelope(call, c, info.size, source, tag, true)?;
     if source == MPI_PROC_NULL {
         return Ok((true, MPI_MESSAGE_NO_PROC, MpiStatus::proc_null()));
     }
@@ -583,10 +592,8 @@ unsafe fn sendrecv_packed(
     let info = comm(call, c)?;
     let rn = count(call, c, rcount)?;
     let rt = datatype(call, c, rdt)?;
-    check_peer(call, c, info.size, dest, false)?;
-    check_tag(call, c, stag, false)?;
-    check_peer(call, c, info.size, source, true)?;
-    check_tag(call, c, rtag, true)?;
+    check_envelope(call, c, info.size, dest, stag, false)?;
+    check_envelope(call, c, info.size, source, rtag, true)?;
     let a = [
         info.id,
         dest as i64,
