@@ -60,7 +60,10 @@ async fn bcast(world: Comm, bytes: usize, iterations: u64, backend: &str) -> Res
     if me == 0 {
         let n = world.size();
         mpsim::write_stdout(|out| {
-            writeln!(out, "bcast: {n} ranks x {bytes} B, every rank's copy checked")?;
+            writeln!(
+                out,
+                "bcast: {n} ranks x {bytes} B, every rank's copy checked"
+            )?;
             writeln!(
                 out,
                 "result example=bcast backend={backend} ranks={n} bytes={bytes} \
@@ -76,6 +79,7 @@ fn main() -> std::process::ExitCode {
     let args = Args::parse();
     let backend = format!("{:?}", args.launch.backend).to_lowercase();
     let (bytes, iterations) = (args.bytes, args.iterations);
-    let run = Launcher::from_args(args.launch).run(|world| bcast(world, bytes, iterations, &backend));
+    let run =
+        Launcher::from_args(args.launch).run(|world| bcast(world, bytes, iterations, &backend));
     mpsim::exit_code(run)
 }

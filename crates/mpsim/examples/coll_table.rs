@@ -103,34 +103,50 @@ fn table(model: &Model, coll: Collective, args: &Args) {
     }
 }
 
-/// One call of `coll` by the model's choice on `p` ranks, simulated: its predicted time.
+/// One call of `coll` by the model's choice on `p` ranks, simulated: its predicted time. Each
+/// collective is its own program (one `run` each), so that a rank's future holds that
+/// collective's state only, not the largest of them all: at a million ranks, each byte of it
+/// is a megabyte (`bench/sim-allreduce-scale.sh`).
 fn simulate(model: &Model, coll: Collective, p: u32, n: usize) -> u64 {
-    let outcome = Launcher::new(p)
-        .model(model.clone())
-        .simulate(move |world: Comm| async move {
+    match coll {
+        Collective::Bcast => run(model, p, move |world| async move {
+            world.bcast(&mut vec![0u64; n], 0).await
+        }),
+        Collective::Reduce => run(model, p, move |world| async move {
             let mut out = vec![0u64; n];
-            match coll {
-                Collective::Bcast => world.bcast(&mut out, 0).await,
-                Collective::Reduce => world.reduce(&vec![1; n], &mut out, &Op::sum(), 0).await,
-                Collective::Allgather => {
-                    let b = n / world.size() as usize;
-                    world.allgather(&vec![1; b], &mut out).await
-                }
-                Collective::Alltoall => {
-                    let all = vec![1u64; n * world.size() as usize];
-                    let mut got = vec![0u64; all.len()];
-                    world.alltoall(&all, &mut got).await
-                }
-                Collective::ReduceScatter => {
-                    let b = n / world.size() as usize;
-                    let mut mine = vec![0u64; b];
-                    let send = vec![1u64; b * world.size() as usize];
-                    world
-                        .reduce_scatter_block(&send, &mut mine, &Op::sum())
-                        .await
-                }
-                _ => world.allreduce(&vec![1; n], &mut out, &Op::sum()).await,
-            }
-        });
+            world.reduce(&vec![1; n], &mut out, &Op::sum(), 0).await
+        }),
+        Collective::Allgather => run(model, p, move |world| async move {
+            let mut out = vec![0u64; n];
+            let b = n / world.size() as usize;
+            world.allgather(&vec![1; b], &mut out).await
+        }),
+        Collective::Alltoall => run(model, p, move |world| async move {
+            let all = vec![1u64; n * world.size() as usize];
+            let mut got = vec![0u64; all.len()];
+            world.alltoall(&all, &mut got).await
+        }),
+        Collective::ReduceScatter => run(model, p, move |world| async move {
+            let b = n / world.size() as usize;
+            let mut mine = vec![0u64; b];
+            let send = vec![1u64; b * world.size() as usize];
+            world
+                .reduce_scatter_block(&send, &mut mine, &Op::sum())
+                .await
+        }),
+        _ => run(model, p, move |world| async move {
+            let mut out = vec![0u64; n];
+            world.allreduce(&vec![1; n], &mut out, &Op::sum()).await
+        }),
+    }
+}
+
+/// `program` on `p` ranks, simulated on `model`: its predicted time.
+fn run<F, Fut>(model: &Model, p: u32, program: F) -> u64
+where
+    F: Fn(Comm) -> Fut + Send + Sync,
+    Fut: std::future::Future<Output = mpsim::Result<()>>,
+{
+    let outcome = Launcher::new(p).model(model.clone()).simulate(program);
     outcome.report.run_ns()
 }

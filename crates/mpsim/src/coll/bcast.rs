@@ -78,19 +78,24 @@ pub(super) async fn run<T: Pod>(cx: &Ctx, buf: &mut [T], root: u32, algo: Algori
     }
     match algo {
         Algorithm::Binomial => binomial(cx, buf, root).await,
+        // Boxed, as `reduce::run_allreduce`'s long-vector algorithms are: a rank's future
+        // then holds the binomial tree's state, not the larger one of these.
         _ => {
-            let layout = Layout::Equal {
-                count: buf.len(),
-                parts: cx.size as usize,
-            };
-            scatter_blocks(cx, buf, &layout, root).await?;
-            let v =
-                (u64::from(cx.rank) + u64::from(cx.size) - u64::from(root)) % u64::from(cx.size);
-            if algo == Algorithm::ScatterRing {
-                allgather::ring(cx, buf, &layout, v as usize, root).await
-            } else {
-                allgather::recursive_doubling(cx, buf, &layout, v as usize, root).await
-            }
+            Box::pin(async {
+                let layout = Layout::Equal {
+                    count: buf.len(),
+                    parts: cx.size as usize,
+                };
+                scatter_blocks(cx, buf, &layout, root).await?;
+                let v = (u64::from(cx.rank) + u64::from(cx.size) - u64::from(root))
+                    % u64::from(cx.size);
+                if algo == Algorithm::ScatterRing {
+                    allgather::ring(cx, buf, &layout, v as usize, root).await
+                } else {
+                    allgather::recursive_doubling(cx, buf, &layout, v as usize, root).await
+                }
+            })
+            .await
         }
     }
 }

@@ -196,13 +196,16 @@ async fn run_reduce<T: Pod>(
     root: u32,
 ) -> Result<()> {
     match algo {
-        Algorithm::Rabenseifner => rabenseifner_reduce(cx, send, recv, op, root).await,
+        Algorithm::Rabenseifner => Box::pin(rabenseifner_reduce(cx, send, recv, op, root)).await,
         Algorithm::Reproducible => binomial_reduce(cx, send, recv, op, root, true).await,
         _ => binomial_reduce(cx, send, recv, op, root, false).await,
     }
 }
 
-/// Allreduce by `algo`.
+/// Allreduce by `algo`. The algorithms for long vectors are boxed: a rank's future is as large
+/// as the largest state it may hold, and those states would more than double it for every
+/// rank of a million-rank run of short allreduces (recursive doubling), where one allocation
+/// per call of a long one costs nothing beside moving its data.
 async fn run_allreduce<T: Pod>(
     cx: &Ctx,
     algo: Algorithm,
@@ -211,16 +214,19 @@ async fn run_allreduce<T: Pod>(
     op: &Op<T>,
 ) -> Result<()> {
     match algo {
-        Algorithm::Ring => ring_allreduce(cx, send, recv, op).await,
-        Algorithm::Rabenseifner => rabenseifner_allreduce(cx, send, recv, op).await,
+        Algorithm::Ring => Box::pin(ring_allreduce(cx, send, recv, op)).await,
+        Algorithm::Rabenseifner => Box::pin(rabenseifner_allreduce(cx, send, recv, op)).await,
         Algorithm::Reproducible => {
-            // The fixed tree at rank 0, then a bcast by the algorithm a bcast of the vector
-            // would run (recorded as this allreduce's time).
-            binomial_reduce(cx, send, recv, op, 0, true).await?;
-            let shape = cx.comm.shape::<T>(send.len(), true);
-            let bcast = cx.comm.algorithm(Collective::Bcast, cx.call, shape)?.algo;
-            let phase = cx.phase(Collective::Bcast, bcast, 0);
-            bcast::run(&phase, recv, 0, bcast).await
+            Box::pin(async {
+                // The fixed tree at rank 0, then a bcast by the algorithm a bcast of the vector
+                // would run (recorded as this allreduce's time).
+                binomial_reduce(cx, send, recv, op, 0, true).await?;
+                let shape = cx.comm.shape::<T>(send.len(), true);
+                let bcast = cx.comm.algorithm(Collective::Bcast, cx.call, shape)?.algo;
+                let phase = cx.phase(Collective::Bcast, bcast, 0);
+                bcast::run(&phase, recv, 0, bcast).await
+            })
+            .await
         }
         _ => recursive_doubling(cx, send, recv, op).await,
     }
