@@ -396,7 +396,9 @@ pub(crate) async fn wait_all_in(
     call: &'static str,
 ) -> Result<Vec<Status>> {
     let mut statuses = Vec::with_capacity(requests.len());
-    let mut first_error = None;
+    // Boxed (8 bytes in the state of every rank waiting here, not an error's 48: a
+    // million-rank collective has a million of them), and rare.
+    let mut first_error: Option<Box<Error>> = None;
     // One poll function over the requests in order, each polled in place (no future per
     // request) and finished as it completes; one wait of the runtime on them all
     // (`Rt::wait_in`), which returns with the last (S1) and which a
@@ -411,7 +413,7 @@ pub(crate) async fn wait_all_in(
                 Poll::Ready(Ok(s)) => statuses.push(s),
                 Poll::Ready(Err(e)) => {
                     statuses.push(Status::default());
-                    first_error.get_or_insert(e);
+                    first_error.get_or_insert_with(|| Box::new(e));
                 }
             }
         }
@@ -419,7 +421,7 @@ pub(crate) async fn wait_all_in(
     })
     .await;
     match first_error {
-        Some(e) => Err(e),
+        Some(e) => Err(*e),
         None => Ok(statuses),
     }
 }

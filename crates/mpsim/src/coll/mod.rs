@@ -206,11 +206,20 @@ impl Ctx {
 
     /// Receives exactly `buf.len()` elements from `source` into `buf`.
     async fn recv<T: Pod>(&self, buf: &mut [T], source: u32) -> Result<()> {
-        self.exchange::<T>(&[], vec![(buf, source)]).await
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(buf);
+        let expected = bytes.len();
+        let mut reqs = [self.irecv(bytes, source)];
+        let statuses = self
+            .wait(&mut reqs)
+            .await
+            .map_err(|e| self.mismatch_of(e))?;
+        self.check_length(&statuses[0], expected, source)
     }
 
     /// Sends `send` to `dest` and receives exactly `recv.len()` elements from `source`,
-    /// without deadlocking on a ring shift.
+    /// without deadlocking on a ring shift. What [`Ctx::exchange`] does for one of each, with
+    /// its two requests in the future rather than in vectors of their own: every step of the
+    /// short-vector algorithms is one, and a million ranks wait in one at once.
     async fn sendrecv<T: Pod>(
         &self,
         send: &[T],
@@ -218,7 +227,14 @@ impl Ctx {
         recv: &mut [T],
         source: u32,
     ) -> Result<()> {
-        self.exchange(&[(send, dest)], vec![(recv, source)]).await
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(recv);
+        let expected = bytes.len();
+        let mut reqs = [self.irecv(bytes, source), self.isend(send, dest)?];
+        let statuses = self
+            .wait(&mut reqs)
+            .await
+            .map_err(|e| self.mismatch_of(e))?;
+        self.check_length(&statuses[0], expected, source)
     }
 
     /// Posts every receive of `recvs` (a buffer and its source), then every send of `sends`,
@@ -233,10 +249,7 @@ impl Ctx {
         for (buf, source) in recvs {
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(buf);
             expected.push((bytes.len(), source));
-            reqs.push(
-                self.comm
-                    .coll_irecv(self.call, self.context, bytes, source, self.tag),
-            );
+            reqs.push(self.irecv(bytes, source));
         }
         for &(data, dest) in sends {
             reqs.push(self.isend(data, dest)?);
@@ -249,6 +262,11 @@ impl Ctx {
             self.check_length(status, bytes, source)?;
         }
         Ok(())
+    }
+
+    fn irecv<'b>(&self, bytes: &'b mut [u8], source: u32) -> Request<'b> {
+        self.comm
+            .coll_irecv(self.call, self.context, bytes, source, self.tag)
     }
 
     fn isend<T: Pod>(&self, data: &[T], dest: u32) -> Result<Request<'static>> {

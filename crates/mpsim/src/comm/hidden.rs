@@ -65,13 +65,14 @@ impl Comm {
     }
 
     /// Waits for `requests` in order, as `wait_all` does, inside the collective `call` (which
-    /// deadlock reports name).
-    pub(crate) async fn coll_wait_all(
+    /// deadlock reports name). `wait_all_in`'s own future, not one around it (which would
+    /// hold the arguments again, in every waiting rank's state).
+    pub(crate) fn coll_wait_all<'a, 'b>(
         &self,
-        requests: &mut [Request<'_>],
+        requests: &'a mut [Request<'b>],
         call: &'static str,
-    ) -> Result<Vec<Status>> {
-        wait_all_in(requests, call).await
+    ) -> impl Future<Output = Result<Vec<Status>>> + use<'a, 'b> {
+        wait_all_in(requests, call)
     }
 
     /// The run's collective policy (`crate::coll::policy`).
