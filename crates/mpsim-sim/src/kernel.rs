@@ -97,13 +97,8 @@ impl RankState {
     fn new(r: u32, config: &Arc<Config>) -> Self {
         RankState {
             clock: 0,
-            endpoint: {
-                let mut ep = Endpoint::new(r, Arc::clone(config));
-                // `send` wakes a waiting rank on any completion: a flag says as much as an event
-                // per completion, without queueing one.
-                ep.flag_completions();
-                ep
-            },
+            // `send` wakes a waiting rank on any completion, which the endpoint's flag tells.
+            endpoint: Endpoint::new(r, Arc::clone(config)),
             wait: None,
             resume_scheduled: false,
             done: false,
@@ -438,7 +433,7 @@ impl Kernel {
         }
         while let Some(event) = out.poll_event() {
             match event {
-                Event::Completed(_) | Event::BufferFreed => self.wake(rank, t),
+                Event::BufferFreed => self.wake(rank, t),
                 Event::Fatal(mut err) => {
                     err.stamp_time(t);
                     self.fail(err, t);
