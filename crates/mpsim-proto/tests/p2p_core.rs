@@ -5,8 +5,12 @@
 //! deterministic harness, [`Net`] (in the style of quinn-proto's `tests/util.rs`), holds one
 //! `Endpoint<Vec<u8>>` per world rank and one FIFO channel per ordered pair of ranks; it moves
 //! packets one step at a time in a fixed order, can hold a channel to keep packets in flight, and
-//! records every event (`Completed`, `BufferFreed`, `Fatal`) per rank. Each test asserts real
-//! outcomes: payload bytes, status fields, error fields, buffer accounting and events.
+//! records every event (`BufferFreed`, `Fatal`) per rank, and every completion the endpoint
+//! reported: after each input, the requests of the test that became complete
+//! ([`Endpoint::is_done`]) while the endpoint raised its completion flag
+//! ([`Endpoint::take_completed`], the one way it tells completions). Each test asserts real
+//! outcomes: payload bytes, status fields, error fields, buffer accounting, completions and
+//! events.
 //!
 //! The backend-level `p2p_pN_...` tests, which run whole programs on each backend, live with the
 //! backends.
@@ -87,6 +91,17 @@ struct Net {
     sent: Vec<usize>,
     /// Every event of each rank, in order, until taken with [`Net::take_events`].
     events: Vec<Vec<Event>>,
+    /// Every request of each rank the test holds ([`Net::watch`]; those [`Net::isend`] and
+    /// [`Net::irecv`] return are), in the order it was made.
+    watched: Vec<Vec<ReqId>>,
+    /// The watched requests of each rank complete ([`Endpoint::is_done`]) when last looked at.
+    done_before: Vec<Vec<ReqId>>,
+    /// The watched requests of each rank that became complete in an input after which the
+    /// endpoint's completion flag was up (a driver then wakes whoever waits on them), in order,
+    /// until [`Net::take_events`].
+    announced: Vec<Vec<ReqId>>,
+    /// How many inputs of each rank raised the completion flag, until [`Net::take_events`].
+    flags: Vec<usize>,
 }
 
 impl Net {
@@ -104,6 +119,10 @@ impl Net {
             held: vec![false; ranks * ranks],
             sent: vec![0; ranks * ranks],
             events: (0..ranks).map(|_| Vec::new()).collect(),
+            watched: vec![Vec::new(); ranks],
+            done_before: vec![Vec::new(); ranks],
+            announced: vec![Vec::new(); ranks],
+            flags: vec![0; ranks],
         }
     }
 
@@ -127,10 +146,43 @@ impl Net {
         &mut self.endpoints[rank as usize]
     }
 
-    /// Drains one endpoint's transmits into the channels and its events into the log. Returns
-    /// whether it emitted any packet.
+    /// Watches `req` of `rank`, a request the test holds that the net did not make itself: its
+    /// completion is then logged ([`Net::completed`]).
+    fn watch(&mut self, rank: u32, req: ReqId) -> ReqId {
+        self.watched[rank as usize].push(req);
+        req
+    }
+
+    /// After an input of `rank`: takes its completion flag and logs the watched requests that
+    /// became complete as announced if it was up ([`Net::completed`]). A request that became
+    /// complete with the flag down is not: no driver would learn of it.
+    fn note_completions(&mut self, rank: u32) {
+        let r = rank as usize;
+        let ep = &mut self.endpoints[r];
+        let flagged = ep.take_completed();
+        let done: Vec<ReqId> = self.watched[r]
+            .iter()
+            .copied()
+            .filter(|&q| ep.is_done(q))
+            .collect();
+        if flagged {
+            self.flags[r] += 1;
+            let before = &self.done_before[r];
+            let new: Vec<ReqId> = done
+                .iter()
+                .filter(|q| !before.contains(q))
+                .copied()
+                .collect();
+            self.announced[r].extend(new);
+        }
+        self.done_before[r] = done;
+    }
+
+    /// Drains one endpoint's transmits into the channels and its events into the log, and logs
+    /// its completions ([`Net::note_completions`]). Returns whether it emitted any packet.
     fn flush_rank(&mut self, rank: u32) -> bool {
         let mut moved = false;
+        self.note_completions(rank);
         let Some(mut out) = self.endpoints[rank as usize].take_outputs() else {
             return false;
         };
@@ -218,20 +270,23 @@ impl Net {
         self.sent[self.chan(from, to)]
     }
 
-    /// Takes (and forgets) the events of `rank` logged so far.
+    /// Takes (and forgets) the events of `rank` logged so far, and forgets its completions
+    /// logged so far ([`Net::completed`], [`Net::flags`]).
     fn take_events(&mut self, rank: u32) -> Vec<Event> {
+        self.announced[rank as usize].clear();
+        self.flags[rank as usize] = 0;
         std::mem::take(&mut self.events[rank as usize])
     }
 
-    /// The requests of `rank` reported `Completed`, in order.
+    /// The requests of `rank` reported complete (each became complete in an input after which
+    /// the completion flag was up: `Net::note_completions`), in order.
     fn completed(&self, rank: u32) -> Vec<ReqId> {
-        self.events[rank as usize]
-            .iter()
-            .filter_map(|e| match e {
-                Event::Completed(r) => Some(*r),
-                _ => None,
-            })
-            .collect()
+        self.announced[rank as usize].clone()
+    }
+
+    /// How many inputs of `rank` raised its completion flag.
+    fn flags(&self, rank: u32) -> usize {
+        self.flags[rank as usize]
     }
 
     /// How many `BufferFreed` events `rank` reported.
@@ -265,7 +320,8 @@ impl Net {
         data: Payload,
     ) -> Result<ReqId, Error> {
         let envelope = Envelope::new(CTX, from, tag);
-        isend(self.ep(from), mode, to, envelope, data)
+        let req = isend(self.ep(from), mode, to, envelope, data)?;
+        Ok(self.watch(from, req))
     }
 
     /// As [`Net::isend`], for sends that cannot fail.
@@ -283,8 +339,10 @@ impl Net {
         tag: impl Into<Tag>,
         capacity: usize,
     ) -> ReqId {
-        self.ep(rank)
-            .irecv(Pattern::new(CTX, source, tag), capacity)
+        let req = self
+            .ep(rank)
+            .irecv(Pattern::new(CTX, source, tag), capacity);
+        self.watch(rank, req)
     }
 
     /// `test` on `rank`, which must accept the handle.
@@ -528,7 +586,7 @@ fn p2p_core_p1_blocking_recv_takes_a_waiting_message_at_once() {
     let _ = net.take_events(1);
 
     let req = match net.ep(1).recv(pattern, 4, Some(0)) {
-        RecvStart::Posted(req) => req,
+        RecvStart::Posted(req) => net.watch(1, req),
         RecvStart::Done(c) => panic!("nothing waits, yet the receive completed: {c:?}"),
     };
     net.pending(1, req, "posted blocking receive");
@@ -554,37 +612,55 @@ fn p2p_core_p1_blocking_recv_takes_a_waiting_message_at_once() {
     );
 }
 
-/// An endpoint that flags completions (`Endpoint::flag_completions`, the simulator's) tells a
-/// completion by its flag, once however many completed, and emits no `Event::Completed`
-/// (nor needs an outbox for it); other events still come.
+/// An endpoint tells completions by one flag (`Endpoint::take_completed`), once however many
+/// completed, and needs no outbox for it; its requests say which ([`Endpoint::is_done`]).
 #[test]
-fn p2p_core_flagged_completions_set_the_endpoint_flag_instead_of_events() {
-    let mut net = Net::new(2);
-    net.ep(1).flag_completions();
-    let r1 = net.irecv(1, 0, 5, 64);
-    let r2 = net.irecv(1, 0, 6, 64);
-    assert!(!net.ep(1).has_output(), "nothing completed yet");
-    let _ = net.send(0, SendMode::Standard, 1, 5, data(8, 1));
-    let _ = net.send(0, SendMode::Standard, 1, 6, data(8, 2));
-    net.drive();
-    assert!(net.ep(1).has_output(), "a flagged completion is output");
+fn p2p_core_completions_set_the_endpoint_flag() {
+    let config = Config::default();
+    let (mut a, mut b) = (
+        Endpoint::<Payload>::new(0, config),
+        Endpoint::new(1, config),
+    );
+    let r1 = b.irecv(Pattern::new(CTX, 0, 5), 64);
+    let r2 = b.irecv(Pattern::new(CTX, 0, 6), 64);
+    let r3 = b.irecv(Pattern::new(CTX, 0, 7), 64);
+    assert!(!b.has_output(), "nothing completed yet");
+    let _ = isend(
+        &mut a,
+        SendMode::Standard,
+        1,
+        Envelope::new(CTX, 0, 5),
+        data(8, 1),
+    );
+    let _ = isend(
+        &mut a,
+        SendMode::Standard,
+        1,
+        Envelope::new(CTX, 0, 6),
+        data(8, 2),
+    );
+    let mut out = a.take_outputs().expect("two messages to send");
+    while let Some(t) = out.poll_transmit() {
+        b.handle_packet(0, t.packet);
+    }
+    assert!(b.has_output(), "a flagged completion is output");
     assert!(
-        net.ep(1).take_outputs().is_none(),
+        b.take_outputs().is_none(),
         "no outbox for a completion alone"
     );
-    assert!(net.ep(1).take_completed(), "flagged");
-    assert!(
-        !net.ep(1).take_completed(),
-        "once: taking the flag clears it"
+    assert!(b.take_completed(), "flagged");
+    assert!(!b.take_completed(), "once: taking the flag clears it");
+    assert!(!b.has_output());
+    assert_eq!(
+        [b.is_done(r1), b.is_done(r2), b.is_done(r3)],
+        [true, true, false],
+        "the two matched receives are done, the third not"
     );
-    assert!(!net.ep(1).has_output());
-    assert_received(&net.done(1, r1, "first flagged receive"), 0, 5, &data(8, 1));
-    assert_received(
-        &net.done(1, r2, "second flagged receive"),
-        0,
-        6,
-        &data(8, 2),
-    );
+    let got = b.test(r1).expect("live").expect("first flagged receive");
+    assert_received(&got, 0, 5, &data(8, 1));
+    let got = b.test(r2).expect("live").expect("second flagged receive");
+    assert_received(&got, 0, 6, &data(8, 2));
+    assert!(!b.take_completed(), "taking a completion raises nothing");
 }
 
 #[test]
@@ -659,7 +735,7 @@ fn p2p_core_p5_issend_not_complete_before_receive_posted() {
     net.pending(0, ssend, "issend(A) after recv(B) only");
     assert!(
         !net.completed(0).contains(&ssend),
-        "no Completed event for the issend yet"
+        "the issend not reported complete yet"
     );
 
     let ra = net.irecv(1, 0, A, 32);
@@ -670,7 +746,7 @@ fn p2p_core_p5_issend_not_complete_before_receive_posted() {
     assert_received(&net.done(1, ra, "recv(A)"), 0, A, &data(32, A as u8));
     assert!(
         net.completed(0).contains(&ssend),
-        "the issend's completion is announced by an event"
+        "the issend's completion is announced by the flag"
     );
     assert_send_ok(&net.done(0, ssend, "issend(A) after the receive took it"));
 }
@@ -1136,6 +1212,7 @@ fn p2p_core_p14_improbe_message_not_stolen_by_wildcard_recv() {
         .ep(0)
         .mrecv(msg, 40)
         .expect("mrecv of the probed message");
+    let r = net.watch(0, r);
     net.flush();
     assert!(net.completed(0).contains(&r), "mrecv completes at once");
     let again = net.ep(0).mrecv(msg, 40);
@@ -1273,7 +1350,8 @@ fn p2p_core_p16_cancel_matched_send_fails_and_send_completes() {
 fn p2p_core_p16_cancel_matched_locally_complete_send_announces_completion() {
     // An eager send and a bsend are complete at once; a cancel makes them pending until the
     // receiver answers; when the cancel fails (the message had matched), the request must be
-    // complete again AND announced (Event::Completed), or a `wait` blocked on it is never woken.
+    // complete again AND announced (the completion flag up), or a `wait` blocked on it is never
+    // woken.
     // Every mode is checked before failing, so a report names all the modes that miss it.
     let mut unannounced = Vec::new();
     for mode in [SendMode::Standard, SendMode::Buffered] {
@@ -1291,7 +1369,7 @@ fn p2p_core_p16_cancel_matched_locally_complete_send_announces_completion() {
         net.release(1, 0);
         net.drive();
         if !net.completed(0).contains(&s) {
-            unannounced.push((mode, format!("{:?}", net.events[0])));
+            unannounced.push((mode, net.flags(0)));
         }
         assert!(
             net.ep(0).is_done(s),
@@ -1302,9 +1380,9 @@ fn p2p_core_p16_cancel_matched_locally_complete_send_announces_completion() {
     }
     assert!(
         unannounced.is_empty(),
-        "after a failed cancel these sends became complete again but no Event::Completed was \
-         emitted for them, so a `wait` blocked on them is never woken: (mode, events after the \
-         cancel) = {unannounced:?}"
+        "after a failed cancel these sends became complete again but the completion flag was \
+         not raised with it, so a `wait` blocked on them is never woken: (mode, completion \
+         flags raised after the cancel) = {unannounced:?}"
     );
 }
 
@@ -1451,9 +1529,10 @@ fn p2p_core_free_pending_send_still_completes_and_releases_buffer() {
     );
     assert_eq!(net.buffer_freed(0), 1);
     assert!(
-        net.completed(0).is_empty(),
-        "freed requests are not announced: {:?}",
-        net.events[0]
+        net.completed(0).is_empty() && net.flags(0) == 0,
+        "freed requests are not announced: {:?} reported, {} completion flags raised",
+        net.completed(0),
+        net.flags(0)
     );
     assert_eq!(net.ep(0).buffer_detach().expect("detach"), 512);
 

@@ -33,13 +33,13 @@ use mpsim_proto::runtime::Payload;
 use mpsim_proto::trace::TraceEvent;
 
 use crate::event::{Body, DELIVERY, Key, Queue, RESUME};
-use crate::fifo::{Channels, LastSend};
-use crate::model::{ComputeMode, LastDelay, Model};
+use crate::fifo::LastSend;
+use crate::model::{ComputeMode, Model};
 use crate::stats::Stats;
 
 mod state;
 pub(crate) use state::{
-    Counts, Externals, Livelock, ReportData, Round, SharedCores, Stop, TraceLog,
+    Counts, Externals, Livelock, Loans, Network, ReportData, Round, SharedCores, Stop, TraceLog,
 };
 
 /// What a rank blocked in a wait that its [`Wait`] does not describe alone waits for
@@ -97,13 +97,8 @@ impl RankState {
     fn new(r: u32, config: &Arc<Config>) -> Self {
         RankState {
             clock: 0,
-            endpoint: {
-                let mut ep = Endpoint::new(r, Arc::clone(config));
-                // `send` wakes a waiting rank on any completion: a flag says as much as an event
-                // per completion, without queueing one.
-                ep.flag_completions();
-                ep
-            },
+            // `send` wakes a waiting rank on any completion, which the endpoint's flag tells.
+            endpoint: Endpoint::new(r, Arc::clone(config)),
             wait: None,
             resume_scheduled: false,
             done: false,
@@ -156,7 +151,7 @@ fn endpoint_config(model: &Model, strict_ready: bool) -> Arc<Config> {
     })
 }
 
-/// A fresh endpoint for `rank`, whose run has ended, kept in `void` ([`Kernel::lend_outbox`]).
+/// A fresh endpoint for `rank`, whose run has ended, kept in `Loans::void` ([`Kernel::lend_outbox`]).
 #[cold]
 #[inline(never)]
 fn void_endpoint<'a>(
@@ -190,15 +185,12 @@ fn resume(queue: &mut Queue, r: &mut RankState, rank: u32, time: u64) -> bool {
 pub(crate) const NOT_POLLING: usize = usize::MAX;
 
 /// The simulation state of one partition: its ranks and their clocks, the queue of their
-/// events, and, grouped by concern (`state`), what the run loop, the report, the trace, a
-/// stopped run, a parallel round and the livelock watch keep.
+/// events, and, grouped by concern (`state`), what times packets, what is lent to endpoints,
+/// what the run loop, the report, the trace, a stopped run, a parallel round and the livelock
+/// watch keep.
 pub(crate) struct Kernel {
-    /// The machine model; read-only (the delay memos below depend on it).
-    model: Model,
-    /// The last lookup in `model.bsend` and `model.ssend`, in that order.
-    last_delay: [LastDelay; 2],
-    /// The model's lookahead `L`: nothing sent at `t` arrives before `t + L`.
-    lookahead: u64,
+    /// The machine model and what times packets on it.
+    net: Network,
     /// X2: what ranks that share cores pay.
     pub cores: SharedCores,
     /// Global virtual time: the time of the event being run.
@@ -217,15 +209,8 @@ pub(crate) struct Kernel {
     /// The run is over: programs still suspended are being dropped, and what their requests'
     /// destructors do (cancel, free) no longer takes part in the simulation.
     pub closed: bool,
-    /// Latest arrival per channel `(from, to)` with a message still in flight, but for the
-    /// channels in their sender's `last_send`.
-    channels: Channels,
-    /// Output storage lent to the endpoint taking an input (`flush` drains it and takes it
-    /// back), so that no endpoint keeps output queues of its own.
-    outbox: Option<Box<Outbox<Payload>>>,
-    /// The endpoint the last call of a rank whose run has ended acted on
-    /// ([`Kernel::lend_outbox`]).
-    void: Option<Box<Endpoint<Payload>>>,
+    /// What the kernel lends the endpoints it feeds.
+    loans: Loans,
     /// Events run and ranks finished.
     pub counts: Counts,
     /// The first error, and where the run then ends.
@@ -281,7 +266,6 @@ impl Kernel {
         let handover_ns = model
             .cpu
             .handover_charge_ns(total, model.compute == ComputeMode::Measured);
-        let lookahead = model.lookahead();
         let base = part.start;
         states.extend(part.map(|r| RankState::new(r, &config)));
         Ok(Kernel {
@@ -289,9 +273,7 @@ impl Kernel {
                 wake_ns,
                 handover_ns,
             },
-            last_delay: [LastDelay::new(&model.bsend), LastDelay::new(&model.ssend)],
-            model,
-            lookahead,
+            net: Network::new(model),
             now: 0,
             queue: Queue::default(),
             ranks: states,
@@ -299,9 +281,7 @@ impl Kernel {
             total,
             polling: NOT_POLLING,
             closed: false,
-            channels: Channels::default(),
-            outbox: None,
-            void: None,
+            loans: Loans::default(),
             counts: Counts::default(),
             stop: Stop::default(),
             round: Round::default(),
@@ -329,9 +309,9 @@ impl Kernel {
             &mut self.ranks[i].endpoint
         } else {
             debug_assert!(self.closed, "only an ended run gives up its states");
-            void_endpoint(&mut self.void, &self.model, rank)
+            void_endpoint(&mut self.loans.void, &self.net.model, rank)
         };
-        ep.lend_outbox(&mut self.outbox);
+        ep.lend_outbox(&mut self.loans.outbox);
         ep
     }
 
@@ -349,7 +329,7 @@ impl Kernel {
     /// The machine model.
     #[inline]
     pub fn model(&self) -> &Model {
-        &self.model
+        &self.net.model
     }
 
     /// Schedules `rank` to resume its program at `time` (once).
@@ -419,8 +399,8 @@ impl Kernel {
                 self.send(rank, t, &mut out, completed);
             }
         }
-        if self.outbox.is_none() {
-            self.outbox = Some(out);
+        if self.loans.outbox.is_none() {
+            self.loans.outbox = Some(out);
         }
     }
 
@@ -438,7 +418,7 @@ impl Kernel {
         }
         while let Some(event) = out.poll_event() {
             match event {
-                Event::Completed(_) | Event::BufferFreed => self.wake(rank, t),
+                Event::BufferFreed => self.wake(rank, t),
                 Event::Fatal(mut err) => {
                     err.stamp_time(t);
                     self.fail(err, t);
@@ -491,13 +471,14 @@ impl Kernel {
             } => {
                 let bytes = payload.len();
                 let (table, memo) = if protocol.buffered_timing() {
-                    (&self.model.bsend, &mut self.last_delay[0])
+                    (&self.net.model.bsend, &mut self.net.last_delay[0])
                 } else {
-                    (&self.model.ssend, &mut self.last_delay[1])
+                    (&self.net.model.ssend, &mut self.net.last_delay[1])
                 };
                 let recv_ts = t.saturating_add(memo.delay(table, bytes as u64));
                 let arrival =
-                    self.channels
+                    self.net
+                        .channels
                         .arrival(&mut r.last_send, rank, tx.to, recv_ts, self.now);
                 r.endpoint.count_sent(*protocol, bytes);
                 if self.trace.records.is_some() {
@@ -507,13 +488,14 @@ impl Kernel {
             }
             // Not before the receive that took the message was posted (X1: a rank that owes
             // overhead posts later than it runs).
-            Packet::Fin { not_before, .. } => {
-                t.max(*not_before).saturating_add(self.model.ack_latency_ns)
-            }
+            Packet::Fin { not_before, .. } => t
+                .max(*not_before)
+                .saturating_add(self.net.model.ack_latency_ns),
             // A control message like an ack (S12), behind the channel's messages (FIFO).
             Packet::CancelSend { .. } | Packet::CancelReply { .. } => {
-                let at = t.saturating_add(self.model.ack_latency_ns);
-                self.channels
+                let at = t.saturating_add(self.net.model.ack_latency_ns);
+                self.net
+                    .channels
                     .last(&r.last_send, rank, tx.to)
                     .map_or(at, |last| at.max(last))
             }
@@ -589,9 +571,10 @@ impl Kernel {
                 payload, protocol, ..
             } => {
                 // A sender of another partition keeps its channels (`Channels::prune`).
-                if self.channels.any_in_map() && self.is_local(from) {
+                if self.net.channels.any_in_map() && self.is_local(from) {
                     let i = self.at(from);
-                    self.channels
+                    self.net
+                        .channels
                         .delivered(&self.ranks[i].last_send, from, to, t);
                 }
                 Some((*protocol, payload.len()))
@@ -612,7 +595,7 @@ impl Kernel {
         // A message that needs no `Fin` makes no outputs but its completion, which is a flag
         // (and, rarely, a strict ready send's error, which allocates an outbox): no loan.
         if !matches!(packet, Packet::Message { ack: false, .. }) {
-            r.endpoint.lend_outbox(&mut self.outbox);
+            r.endpoint.lend_outbox(&mut self.loans.outbox);
         }
         r.endpoint.set_now(t);
         r.endpoint.handle_packet_sent_at(from, packet, sent_at);
@@ -640,7 +623,7 @@ impl Kernel {
         }
         let made = r.made;
         // The poll began its cost before the resume it scheduled.
-        let began = r.clock.saturating_sub(self.model.poll_cost_ns);
+        let began = r.clock.saturating_sub(self.net.model.poll_cost_ns);
         if self.livelock.poll_calls.is_empty() {
             let n = self.ranks.len();
             self.livelock.poll_calls = vec![""; n];
@@ -801,7 +784,7 @@ impl Kernel {
     /// Forgets channels that no longer bear on arrivals (`Channels::prune`), between the
     /// rounds of a parallel run.
     pub fn prune_channels(&mut self) {
-        self.channels.prune(self.now);
+        self.net.channels.prune(self.now);
     }
 
     /// Records a span of `rank`'s time, if it has a length.
@@ -904,7 +887,10 @@ impl Kernel {
         if self.stop.first.is_none() {
             self.stop.first = Some((err, t));
             self.stop.key = self.round.current;
-            self.stop.end = self.stop.end.min(self.now.saturating_add(self.lookahead));
+            self.stop.end = self
+                .stop
+                .end
+                .min(self.now.saturating_add(self.net.lookahead));
         }
     }
 

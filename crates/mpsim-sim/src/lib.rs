@@ -40,7 +40,6 @@ mod host_memory;
 pub mod input;
 mod kernel;
 mod livelock;
-mod measured;
 mod model;
 mod model_file;
 mod model_value;

@@ -25,9 +25,7 @@ use crate::event::{CHECKPOINT, DELIVERY, Key};
 use crate::host_memory::{CHECK_EVERY, MemoryWatch};
 use crate::kernel::{Kernel, NOT_POLLING, RankState, vec_for};
 use crate::livelock;
-use crate::measured::{self, Stretch};
-use crate::model::ComputeMode;
-use crate::rank::SimRank;
+use crate::rank::{SimRank, Turn, turn};
 use crate::run::{OBSERVE_EVERY, Options, Progress};
 use crate::waits::TopWaits;
 
@@ -181,21 +179,22 @@ where
     /// needs: event keys, trace runs, and the horizon may come down as it runs).
     ///
     /// Each turn: the next resume (deliveries before it are run by [`Partition::next_resume`]),
-    /// its rank woken ([`Partition::wake`]), its program polled ([`Partition::poll`], timed
-    /// under measured compute: [`Stretch`]), and what the poll returned handled
-    /// ([`Partition::end_rank`], [`check_suspended`]).
+    /// its rank's turn begun by its runtime ([`Turn::begin`]: woken, and measured compute it
+    /// owes paid first), its program polled ([`Partition::poll`]), the turn ended
+    /// ([`Turn::end`]), and what the poll returned handled ([`Partition::end_rank`],
+    /// [`check_suspended`]).
     pub fn run<const PARALLEL: bool>(&mut self, observe: &mut dyn FnMut(Progress)) {
-        // A run that measures its programs' compute times each poll (`measured`); one that
+        // A run that measures its programs' compute times each poll (`rank::turn`); one that
         // does not runs a loop with no trace of it.
-        if self.kernel.borrow().model().compute == ComputeMode::Measured {
-            self.run_loop::<PARALLEL, true>(observe);
+        if turn::measures(&self.kernel.borrow()) {
+            self.run_turns::<PARALLEL, true>(observe);
         } else {
-            self.run_loop::<PARALLEL, false>(observe);
+            self.run_turns::<PARALLEL, false>(observe);
         }
     }
 
-    /// The body of [`Partition::run`]; `MEASURED`: the run measures compute.
-    fn run_loop<const PARALLEL: bool, const MEASURED: bool>(
+    /// The body of [`Partition::run`], of turns `Turn<MEASURED>`.
+    fn run_turns<const PARALLEL: bool, const MEASURED: bool>(
         &mut self,
         observe: &mut dyn FnMut(Progress),
     ) {
@@ -209,16 +208,15 @@ where
                 break;
             };
             self.enter_event::<PARALLEL>(&mut k, key, observe);
-            let Some(idx) = self.wake::<PARALLEL, MEASURED>(&mut k, key) else {
+            let Some(turn) = Turn::<MEASURED>::begin(&mut k, key) else {
+                self.count_trace::<PARALLEL>(&k, key);
                 continue;
             };
-            let stretch = Stretch::start::<MEASURED>();
-            k.polling = idx;
+            let idx = turn.idx;
             drop(k);
             let polled = self.poll(idx, key.creator(), &mut cx);
             let mut k = kernel.borrow_mut();
-            k.polling = NOT_POLLING;
-            stretch.charge(&mut k, idx);
+            turn.end(&mut k);
             match polled {
                 Poll::Ready(result) => self.end_rank(&mut k, idx, key.creator(), result),
                 Poll::Pending => check_suspended(&mut k, idx, key.creator()),
@@ -268,37 +266,6 @@ where
         }
     }
 
-    /// The rank of the resume `key` is woken at its time: the index of its state, whose
-    /// program is to be polled, or `None` when there is nothing to poll (the rank has ended,
-    /// or pays measured compute first, [`measured::pay_owed`]).
-    ///
-    /// A rank woken in a wait runs at the time of its wake, to look whether its wait
-    /// returns: if it does, the wait ends there (`SimRank::wait_returns`: its blocked time,
-    /// trace span, hand-over and measured compute); if not, the rank blocks on with the clock
-    /// it blocked at (`SimRank::suspend`): only a returning wait moves a clock (S1).
-    #[inline(always)]
-    fn wake<const PARALLEL: bool, const MEASURED: bool>(
-        &mut self,
-        k: &mut Kernel,
-        key: Key,
-    ) -> Option<usize> {
-        let rank = key.creator();
-        let idx = k.at(rank);
-        let r = &mut k.ranks[idx];
-        r.resume_scheduled = false;
-        if r.done {
-            return None;
-        }
-        let clock = r.clock.max(key.time);
-        r.clock = clock;
-        if MEASURED && r.wait.is_none() && r.debt_ns > 0 {
-            measured::pay_owed(k, idx, rank, clock);
-            self.count_trace::<PARALLEL>(k, key);
-            return None;
-        }
-        Some(idx)
-    }
-
     /// Polls the program of `rank`, whose state is at `idx`, once, catching a panic: pending,
     /// or its result (a panic's is [`Error::from_panic`]).
     #[inline(always)]
@@ -325,19 +292,13 @@ where
         }
     }
 
-    /// The program of `rank` (state at `idx`) ended with `result`: its future is dropped, its
-    /// overhead and measured compute go on its clock, which is its end, and a failure (its
+    /// The program of `rank` (state at `idx`) ended with `result`: its future is dropped, what
+    /// it owes goes on its clock, which is its end ([`turn::settle_end`]), and a failure (its
     /// own, or requests it left pending) stops the run.
     fn end_rank(&mut self, k: &mut Kernel, idx: usize, rank: u32, result: Result<(), Error>) {
         self.futures[idx] = None;
         k.counts.finished += 1;
-        let r = &mut k.ranks[idx];
-        r.done = true;
-        let owed = std::mem::take(&mut r.overhead_ns);
-        r.stats.overhead_ns = r.stats.overhead_ns.saturating_add(owed);
-        let debt = std::mem::take(&mut r.debt_ns);
-        r.clock = r.clock.saturating_add(debt).saturating_add(owed);
-        let t = r.clock;
+        let t = turn::settle_end(&mut k.ranks[idx]);
         if t == u64::MAX {
             let now = k.now;
             k.time_overflow(rank, now, "its end would come".into());

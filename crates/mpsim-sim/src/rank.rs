@@ -1,5 +1,8 @@
 //! [`SimRank`]: the [`RankRuntime`] a simulated rank's program calls. Every call acts on the
 //! kernel at the rank's clock, which equals global virtual time whenever the program runs.
+//!
+//! `turn.rs`: the runtime's side of the run loop, one turn of a rank (its resume and one poll
+//! of its program) and measured compute, which the turns time and the rank pays.
 
 use std::cell::{RefCell, RefMut};
 use std::rc::Rc;
@@ -15,6 +18,9 @@ use mpsim_proto::runtime::fast::{self, Failed, Posted, RestOfWait};
 use mpsim_proto::runtime::{
     Call, Needs, Payload, Posting, Probed, RankRuntime, Started, Wait as WaitFor, Waited, Work,
 };
+
+pub(crate) mod turn;
+pub(crate) use turn::Turn;
 
 use crate::external::ExternalWake;
 use crate::kernel::{Kernel, NOT_POLLING, RankState, Wait};
@@ -231,30 +237,16 @@ impl SimRank {
     /// The wait `w` this rank was woken in returns (its request is complete, still held):
     /// it ends at the rank's clock, the time of its wake (`Kernel::end_wait`). False when the
     /// rank owes measured compute of the run before it blocked: that comes first (as before
-    /// any action), the rank resumes after it, and the wait's poll is then answered (its
-    /// request stays complete meanwhile).
+    /// any action, [`turn::pay_owed`]), the rank resumes after it, and the wait's poll is then
+    /// answered (its request stays complete meanwhile).
     #[inline(always)]
     fn wait_returns(&self, k: &mut Kernel, w: Wait) -> bool {
         k.end_wait(self.idx, w);
         if k.ranks[self.idx].debt_ns == 0 {
             return true;
         }
-        self.pay_debt(k);
+        turn::pay_owed(k, self.idx, self.rank);
         false
-    }
-
-    /// Measured compute owed when a wait returns goes on the clock; the rank resumes after it
-    /// (`wait_returns`).
-    #[cold]
-    #[inline(never)]
-    fn pay_debt(&self, k: &mut Kernel) {
-        let r = &mut k.ranks[self.idx];
-        let from = r.clock;
-        let debt = std::mem::take(&mut r.debt_ns);
-        r.clock = from.saturating_add(debt);
-        let end = r.clock;
-        k.record_span(self.rank, "compute", from, end);
-        k.schedule_resume(self.rank, end);
     }
 
     /// The answer to a wait on `req` of a rank woken in it, when its end must look at the

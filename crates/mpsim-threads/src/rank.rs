@@ -140,10 +140,7 @@ impl ThreadRank {
         let start = shared.start;
         let ranks = shared.mailboxes.len();
         let strict_ready = config.strict_ready;
-        let mut endpoint = Endpoint::new(rank, config);
-        // Waits test their request after each intake (`poll_until`); nothing listens for
-        // completion events.
-        endpoint.set_completion_events(false);
+        let endpoint = Endpoint::new(rank, config);
         ThreadRank {
             rank,
             shared,
@@ -294,9 +291,11 @@ impl ThreadRank {
 
     /// Pushes the endpoint's packets into their lanes (waking each destination once per run of
     /// packets to it) and acts on its events. Runs after every input: the common "nothing to
-    /// send" case is a check inlined at the caller.
+    /// send" case is a check inlined at the caller. The endpoint's completion flag is only
+    /// cleared: a wait looks at its requests after every intake anyway (`poll_until`).
     #[inline]
     fn flush(&self, ep: &mut Endpoint<Payload>) {
+        let _ = ep.take_completed();
         if ep.has_output() {
             self.flush_outputs(ep);
         }

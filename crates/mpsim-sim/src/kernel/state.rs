@@ -7,10 +7,53 @@ use std::collections::BTreeMap;
 use mpsim_proto::error::Error;
 use mpsim_proto::trace::{TraceEvent, TraceFilter};
 
+use mpsim_proto::p2p::{Endpoint, Outbox};
+use mpsim_proto::runtime::Payload;
+
 use super::{Awaiting, NOT_POLLING};
 use crate::event::{Body, Key, RESUME};
+use crate::fifo::Channels;
 use crate::livelock::Watch;
+use crate::model::{LastDelay, Model};
 use crate::waits::TopWaits;
+
+/// How packets are timed (`Kernel::transmit` and deliveries): the machine model, what the
+/// delay lookups remember, the lookahead, and each channel's latest arrival (FIFO, `fifo`).
+pub(crate) struct Network {
+    /// The machine model; read-only (the delay memos below depend on it).
+    pub model: Model,
+    /// The last lookup in `model.bsend` and `model.ssend`, in that order.
+    pub last_delay: [LastDelay; 2],
+    /// The model's lookahead `L`: nothing sent at `t` arrives before `t + L`.
+    pub lookahead: u64,
+    /// Latest arrival per channel `(from, to)` with a message still in flight, but for the
+    /// channels in their sender's `last_send`.
+    pub channels: Channels,
+}
+
+impl Network {
+    /// The network of `model`, with nothing in flight.
+    pub fn new(model: Model) -> Self {
+        Network {
+            last_delay: [LastDelay::new(&model.bsend), LastDelay::new(&model.ssend)],
+            lookahead: model.lookahead(),
+            model,
+            channels: Channels::default(),
+        }
+    }
+}
+
+/// What the kernel lends the endpoints it feeds, so that no endpoint keeps memory of its own
+/// for it.
+#[derive(Default)]
+pub(crate) struct Loans {
+    /// Output storage lent to the endpoint taking an input (`Kernel::flush` drains it and
+    /// takes it back), so that no endpoint keeps output queues of its own.
+    pub outbox: Option<Box<Outbox<Payload>>>,
+    /// The endpoint the last call of a rank whose run has ended acted on
+    /// (`Kernel::lend_outbox`).
+    pub void: Option<Box<Endpoint<Payload>>>,
+}
 
 /// What the run has done so far, which progress reports and the outcome read: counted as it
 /// goes, never looked up (a scan of millions of ranks every 65,536 events made a

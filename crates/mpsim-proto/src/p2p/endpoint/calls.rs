@@ -114,7 +114,7 @@ impl<P: MessageData> Endpoint<P> {
             if locally_complete {
                 if held_by_user {
                     self.slots[req.idx as usize].done = Some(send_completion(false));
-                    self.completed(req);
+                    self.completed();
                 } else {
                     self.slots[req.idx as usize].held_by_user = false;
                 }
@@ -295,7 +295,7 @@ impl<P: MessageData> Endpoint<P> {
                         payload: None,
                         error: None,
                     });
-                    self.completed(req);
+                    self.completed();
                 }
             }
             Kind::Send {

@@ -12,9 +12,11 @@
 //!   ([`Endpoint::handle_packet`]);
 //! - user commands that consume results: [`Endpoint::test`];
 //! - outputs: [`Endpoint::take_outputs`], the [`Outbox`] of packets to send and events, and
-//!   [`Endpoint::take_completed`], whether some request completed.
+//!   [`Endpoint::take_completed`], the one report of completions: whether some request
+//!   completed, as a flag (the driver then looks at its requests: [`Endpoint::is_done`],
+//!   [`Endpoint::test`]).
 //!
-//! After every input, a driver takes the outbox and drains its packets
+//! After every input, a driver takes the completion flag and the outbox and drains its packets
 //! ([`Outbox::poll_transmit`], in order: the channel to each peer is FIFO and the protocol
 //! relies on it), then its events ([`Outbox::poll_event`]); it may lend the outbox back for
 //! the next input ([`Endpoint::lend_outbox`]). A send's message may also go to the driver's
@@ -118,28 +120,15 @@ pub fn discarded_receive(
     )
 }
 
-/// Something the driver must know after an input.
+/// Something the driver must know after an input, besides completions (which are one flag,
+/// [`Endpoint::take_completed`]).
 #[derive(Debug)]
 #[must_use]
 pub enum Event {
-    /// The request became complete for the program (wake whoever waits on it). Not emitted
-    /// when the endpoint flags completions instead ([`Endpoint::flag_completions`]).
-    Completed(ReqId),
     /// Attached-buffer bytes were freed (wake a pending `buffer_detach`).
     BufferFreed,
     /// An error that ends the run (bsend overflow, strict `rsend`).
     Fatal(Error),
-}
-
-/// How an endpoint tells its driver that a request became complete for the program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Completions {
-    /// [`Event::Completed`] with the request.
-    Events,
-    /// The outbox's `completed` flag.
-    Flag,
-    /// Not at all: the driver looks at its requests after every input.
-    Silent,
 }
 
 /// A message as the receiving endpoint keeps it until a receive takes it.
@@ -177,6 +166,7 @@ pub(crate) struct Incoming<P> {
 /// while let Some(t) = out.poll_transmit() { b.handle_packet(0, t.packet); }
 /// let mut out = b.take_outputs().expect("a Fin to send");
 /// while let Some(t) = out.poll_transmit() { a.handle_packet(1, t.packet); }
+/// assert!(b.take_completed() && b.is_done(recv), "the receive completed, and b was told");
 /// let got = b.test(recv).unwrap().expect("received");
 /// assert_eq!((got.status.bytes, got.payload.as_deref()), (3, Some(&b"abc"[..])));
 /// assert!(a.test(send).unwrap().is_some(), "the ssend completed at Fin");
@@ -198,12 +188,10 @@ pub struct Endpoint<P> {
     system_used: usize,
     /// Outputs not yet drained; `None` until the first (or a driver's loan).
     out: Option<Box<Outbox<P>>>,
-    /// How a completion is told to the driver ([`Endpoint::set_completion_events`],
-    /// [`Endpoint::flag_completions`]).
-    completions: Completions,
-    /// Flagged completions: some request completed since the driver last took the flag
-    /// ([`Endpoint::take_completed`]). Kept here, not in the outbox, so that an input whose only
-    /// output is a completion (a message for a posted receive) needs no outbox.
+    /// Some request became complete for the program since the driver last took the flag
+    /// ([`Endpoint::take_completed`]): the one way completions are told. Kept here, not in the
+    /// outbox, so that an input whose only output is a completion (a message for a posted
+    /// receive) needs no outbox.
     completed: bool,
     /// Messages sent and arrived so far ([`Endpoint::sent_counts`],
     /// [`Endpoint::received_counts`]).
@@ -227,7 +215,6 @@ impl<P> Endpoint<P> {
             attached: None,
             system_used: 0,
             out: None,
-            completions: Completions::Events,
             completed: false,
             tally: Tally::default(),
         }
@@ -244,27 +231,6 @@ impl<P> Endpoint<P> {
     /// was given one.
     pub fn now(&self) -> u64 {
         self.now
-    }
-
-    /// Whether to emit [`Event::Completed`] (on by default). A driver whose waits look at the
-    /// requests themselves after every input (as the threads backend does) turns it off and
-    /// saves a queue push and pop per completion; [`Event::BufferFreed`] and [`Event::Fatal`]
-    /// are always emitted.
-    pub fn set_completion_events(&mut self, on: bool) {
-        self.completions = if on {
-            Completions::Events
-        } else {
-            Completions::Silent
-        };
-    }
-
-    /// Tells completions by one flag ([`Endpoint::take_completed`]) instead of an
-    /// [`Event::Completed`] each: for a driver that only needs to know that some request of
-    /// this rank completed (a simulator wakes a waiting rank, which then looks at its requests
-    /// itself), it saves a queue push and pop per completion, and the outbox.
-    /// [`Endpoint::set_completion_events`] goes back to events or to silence.
-    pub fn flag_completions(&mut self) {
-        self.completions = Completions::Flag;
     }
 
     // ---- getters ----
@@ -501,9 +467,13 @@ impl<P> Endpoint<P> {
         self.completed || self.out.as_deref().is_some_and(|o| !o.is_empty())
     }
 
-    /// Whether some request completed since the flag was last taken, for an endpoint that
-    /// flags completions ([`Endpoint::flag_completions`]); the flag is then cleared. Take it
-    /// with the outputs ([`Endpoint::take_outputs`]), and act on it after the transmits.
+    /// Whether some request became complete for the program since the flag was last taken;
+    /// the flag is then cleared. The one report of completions: once however many completed,
+    /// and it does not say which (a driver wakes whoever waits, who looks at its requests:
+    /// [`Endpoint::is_done`]). Only requests the program holds raise it: one it let go of
+    /// ([`Endpoint::free`]) completes unseen. Take it with the outputs
+    /// ([`Endpoint::take_outputs`]), and act on it after the transmits; a driver whose waits
+    /// look at their requests after every input anyway may just clear it.
     #[inline]
     pub fn take_completed(&mut self) -> bool {
         std::mem::take(&mut self.completed)
@@ -539,14 +509,11 @@ impl<P> Endpoint<P> {
             .filter(|s| s.live && s.generation == req.generation && s.held_by_user)
     }
 
-    /// `req` became complete for the program: tell the driver, if it listens.
+    /// A request the program holds became complete: raise the flag
+    /// ([`Endpoint::take_completed`]).
     #[inline]
-    fn completed(&mut self, req: ReqId) {
-        match self.completions {
-            Completions::Events => self.push_event(Event::Completed(req)),
-            Completions::Flag => self.completed = true,
-            Completions::Silent => {}
-        }
+    fn completed(&mut self) {
+        self.completed = true;
     }
 
     /// A free request slot for `kind`, held by the program. Always inlined: every nonblocking

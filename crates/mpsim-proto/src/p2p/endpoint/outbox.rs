@@ -10,11 +10,9 @@
 //! keeping queues of its own. A driver of one endpoint (the threads backend) lends it back the
 //! outbox it took, drained.
 //!
-//! An endpoint that flags completions
-//! ([`Endpoint::flag_completions`](super::Endpoint::flag_completions)) keeps that flag beside
-//! the outbox, not in it: such a driver also takes
-//! [`Endpoint::take_completed`](super::Endpoint::take_completed) after every input, with or
-//! without an outbox.
+//! Completions are not in it: an endpoint tells them by one flag beside the outbox, which a
+//! driver takes with [`Endpoint::take_completed`](super::Endpoint::take_completed) after every
+//! input, with or without an outbox.
 
 use std::collections::VecDeque;
 

@@ -159,7 +159,7 @@ impl<P: MessageData> Endpoint<P> {
             payload: Some(msg.payload),
             error: None,
         });
-        self.completed(req);
+        self.completed();
         if bytes > capacity {
             self.truncated(req, envelope, bytes, capacity);
         }
@@ -234,7 +234,7 @@ impl<P: MessageData> Endpoint<P> {
             Held::None => {}
         }
         if notify {
-            self.completed(req);
+            self.completed();
         }
         self.release_if_unused(req);
     }
@@ -253,7 +253,7 @@ impl<P: MessageData> Endpoint<P> {
             && slot.held_by_user
             && slot.done.is_some()
         {
-            self.completed(req);
+            self.completed();
         }
     }
 }
