@@ -34,8 +34,8 @@
 //! (only with a core per rank on the node), then naps with back-off (20 us doubling to 1 ms),
 //! so that an idle rank does not keep a core busy.
 
-mod raw;
 mod rank;
+mod raw;
 mod table;
 mod world;
 

@@ -154,8 +154,7 @@ impl MpiRank {
             happened = true;
             let slot_idx = st.idx[k];
             let slot = st.table.at(slot_idx);
-            let Kind::Active { buf, op, .. } = std::mem::replace(&mut slot.kind, Kind::Free)
-            else {
+            let Kind::Active { buf, op, .. } = std::mem::replace(&mut slot.kind, Kind::Free) else {
                 unreachable!("only active slots are tested")
             };
             let let_go = slot.let_go;
@@ -168,7 +167,8 @@ impl MpiRank {
                 if let Some(bytes) = completion.payload.as_ref().map(|p| p.len())
                     && !cancelled
                 {
-                    st.warnings.push(discarded(self.rank, &completion.status, bytes));
+                    st.warnings
+                        .push(discarded(self.rank, &completion.status, bytes));
                 }
                 st.table.free_index(slot_idx);
             } else {
@@ -272,7 +272,12 @@ impl MpiRank {
     }
 
     /// A message matched here, received into a buffer of `capacity` bytes.
-    fn deliver(&self, arrived: Arrived, capacity: usize, call: &'static str) -> Completion<Payload> {
+    fn deliver(
+        &self,
+        arrived: Arrived,
+        capacity: usize,
+        call: &'static str,
+    ) -> Completion<Payload> {
         let Arrived { envelope, mut data } = arrived;
         let bytes = data.len();
         let error = (bytes > capacity).then(|| {
@@ -365,8 +370,8 @@ impl MpiRank {
             st.buffered += requested;
             return Ok(self.posted_send(&mut st, raw_req, buf, blocking)?);
         }
-        let raw_req =
-            raw::isend(mpi_mode, &buf, to, envelope.tag, comm).map_err(|c| self.mpi_error(call, c))?;
+        let raw_req = raw::isend(mpi_mode, &buf, to, envelope.tag, comm)
+            .map_err(|c| self.mpi_error(call, c))?;
         self.posted_send(&mut st, raw_req, buf, blocking)
     }
 
@@ -401,7 +406,12 @@ impl MpiRank {
         let mut st = self.state.borrow_mut();
         if pattern.context == WORLD {
             let mut buf = vec![0u8; capacity];
-            let posted = raw::irecv(&mut buf, source(pattern.source), tag(pattern.tag), self.direct);
+            let posted = raw::irecv(
+                &mut buf,
+                source(pattern.source),
+                tag(pattern.tag),
+                self.direct,
+            );
             return match posted {
                 Ok(raw_req) => st.table.alloc(Kind::Active {
                     raw: raw_req,
@@ -440,7 +450,12 @@ impl MpiRank {
     }
 
     /// What a probe for `pattern` finds now (taken when `take`).
-    fn probe_now(&self, st: &mut State, pattern: &Pattern, take: bool) -> Result<Option<Probed>, Error> {
+    fn probe_now(
+        &self,
+        st: &mut State,
+        pattern: &Pattern,
+        take: bool,
+    ) -> Result<Option<Probed>, Error> {
         if pattern.context == WORLD {
             let found = raw::probe(source(pattern.source), tag(pattern.tag), self.direct, take)
                 .map_err(|c| self.mpi_error("iprobe", c))?;
@@ -726,7 +741,9 @@ impl RankRuntime for MpiRank {
                 capacity,
                 blocking,
                 ..
-            } => Ok(Started::Request(Some(self.recv(pattern, capacity, blocking)))),
+            } => Ok(Started::Request(Some(
+                self.recv(pattern, capacity, blocking),
+            ))),
             Call::NullRequest(_) => Ok(Started::Done),
             call => self.answer(call),
         }
@@ -766,7 +783,10 @@ impl RankRuntime for MpiRank {
                 }
                 match (needs, first) {
                     (Needs::Any, Some(i)) => Poll::Ready(Ok(Waited::Index(i))),
-                    (Needs::All, Some(i)) if all => Poll::Ready(Ok(Waited::Index(i))),
+                    // None to wait for (a collective's end of wait) is over too.
+                    (Needs::All, first) if all => {
+                        Poll::Ready(Ok(Waited::Index(first.unwrap_or(0))))
+                    }
                     _ => Poll::Pending,
                 }
             }

@@ -164,7 +164,12 @@ pub fn isend(
 
 /// Starts a receive into `buf` from `source` (or [`any_source`]) with `tag` (or [`any_tag`])
 /// on `comm`. `buf` must stay where it is until the request completes.
-pub fn irecv(buf: &mut [u8], source: c_int, tag: c_int, comm: MPI_Comm) -> Result<MPI_Request, Code> {
+pub fn irecv(
+    buf: &mut [u8],
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Result<MPI_Request, Code> {
     let mut req = request_null();
     let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
     // SAFETY: as `isend`, the buffer writable.

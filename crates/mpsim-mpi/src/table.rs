@@ -19,10 +19,7 @@ pub(crate) enum Op {
     Send,
     /// A receive of up to `capacity` bytes on the world's context, for the program's call
     /// `call`.
-    Recv {
-        capacity: usize,
-        call: &'static str,
-    },
+    Recv { capacity: usize, call: &'static str },
 }
 
 /// A message that arrived on the matched-here communicator, with its envelope (from its

@@ -58,7 +58,12 @@ impl World {
         raw::barrier(self.control).map_err(|c| Error::Internal {
             what: format!("MPI failed in MPI_Barrier: {}", raw::describe(c)),
         })?;
-        Ok(MpiRank::new(self.direct, self.here, Instant::now(), self.spin))
+        Ok(MpiRank::new(
+            self.direct,
+            self.here,
+            Instant::now(),
+            self.spin,
+        ))
     }
 
     /// Ends every process of the job: this rank's run failed with `error`, which is printed

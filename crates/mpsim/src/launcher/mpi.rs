@@ -43,7 +43,10 @@ where
         warn_ignored(&config.flags_only_for(Backend::Threads), "threads", "mpi");
         let unsupported: Vec<&str> = [
             (config.trace.is_some(), "--trace"),
-            (config.report.is_some() || config.report_out.is_some(), "--report"),
+            (
+                config.report.is_some() || config.report_out.is_some(),
+                "--report",
+            ),
             (config.strict, "--strict"),
             (config.eager_threshold.is_some(), "--eager-threshold"),
         ]
