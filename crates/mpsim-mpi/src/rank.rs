@@ -368,7 +368,7 @@ impl MpiRank {
                 other => other.map_err(|c| self.mpi_error(call, c))?,
             };
             st.buffered += requested;
-            return Ok(self.posted_send(&mut st, raw_req, buf, blocking)?);
+            return self.posted_send(&mut st, raw_req, buf, blocking);
         }
         let raw_req = raw::isend(mpi_mode, &buf, to, envelope.tag, comm)
             .map_err(|c| self.mpi_error(call, c))?;

@@ -132,11 +132,11 @@ fn rank_main(case: &str) -> ExitCode {
         "mpi_collectives_same_results_as_sim" => same_as_sim(coll_program),
         "mpi_p2p_stress_4_ranks_every_mode_and_wildcard" => stress_case(),
         "mpi_truncate_names_rank_call_and_sizes" => {
-            mpi.run(|world: Comm| async move { truncate_on(&world, 0).await })
+            mpi.run(|world: Comm| async move { truncate_on(&world).await })
         }
         "mpi_truncate_on_a_dup_names_rank_call_and_sizes" => mpi.run(|world: Comm| async move {
             let dup = world.dup()?;
-            truncate_on(&dup, 1).await
+            truncate_on(&dup).await
         }),
         "mpi_bsend_overflow_names_rank_call_and_sizes" => mpi.run(|world: Comm| async move {
             if world.rank() == 2 {
@@ -165,7 +165,7 @@ fn rank_main(case: &str) -> ExitCode {
 }
 
 /// Rank 0 sends 64 bytes with tag 5 to rank 1, which receives into 16 on `comm`.
-async fn truncate_on(comm: &Comm, _which: u32) -> Result<()> {
+async fn truncate_on(comm: &Comm) -> Result<()> {
     match comm.rank() {
         0 => comm.send(&[7u8; 64], 1, 5).await.map(drop)?,
         1 => comm.recv(&mut [0u8; 16], 0, 5).await.map(drop)?,
@@ -217,8 +217,7 @@ fn keep(out: &Digests, world: &Comm, values: Vec<u64>) {
 /// wildcards, probes, matched probes, persistent requests and cancel; each rank keeps what it
 /// received.
 async fn p2p_program(world: Comm, out: Digests) -> Result<()> {
-    let (me, n) = (world.rank(), world.size());
-    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    let me = world.rank();
     let dup = world.dup()?;
     let half = world
         .split(Some(me % 2), -i64::from(me))
@@ -229,7 +228,7 @@ async fn p2p_program(world: Comm, out: Digests) -> Result<()> {
         let (cr, cl) = ((cme + 1) % cn, (cme + cn - 1) % cn);
         let mut got = Vec::new();
         // Every mode, nonblocking, around the ring: receives first, so rsend is valid.
-        let mut bufs = vec![[0u64; 3]; 4];
+        let mut bufs = [[0u64; 3]; 4];
         let mut reqs = Vec::new();
         for (i, b) in bufs.iter_mut().enumerate() {
             reqs.push(comm.irecv(b, cl, i as i32)?);
@@ -326,7 +325,6 @@ async fn p2p_program(world: Comm, out: Digests) -> Result<()> {
         comm.barrier().await?;
         keep(&out, &world, got);
     }
-    let _ = (right, left);
     Ok(())
 }
 
