@@ -37,7 +37,11 @@ impl World {
         let here = raw::dup(world).map_err(|c| fail("MPI_Comm_dup", c))?;
         let control = raw::dup(world).map_err(|c| fail("MPI_Comm_dup", c))?;
         let on_node = raw::node_size(world).map_err(|c| fail("MPI_Comm_split_type", c))?;
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        // The node's cores, not this process's: mpirun binds each process to a core (or a
+        // socket), which `available_parallelism` would count alone.
+        // SAFETY: sysconf reads a system value.
+        let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+        let cores = u32::try_from(online).unwrap_or(1).max(1);
         Ok(World {
             direct,
             here,
