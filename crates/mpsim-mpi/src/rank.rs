@@ -40,7 +40,7 @@ pub struct MpiRank {
     state: RefCell<State>,
     /// The next nap of `block` when nothing comes; reset when something does.
     nap: Cell<Duration>,
-    /// What the program waits for in a blocking probe on the world (`block` looks for it).
+    /// What the program waits for in a blocking probe (`block` looks for it).
     probing: Cell<Option<Pattern>>,
 }
 
@@ -176,7 +176,12 @@ impl MpiRank {
             }
         }
         st.done = done;
-        happened |= self.drain(st)?;
+        // Messages on other contexts wait at MPI until a receive there is posted (or a probe
+        // or receive looks for one: those drain themselves), so that a rank with none costs no
+        // MPI call per poll for them.
+        if !st.posted.is_empty() {
+            happened |= self.drain(st)?;
+        }
         Ok(happened)
     }
 
@@ -794,9 +799,7 @@ impl RankRuntime for MpiRank {
                 Err(e) => Poll::Ready(Err(e)),
                 Ok(Some(p)) => Poll::Ready(Ok(Waited::Probed(p))),
                 Ok(None) => {
-                    if pattern.context == WORLD {
-                        self.probing.set(Some(*pattern));
-                    }
+                    self.probing.set(Some(*pattern));
                     Poll::Pending
                 }
             },
@@ -817,8 +820,12 @@ impl RankRuntime for MpiRank {
                 // An error is the next poll's to return.
                 self.progress(&mut st).unwrap_or(true)
                     || self.probing.get().is_some_and(|p| {
-                        raw::probe(source(p.source), tag(p.tag), self.direct, false)
-                            .map_or(true, |found| found.is_some())
+                        if p.context == WORLD {
+                            raw::probe(source(p.source), tag(p.tag), self.direct, false)
+                                .map_or(true, |found| found.is_some())
+                        } else {
+                            self.drain(&mut st).unwrap_or(true)
+                        }
                     })
             };
             if happened {

@@ -288,8 +288,16 @@ pub fn testsome(
     }
     let n = reqs.len();
     let mut outcount: c_int = 0;
-    let mut indices = vec![0 as c_int; n];
-    let mut statuses = vec![empty_status(); n];
+    // Small arrays on the stack: the usual wait has a request or two in flight.
+    let (mut small_idx, mut small_st) = ([0 as c_int; 8], [empty_status(); 8]);
+    let (mut big_idx, mut big_st) = (Vec::new(), Vec::new());
+    let (indices, statuses): (&mut [c_int], &mut [MPI_Status]) = if n <= 8 {
+        (&mut small_idx[..n], &mut small_st[..n])
+    } else {
+        big_idx.resize(n, 0);
+        big_st.resize(n, empty_status());
+        (&mut big_idx, &mut big_st)
+    };
     // SAFETY: arrays of `n` entries each; the requests are active requests of this process or
     // null.
     let code = unsafe {
