@@ -34,10 +34,22 @@
 //! (only with a core per rank on the node), then naps with back-off (20 us doubling to 1 ms),
 //! so that an idle rank does not keep a core busy.
 
+//!
+//! # Building
+//!
+//! Everything here is behind this crate's `mpi` feature (which `mpsim`'s `mpi` feature turns
+//! on): without it the crate is empty, so that a workspace build needs no MPI library.
+
+#[cfg(feature = "mpi")]
 mod rank;
+#[cfg(feature = "mpi")]
 mod raw;
+#[cfg(feature = "mpi")]
 mod table;
+#[cfg(feature = "mpi")]
 mod world;
 
+#[cfg(feature = "mpi")]
 pub use rank::MpiRank;
+#[cfg(feature = "mpi")]
 pub use world::World;
