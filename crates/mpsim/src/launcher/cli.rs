@@ -319,7 +319,8 @@ fn rank_list(text: &str) -> std::result::Result<RankSet, String> {
 
 #[derive(Parser)]
 #[command(
-    about = "An mpsim program: simulated on a machine model (default) or run for real on threads.",
+    about = "An mpsim program: simulated on a machine model (default), run for real on threads, \
+             or (a build with the mpi feature) on an MPI library under mpirun.",
     after_help = "Ctrl-C (SIGINT) or SIGTERM stops a run: it still writes its report and trace of \
                   what ran until then, and exits with status 130 or 143; a second one quits at \
                   once. A --trace file is written whole or not at all."
