@@ -92,13 +92,27 @@ where
     F: FnOnce(Comm) -> Fut,
     Fut: Future<Output = Result<T>>,
 {
+    run_one_with(runtime, crate::coll::policy::Policy::unnamed(), program)
+}
+
+/// [`run_one`], with the collectives following `policy` (a launcher's run: `--coll`,
+/// `--reproducible`).
+pub(crate) fn run_one_with<F, Fut, T>(
+    runtime: Rc<dyn RankRuntime>,
+    policy: Arc<crate::coll::policy::Policy>,
+    program: F,
+) -> Result<T>
+where
+    F: FnOnce(Comm) -> Fut,
+    Fut: Future<Output = Result<T>>,
+{
     let rank = runtime.rank();
     let _driving = Driving::start();
     let rt = Rt::Other(Rc::clone(&runtime));
     // The program, its communicators and requests are dropped at the end of this closure,
     // before `run_one` returns (the contract's "who owns what"); a panic drops them unwinding.
     let ended = panic::catch_unwind(AssertUnwindSafe(|| {
-        let fut = pin!(driven(rt, crate::coll::policy::Policy::unnamed(), program));
+        let fut = pin!(driven(rt, policy, program));
         drive(&*runtime, fut)
     }));
     let mut error = match ended {

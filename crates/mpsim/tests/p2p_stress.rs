@@ -198,9 +198,9 @@ async fn issue(
 
 /// What the ranks count together, checked after the run.
 #[derive(Default)]
-struct Tally {
-    messages: AtomicU64,
-    bytes: AtomicU64,
+pub(crate) struct Tally {
+    pub(crate) messages: AtomicU64,
+    pub(crate) bytes: AtomicU64,
 }
 
 impl Tally {
@@ -241,11 +241,11 @@ fn bounded<T: Send + 'static>(what: &str, run: impl FnOnce() -> T + Send + 'stat
 
 /// One message of the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Msg {
+pub(crate) struct Msg {
     src: u32,
-    dst: u32,
+    pub(crate) dst: u32,
     tag: i32,
-    bytes: usize,
+    pub(crate) bytes: usize,
     mode: SendMode,
     call: Call,
     /// Index of the message among all messages `src` sends (its payload seed).
@@ -275,12 +275,12 @@ struct Round {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Plan {
+pub(crate) struct Plan {
     rounds: Vec<Round>,
 }
 
 impl Plan {
-    fn new(seed: u64, ranks: u32, total: usize) -> Plan {
+    pub(crate) fn new(seed: u64, ranks: u32, total: usize) -> Plan {
         let mut rng = XorShift::new(seed);
         let mut next_seq = vec![0u64; ranks as usize];
         let mut rounds = Vec::new();
@@ -369,7 +369,7 @@ impl Plan {
         Plan { rounds }
     }
 
-    fn messages(&self) -> impl Iterator<Item = &Msg> {
+    pub(crate) fn messages(&self) -> impl Iterator<Item = &Msg> {
         self.rounds.iter().flat_map(|r| &r.msgs)
     }
 
@@ -443,7 +443,12 @@ fn recv_specs<'m>(incoming: &[&'m Msg], style: RecvStyle) -> Vec<(RecvSpec, &'m 
 }
 
 /// The 8-rank stress program of one rank.
-async fn stress_rank(world: Comm, seed: u64, total: usize, tally: Arc<Tally>) -> Result<()> {
+pub(crate) async fn stress_rank(
+    world: Comm,
+    seed: u64,
+    total: usize,
+    tally: Arc<Tally>,
+) -> Result<()> {
     let plan = Plan::new(seed, world.size(), total);
     let me = world.rank();
     // Never zero, so that detach always has a buffer to return.

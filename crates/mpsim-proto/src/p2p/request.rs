@@ -21,6 +21,45 @@ pub struct ReqId {
 #[must_use = "a matched message must be received with mrecv"]
 pub struct MessageId(pub(crate) ReqId);
 
+/// Handles made by a backend that keeps its own requests (one not built on an
+/// [`Endpoint`](crate::p2p::Endpoint): the MPI backend), which answers the seam's calls
+/// (`crate::runtime`) with handles to its own table.
+impl ReqId {
+    /// The handle of slot `index` in its `generation` (a slot reused gets a new generation, so
+    /// that a stale handle names no live request).
+    ///
+    /// ```
+    /// use mpsim_proto::p2p::ReqId;
+    /// let req = ReqId::from_parts(3, 1);
+    /// assert_eq!(req.parts(), (3, 1));
+    /// assert_ne!(req, ReqId::from_parts(3, 2));
+    /// ```
+    pub fn from_parts(index: u32, generation: u32) -> Self {
+        ReqId {
+            idx: index,
+            generation,
+        }
+    }
+
+    /// The slot index and generation [`ReqId::from_parts`] made the handle of.
+    pub fn parts(self) -> (u32, u32) {
+        (self.idx, self.generation)
+    }
+}
+
+impl MessageId {
+    /// A matched probe's message as a backend keeps it: under the handle `req` of its own table
+    /// (see [`ReqId::from_parts`]).
+    pub fn from_request(req: ReqId) -> Self {
+        MessageId(req)
+    }
+
+    /// The handle [`MessageId::from_request`] made the message of.
+    pub fn request(self) -> ReqId {
+        self.0
+    }
+}
+
 /// The four send modes (`docs/p2p.md` §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SendMode {

@@ -41,10 +41,16 @@ pub struct LaunchArgs {
     // take their values out of them (clap's derive removes each value it reads).
     #[command(flatten)]
     given: GivenFlags,
-    /// Number of ranks (at least 1).
-    #[arg(long, short = 'n', default_value_t = 4, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Number of ranks (at least 1). Under `--backend mpi` each process mpirun starts is a
+    /// rank, and a number that disagrees with theirs is an error; the default is then the
+    /// number of processes, when the launcher says it (Open MPI's `OMPI_COMM_WORLD_SIZE`,
+    /// MPICH's `PMI_SIZE`).
+    #[arg(long, short = 'n', default_value_t = default_ranks(), allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(1..))]
     pub ranks: u32,
-    /// Where to run the program.
+    /// Where to run the program: `sim` simulates every rank in this process on a machine model;
+    /// `threads` runs each rank on a thread of this process; `mpi` (a build with the `mpi`
+    /// feature) runs each process `mpirun -np N` starts as one rank, on the installed MPI
+    /// library.
     #[arg(long, value_enum, default_value_t = Backend::Sim)]
     pub backend: Backend,
     /// Standard sends up to this many bytes (`65536`, `64KiB`) are eager (complete without a
@@ -282,6 +288,16 @@ impl Args for GivenFlags {
     }
 }
 
+/// `--ranks`'s default: the number of processes of the MPI job this process belongs to, when
+/// its launcher says it (`OMPI_COMM_WORLD_SIZE`, `PMI_SIZE`), else 4.
+fn default_ranks() -> u32 {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok()?.parse::<u32>().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or(4)
+}
+
 /// Parses `--coll`.
 fn choices(text: &str) -> std::result::Result<AlgorithmChoices, String> {
     text.parse()
@@ -303,7 +319,8 @@ fn rank_list(text: &str) -> std::result::Result<RankSet, String> {
 
 #[derive(Parser)]
 #[command(
-    about = "An mpsim program: simulated on a machine model (default) or run for real on threads.",
+    about = "An mpsim program: simulated on a machine model (default), run for real on threads, \
+             or (a build with the mpi feature) on an MPI library under mpirun.",
     after_help = "Ctrl-C (SIGINT) or SIGTERM stops a run: it still writes its report and trace of \
                   what ran until then, and exits with status 130 or 143; a second one quits at \
                   once. A --trace file is written whole or not at all."

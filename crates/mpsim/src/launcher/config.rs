@@ -227,7 +227,8 @@ pub enum Backend {
     Sim,
     /// One OS thread per rank, in this process.
     Threads,
-    /// Planned, not built yet: an installed MPI library via `mpirun`. Choosing it is an error.
+    /// An installed MPI library: each process that `mpirun` starts is one rank (`mpirun -np N
+    /// prog --backend mpi`). Only in a build with mpsim's `mpi` feature; elsewhere an error.
     Mpi,
 }
 

@@ -6,12 +6,15 @@
 //! and `threads.rs` a run on each backend; `outputs.rs` what they share: the report and trace
 //! files, each written whole or not at all, and the warnings about flags a backend ignores.
 //! [`Launcher::run`] checks what every backend needs, listens for signals and dispatches;
-//! `--backend mpi` is refused there, planned. A program's rank run in a process of its own
-//! (one rank per process) is [`crate::rank::run_one`]'s.
+//! `mpi.rs` (the `mpi` feature) runs this process as one rank of an `mpirun` job, and a build
+//! without the feature refuses `--backend mpi` there. A program's rank run in a process of its
+//! own (one rank per process) is [`crate::rank::run_one`]'s.
 
 #[cfg(feature = "cli")]
 mod cli;
 mod config;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod outputs;
 mod sim;
 mod threads;
@@ -349,11 +352,14 @@ impl Launcher {
         match config.backend {
             Backend::Sim => sim::run(config, program, interrupt, amend),
             Backend::Threads => threads::run(config, program, interrupt.as_ref(), amend),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi => mpi::run(config, program),
+            #[cfg(not(feature = "mpi"))]
             Backend::Mpi => Err(Error::Unsupported {
-                what: format!(
-                    "the {:?} backend is not in this build yet; use --backend threads",
-                    config.backend
-                ),
+                what: "this build has no mpi backend: build with mpsim's `mpi` feature (cargo \
+                       build --release --features mpsim/mpi, which needs an MPI library and \
+                       libclang) and launch with mpirun; or use --backend threads"
+                    .into(),
             }),
         }
     }

@@ -1,0 +1,55 @@
+//! mpsim's `mpi` backend: one rank per MPI process, point-to-point on the installed MPI library
+//! (through the `mpi` crate's bindings), so that an mpsim program runs across machines with
+//! `mpirun`. The API layer reaches it through the seam alone (`RankRuntime`, implemented by
+//! [`MpiRank`]); `mpsim`'s launcher runs a program on it with `--backend mpi` (the `mpi` cargo
+//! feature of `mpsim`).
+//!
+//! # Contexts and MPI communicators
+//!
+//! mpsim matches messages by a 64-bit context per communicator (two per communicator: its
+//! point-to-point context and its hidden collective one, plus one per nonblocking collective
+//! call), derived by every member alike without a message; MPI matches by communicator, source
+//! and tag, with every tag of `0..=TAG_UB` the program's. MPI communicators cannot be made
+//! lazily (making one is collective), so the mapping is:
+//!
+//! - The world's point-to-point context (`ContextId(0)`, every `world.send`/`recv`) is a
+//!   duplicate of `MPI_COMM_WORLD`: sends are MPI's own in each mode (`MPI_Isend`,
+//!   `MPI_Issend`, `MPI_Ibsend` into the buffer attached with `MPI_Buffer_attach`,
+//!   `MPI_Irsend`), receives `MPI_Irecv`, probes `MPI_Iprobe` and `MPI_Improbe`/`MPI_Imrecv`,
+//!   cancel `MPI_Cancel`; MPI matches.
+//! - Every other context (communicators made by `dup` and `split`, the collectives' hidden
+//!   contexts) shares a second duplicate: each message carries a 12-byte header (its context
+//!   and its sender's communicator rank) and is sent in its mode as above (`rsend` as
+//!   `MPI_Issend`, since its receive is never posted at MPI); the backend receives every
+//!   message that arrives there (`MPI_Improbe` on any source and tag, then `MPI_Mrecv`) and
+//!   matches it itself, in MPI's order: to the first posted receive it matches, else into a
+//!   queue that later receives and probes search first. Contexts never cross-match. What is
+//!   weaker there: a synchronous send completes once the destination's backend has taken the
+//!   message in, which may be before the program's receive matched it.
+//!
+//! # Progress
+//!
+//! Open MPI moves messages only inside MPI calls: every wait polls (`MPI_Testsome` over the
+//! requests in flight, then the second communicator), and [`MpiRank`]'s `block` spins briefly
+//! (only with a core per rank on the node), then naps with back-off (20 us doubling to 1 ms),
+//! so that an idle rank does not keep a core busy.
+
+//!
+//! # Building
+//!
+//! Everything here is behind this crate's `mpi` feature (which `mpsim`'s `mpi` feature turns
+//! on): without it the crate is empty, so that a workspace build needs no MPI library.
+
+#[cfg(feature = "mpi")]
+mod rank;
+#[cfg(feature = "mpi")]
+mod raw;
+#[cfg(feature = "mpi")]
+mod table;
+#[cfg(feature = "mpi")]
+mod world;
+
+#[cfg(feature = "mpi")]
+pub use rank::MpiRank;
+#[cfg(feature = "mpi")]
+pub use world::World;

@@ -1,0 +1,874 @@
+//! [`MpiRank`]: the seam ([`RankRuntime`]) on MPI, for the one rank this process is.
+//!
+//! Each call is answered with MPI calls at once; nonblocking ones leave a raw MPI request in
+//! the request table (`table.rs`) with the buffer it uses, which `progress` completes with
+//! `MPI_Testsome`. How contexts map to MPI communicators is in the crate docs.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::c_int;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use mpsim_proto::error::{Error, Site};
+use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, Tag};
+use mpsim_proto::p2p::{BSEND_OVERHEAD, Completion, MessageId, ReqId, SendMode, Status};
+use mpsim_proto::runtime::{
+    Call, Needs, Payload, Probed, RankRuntime, Started, Wait, Waited, Work,
+};
+
+use crate::raw::{self, Code, MPI_Comm, MPI_Request};
+use crate::table::{Arrived, Kind, Op, Table, Taken, sent};
+
+/// The world's point-to-point context, whose traffic MPI matches (crate docs).
+const WORLD: ContextId = ContextId(0);
+
+/// The header of a message on the matched-here communicator: its context (8 bytes) and its
+/// sender's rank in the communicator (4), little-endian.
+const HEADER: usize = 12;
+
+/// One rank's runtime on MPI (see the crate docs).
+pub struct MpiRank {
+    rank: u32,
+    size: u32,
+    /// The world's point-to-point traffic, matched by MPI.
+    direct: MPI_Comm,
+    /// Every other context's, matched here.
+    here: MPI_Comm,
+    start: Instant,
+    /// Whether ranks spin before they nap when nothing came (a core per rank on this node).
+    spin: bool,
+    state: RefCell<State>,
+    /// The next nap of `block` when nothing comes; reset when something does.
+    nap: Cell<Duration>,
+    /// What the program waits for in a blocking probe (`block` looks for it).
+    probing: Cell<Option<Pattern>>,
+}
+
+#[derive(Default)]
+struct State {
+    table: Table,
+    /// Receives posted on other contexts, in the order posted (slot indices).
+    posted: Vec<u32>,
+    /// Messages on other contexts no receive has matched yet, in the order they arrived.
+    stash: std::collections::VecDeque<Arrived>,
+    /// The attached buffer: what the program asked for, and the memory MPI got.
+    attached: Option<(usize, Vec<u8>)>,
+    /// Bytes (plus overhead) of buffered sends since the buffer was attached.
+    buffered: usize,
+    /// Warnings of the run (data discarded).
+    warnings: Vec<String>,
+    /// Scratch of `progress`.
+    idx: Vec<u32>,
+    raws: Vec<MPI_Request>,
+    done: Vec<(usize, raw::MPI_Status, Code)>,
+}
+
+impl MpiRank {
+    /// The runtime of this process's rank, on the communicators `direct` and `here` (both
+    /// duplicates of `MPI_COMM_WORLD`, errors returned), with the run's clock from `start`.
+    pub(crate) fn new(direct: MPI_Comm, here: MPI_Comm, start: Instant, spin: bool) -> Self {
+        let (rank, size) = raw::rank_size(direct);
+        MpiRank {
+            rank,
+            size,
+            direct,
+            here,
+            start,
+            spin,
+            state: RefCell::new(State::default()),
+            nap: Cell::new(FIRST_NAP),
+            probing: Cell::new(None),
+        }
+    }
+
+    /// The run's warnings so far (data discarded, messages never received), taken.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.state.borrow_mut().warnings)
+    }
+
+    /// After the program: finishes the sends it let go of (MPI needs their buffers until
+    /// then), detaches a buffer it left attached, and notes the messages on other contexts
+    /// that no receive took.
+    pub fn finish(&self) -> Result<(), Error> {
+        loop {
+            let mut st = self.state.borrow_mut();
+            self.progress(&mut st)?;
+            if !st.table.any_active() {
+                break;
+            }
+            drop(st);
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let mut st = self.state.borrow_mut();
+        if st.attached.take().is_some() {
+            raw::buffer_detach().map_err(|c| self.mpi_error("buffer_detach", c))?;
+        }
+        let rank = self.rank;
+        let unreceived: Vec<String> = st
+            .stash
+            .drain(..)
+            .map(|a| {
+                format!(
+                    "rank {rank}: a message of {} bytes (source {}, tag {}, context {}) was \
+                     never received",
+                    a.data.len(),
+                    a.envelope.source,
+                    a.envelope.tag,
+                    a.envelope.context.0
+                )
+            })
+            .collect();
+        st.warnings.extend(unreceived);
+        Ok(())
+    }
+
+    /// An MPI call that failed where mpsim has no error of its own for it.
+    #[cold]
+    fn mpi_error(&self, call: &'static str, code: Code) -> Error {
+        Error::Internal {
+            what: format!(
+                "rank {}: MPI failed in {call}: {}",
+                self.rank,
+                raw::describe(code)
+            ),
+        }
+    }
+
+    /// Takes in what MPI has finished or delivered: completes the raw requests done, and
+    /// matches the messages arrived on other contexts. Whether anything happened.
+    fn progress(&self, st: &mut State) -> Result<bool, Error> {
+        let mut happened = false;
+        {
+            let State {
+                table,
+                idx,
+                raws,
+                done,
+                ..
+            } = &mut *st;
+            table.active(idx, raws);
+            raw::testsome(raws, done).map_err(|c| self.mpi_error("MPI_Testsome", c))?;
+        }
+        let done = std::mem::take(&mut st.done);
+        for &(k, status, code) in &done {
+            happened = true;
+            let slot_idx = st.idx[k];
+            let slot = st.table.at(slot_idx);
+            let Kind::Active { buf, op, .. } = std::mem::replace(&mut slot.kind, Kind::Free) else {
+                unreachable!("only active slots are tested")
+            };
+            let let_go = slot.let_go;
+            let cancelled = raw::cancelled(&status);
+            let completion = match op {
+                Op::Send => sent(cancelled),
+                Op::Recv { capacity, call } => self.received(status, code, buf, capacity, call),
+            };
+            if let_go {
+                if let Some(bytes) = completion.payload.as_ref().map(|p| p.len())
+                    && !cancelled
+                {
+                    st.warnings
+                        .push(discarded(self.rank, &completion.status, bytes));
+                }
+                st.table.free_index(slot_idx);
+            } else {
+                st.table.at(slot_idx).kind = Kind::Done(completion);
+            }
+        }
+        st.done = done;
+        // Messages on other contexts wait at MPI until a receive there is posted (or a probe
+        // or receive looks for one: those drain themselves), so that a rank with none costs no
+        // MPI call per poll for them.
+        if !st.posted.is_empty() {
+            happened |= self.drain(st)?;
+        }
+        Ok(happened)
+    }
+
+    /// The completion of a receive on the world's context that MPI finished.
+    fn received(
+        &self,
+        status: raw::MPI_Status,
+        code: Code,
+        mut buf: Vec<u8>,
+        capacity: usize,
+        call: &'static str,
+    ) -> Completion<Payload> {
+        if raw::cancelled(&status) {
+            return Completion {
+                status: Status {
+                    cancelled: true,
+                    ..Status::default()
+                },
+                payload: None,
+                error: None,
+            };
+        }
+        let bytes = raw::count(&status);
+        let status_of = Status {
+            source: status.MPI_SOURCE as u32,
+            tag: status.MPI_TAG,
+            bytes,
+            cancelled: false,
+        };
+        let error = (code != 0).then(|| {
+            Box::new(if raw::class(code) == raw::ERR_TRUNCATE {
+                Error::Truncate {
+                    site: Site::new(self.rank, call)
+                        .context(WORLD)
+                        .peer(status_of.source)
+                        .tag(status_of.tag),
+                    // MPI tells the bytes it wrote, not the message's length: at least one more.
+                    message_bytes: bytes.max(capacity + 1),
+                    buffer_bytes: capacity,
+                }
+            } else {
+                self.mpi_error(call, code)
+            })
+        });
+        buf.truncate(bytes.min(capacity));
+        Completion {
+            status: status_of,
+            payload: Some(Payload::from_vec(buf)),
+            error,
+        }
+    }
+
+    /// Receives every message arrived on the matched-here communicator: each goes to the first
+    /// posted receive it matches, or to the stash. Whether any came.
+    fn drain(&self, st: &mut State) -> Result<bool, Error> {
+        let mut came = false;
+        while let Some((status, Some(mut message))) =
+            raw::probe(raw::any_source(), raw::any_tag(), self.here, true)
+                .map_err(|c| self.mpi_error("MPI_Improbe", c))?
+        {
+            came = true;
+            let mut data = vec![0u8; raw::count(&status)];
+            raw::mrecv(&mut data, &mut message).map_err(|c| self.mpi_error("MPI_Mrecv", c))?;
+            if data.len() < HEADER {
+                return Err(Error::Internal {
+                    what: format!("rank {}: a message without mpsim's header", self.rank),
+                });
+            }
+            let context = u64::from_le_bytes(data[..8].try_into().expect("8 bytes"));
+            let source = u32::from_le_bytes(data[8..12].try_into().expect("4 bytes"));
+            data.drain(..HEADER);
+            let arrived = Arrived {
+                envelope: Envelope::new(ContextId(context), source, status.MPI_TAG),
+                data,
+            };
+            let matched = st.posted.iter().position(|&i| match &st.table.at(i).kind {
+                Kind::Posted { pattern, .. } => pattern.matches(&arrived.envelope),
+                _ => false,
+            });
+            match matched {
+                Some(p) => {
+                    let i = st.posted.remove(p);
+                    let slot = st.table.at(i);
+                    let Kind::Posted { capacity, call, .. } = slot.kind else {
+                        unreachable!("posted receives are Posted")
+                    };
+                    slot.kind = Kind::Done(self.deliver(arrived, capacity, call));
+                }
+                None => st.stash.push_back(arrived),
+            }
+        }
+        Ok(came)
+    }
+
+    /// A message matched here, received into a buffer of `capacity` bytes.
+    fn deliver(
+        &self,
+        arrived: Arrived,
+        capacity: usize,
+        call: &'static str,
+    ) -> Completion<Payload> {
+        let Arrived { envelope, mut data } = arrived;
+        let bytes = data.len();
+        let error = (bytes > capacity).then(|| {
+            Box::new(Error::Truncate {
+                site: Site::new(self.rank, call)
+                    .context(envelope.context)
+                    .peer(envelope.source)
+                    .tag(envelope.tag),
+                message_bytes: bytes,
+                buffer_bytes: capacity,
+            })
+        });
+        data.truncate(capacity);
+        Completion {
+            status: Status {
+                source: envelope.source,
+                tag: envelope.tag,
+                bytes,
+                cancelled: false,
+            },
+            payload: Some(Payload::from_vec(data)),
+            error,
+        }
+    }
+
+    /// Starts a send (`Call::Send`): the request, or none for a blocking one done at once.
+    fn send(
+        &self,
+        call: &'static str,
+        mode: SendMode,
+        to: u32,
+        envelope: Envelope,
+        payload: Payload,
+        blocking: bool,
+    ) -> Result<Option<ReqId>, Error> {
+        let site = || {
+            Site::new(self.rank, call)
+                .context(envelope.context)
+                .peer(to)
+                .tag(envelope.tag)
+        };
+        if to >= self.size {
+            return Err(Error::InvalidRank {
+                site: site(),
+                rank: i64::from(to),
+                size: self.size,
+            });
+        }
+        let len = payload.len();
+        let direct = envelope.context == WORLD;
+        let (buf, comm) = if direct {
+            (payload.into_vec(), self.direct)
+        } else {
+            let mut buf = Vec::with_capacity(HEADER + len);
+            buf.extend_from_slice(&envelope.context.0.to_le_bytes());
+            buf.extend_from_slice(&envelope.source.to_le_bytes());
+            buf.extend_from_slice(&payload);
+            (buf, self.here)
+        };
+        let mpi_mode = match mode {
+            SendMode::Standard => raw::Mode::Standard,
+            SendMode::Synchronous => raw::Mode::Synchronous,
+            SendMode::Buffered => raw::Mode::Buffered,
+            // MPI's ready send needs the receive posted at MPI: on other contexts receives are
+            // matched here, so it is a synchronous send there (as mpsim's rsend is outside
+            // strict mode).
+            SendMode::Ready if direct => raw::Mode::Ready,
+            SendMode::Ready => raw::Mode::Synchronous,
+        };
+        let mut st = self.state.borrow_mut();
+        if mode == SendMode::Buffered {
+            let attached = st.attached.as_ref().map_or(0, |a| a.0);
+            let requested = len + BSEND_OVERHEAD;
+            let overflow = |used| Error::BufferOverflow {
+                site: site(),
+                requested,
+                attached,
+                used,
+            };
+            if requested > attached {
+                return Err(overflow(st.buffered.min(attached)));
+            }
+            let sent = raw::isend(mpi_mode, &buf, to, envelope.tag, comm);
+            let raw_req = match sent {
+                Err(code) if raw::class(code) == raw::ERR_BUFFER => {
+                    return Err(overflow(st.buffered.min(attached)));
+                }
+                other => other.map_err(|c| self.mpi_error(call, c))?,
+            };
+            st.buffered += requested;
+            return self.posted_send(&mut st, raw_req, buf, blocking);
+        }
+        let raw_req = raw::isend(mpi_mode, &buf, to, envelope.tag, comm)
+            .map_err(|c| self.mpi_error(call, c))?;
+        self.posted_send(&mut st, raw_req, buf, blocking)
+    }
+
+    /// A send MPI started: in the table, or (blocking, finished at once) gone.
+    fn posted_send(
+        &self,
+        st: &mut State,
+        raw_req: MPI_Request,
+        buf: Vec<u8>,
+        blocking: bool,
+    ) -> Result<Option<ReqId>, Error> {
+        let req = st.table.alloc(Kind::Active {
+            raw: raw_req,
+            buf,
+            op: Op::Send,
+        });
+        if blocking {
+            self.progress(st)?;
+            if let Some(slot) = st.table.get(req)
+                && matches!(slot.kind, Kind::Done(_))
+            {
+                st.table.free(req);
+                return Ok(None);
+            }
+        }
+        Ok(Some(req))
+    }
+
+    /// Posts a receive (`Call::Recv`).
+    fn recv(&self, pattern: Pattern, capacity: usize, blocking: bool) -> ReqId {
+        let call = if blocking { "recv" } else { "irecv" };
+        let mut st = self.state.borrow_mut();
+        if pattern.context == WORLD {
+            let mut buf = vec![0u8; capacity];
+            let posted = raw::irecv(
+                &mut buf,
+                source(pattern.source),
+                tag(pattern.tag),
+                self.direct,
+            );
+            return match posted {
+                Ok(raw_req) => st.table.alloc(Kind::Active {
+                    raw: raw_req,
+                    buf,
+                    op: Op::Recv { capacity, call },
+                }),
+                Err(code) => {
+                    let error = Some(Box::new(self.mpi_error(call, code)));
+                    st.table.alloc(Kind::Done(Completion {
+                        status: Status::default(),
+                        payload: None,
+                        error,
+                    }))
+                }
+            };
+        }
+        if let Err(e) = self.drain(&mut st) {
+            return st.table.alloc(Kind::Done(Completion {
+                status: Status::default(),
+                payload: None,
+                error: Some(Box::new(e)),
+            }));
+        }
+        if let Some(p) = st.stash.iter().position(|a| pattern.matches(&a.envelope)) {
+            let arrived = st.stash.remove(p).expect("found");
+            let done = self.deliver(arrived, capacity, call);
+            return st.table.alloc(Kind::Done(done));
+        }
+        let req = st.table.alloc(Kind::Posted {
+            pattern,
+            capacity,
+            call,
+        });
+        st.posted.push(req.parts().0);
+        req
+    }
+
+    /// What a probe for `pattern` finds now (taken when `take`).
+    fn probe_now(
+        &self,
+        st: &mut State,
+        pattern: &Pattern,
+        take: bool,
+    ) -> Result<Option<Probed>, Error> {
+        if pattern.context == WORLD {
+            let found = raw::probe(source(pattern.source), tag(pattern.tag), self.direct, take)
+                .map_err(|c| self.mpi_error("iprobe", c))?;
+            return Ok(found.map(|(status, message)| {
+                let status = Status {
+                    source: status.MPI_SOURCE as u32,
+                    tag: status.MPI_TAG,
+                    bytes: raw::count(&status),
+                    cancelled: false,
+                };
+                let id = message.map(|m| {
+                    MessageId::from_request(st.table.alloc(Kind::Probed(Taken::Mpi(m, status))))
+                });
+                (status, id)
+            }));
+        }
+        self.drain(st)?;
+        let Some(p) = st.stash.iter().position(|a| pattern.matches(&a.envelope)) else {
+            return Ok(None);
+        };
+        let a = &st.stash[p];
+        let status = Status {
+            source: a.envelope.source,
+            tag: a.envelope.tag,
+            bytes: a.data.len(),
+            cancelled: false,
+        };
+        if !take {
+            return Ok(Some((status, None)));
+        }
+        let arrived = st.stash.remove(p).expect("found");
+        let id = MessageId::from_request(st.table.alloc(Kind::Probed(Taken::Here(arrived))));
+        Ok(Some((status, Some(id))))
+    }
+
+    fn invalid(&self, call: &'static str) -> Error {
+        Error::InvalidRequest {
+            site: Site::new(self.rank, call),
+        }
+    }
+
+    /// Answers the calls on requests and probes (everything but sends and receives).
+    fn answer(&self, call: Call) -> Result<Started, Error> {
+        let mut st = self.state.borrow_mut();
+        let st = &mut *st;
+        match call {
+            Call::Probe { pattern, take } => {
+                self.probe_now(st, &pattern, take).map(Started::Probed)
+            }
+            Call::MatchedRecv { message, capacity } => {
+                let req = message.request();
+                let Some(Kind::Probed(taken)) = st.table.free(req) else {
+                    return Err(self.invalid("mrecv"));
+                };
+                match taken {
+                    Taken::Mpi(mut m, _) => {
+                        let mut buf = vec![0u8; capacity];
+                        let raw_req = raw::imrecv(&mut buf, &mut m)
+                            .map_err(|c| self.mpi_error("mrecv", c))?;
+                        let op = Op::Recv {
+                            capacity,
+                            call: "mrecv",
+                        };
+                        Ok(Started::Request(Some(st.table.alloc(Kind::Active {
+                            raw: raw_req,
+                            buf,
+                            op,
+                        }))))
+                    }
+                    Taken::Here(arrived) => {
+                        let done = self.deliver(arrived, capacity, "mrecv");
+                        Ok(Started::Request(Some(st.table.alloc(Kind::Done(done)))))
+                    }
+                }
+            }
+            Call::Test(req) => {
+                self.progress(st)?;
+                match st.table.get(req).map(|s| matches!(s.kind, Kind::Done(_))) {
+                    None => Err(self.invalid("test")),
+                    Some(false) => Ok(Started::Completion(None)),
+                    Some(true) => match st.table.free(req) {
+                        Some(Kind::Done(c)) => Ok(Started::Completion(Some(c))),
+                        _ => unreachable!("checked done"),
+                    },
+                }
+            }
+            Call::IsDone(req) => {
+                self.progress(st)?;
+                Ok(Started::Flag(
+                    st.table
+                        .get(req)
+                        .is_none_or(|s| matches!(s.kind, Kind::Done(_))),
+                ))
+            }
+            Call::Cancel(req) => {
+                let Some(slot) = st.table.get(req) else {
+                    return Err(self.invalid("cancel"));
+                };
+                match &mut slot.kind {
+                    Kind::Active { raw: r, .. } => {
+                        raw::cancel(r).map_err(|c| self.mpi_error("cancel", c))?;
+                    }
+                    Kind::Posted { .. } => {
+                        slot.kind = Kind::Done(Completion {
+                            status: Status {
+                                cancelled: true,
+                                ..Status::default()
+                            },
+                            payload: None,
+                            error: None,
+                        });
+                        let idx = req.parts().0;
+                        st.posted.retain(|&i| i != idx);
+                    }
+                    Kind::Probed(_) | Kind::Done(_) | Kind::Free => {}
+                }
+                Ok(Started::Done)
+            }
+            Call::LetGo(req) => {
+                let Some(slot) = st.table.get(req) else {
+                    return Ok(Started::Done);
+                };
+                match &mut slot.kind {
+                    Kind::Active { raw: r, op, .. } => {
+                        if matches!(op, Op::Recv { .. }) {
+                            let _ = raw::cancel(r);
+                        }
+                        slot.let_go = true;
+                    }
+                    Kind::Posted { .. } => {
+                        let idx = req.parts().0;
+                        st.posted.retain(|&i| i != idx);
+                        st.table.free(req);
+                    }
+                    Kind::Done(c) => {
+                        if let Some(bytes) = c.payload.as_ref().map(|p| p.len()) {
+                            let warning = discarded(self.rank, &c.status, bytes);
+                            st.warnings.push(warning);
+                        }
+                        st.table.free(req);
+                    }
+                    Kind::Probed(_) | Kind::Free => {
+                        self.drop_taken(st, req);
+                    }
+                }
+                Ok(Started::Done)
+            }
+            Call::DropMessage { message, .. } => {
+                self.drop_taken(st, message.request());
+                Ok(Started::Done)
+            }
+            Call::BufferAttach(bytes) => {
+                if let Some((attached, _)) = st.attached {
+                    return Err(Error::BufferAlreadyAttached {
+                        site: Site::new(self.rank, "buffer_attach"),
+                        attached,
+                    });
+                }
+                let mut memory = vec![0u8; mpi_buffer_bytes(bytes)];
+                raw::buffer_attach(&mut memory).map_err(|c| self.mpi_error("buffer_attach", c))?;
+                st.attached = Some((bytes, memory));
+                st.buffered = 0;
+                Ok(Started::Done)
+            }
+            Call::BufferDetach => {
+                let Some((bytes, memory)) = st.attached.take() else {
+                    return Err(Error::NoBufferAttached {
+                        site: Site::new(self.rank, "buffer_detach"),
+                    });
+                };
+                raw::buffer_detach().map_err(|c| self.mpi_error("buffer_detach", c))?;
+                drop(memory);
+                Ok(Started::Detached(bytes))
+            }
+            Call::Send { .. } | Call::Recv { .. } | Call::NullRequest(_) => {
+                mpsim_proto::runtime::wrong_answer("MpiRank::answer", &call)
+            }
+        }
+    }
+
+    /// A matched probe's message dropped unreceived: received and discarded, with a warning.
+    fn drop_taken(&self, st: &mut State, req: ReqId) {
+        let Some(Kind::Probed(taken)) = st.table.free(req) else {
+            return;
+        };
+        let (status, bytes) = match taken {
+            Taken::Mpi(mut m, status) => {
+                let mut sink = vec![0u8; status.bytes];
+                let _ = raw::mrecv(&mut sink, &mut m);
+                (status, status.bytes)
+            }
+            Taken::Here(a) => (
+                Status {
+                    source: a.envelope.source,
+                    tag: a.envelope.tag,
+                    bytes: a.data.len(),
+                    cancelled: false,
+                },
+                a.data.len(),
+            ),
+        };
+        st.warnings.push(format!(
+            "rank {} dropped a message of {bytes} bytes (source {}, tag {}) that a matched probe \
+             had taken, without receiving it: its data was discarded (receive it with mrecv or \
+             imrecv)",
+            self.rank, status.source, status.tag
+        ));
+    }
+
+    /// Spins for a declared compute of `d`, as the threads backend does.
+    fn spin(&self, d: Duration) {
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// The warning of a receive whose data the program never read.
+fn discarded(rank: u32, status: &Status, bytes: usize) -> String {
+    format!(
+        "rank {rank} let go of a receive that had matched a message of {bytes} bytes (source {}, \
+         tag {}): its data was discarded",
+        status.source, status.tag
+    )
+}
+
+/// The MPI source of a pattern's source on the world's context.
+fn source(s: Source) -> c_int {
+    match s {
+        Source::Rank(r) => r as c_int,
+        Source::Any => raw::any_source(),
+    }
+}
+
+/// The MPI tag of a pattern's tag.
+fn tag(t: Tag) -> c_int {
+    match t {
+        Tag::Value(t) => t,
+        Tag::Any => raw::any_tag(),
+    }
+}
+
+/// The memory given to MPI for a buffer the program attached with `bytes`: mpsim counts
+/// [`BSEND_OVERHEAD`] bytes per buffered message, the library its own `MPI_BSEND_OVERHEAD`
+/// (128 for Open MPI), so every set of messages that fits mpsim's count fits the library's in
+/// `bytes` times the ratio (rounded up), plus a page for its alignment.
+fn mpi_buffer_bytes(bytes: usize) -> usize {
+    let ratio = raw::BSEND_OVERHEAD.div_ceil(BSEND_OVERHEAD).max(1);
+    bytes.saturating_mul(ratio).saturating_add(4096)
+}
+
+/// The first nap of a rank whose waits found nothing, and the longest ([`MpiRank::block`]).
+const FIRST_NAP: Duration = Duration::from_micros(20);
+const LAST_NAP: Duration = Duration::from_millis(1);
+
+/// How long a rank with a core of its own spins before it naps.
+const SPIN_FOR: Duration = Duration::from_micros(200);
+
+impl RankRuntime for MpiRank {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.size
+    }
+
+    fn start(&self, call: Call) -> Result<Started, Error> {
+        match call {
+            Call::Send {
+                call,
+                mode,
+                to,
+                envelope,
+                payload,
+                blocking,
+            } => self
+                .send(call, mode, to, envelope, payload, blocking)
+                .map(Started::Request),
+            Call::Recv {
+                pattern,
+                capacity,
+                blocking,
+                ..
+            } => Ok(Started::Request(Some(
+                self.recv(pattern, capacity, blocking),
+            ))),
+            Call::NullRequest(_) => Ok(Started::Done),
+            call => self.answer(call),
+        }
+    }
+
+    fn poll_wait(&self, wait: Wait<'_>) -> Poll<Result<Waited, Error>> {
+        self.probing.set(None);
+        let mut st = self.state.borrow_mut();
+        if let Err(e) = self.progress(&mut st) {
+            return Poll::Ready(Err(e));
+        }
+        match wait {
+            Wait::Request { req, call } => {
+                match st.table.get(req).map(|s| matches!(s.kind, Kind::Done(_))) {
+                    None => Poll::Ready(Err(self.invalid(call))),
+                    Some(false) => Poll::Pending,
+                    Some(true) => match st.table.free(req) {
+                        Some(Kind::Done(c)) => Poll::Ready(Ok(Waited::Completion(c))),
+                        _ => unreachable!("checked done"),
+                    },
+                }
+            }
+            Wait::Requests { reqs, needs, .. } => {
+                let mut first = None;
+                let mut all = true;
+                for (i, &req) in reqs.iter().enumerate() {
+                    // A handle that names nothing is the caller's to report, as done.
+                    let done = st
+                        .table
+                        .get(req)
+                        .is_none_or(|s| matches!(s.kind, Kind::Done(_)));
+                    if done {
+                        first.get_or_insert(i);
+                    } else {
+                        all = false;
+                    }
+                }
+                match (needs, first) {
+                    (Needs::Any, Some(i)) => Poll::Ready(Ok(Waited::Index(i))),
+                    // None to wait for (a collective's end of wait) is over too.
+                    (Needs::All, first) if all => {
+                        Poll::Ready(Ok(Waited::Index(first.unwrap_or(0))))
+                    }
+                    _ => Poll::Pending,
+                }
+            }
+            Wait::Probe { pattern, take, .. } => match self.probe_now(&mut st, pattern, take) {
+                Err(e) => Poll::Ready(Err(e)),
+                Ok(Some(p)) => Poll::Ready(Ok(Waited::Probed(p))),
+                Ok(None) => {
+                    self.probing.set(Some(*pattern));
+                    Poll::Pending
+                }
+            },
+            // MPI_Buffer_detach itself waits until the library delivered what it holds.
+            Wait::BufferFree => Poll::Ready(Ok(Waited::Done)),
+        }
+    }
+
+    /// Polls MPI until something completes or arrives (or a probed message is there): spins
+    /// for up to [`SPIN_FOR`] when the rank has a core of its own, else yields once; then
+    /// naps, each nap twice the last (from 20 us up to 1 ms) while nothing comes, and returns
+    /// after the nap for the program to look again.
+    fn block(&self) {
+        let spin_until = Instant::now() + if self.spin { SPIN_FOR } else { Duration::ZERO };
+        loop {
+            let happened = {
+                let mut st = self.state.borrow_mut();
+                // An error is the next poll's to return.
+                self.progress(&mut st).unwrap_or(true)
+                    || self.probing.get().is_some_and(|p| {
+                        if p.context == WORLD {
+                            raw::probe(source(p.source), tag(p.tag), self.direct, false)
+                                .map_or(true, |found| found.is_some())
+                        } else {
+                            self.drain(&mut st).unwrap_or(true)
+                        }
+                    })
+            };
+            if happened {
+                self.nap.set(FIRST_NAP);
+                return;
+            }
+            if Instant::now() >= spin_until {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+        std::thread::yield_now();
+        let nap = self.nap.get();
+        std::thread::sleep(nap);
+        self.nap.set((nap * 2).min(LAST_NAP));
+    }
+
+    fn idle(&self, _call: &'static str) {
+        std::thread::yield_now();
+    }
+
+    fn compute(&self, work: Work) {
+        match work {
+            Work::Time(d) => self.spin(d),
+            Work::Flops(flops) => self.spin(Duration::from_nanos(flops / 10)),
+            Work::Sync(_) => {}
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    /// Ends every process of the job (`MPI_Abort` with `code`), after saying which rank asked.
+    fn abort(&self, code: i32) {
+        let e = Error::Abort {
+            rank: self.rank,
+            code,
+            time_ns: None,
+        };
+        eprintln!("mpsim: {e}");
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        raw::abort(code)
+    }
+}

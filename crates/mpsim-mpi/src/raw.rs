@@ -1,0 +1,432 @@
+//! The MPI calls the backend makes, each a thin wrapper over the C function (`mpi::ffi`, the
+//! system library's own), in one place: every `unsafe` block of the crate is here, with the
+//! reason it is sound. Buffers handed to a nonblocking call are the caller's `Vec<u8>`, whose
+//! heap storage does not move while the caller keeps the vector (the request table owns it
+//! until the request completes).
+
+use std::ffi::{c_int, c_void};
+use std::mem::MaybeUninit;
+
+use mpi::ffi;
+
+pub use ffi::{MPI_Comm, MPI_Message, MPI_Request, MPI_Status};
+
+/// The MPI error code of a failed call (its class and text by [`describe`]).
+pub type Code = c_int;
+
+/// `Ok` for `MPI_SUCCESS`, else the code.
+fn check(code: c_int) -> Result<(), Code> {
+    if code == ffi::MPI_SUCCESS as c_int {
+        Ok(())
+    } else {
+        Err(code)
+    }
+}
+
+/// The library's text for `code` (`MPI_Error_string`).
+pub fn describe(code: Code) -> String {
+    let mut text = vec![0 as std::ffi::c_char; ffi::MPI_MAX_ERROR_STRING as usize + 1];
+    let mut len: c_int = 0;
+    // SAFETY: `text` holds MPI_MAX_ERROR_STRING characters, as the call needs.
+    let ok = unsafe { ffi::MPI_Error_string(code, text.as_mut_ptr(), &mut len) };
+    if ok != ffi::MPI_SUCCESS as c_int {
+        return format!("MPI error {code}");
+    }
+    let bytes: Vec<u8> = text[..len.max(0) as usize]
+        .iter()
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// The error class of `code` (`MPI_Error_class`).
+pub fn class(code: Code) -> c_int {
+    let mut class: c_int = 0;
+    // SAFETY: plain out-parameter.
+    unsafe { ffi::MPI_Error_class(code, &mut class) };
+    class
+}
+
+/// `MPI_ERR_BUFFER`, `MPI_ERR_TRUNCATE`.
+pub const ERR_BUFFER: c_int = ffi::MPI_ERR_BUFFER as c_int;
+/// See [`ERR_BUFFER`].
+pub const ERR_TRUNCATE: c_int = ffi::MPI_ERR_TRUNCATE as c_int;
+const ERR_IN_STATUS: c_int = ffi::MPI_ERR_IN_STATUS as c_int;
+
+/// The library's per-message overhead of a buffered send (`MPI_BSEND_OVERHEAD`).
+pub const BSEND_OVERHEAD: usize = ffi::MPI_BSEND_OVERHEAD as usize;
+
+fn byte() -> ffi::MPI_Datatype {
+    // SAFETY: a constant the library defines, read after MPI_Init.
+    unsafe { ffi::RSMPI_UINT8_T }
+}
+
+/// `MPI_ANY_SOURCE`, `MPI_ANY_TAG`.
+pub fn any_source() -> c_int {
+    // SAFETY: as `byte`.
+    unsafe { ffi::RSMPI_ANY_SOURCE }
+}
+
+/// See [`any_source`].
+pub fn any_tag() -> c_int {
+    // SAFETY: as `byte`.
+    unsafe { ffi::RSMPI_ANY_TAG }
+}
+
+/// `MPI_COMM_WORLD`.
+pub fn comm_world() -> MPI_Comm {
+    // SAFETY: as `byte`.
+    unsafe { ffi::RSMPI_COMM_WORLD }
+}
+
+/// `MPI_REQUEST_NULL`.
+pub fn request_null() -> MPI_Request {
+    // SAFETY: as `byte`.
+    unsafe { ffi::RSMPI_REQUEST_NULL }
+}
+
+/// An empty status, to be filled by a call.
+pub fn empty_status() -> MPI_Status {
+    // SAFETY: MPI_Status is plain C data (integers); all zeros is a valid value.
+    unsafe { MaybeUninit::zeroed().assume_init() }
+}
+
+/// A new communicator with the group of `comm` and its own matching context
+/// (`MPI_Comm_dup`), whose errors are returned to the caller (`MPI_ERRORS_RETURN`) rather
+/// than end the process. Collective over `comm`.
+pub fn dup(comm: MPI_Comm) -> Result<MPI_Comm, Code> {
+    let mut new = MaybeUninit::<MPI_Comm>::uninit();
+    // SAFETY: out-parameter written by the call on success.
+    check(unsafe { ffi::MPI_Comm_dup(comm, new.as_mut_ptr()) })?;
+    // SAFETY: written above.
+    let new = unsafe { new.assume_init() };
+    // SAFETY: a valid communicator and the library's handler.
+    check(unsafe { ffi::MPI_Comm_set_errhandler(new, ffi::RSMPI_ERRORS_RETURN) })?;
+    Ok(new)
+}
+
+/// Rank and size of `comm`.
+pub fn rank_size(comm: MPI_Comm) -> (u32, u32) {
+    let (mut rank, mut size): (c_int, c_int) = (0, 0);
+    // SAFETY: out-parameters.
+    unsafe {
+        ffi::MPI_Comm_rank(comm, &mut rank);
+        ffi::MPI_Comm_size(comm, &mut size);
+    }
+    (rank as u32, size as u32)
+}
+
+/// The four ways to start a send.
+#[derive(Clone, Copy, Debug)]
+pub enum Mode {
+    /// `MPI_Isend`.
+    Standard,
+    /// `MPI_Issend`.
+    Synchronous,
+    /// `MPI_Ibsend`.
+    Buffered,
+    /// `MPI_Irsend`.
+    Ready,
+}
+
+/// Starts a send of `buf` to `dest` with `tag` on `comm` in `mode`. `buf` must stay where it
+/// is until the request completes (the caller keeps the vector).
+pub fn isend(
+    mode: Mode,
+    buf: &[u8],
+    dest: u32,
+    tag: i32,
+    comm: MPI_Comm,
+) -> Result<MPI_Request, Code> {
+    let mut req = request_null();
+    let f = match mode {
+        Mode::Standard => ffi::MPI_Isend,
+        Mode::Synchronous => ffi::MPI_Issend,
+        Mode::Buffered => ffi::MPI_Ibsend,
+        Mode::Ready => ffi::MPI_Irsend,
+    };
+    let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
+    // SAFETY: `buf` is valid for `count` bytes, and the caller keeps it in place until the
+    // request completes; `req` is an out-parameter.
+    check(unsafe {
+        f(
+            buf.as_ptr().cast::<c_void>(),
+            count,
+            byte(),
+            dest as c_int,
+            tag,
+            comm,
+            &mut req,
+        )
+    })?;
+    Ok(req)
+}
+
+/// Starts a receive into `buf` from `source` (or [`any_source`]) with `tag` (or [`any_tag`])
+/// on `comm`. `buf` must stay where it is until the request completes.
+pub fn irecv(
+    buf: &mut [u8],
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> Result<MPI_Request, Code> {
+    let mut req = request_null();
+    let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
+    // SAFETY: as `isend`, the buffer writable.
+    check(unsafe {
+        ffi::MPI_Irecv(
+            buf.as_mut_ptr().cast::<c_void>(),
+            count,
+            byte(),
+            source,
+            tag,
+            comm,
+            &mut req,
+        )
+    })?;
+    Ok(req)
+}
+
+/// Starts the receive of a message a matched probe took into `buf` (`MPI_Imrecv`).
+pub fn imrecv(buf: &mut [u8], message: &mut MPI_Message) -> Result<MPI_Request, Code> {
+    let mut req = request_null();
+    let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
+    // SAFETY: as `irecv`; `message` is a handle from `improbe`.
+    check(unsafe {
+        ffi::MPI_Imrecv(
+            buf.as_mut_ptr().cast::<c_void>(),
+            count,
+            byte(),
+            message,
+            &mut req,
+        )
+    })?;
+    Ok(req)
+}
+
+/// Receives a message a matched probe took into `buf` at once (`MPI_Mrecv`).
+pub fn mrecv(buf: &mut [u8], message: &mut MPI_Message) -> Result<MPI_Status, Code> {
+    let mut status = empty_status();
+    let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
+    // SAFETY: `buf` valid for `count` bytes for the duration of this blocking call.
+    check(unsafe {
+        ffi::MPI_Mrecv(
+            buf.as_mut_ptr().cast::<c_void>(),
+            count,
+            byte(),
+            message,
+            &mut status,
+        )
+    })?;
+    Ok(status)
+}
+
+/// A message from `source` with `tag` on `comm`, if one has arrived: its status, and when
+/// `take` (`MPI_Improbe`) the message, which no other receive can match any more.
+pub fn probe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    take: bool,
+) -> Result<Option<(MPI_Status, Option<MPI_Message>)>, Code> {
+    let mut flag: c_int = 0;
+    let mut status = empty_status();
+    if take {
+        let mut message = MaybeUninit::<MPI_Message>::uninit();
+        // SAFETY: out-parameters.
+        check(unsafe {
+            ffi::MPI_Improbe(
+                source,
+                tag,
+                comm,
+                &mut flag,
+                message.as_mut_ptr(),
+                &mut status,
+            )
+        })?;
+        // SAFETY: the message is written when the flag is set.
+        Ok((flag != 0).then(|| (status, Some(unsafe { message.assume_init() }))))
+    } else {
+        // SAFETY: out-parameters.
+        check(unsafe { ffi::MPI_Iprobe(source, tag, comm, &mut flag, &mut status) })?;
+        Ok((flag != 0).then_some((status, None)))
+    }
+}
+
+/// The bytes a status counts (`MPI_Get_count` in bytes).
+pub fn count(status: &MPI_Status) -> usize {
+    let mut n: c_int = 0;
+    // SAFETY: a status the library filled.
+    unsafe { ffi::MPI_Get_count(status, byte(), &mut n) };
+    n.max(0) as usize
+}
+
+/// Whether a completed request was cancelled (`MPI_Test_cancelled`).
+pub fn cancelled(status: &MPI_Status) -> bool {
+    let mut flag: c_int = 0;
+    // SAFETY: a status the library filled.
+    unsafe { ffi::MPI_Test_cancelled(status, &mut flag) };
+    flag != 0
+}
+
+/// Asks to cancel `req` (`MPI_Cancel`); it completes as the library decides.
+pub fn cancel(req: &mut MPI_Request) -> Result<(), Code> {
+    // SAFETY: an active request of this process.
+    check(unsafe { ffi::MPI_Cancel(req) })
+}
+
+/// Of `reqs`, those complete now (`MPI_Testsome`): their indices in `done`, with their
+/// statuses and, for each, the request's own error code (0 for none). Completed entries of
+/// `reqs` become `MPI_REQUEST_NULL`.
+pub fn testsome(
+    reqs: &mut [MPI_Request],
+    done: &mut Vec<(usize, MPI_Status, Code)>,
+) -> Result<(), Code> {
+    done.clear();
+    if reqs.is_empty() {
+        return Ok(());
+    }
+    let n = reqs.len();
+    let mut outcount: c_int = 0;
+    // Small arrays on the stack: the usual wait has a request or two in flight.
+    let (mut small_idx, mut small_st) = ([0 as c_int; 8], [empty_status(); 8]);
+    let (mut big_idx, mut big_st) = (Vec::new(), Vec::new());
+    let (indices, statuses): (&mut [c_int], &mut [MPI_Status]) = if n <= 8 {
+        (&mut small_idx[..n], &mut small_st[..n])
+    } else {
+        big_idx.resize(n, 0);
+        big_st.resize(n, empty_status());
+        (&mut big_idx, &mut big_st)
+    };
+    // SAFETY: arrays of `n` entries each; the requests are active requests of this process or
+    // null.
+    let code = unsafe {
+        ffi::MPI_Testsome(
+            n as c_int,
+            reqs.as_mut_ptr(),
+            &mut outcount,
+            indices.as_mut_ptr(),
+            statuses.as_mut_ptr(),
+        )
+    };
+    let in_status = code == ERR_IN_STATUS;
+    if !in_status {
+        check(code)?;
+    }
+    for k in 0..outcount.max(0) as usize {
+        let status = statuses[k];
+        let error = if in_status { status.MPI_ERROR } else { 0 };
+        done.push((indices[k] as usize, status, error));
+    }
+    Ok(())
+}
+
+/// Attaches `buf` for buffered sends (`MPI_Buffer_attach`); it must stay in place until
+/// [`buffer_detach`].
+pub fn buffer_attach(buf: &mut [u8]) -> Result<(), Code> {
+    let size = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_BUFFER as c_int)?;
+    // SAFETY: `buf` valid for `size` bytes until the detach, which the caller makes before it
+    // drops the buffer.
+    check(unsafe { ffi::MPI_Buffer_attach(buf.as_mut_ptr().cast::<c_void>(), size) })
+}
+
+/// Detaches the attached buffer, once the library has delivered the messages it holds
+/// (`MPI_Buffer_detach`, which blocks until then).
+pub fn buffer_detach() -> Result<(), Code> {
+    let mut addr: *mut c_void = std::ptr::null_mut();
+    let mut size: c_int = 0;
+    // SAFETY: out-parameters (the buffer's address and size).
+    check(unsafe { ffi::MPI_Buffer_detach((&mut addr as *mut *mut c_void).cast(), &mut size) })
+}
+
+/// Waits until every process of `comm` calls it (`MPI_Barrier`).
+pub fn barrier(comm: MPI_Comm) -> Result<(), Code> {
+    // SAFETY: a valid communicator.
+    check(unsafe { ffi::MPI_Barrier(comm) })
+}
+
+/// Ends every process of the job with `code` (`MPI_Abort`).
+pub fn abort(code: i32) -> ! {
+    // SAFETY: ends the job; nothing of this process runs after it.
+    unsafe { ffi::MPI_Abort(comm_world(), code) };
+    std::process::exit(if code == 0 { 1 } else { code })
+}
+
+/// Gathers `mine` from every process of `comm` at rank 0 (`MPI_Gather` then `MPI_Gatherv`
+/// of the lengths and bytes): every rank's bytes in rank order at rank 0, nothing elsewhere.
+pub fn gather_bytes(mine: &[u8], comm: MPI_Comm) -> Result<Option<Vec<Vec<u8>>>, Code> {
+    let (rank, size) = rank_size(comm);
+    let len = c_int::try_from(mine.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
+    let mut lens = vec![0 as c_int; if rank == 0 { size as usize } else { 0 }];
+    // SAFETY: one int sent, `size` ints received at the root.
+    check(unsafe {
+        ffi::MPI_Gather(
+            (&len as *const c_int).cast(),
+            1,
+            ffi::RSMPI_INT32_T,
+            lens.as_mut_ptr().cast(),
+            1,
+            ffi::RSMPI_INT32_T,
+            0,
+            comm,
+        )
+    })?;
+    let mut displs = Vec::with_capacity(lens.len());
+    let mut total: c_int = 0;
+    for &l in &lens {
+        displs.push(total);
+        total = total.checked_add(l).ok_or(ffi::MPI_ERR_COUNT as c_int)?;
+    }
+    let mut all = vec![0u8; total as usize];
+    // SAFETY: `mine` valid for `len` bytes; at the root `all` holds the sum of the lengths at
+    // their displacements.
+    check(unsafe {
+        ffi::MPI_Gatherv(
+            mine.as_ptr().cast(),
+            len,
+            byte(),
+            all.as_mut_ptr().cast(),
+            lens.as_ptr(),
+            displs.as_ptr(),
+            byte(),
+            0,
+            comm,
+        )
+    })?;
+    if rank != 0 {
+        return Ok(None);
+    }
+    Ok(Some(
+        lens.iter()
+            .zip(&displs)
+            .map(|(&l, &d)| all[d as usize..(d + l) as usize].to_vec())
+            .collect(),
+    ))
+}
+
+/// The number of processes of `comm` on this node (`MPI_Comm_split_type` by shared memory).
+pub fn node_size(comm: MPI_Comm) -> Result<u32, Code> {
+    let mut node = MaybeUninit::<MPI_Comm>::uninit();
+    // SAFETY: a valid communicator, the library's constants, an out-parameter.
+    check(unsafe {
+        ffi::MPI_Comm_split_type(
+            comm,
+            ffi::RSMPI_COMM_TYPE_SHARED,
+            0,
+            ffi::RSMPI_INFO_NULL,
+            node.as_mut_ptr(),
+        )
+    })?;
+    // SAFETY: written above.
+    let mut node = unsafe { node.assume_init() };
+    let (_, size) = rank_size(node);
+    // SAFETY: a communicator this function made.
+    unsafe { ffi::MPI_Comm_free(&mut node) };
+    Ok(size)
+}
+
+/// Frees a communicator [`dup`] made (`MPI_Comm_free`).
+pub fn free(comm: &mut MPI_Comm) {
+    // SAFETY: a communicator of this process, not used after.
+    unsafe { ffi::MPI_Comm_free(comm) };
+}

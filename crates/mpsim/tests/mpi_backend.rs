@@ -1,0 +1,426 @@
+//! The mpi backend (`--backend mpi`, the `mpi` feature) under `mpirun -np 4 --oversubscribe`:
+//! the same programs give the same results as under `sim`, and the errors mpsim reports
+//! elsewhere are reported here too (truncation, bsend overflow), naming the rank and the call.
+//!
+//! A test harness of its own (`harness = false`): run by `cargo test`, this binary starts itself
+//! under `mpirun` once per case (`MPSIM_MPI_CASE` names it); each process is then one rank. A
+//! case that compares with `sim` first simulates the same program in the process (4 ranks,
+//! each rank's results kept by rank), then runs it on MPI and checks its own rank's results
+//! against the simulated ones. Cases that expect an error check `mpirun`'s exit status and the
+//! error's text on standard error.
+
+#[allow(dead_code, unused_imports)]
+#[path = "p2p_stress.rs"]
+mod stress;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::process::{Command, ExitCode};
+use std::sync::{Arc, Mutex};
+
+use mpsim::{
+    BSEND_OVERHEAD, Backend, Comm, Launcher, Op, PROC_NULL, Result, RunConfig, SendMode, Source,
+    Tag, wait_all,
+};
+
+const RANKS: u32 = 4;
+
+/// Each rank's results, by rank (all of them under sim; this process's one under mpi).
+type Digests = Arc<Mutex<BTreeMap<u32, Vec<u64>>>>;
+
+fn main() -> ExitCode {
+    match std::env::var("MPSIM_MPI_CASE") {
+        Ok(case) => rank_main(&case),
+        Err(_) => harness(),
+    }
+}
+
+/// The cases: name, and the text standard error must hold if the case is to fail (`None`: it
+/// must succeed).
+const CASES: &[(&str, Option<&str>)] = &[
+    ("mpi_p2p_same_results_as_sim", None),
+    ("mpi_collectives_same_results_as_sim", None),
+    ("mpi_p2p_stress_4_ranks_every_mode_and_wildcard", None),
+    (
+        "mpi_truncate_names_rank_call_and_sizes",
+        Some(
+            "rank 1 in recv (peer 0, tag 5, context 0): message of 64 bytes truncated to a buffer of 16 bytes",
+        ),
+    ),
+    (
+        "mpi_truncate_on_a_dup_names_rank_call_and_sizes",
+        Some("message of 64 bytes truncated to a buffer of 16 bytes"),
+    ),
+    (
+        "mpi_bsend_overflow_names_rank_call_and_sizes",
+        Some(
+            "rank 2 in bsend (peer 3, tag 1, context 0): bsend buffer overflow: 1088 bytes requested",
+        ),
+    ),
+    (
+        "mpi_ranks_that_disagree_with_mpirun_are_an_error",
+        Some("the run asks for 3 ranks (--ranks), but mpirun started 4 processes"),
+    ),
+];
+
+/// Runs every case under `mpirun` and says which passed.
+fn harness() -> ExitCode {
+    let exe = std::env::current_exe().expect("the test's own path");
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let mut failed = 0;
+    for &(case, expect_error) in CASES {
+        if !filter.is_empty() && !filter.iter().any(|f| case.contains(f.as_str())) {
+            continue;
+        }
+        let mut cmd = Command::new("mpirun");
+        cmd.args(["-np", &RANKS.to_string(), "--oversubscribe"])
+            .env("MPSIM_MPI_CASE", case)
+            .arg(&exe);
+        // Open MPI refuses root unless told (a CI container runs as root).
+        if nix_is_root() {
+            cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        }
+        let out = match cmd.output() {
+            Ok(out) => out,
+            Err(e) => {
+                println!("test {case} ... FAILED (mpirun: {e}; scripts/install-deps installs it)");
+                failed += 1;
+                continue;
+            }
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let ok = match expect_error {
+            None => out.status.success() && stdout.matches("rank ok").count() == RANKS as usize,
+            Some(text) => !out.status.success() && stderr.contains(text),
+        };
+        if ok {
+            println!("test {case} ... ok");
+        } else {
+            failed += 1;
+            println!(
+                "test {case} ... FAILED ({})\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+                out.status
+            );
+        }
+    }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        println!("{failed} mpi case(s) failed");
+        ExitCode::FAILURE
+    }
+}
+
+fn nix_is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|s| {
+        s.lines()
+            .find(|l| l.starts_with("Uid:"))
+            .is_some_and(|l| l.split_whitespace().nth(1) == Some("0"))
+    })
+}
+
+/// One rank of `case`, under mpirun.
+fn rank_main(case: &str) -> ExitCode {
+    let mpi = Launcher::new(RANKS).backend(Backend::Mpi);
+    let result = match case {
+        "mpi_p2p_same_results_as_sim" => same_as_sim(p2p_program),
+        "mpi_collectives_same_results_as_sim" => same_as_sim(coll_program),
+        "mpi_p2p_stress_4_ranks_every_mode_and_wildcard" => stress_case(),
+        "mpi_truncate_names_rank_call_and_sizes" => {
+            mpi.run(|world: Comm| async move { truncate_on(&world).await })
+        }
+        "mpi_truncate_on_a_dup_names_rank_call_and_sizes" => mpi.run(|world: Comm| async move {
+            let dup = world.dup()?;
+            truncate_on(&dup).await
+        }),
+        "mpi_bsend_overflow_names_rank_call_and_sizes" => mpi.run(|world: Comm| async move {
+            if world.rank() == 2 {
+                world.buffer_attach(1024)?;
+                world.bsend(&[0u8; 1024], 3, 1).await?;
+            }
+            world.barrier().await
+        }),
+        "mpi_ranks_that_disagree_with_mpirun_are_an_error" => Launcher::with_config(RunConfig {
+            backend: Backend::Mpi,
+            ..RunConfig::new(3)
+        })
+        .run(|_world: Comm| async move { Ok(()) }),
+        other => panic!("no case {other}"),
+    };
+    match result {
+        Ok(()) => {
+            println!("rank ok");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mpsim: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Rank 0 sends 64 bytes with tag 5 to rank 1, which receives into 16 on `comm`.
+async fn truncate_on(comm: &Comm) -> Result<()> {
+    match comm.rank() {
+        0 => comm.send(&[7u8; 64], 1, 5).await.map(drop)?,
+        1 => comm.recv(&mut [0u8; 16], 0, 5).await.map(drop)?,
+        _ => {}
+    }
+    comm.barrier().await
+}
+
+/// Runs `program` under sim (every rank in this process) and then on MPI (this process's
+/// rank), and checks this rank's results against the simulated ones.
+fn same_as_sim<F, Fut>(program: F) -> Result<()>
+where
+    F: Fn(Comm, Digests) -> Fut + Sync + Copy,
+    Fut: Future<Output = Result<()>>,
+{
+    let simulated: Digests = Arc::default();
+    let sim = Launcher::new(RANKS).simulate(|world| program(world, Arc::clone(&simulated)));
+    if let Some(e) = sim.error {
+        return Err(e);
+    }
+    let real: Digests = Arc::default();
+    Launcher::new(RANKS)
+        .backend(Backend::Mpi)
+        .run(|world| program(world, Arc::clone(&real)))?;
+    let real = real.lock().expect("not poisoned");
+    let simulated = simulated.lock().expect("not poisoned");
+    let (&rank, got) = real.iter().next().expect("this rank's results");
+    let want = &simulated[&rank];
+    if let Some(i) = (0..got.len().max(want.len())).find(|&i| got.get(i) != want.get(i)) {
+        panic!(
+            "rank {rank}: mpi and sim disagree from value {i} on: mpi {:?}, sim {:?}",
+            &got[i.min(got.len())..(i + 8).min(got.len())],
+            &want[i.min(want.len())..(i + 8).min(want.len())]
+        );
+    }
+    assert!(!got.is_empty());
+    Ok(())
+}
+
+fn keep(out: &Digests, world: &Comm, values: Vec<u64>) {
+    out.lock()
+        .expect("not poisoned")
+        .entry(world.rank())
+        .or_default()
+        .extend(values);
+}
+
+/// Point-to-point in every mode, on the world and on communicators made by dup and split, with
+/// wildcards, probes, matched probes, persistent requests and cancel; each rank keeps what it
+/// received.
+async fn p2p_program(world: Comm, out: Digests) -> Result<()> {
+    let me = world.rank();
+    let dup = world.dup()?;
+    let half = world
+        .split(Some(me % 2), -i64::from(me))
+        .await?
+        .expect("a color");
+    for comm in [&world, &dup, &half] {
+        let (cme, cn) = (comm.rank(), comm.size());
+        let (cr, cl) = ((cme + 1) % cn, (cme + cn - 1) % cn);
+        let mut got = Vec::new();
+        // Every mode, nonblocking, around the ring: receives first, so rsend is valid.
+        let mut bufs = [[0u64; 3]; 4];
+        let mut reqs = Vec::new();
+        for (i, b) in bufs.iter_mut().enumerate() {
+            reqs.push(comm.irecv(b, cl, i as i32)?);
+        }
+        comm.barrier().await?;
+        comm.buffer_attach(4 * (24 + BSEND_OVERHEAD))?;
+        for (i, mode) in SendMode::ALL.into_iter().enumerate() {
+            let data = [u64::from(cme), i as u64, 1000 + u64::from(me)];
+            reqs.push(comm.start_send(mode, &data, cr, i as i32)?);
+        }
+        wait_all(&mut reqs).await?;
+        drop(reqs);
+        comm.buffer_detach().await?;
+        got.extend(bufs.iter().flatten());
+        // Blocking modes, paired by sendrecv-like order: even ranks send first.
+        for mode in [SendMode::Standard, SendMode::Synchronous] {
+            let mut b = [0u32; 2];
+            let data = [cme, 77];
+            if cme % 2 == 0 {
+                send_mode(comm, mode, &data, cr, 9).await?;
+                comm.recv(&mut b, cl, 9).await?;
+            } else {
+                comm.recv(&mut b, cl, 9).await?;
+                send_mode(comm, mode, &data, cr, 9).await?;
+            }
+            got.extend(b.iter().map(|&x| u64::from(x)));
+        }
+        // Wildcards: from the left with any tag, then from any source with a tag.
+        let mut b = [0u8; 8];
+        comm.send(&[cme as u8; 8], cr, 42).await?;
+        let s = comm.recv(&mut b, cl, Tag::Any).await?;
+        got.extend([
+            u64::from(s.source),
+            s.tag as u64,
+            s.bytes as u64,
+            u64::from(b[0]),
+        ]);
+        comm.send(&[cme as u8 + 1; 5], cr, 43).await?;
+        let s = comm.recv(&mut b, Source::Any, 43).await?;
+        got.extend([
+            u64::from(s.source),
+            s.tag as u64,
+            s.bytes as u64,
+            u64::from(b[0]),
+        ]);
+        // Probe, then receive; matched probe, then mrecv.
+        comm.send(&[1u16, 2, 3], cr, 50).await?;
+        let s = comm.probe(cl, 50).await?;
+        got.extend([u64::from(s.source), s.bytes as u64]);
+        let mut p = [0u16; 3];
+        comm.recv(&mut p, cl, 50).await?;
+        got.extend(p.iter().map(|&x| u64::from(x)));
+        comm.send(&[9u32; 7], cr, 51).await?;
+        let m = comm.mprobe(Source::Any, Tag::Any).await?;
+        let st = m.status();
+        got.extend([u64::from(st.source), st.tag as u64, st.bytes as u64]);
+        let mut q = [0u32; 7];
+        m.mrecv(&mut q).await?;
+        got.extend(q.iter().map(|&x| u64::from(x)));
+        // Nothing else is there (between barriers: no rank is ahead).
+        comm.barrier().await?;
+        got.push(u64::from(
+            comm.iprobe(Source::Any, Tag::Any).await?.is_some(),
+        ));
+        comm.barrier().await?;
+        // Persistent requests, three rounds.
+        let mut sbuf = [0u64; 2];
+        let mut rbuf = [0u64; 2];
+        {
+            let mut rq = comm.recv_init(&mut rbuf, cl, 60)?;
+            for round in 0..3u64 {
+                rq.start()?;
+                {
+                    let mut sq = comm.send_init(&mut sbuf, cr, 60)?;
+                    let b = sq.buffer_mut::<u64>().expect("u64s");
+                    b[0] = round;
+                    b[1] = u64::from(cme);
+                    sq.start()?;
+                    sq.wait().await?;
+                }
+                rq.wait().await?;
+                got.extend(rq.buffer::<u64>().expect("u64s").iter().copied());
+            }
+        }
+        // A receive cancelled before any message: its status says so.
+        let mut c = [0u8; 4];
+        let mut r = comm.irecv(&mut c, cl, 99)?;
+        r.cancel()?;
+        let s = r.wait().await?;
+        got.push(u64::from(s.cancelled));
+        // PROC_NULL.
+        let s = comm.recv(&mut c, PROC_NULL, 1).await?;
+        got.push(u64::from(s.source == PROC_NULL));
+        comm.barrier().await?;
+        keep(&out, &world, got);
+    }
+    Ok(())
+}
+
+async fn send_mode(comm: &Comm, mode: SendMode, data: &[u32], to: u32, tag: i32) -> Result<()> {
+    match mode {
+        SendMode::Synchronous => comm.ssend(data, to, tag).await,
+        _ => comm.send(data, to, tag).await,
+    }
+}
+
+/// Every collective on the world and on a split, integer data (exact whatever the algorithm),
+/// plus a reproducible floating-point allreduce and a nonblocking one.
+async fn coll_program(world: Comm, out: Digests) -> Result<()> {
+    let me = world.rank();
+    let half = world.split(Some(me / 2), 0).await?.expect("a color");
+    for comm in [&world, &half] {
+        let (r, n) = (comm.rank(), comm.size() as usize);
+        let mut got = Vec::new();
+        comm.barrier().await?;
+        for root in 0..comm.size() {
+            let mut b = [u64::from(r) * 10 + u64::from(root); 5];
+            comm.bcast(&mut b, root).await?;
+            got.extend(b);
+            let mut red = [0u64; 3];
+            comm.reduce(&[u64::from(r) + 1; 3], &mut red, &Op::sum(), root)
+                .await?;
+            got.extend(red);
+            let mut g = vec![0u32; if r == root { 2 * n } else { 0 }];
+            comm.gather(&[r, r * r], &mut g, root).await?;
+            got.extend(g.iter().map(|&x| u64::from(x)));
+        }
+        let mut all = [0i64; 4];
+        comm.allreduce(&[i64::from(r) - 2; 4], &mut all, &Op::max())
+            .await?;
+        got.extend(all.iter().map(|&x| x as u64));
+        let mut big = vec![0u64; 20_000];
+        let mine: Vec<u64> = (0..20_000).map(|i| i * u64::from(r + 1)).collect();
+        comm.allreduce(&mine, &mut big, &Op::sum()).await?;
+        got.push(
+            big.iter()
+                .fold(0u64, |a, &x| a.wrapping_mul(31).wrapping_add(x)),
+        );
+        let mut ag = vec![0u16; n];
+        comm.allgather(&[r as u16 + 3], &mut ag).await?;
+        got.extend(ag.iter().map(|&x| u64::from(x)));
+        let send: Vec<u32> = (0..n as u32).map(|d| r * 100 + d).collect();
+        let mut a2a = vec![0u32; n];
+        comm.alltoall(&send, &mut a2a).await?;
+        got.extend(a2a.iter().map(|&x| u64::from(x)));
+        let mut sc = [0u64; 2];
+        comm.scan(&[u64::from(r) + 1, 2], &mut sc, &Op::sum())
+            .await?;
+        got.extend(sc);
+        let mut rs = [0u64; 1];
+        let contrib: Vec<u64> = (0..n as u64).map(|i| i + u64::from(r)).collect();
+        comm.reduce_scatter_block(&contrib, &mut rs, &Op::sum())
+            .await?;
+        got.extend(rs);
+        let mut nb = [0u64; 2];
+        let req = comm.iallreduce(&[u64::from(r), 1], &mut nb, &Op::sum())?;
+        req.wait().await?;
+        got.extend(nb);
+        keep(&out, &world, got);
+    }
+    Ok(())
+}
+
+/// The p2p stress program (`p2p_stress.rs`) on 4 ranks: every mode, blocking, nonblocking
+/// and persistent-style starts, sizes up to 256 KiB, wildcard receives; each rank checks every
+/// message meant for it (count and bytes here).
+fn stress_case() -> Result<()> {
+    const SEED: u64 = 0x5EED_0000_0004_0037;
+    const TOTAL: usize = 4_000;
+    let plan = stress::Plan::new(SEED, RANKS, TOTAL);
+    let tally = Arc::new(stress::Tally::default());
+    let t = Arc::clone(&tally);
+    let ran = Launcher::new(RANKS)
+        .backend(Backend::Mpi)
+        .run(move |world| {
+            let t = Arc::clone(&t);
+            async move { stress::stress_rank(world, SEED, TOTAL, t).await }
+        });
+    ran?;
+    // This rank's share: the messages the plan sends to it.
+    let me: u32 = std::env::var("OMPI_COMM_WORLD_RANK")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0);
+    let mine: Vec<_> = plan.messages().filter(|m| m.dst == me).collect();
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    let (messages, bytes) = (load(&tally.messages), load(&tally.bytes));
+    assert_eq!(messages, mine.len() as u64, "rank {me}: messages");
+    assert_eq!(
+        bytes,
+        mine.iter().map(|m| m.bytes as u64).sum::<u64>(),
+        "rank {me}: bytes"
+    );
+    Ok(())
+}
