@@ -44,6 +44,12 @@ pub enum Req {
         count: usize,
         dt: Datatype,
     },
+    /// A nonblocking collective in flight at the proxy; completing it puts its result in place
+    /// as `finish` says.
+    Coll {
+        proxy: i64,
+        finish: crate::api::coll::Finish,
+    },
     /// Complete already (a transfer with `MPI_PROC_NULL`), with this status.
     Done { status: MpiStatus },
     /// A persistent request ([`Persistent`]), active or not.

@@ -254,3 +254,70 @@ fn c_jacobi_on_a_cartesian_grid_gives_the_same_residual_on_any_grid() {
     }
     assert_eq!(residual("4", "threads"), one);
 }
+
+#[test]
+fn c_nonblocking_collectives_complete_through_wait_and_test() {
+    for np in ["1", "2", "3", "5", "8"] {
+        let out = run(&["-np", np, "--report-out", "/dev/null"], "icoll", &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "icoll: ok\n", "np {np}");
+    }
+    for np in ["3", "4"] {
+        let out = run(&["-np", np, "--backend", "threads"], "icoll", &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "icoll: ok\n", "np {np}");
+    }
+}
+
+#[test]
+fn c_nonblocking_collective_request_cannot_be_freed() {
+    let out = misuse("3", "icoll_free");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("MPI_Request_free") && err.contains("nonblocking collective"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_nonblocking_collective_request_completed_twice_is_reported() {
+    let out = misuse("2", "icoll_twice");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("MPI_Wait") && err.contains("is not a request"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_nonblocking_collective_a_rank_never_joins_is_a_deadlock_naming_ranks() {
+    let out = misuse("3", "icoll_never");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("deadlock")
+            && err.contains("rank 0 blocked in ibarrier")
+            && err.contains("rank 2 blocked in recv"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_nonblocking_collective_pending_at_finalize_or_cancelled_is_reported() {
+    let out = misuse("2", "icoll_pending");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("MPI_Finalize with 1 request"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = misuse("2", "icoll_cancel");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("cannot be cancelled"),
+        "{}",
+        text(&out.stderr)
+    );
+}

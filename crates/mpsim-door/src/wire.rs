@@ -141,6 +141,73 @@ codes! {
         Scan = 64,
         /// `a = [comm, elem, op]`.
         Exscan = 65,
+        /// The nonblocking collectives: each takes its blocking form's arguments and payload
+        /// ([`Op::nonblocking`] pairs them) and replies `v[0]` = the request; the wait that
+        /// completes it returns the blocking form's reply payload (the status's `bytes` is its
+        /// length).
+        Ibarrier = 70,
+        /// `MPI_Ibcast`, as [`Op::Bcast`].
+        Ibcast = 71,
+        /// `MPI_Ireduce`, as [`Op::Reduce`].
+        Ireduce = 72,
+        /// `MPI_Iallreduce`, as [`Op::Allreduce`].
+        Iallreduce = 73,
+        /// `MPI_Igather`, as [`Op::Gather`].
+        Igather = 74,
+        /// `MPI_Igatherv`, as [`Op::Gatherv`].
+        Igatherv = 75,
+        /// `MPI_Iscatter`, as [`Op::Scatter`].
+        Iscatter = 76,
+        /// `MPI_Iscatterv`, as [`Op::Scatterv`].
+        Iscatterv = 77,
+        /// `MPI_Iallgather`, as [`Op::Allgather`].
+        Iallgather = 78,
+        /// `MPI_Iallgatherv`, as [`Op::Allgatherv`].
+        Iallgatherv = 79,
+        /// `MPI_Ialltoall`, as [`Op::Alltoall`].
+        Ialltoall = 80,
+        /// `MPI_Ialltoallv`, as [`Op::Alltoallv`].
+        Ialltoallv = 81,
+        /// `MPI_Ireduce_scatter`, as [`Op::ReduceScatter`].
+        IreduceScatter = 82,
+        /// `MPI_Ireduce_scatter_block`, as [`Op::ReduceScatterBlock`].
+        IreduceScatterBlock = 83,
+        /// `MPI_Iscan`, as [`Op::Scan`].
+        Iscan = 84,
+        /// `MPI_Iexscan`, as [`Op::Exscan`].
+        Iexscan = 85,
+    }
+}
+
+/// The collectives in their blocking and nonblocking forms, paired.
+const COLLECTIVES: [(Op, Op); 16] = [
+    (Op::Barrier, Op::Ibarrier),
+    (Op::Bcast, Op::Ibcast),
+    (Op::Reduce, Op::Ireduce),
+    (Op::Allreduce, Op::Iallreduce),
+    (Op::Gather, Op::Igather),
+    (Op::Gatherv, Op::Igatherv),
+    (Op::Scatter, Op::Iscatter),
+    (Op::Scatterv, Op::Iscatterv),
+    (Op::Allgather, Op::Iallgather),
+    (Op::Allgatherv, Op::Iallgatherv),
+    (Op::Alltoall, Op::Ialltoall),
+    (Op::Alltoallv, Op::Ialltoallv),
+    (Op::ReduceScatter, Op::IreduceScatter),
+    (Op::ReduceScatterBlock, Op::IreduceScatterBlock),
+    (Op::Scan, Op::Iscan),
+    (Op::Exscan, Op::Iexscan),
+];
+
+impl Op {
+    /// The nonblocking form of a blocking collective (`None` for any other call).
+    pub fn nonblocking(self) -> Option<Op> {
+        COLLECTIVES.iter().find(|p| p.0 == self).map(|p| p.1)
+    }
+
+    /// The blocking form of a nonblocking collective (`None` for any other call).
+    pub fn blocking(self) -> Option<Op> {
+        COLLECTIVES.iter().find(|p| p.1 == self).map(|p| p.0)
     }
 }
 
@@ -355,5 +422,9 @@ mod tests {
             Some(Elem::DoubleInt)
         );
         assert_eq!(ReduceOp::Maxloc.name(), "Maxloc");
+        assert_eq!(Op::Allreduce.nonblocking(), Some(Op::Iallreduce));
+        assert_eq!(Op::Iexscan.blocking(), Some(Op::Exscan));
+        assert_eq!(Op::Send.nonblocking(), None);
+        assert_eq!(Op::Ibarrier.nonblocking(), None);
     }
 }

@@ -15,6 +15,7 @@
 //! let status = run(RunConfig::new(4), true, &CProgram { path: "./ring".into(), args: vec![] });
 //! ```
 
+mod coll;
 mod exec;
 mod proxy;
 mod reduce;

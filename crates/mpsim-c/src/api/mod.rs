@@ -23,7 +23,7 @@ macro_rules! mpi {
     )*};
 }
 
-mod coll;
+pub mod coll;
 mod comm;
 mod init;
 mod misc;

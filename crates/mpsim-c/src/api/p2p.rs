@@ -617,6 +617,7 @@ unsafe fn sendrecv_packed(
 pub unsafe fn finish_recv(req: &Req, data: &[u8]) {
     match req {
         Req::Recv { buf, count, dt, .. } => unsafe { deliver(data, *buf, *count, dt) },
+        Req::Coll { finish, .. } => unsafe { finish.apply(data) },
         Req::Send { guard: Some(g), .. } if !g.unchanged() => {
             state::raise(
                 None,
