@@ -142,6 +142,9 @@ pub struct State {
     pub buffer: Option<(usize, usize)>,
     /// Cartesian topologies of communicators (`api/topo.rs`).
     pub carts: HashMap<Handle, crate::api::topo::Cart>,
+    /// Receives the program freed while active (`MPI_Request_free`): completed by
+    /// `MPI_Finalize`, which delivers their data, as MPI lets them complete on their own.
+    pub freed: Vec<Req>,
     /// Info objects: kept, never read.
     pub infos: HashMap<Handle, HashMap<String, String>>,
     next: Handle,

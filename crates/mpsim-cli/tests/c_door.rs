@@ -321,3 +321,20 @@ fn c_nonblocking_collective_pending_at_finalize_or_cancelled_is_reported() {
         text(&out.stderr)
     );
 }
+
+/// What a run of MPICH's test suite found (bench/mpich-suite.sh): struct extents padded as C
+/// pads the struct, `MPI_Get_elements` on partial elements, `MPI_DATATYPE_NULL` with
+/// `MPI_PROC_NULL`, `MPI_Request_get_status` polling to completion, a receive freed while
+/// active delivered by `MPI_Finalize`.
+#[test]
+fn c_datatype_and_request_corners_give_what_mpi_requires() {
+    for np in ["1", "2", "3"] {
+        let out = run(&["-np", np, "--report-out", "/dev/null"], "dtfix", &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "dtfix: ok\n", "np {np}");
+        assert!(!text(&out.stderr).contains("dropped"), "{}", text(&out.stderr));
+    }
+    let out = run(&["-np", "4", "--backend", "threads"], "dtfix", &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "dtfix: ok\n");
+}

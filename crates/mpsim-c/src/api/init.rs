@@ -145,6 +145,7 @@ mpi! {
     fn MPI_Finalize / PMPI_Finalize() -> c_int {
         ret((|| {
             live("MPI_Finalize")?;
+            super::wait::complete_freed("MPI_Finalize")?;
             door::simple(Op::Finalize, &[], &[]).map_err(|f| state::failed(None, "MPI_Finalize", f))?;
             state::with(|s| s.finalized = true);
             Ok(())

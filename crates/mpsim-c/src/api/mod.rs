@@ -31,7 +31,7 @@ pub mod missing;
 mod p2p;
 pub mod topo;
 mod types;
-mod wait;
+pub mod wait;
 
 /// `Err(class)` of a call that failed and returned (`MPI_ERRORS_RETURN`).
 pub type Res<T> = Result<T, c_int>;

@@ -127,11 +127,16 @@ fn receive_args(
 ) -> Res<Option<ReceiveArgs>> {
     let info = comm(call, c)?;
     let n = count(call, c, n)?;
-    let t = datatype(call, c, dt)?;
+    // A receive from MPI_PROC_NULL moves no data: MPI_DATATYPE_NULL is accepted there (as
+    // MPICH does), any other datatype is checked.
+    if !(source == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL) {
+        datatype(call, c, dt)?;
+    }
     check_envelope(call, c, info.size, source, tag, true)?;
     if source == MPI_PROC_NULL {
         return Ok(None);
     }
+    let t = datatype(call, c, dt)?;
     let a = [info.id, source as i64, tag as i64, (t.size * n) as i64];
     Ok(Some(ReceiveArgs { n, t, a }))
 }
@@ -409,8 +414,7 @@ mpi! {
         ret((|| {
             let t = datatype("MPI_Get_elements", MPI_COMM_WORLD, dt)?;
             let bytes = unsafe { (*status).bytes() } as usize;
-            let per = if t.primitives == 0 { 1 } else { t.size / t.primitives.max(1) };
-            let n = if per == 0 { 0 } else if bytes.is_multiple_of(per) { (bytes / per) as c_int } else { MPI_UNDEFINED };
+            let n = t.elements_in(bytes).map_or(MPI_UNDEFINED, |n| c_int::try_from(n).unwrap_or(MPI_UNDEFINED));
             unsafe { *out = n };
             Ok(())
         })())

@@ -83,6 +83,72 @@ unsafe fn complete(h: *mut Handle, data: &[u8], status: MpiStatus) -> MpiStatus 
     }
 }
 
+/// Completes the receives the program freed while active, delivering their data (at
+/// `MPI_Finalize`: MPI lets them complete on their own; one never matched is the program's
+/// deadlock, reported as such).
+pub fn complete_freed(call: &str) -> Res<()> {
+    let freed = state::with(|s| std::mem::take(&mut s.freed));
+    if freed.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = freed
+        .iter()
+        .map(|r| match r {
+            Req::Recv { proxy, .. } => *proxy,
+            _ => 0,
+        })
+        .collect();
+    let (_, bytes) = door::collect(Op::Waitall, &[], &[bytemuck::cast_slice(&ids)])
+        .map_err(|f| state::failed(None, call, f))?;
+    let (wire, rest) = statuses(&bytes, ids.len());
+    let mut at = 0;
+    for (req, w) in freed.iter().zip(&wire) {
+        let n = w.bytes as usize;
+        let data = &rest[at.min(rest.len())..(at + n).min(rest.len())];
+        at += n;
+        unsafe { finish_recv(req, data) };
+    }
+    Ok(())
+}
+
+/// `MPI_Request_get_status`: whether the request behind `h` is complete, with its status,
+/// without freeing it. One at the proxy is tested there; complete, its data is delivered now
+/// (MPI: the operation is complete) and the handle holds a finished request, which the
+/// program's wait or free then settles here.
+pub fn peek(h: Handle) -> Res<Option<MpiStatus>> {
+    let call = "MPI_Request_get_status";
+    live(call)?;
+    let id = match pending(call, h)? {
+        Pending::Local(s) => return Ok(Some(s.unwrap_or_else(MpiStatus::empty))),
+        Pending::Proxy(id) => id,
+    };
+    let (r, data) =
+        door::collect(Op::Test, &[0, id], &[]).map_err(|f| state::failed(None, call, f))?;
+    if r.v[0] == 0 {
+        return Ok(None);
+    }
+    let wire = MpiStatus::from_wire(&r.status);
+    let req = state::with(|s| match s.requests.get_mut(&h) {
+        Some(Req::Persistent(p)) => p.active.take().map(|b| *b),
+        _ => s.requests.remove(&h),
+    });
+    let status = match &req {
+        Some(Req::Coll { .. }) => MpiStatus::empty(),
+        _ => wire,
+    };
+    if let Some(req) = req {
+        unsafe { finish_recv(&req, &data) };
+    }
+    let done = Req::Done { status };
+    state::with(|s| match s.requests.get_mut(&h) {
+        Some(Req::Persistent(p)) => p.active = Some(Box::new(done)),
+        _ => {
+            s.requests.insert(h, done);
+        }
+    });
+    Ok(Some(status))
+}
+
 fn statuses(bytes: &[u8], n: usize) -> (Vec<WireStatus>, &[u8]) {
     let size = std::mem::size_of::<WireStatus>();
     let list = bytes[..n * size]
@@ -367,6 +433,19 @@ mpi! {
                 },
                 Req::Done { .. } | Req::Coll { .. } => None,
             };
+            if let Some(Req::Recv { .. }) = match &req {
+                Req::Persistent(p) => p.active.as_deref(),
+                r => Some(r),
+            } {
+                // Its data must still reach the buffer: MPI_Finalize completes it.
+                let active = match req {
+                    Req::Persistent(p) => p.active.map(|b| *b),
+                    r => Some(r),
+                };
+                state::with(|s| s.freed.extend(active));
+                unsafe { *h = MPI_REQUEST_NULL };
+                return Ok(());
+            }
             if let Some(id) = proxy {
                 door::simple(Op::RequestFree, &[0, id], &[]).map_err(|f| state::failed(None, "MPI_Request_free", f))?;
             }
