@@ -111,6 +111,25 @@ impl Datatype {
         (rest == 0).then_some(n)
     }
 
+    /// Bytes of packed data that hold `n` primitives (`MPI_Status_set_elements`): whole
+    /// elements, then the first primitives of one more.
+    pub fn bytes_of_elements(&self, n: usize) -> usize {
+        if self.primitives == 0 {
+            return 0;
+        }
+        let mut bytes = n / self.primitives * self.size;
+        let mut rest = n % self.primitives;
+        for &(size, k) in &self.prims {
+            let take = rest.min(k);
+            bytes += take * size;
+            rest -= take;
+            if rest == 0 {
+                break;
+            }
+        }
+        bytes
+    }
+
     /// Bytes of data in `count` elements (`None` on overflow).
     pub fn bytes(&self, count: usize) -> Option<usize> {
         self.size.checked_mul(count)
@@ -301,13 +320,13 @@ pub fn predefined(h: Handle) -> Option<Datatype> {
         0x214 => p("MPI_DOUBLE", 8, Some(F64)),
         0x216 => p("MPI_C_DOUBLE_COMPLEX", 16, None),
         0x217 => p("MPI_CXX_DOUBLE_COMPLEX", 16, None),
-        0x218 => p("MPI_INTEGER", 4, Some(I32)),
-        0x219 => p("MPI_LOGICAL", 4, Some(I32)),
+        0x219 => p("MPI_INTEGER", 4, Some(I32)),
+        0x218 => p("MPI_LOGICAL", 4, Some(I32)),
         0x21a => p("MPI_REAL", 4, Some(F32)),
         0x21b => p("MPI_COMPLEX", 8, None),
         0x21c => p("MPI_DOUBLE_PRECISION", 8, Some(F64)),
         0x21d => p("MPI_DOUBLE_COMPLEX", 16, None),
-        0x220 => p("MPI_LONG_DOUBLE", 16, None),
+        0x220 => p("MPI_LONG_DOUBLE", 16, Some(LongDouble)),
         0x224 => p("MPI_C_LONG_DOUBLE_COMPLEX", 32, None),
         0x225 => p("MPI_CXX_LONG_DOUBLE_COMPLEX", 32, None),
         0x228 => Datatype::pair("MPI_FLOAT_INT", 4, 8, Some(FloatInt)),
@@ -321,7 +340,7 @@ pub fn predefined(h: Handle) -> Option<Datatype> {
         },
         0x22d => Datatype {
             align: 16,
-            ..Datatype::pair("MPI_LONG_DOUBLE_INT", 16, 32, None)
+            ..Datatype::pair("MPI_LONG_DOUBLE_INT", 16, 32, Some(LongDoubleInt))
         },
         0x230 => p("MPI_2REAL", 8, None),
         0x231 => p("MPI_2DOUBLE_PRECISION", 16, None),
@@ -341,15 +360,15 @@ pub fn predefined(h: Handle) -> Option<Datatype> {
         0x251 => p("MPI_UINT32_T", 4, Some(U32)),
         0x258 => p("MPI_INT64_T", 8, Some(I64)),
         0x259 => p("MPI_UINT64_T", 8, Some(U64)),
-        0x2c0 => p("MPI_INTEGER1", 1, Some(I8)),
-        0x2c3 => p("MPI_CHARACTER", 1, Some(I8)),
-        0x2c8 => p("MPI_INTEGER2", 2, Some(I16)),
-        0x2d0 => p("MPI_INTEGER4", 4, Some(I32)),
+        0x2c1 => p("MPI_INTEGER1", 1, Some(I8)),
+        0x21e => p("MPI_CHARACTER", 1, Some(I8)),
+        0x2c9 => p("MPI_INTEGER2", 2, Some(I16)),
+        0x2d1 => p("MPI_INTEGER4", 4, Some(I32)),
         0x2d2 => p("MPI_REAL4", 4, Some(F32)),
-        0x2d8 => p("MPI_INTEGER8", 8, Some(I64)),
+        0x2d9 => p("MPI_INTEGER8", 8, Some(I64)),
         0x2da => p("MPI_REAL8", 8, Some(F64)),
         0x2db => p("MPI_COMPLEX8", 8, None),
-        0x2e0 => p("MPI_INTEGER16", 16, None),
+        0x2e1 => p("MPI_INTEGER16", 16, None),
         0x2e2 => p("MPI_REAL16", 16, None),
         0x2e3 => p("MPI_COMPLEX16", 16, None),
         0x2eb => p("MPI_COMPLEX32", 32, None),

@@ -113,6 +113,9 @@ pub struct Persistent {
     pub comm: Handle,
     /// The request of the current start, if active.
     pub active: Option<Box<Req>>,
+    /// A persistent collective (`MPI_Bcast_init`, ...): what each start runs (the fields
+    /// above are then unused).
+    pub coll: Option<Box<crate::api::coll::persistent::Start>>,
 }
 
 /// A user-defined operation.

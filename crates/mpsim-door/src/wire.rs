@@ -248,6 +248,8 @@ codes! {
         F32 = 9,
         /// `double`.
         F64 = 10,
+        /// `long double` (16 bytes; x86-64's 80-bit extended format).
+        LongDouble = 11,
         /// `MPI_FLOAT_INT`: `{float, int}`.
         FloatInt = 20,
         /// `MPI_DOUBLE_INT`: `{double, int}` (16 bytes with padding).
@@ -258,6 +260,8 @@ codes! {
         TwoInt = 23,
         /// `MPI_SHORT_INT`: `{short, int}` (8 bytes).
         ShortInt = 24,
+        /// `MPI_LONG_DOUBLE_INT`: `{long double, int}`, packed to 20 bytes.
+        LongDoubleInt = 25,
     }
 }
 
@@ -298,9 +302,9 @@ codes! {
 /// `MPI_ANY_SOURCE` as it crosses (the standard ABI's value).
 pub const ANY_SOURCE: i32 = -1;
 /// `MPI_PROC_NULL` as it crosses.
-pub const PROC_NULL: i32 = -2;
+pub const PROC_NULL: i32 = -3;
 /// `MPI_ANY_TAG` as it crosses.
-pub const ANY_TAG: i32 = -31;
+pub const ANY_TAG: i32 = -2;
 
 /// A status as it crosses.
 #[repr(C)]
@@ -401,9 +405,9 @@ pub mod class {
     /// `MPI_ERR_NO_MEM`.
     pub const NO_MEM: i32 = 39;
     /// `MPI_ERR_PROC_ABORTED`.
-    pub const PROC_ABORTED: i32 = 44;
+    pub const PROC_ABORTED: i32 = 58;
     /// `MPI_ERR_UNSUPPORTED_OPERATION`.
-    pub const UNSUPPORTED_OPERATION: i32 = 58;
+    pub const UNSUPPORTED_OPERATION: i32 = 55;
 }
 
 #[cfg(test)]

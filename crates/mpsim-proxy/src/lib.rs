@@ -17,6 +17,7 @@
 
 mod coll;
 mod exec;
+mod longdouble;
 mod proxy;
 mod reduce;
 

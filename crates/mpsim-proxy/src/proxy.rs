@@ -194,8 +194,8 @@ pub(crate) fn class_number(e: &Error) -> i32 {
         C::InStatus => 19,
         C::NoMem => 39,
         C::Io => 35,
-        C::UnsupportedOperation => 58,
-        C::ProcAborted => 44,
+        C::UnsupportedOperation => 55,
+        C::ProcAborted => 58,
         _ => 16,
     }
 }

@@ -6,6 +6,7 @@ use bytemuck::Pod;
 use mpsim::{Arithmetic, Comm, Error, Integer, Loc, Op, Result};
 use mpsim_door::wire::{Elem, Op as Wire, ReduceOp};
 
+use crate::longdouble::{self, Ld, LdInt};
 use crate::proxy::{Buf, Held};
 
 /// What a reduction runs: which collective and its root.
@@ -164,6 +165,10 @@ macro_rules! by_elem {
             Elem::LongInt => $f::<Loc<i64, i32>>(comm, kind, loc(op), err, d, c)$(.$aw)?,
             Elem::TwoInt => $f::<Loc<i32, i32>>(comm, kind, loc(op), err, d, c)$(.$aw)?,
             Elem::ShortInt => $f::<Loc<i16, i32>>(comm, kind, loc(op), err, d, c)$(.$aw)?,
+            Elem::LongDouble => $f::<Ld>(comm, kind, longdouble::op(op), err, d, c)$(.$aw)?,
+            Elem::LongDoubleInt => {
+                $f::<LdInt>(comm, kind, longdouble::loc(op), err, d, c)$(.$aw)?
+            }
         }
     }};
 }

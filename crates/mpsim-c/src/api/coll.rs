@@ -13,6 +13,8 @@
 
 use std::ffi::{c_int, c_void};
 
+pub mod persistent;
+
 use mpsim_door::wire::{Elem, Op, ReduceOp, class};
 
 use super::p2p::store;
@@ -219,6 +221,14 @@ pub enum Finish {
         displs: Vec<isize>,
         dt: Datatype,
     },
+    /// Blocks of `counts[i]` elements of `dts[i]` at `buf` + `displs[i]` bytes
+    /// (`MPI_Alltoallw`).
+    UnpackW {
+        buf: usize,
+        counts: Vec<usize>,
+        displs: Vec<isize>,
+        dts: Vec<Datatype>,
+    },
     /// A user operation's reduction: the result is every rank's contribution (`block` bytes
     /// each, packed); the first `upto` are combined here in rank order, `n` elements of `dt`
     /// (handle `dth`) each, and the elements `part` = (first, how many) of the outcome go to
@@ -250,6 +260,21 @@ impl Finish {
                 displs,
                 dt,
             } => unsafe { unpack_v(data, *buf as *mut c_void, counts, displs, dt) },
+            Finish::UnpackW {
+                buf,
+                counts,
+                displs,
+                dts,
+            } => {
+                let mut at = 0;
+                for ((&n, &d), t) in counts.iter().zip(displs).zip(dts) {
+                    let len = n * t.size;
+                    let part = &data[at.min(data.len())..(at + len).min(data.len())];
+                    at += len;
+                    let p = unsafe { (*buf as *mut u8).offset(d) };
+                    unsafe { unpack(part, p.cast(), n, t) };
+                }
+            }
             Finish::Fold {
                 f,
                 block,
@@ -706,6 +731,72 @@ unsafe fn alltoallv(
     unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
 }
 
+/// `MPI_Alltoallw`: a datatype per peer and displacements in bytes; packed here per peer, so
+/// the proxy runs it as an alltoallv of bytes.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw(
+    call: &str,
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdts: *const Handle,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdts: *const Handle,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let n = info.size as usize;
+    let types = |p: *const Handle| -> Res<Vec<Datatype>> {
+        if p.is_null() {
+            return Err(raise(Some(c), call, class::ARG, "the datatype array is NULL"));
+        }
+        unsafe { std::slice::from_raw_parts(p, n) }
+            .iter()
+            .map(|&h| datatype(call, c, h))
+            .collect()
+    };
+    let rts = types(rdts)?;
+    let rc = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
+    let rd: Vec<isize> = unsafe { ints(rdispls, info.size) }
+        .into_iter()
+        .map(|d| d as isize)
+        .collect();
+    let pack_w = |buf: *const c_void, counts: &[usize], displs: &[isize], ts: &[Datatype]| {
+        let mut out = Vec::new();
+        for ((&k, &d), t) in counts.iter().zip(displs).zip(ts) {
+            let p = unsafe { buf.cast::<u8>().offset(d) };
+            out.extend_from_slice(&unsafe { packed(p.cast(), k, t) });
+        }
+        out
+    };
+    let (sc, data) = if in_place(sbuf) {
+        let bytes = rc.iter().zip(&rts).map(|(&k, t)| k * t.size).collect::<Vec<_>>();
+        (bytes, pack_w(rbuf, &rc, &rd, &rts))
+    } else {
+        let sts = types(sdts)?;
+        let sc = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
+        let sd: Vec<isize> = unsafe { ints(sdispls, info.size) }
+            .into_iter()
+            .map(|d| d as isize)
+            .collect();
+        let bytes = sc.iter().zip(&sts).map(|(&k, t)| k * t.size).collect();
+        (bytes, pack_w(sbuf, &sc, &sd, &sts))
+    };
+    let rb: Vec<usize> = rc.iter().zip(&rts).map(|(&k, t)| k * t.size).collect();
+    let a = [info.id, data.len() as i64];
+    let payload: [&[u8]; 3] = [&u64s(&sc), &u64s(&rb), &data];
+    let finish = Finish::UnpackW {
+        buf: rbuf as usize,
+        counts: rc,
+        displs: rd,
+        dts: rts,
+    };
+    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
+}
+
 unsafe fn reduce_scatter_block(
     call: &str,
     sbuf: *const c_void,
@@ -870,6 +961,15 @@ mpi! {
 
     fn MPI_Alltoallv / PMPI_Alltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle) -> c_int {
         ret(unsafe { alltoallv("MPI_Alltoallv", sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, None) })
+    }
+
+    fn MPI_Alltoallw / PMPI_Alltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle) -> c_int {
+        ret(unsafe { alltoallw("MPI_Alltoallw", sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c, None) })
+    }
+
+    fn MPI_Ialltoallw / PMPI_Ialltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Ialltoallw";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoallw(call, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c, r) }))
     }
 
     fn MPI_Ialltoallv / PMPI_Ialltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {

@@ -73,8 +73,11 @@ fn class_text(code: c_int) -> &'static str {
         18 => "MPI_ERR_PENDING: pending request",
         19 => "MPI_ERR_IN_STATUS: error code is in status",
         39 => "MPI_ERR_NO_MEM: out of memory",
-        44 => "MPI_ERR_PROC_ABORTED: a process aborted",
-        58 => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        34 => "MPI_ERR_INFO: invalid info object",
+        35 => "MPI_ERR_IO: input/output error",
+        55 => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        58 => "MPI_ERR_PROC_ABORTED: a process aborted",
+        62 => "MPI_ERR_ABI: ABI mismatch",
         _ => "unknown error code",
     }
 }

@@ -35,7 +35,7 @@ macro_rules! missing {
 // Declared in mpi.h with their real signatures; called with any arguments, these ignore them
 // (the C calling convention lets a callee ignore its arguments).
 missing! {
-MPI_Alltoallw / PMPI_Alltoallw, MPI_Reduce_local / PMPI_Reduce_local,
+MPI_Reduce_local / PMPI_Reduce_local,
 MPI_Type_create_subarray / PMPI_Type_create_subarray,
 MPI_Type_create_darray / PMPI_Type_create_darray, MPI_Type_get_envelope / PMPI_Type_get_envelope,
 MPI_Type_get_contents / PMPI_Type_get_contents,

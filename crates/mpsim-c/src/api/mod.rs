@@ -25,6 +25,7 @@ macro_rules! mpi {
 
 pub mod coll;
 mod comm;
+mod compat;
 mod init;
 mod misc;
 pub mod missing;

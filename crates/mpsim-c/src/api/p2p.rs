@@ -224,7 +224,9 @@ unsafe fn started(r: Res<Req>, request: *mut Handle) -> c_int {
 
 /// Starts a persistent request's call.
 pub fn start_persistent(p: &Persistent) -> Res<Req> {
-    if p.op == Op::Irecv {
+    if let Some(coll) = &p.coll {
+        unsafe { coll.start() }
+    } else if p.op == Op::Irecv {
         start_recv(p)
     } else {
         let mode = SendMode::from_u32(p.mode as u32).unwrap_or(SendMode::Standard);
@@ -282,6 +284,7 @@ unsafe fn persistent(
             tag,
             comm: c,
             active: None,
+            coll: None,
         };
         unsafe { *request = store(Req::Persistent(Box::new(p))) };
         Ok(())

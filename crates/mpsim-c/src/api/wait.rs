@@ -421,7 +421,11 @@ mpi! {
             let handle = unsafe { *h };
             let req = state::with(|s| s.requests.remove(&handle))
                 .ok_or_else(|| raise(None, "MPI_Request_free", class::REQUEST, &format!("{handle:#x} is not a request")))?;
-            if let Req::Coll { .. } = req {
+            let coll = match &req {
+                Req::Persistent(p) => matches!(p.active.as_deref(), Some(Req::Coll { .. })),
+                r => matches!(r, Req::Coll { .. }),
+            };
+            if coll {
                 state::with(|s| s.requests.insert(handle, req));
                 return Err(raise(None, "MPI_Request_free", class::REQUEST, "the request of a nonblocking collective cannot be freed (MPI makes it erroneous); complete it with a wait or test"));
             }

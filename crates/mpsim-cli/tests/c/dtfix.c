@@ -2,7 +2,9 @@
  * what MPI (and every MPI implementation) gives: struct datatypes padded like the C struct
  * they describe, MPI_Get_elements on partial elements of mixed types, a receive from
  * MPI_PROC_NULL with MPI_DATATYPE_NULL, MPI_Request_get_status polled until the request
- * completes, and a receive freed while active. Rank 0 prints "dtfix: ok". Two or more ranks. */
+ * completes, a receive freed while active, MPI_Alltoallw and MPI_Ialltoallw, the MPI_Count
+ * (_x) queries, the status setters and reductions on long double. Rank 0 prints "dtfix: ok". Any number of ranks. */
+#include <stdlib.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -99,15 +101,13 @@ int main(int argc, char **argv) {
         CHECK(flag, "Request_get_status again");
         MPI_Wait(&r, &st);
         CHECK(r == MPI_REQUEST_NULL && st.MPI_SOURCE == peer, "the wait after Request_get_status");
-        int y = -1, one = 1;
+    }
+    {
+        int y = -1, one = 1, flag = 0;
         MPI_Iallreduce(&one, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
-        flag = 0;
         while (!flag) MPI_Request_get_status(r, &flag, MPI_STATUS_IGNORE);
         CHECK(y == size, "Request_get_status on a nonblocking collective");
         MPI_Wait(&r, MPI_STATUS_IGNORE);
-    } else {
-        int y = -1, one = 1;
-        MPI_Allreduce(&one, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     }
 
     /* A receive freed while active completes on its own; MPI_Finalize does not count it. */
@@ -117,6 +117,75 @@ int main(int argc, char **argv) {
         MPI_Request_free(&r);
         CHECK(r == MPI_REQUEST_NULL, "Request_free sets the handle null");
         MPI_Send(&v, 1, MPI_INT, peer, 5, MPI_COMM_WORLD);
+    }
+
+    /* MPI_Alltoallw: to rank i, 2 ints as MPI_INT from byte offset 64*i; from rank i, one
+     * contiguous pair of ints at byte offset 64*i. */
+    {
+        int *sc = malloc(sizeof(int) * size), *sd = malloc(sizeof(int) * size);
+        int *rc = malloc(sizeof(int) * size), *rd = malloc(sizeof(int) * size);
+        MPI_Datatype *sts = malloc(sizeof(MPI_Datatype) * size), *rts = malloc(sizeof(MPI_Datatype) * size);
+        int *sb = malloc(64 * size), *rb = malloc(64 * size);
+        MPI_Datatype pairs;
+        MPI_Type_contiguous(2, MPI_INT, &pairs);
+        MPI_Type_commit(&pairs);
+        for (int i = 0; i < size; i++) {
+            sc[i] = 2; sd[i] = 64 * i; sts[i] = MPI_INT;      /* 2 ints to rank i */
+            rc[i] = 1; rd[i] = 64 * i; rts[i] = pairs;        /* received as one pair */
+            sb[16 * i] = 1000 * rank + i; sb[16 * i + 1] = -(1000 * rank + i);
+            rb[16 * i] = rb[16 * i + 1] = rb[16 * i + 2] = -5;
+        }
+        MPI_Alltoallw(sb, sc, sd, sts, rb, rc, rd, rts, MPI_COMM_WORLD);
+        for (int i = 0; i < size; i++)
+            CHECK(rb[16 * i] == 1000 * i + rank && rb[16 * i + 1] == -(1000 * i + rank) && rb[16 * i + 2] == -5, "Alltoallw");
+        for (int i = 0; i < 16 * size; i++) rb[i] = -5;
+        MPI_Ialltoallw(sb, sc, sd, sts, rb, rc, rd, rts, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        for (int i = 0; i < size; i++)
+            CHECK(rb[16 * i] == 1000 * i + rank && rb[16 * i + 1] == -(1000 * i + rank), "Ialltoallw");
+        MPI_Type_free(&pairs);
+        free(sc); free(sd); free(rc); free(rd); free(sts); free(rts); free(sb); free(rb);
+    }
+
+    /* The MPI_Count queries and the status setters. */
+    {
+        MPI_Count csize, clb, cext, celem;
+        MPI_Type_size_x(t_csi, &csize);
+        MPI_Type_get_extent_x(t_csi, &clb, &cext);
+        CHECK(csize == 7 && clb == 0 && cext == (MPI_Count)sizeof(struct csi), "Type_size_x, Type_get_extent_x");
+        MPI_Status s;
+        MPI_Status_set_elements(&s, t_csi, 5);
+        int e = -1, cnt = -1;
+        MPI_Get_elements(&s, t_csi, &e);
+        MPI_Get_count(&s, t_csi, &cnt);
+        CHECK(e == 5 && cnt == MPI_UNDEFINED, "Status_set_elements: 1 struct and 2 of its 3 parts");
+        MPI_Status_set_elements_x(&s, MPI_INT, 6);
+        MPI_Get_elements_x(&s, MPI_INT, &celem);
+        MPI_Get_count(&s, MPI_INT, &cnt);
+        CHECK(celem == 6 && cnt == 6, "Status_set_elements_x, Get_elements_x");
+        int flag = -1;
+        MPI_Status_set_cancelled(&s, 1);
+        MPI_Test_cancelled(&s, &flag);
+        CHECK(flag == 1, "Status_set_cancelled");
+    }
+
+    /* Reductions on long double: a sum that needs the 64-bit significand (1 + k * 2^-60 is
+     * not a double), the maximum, and MPI_MINLOC on MPI_LONG_DOUBLE_INT. */
+    {
+        long double tiny = 1.0L / 1152921504606846976.0L; /* 2^-60 */
+        long double mine = (rank == 0 ? 1.0L : 0.0L) + tiny * (rank + 1), sum = 0, expect = 1.0L;
+        for (int i = 0; i < size; i++) expect += tiny * (i + 1);
+        MPI_Allreduce(&mine, &sum, 1, MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(sum == expect && sum != 1.0L, "long double sum");
+        long double big = -1;
+        MPI_Iallreduce(&mine, &big, 1, MPI_LONG_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        CHECK(big == 1.0L + tiny, "long double max");
+        struct { long double v; int i; } in2 = {(long double)((rank * 7) % 5) - 2.5L, rank}, out2;
+        MPI_Allreduce(&in2, &out2, 1, MPI_LONG_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
+        int best = 0;
+        for (int i = 1; i < size; i++) if ((i * 7) % 5 < (best * 7) % 5) best = i;
+        CHECK(out2.i == best && out2.v == (long double)((best * 7) % 5) - 2.5L, "long double minloc");
     }
 
     MPI_Type_free(&t_ic);

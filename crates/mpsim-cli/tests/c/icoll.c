@@ -1,5 +1,6 @@
 /* The nonblocking collectives (MPI_Ibarrier ... MPI_Iexscan), completed through the ordinary
- * wait and test calls, several in flight at once and overlapping point-to-point traffic. Every
+ * wait and test calls, several in flight at once and overlapping point-to-point traffic, and
+ * persistent collectives (MPI_Bcast_init, ...). Every
  * rank checks its results against what MPI requires; rank 0 prints "icoll: ok" (or the first
  * failure). Any number of ranks. */
 #include <mpi.h>
@@ -228,6 +229,30 @@ int main(int argc, char **argv) {
     flag = 0;
     while (!flag) MPI_Testall(2, two, &flag, MPI_STATUSES_IGNORE);
     CHECK(t1 == n && t2 == n - 1 && two[0] == MPI_REQUEST_NULL, "Testall");
+
+    /* Persistent collectives (MPI-4): started three times, each start reading the buffers
+     * anew, completed by the ordinary waits, then freed while inactive. */
+    int pb[2], ps = -1, pin;
+    MPI_Request pr[3];
+    MPI_Bcast_init(pb, 2, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &pr[0]);
+    MPI_Allreduce_init(&pin, &ps, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &pr[1]);
+    int *pg = malloc(sizeof(int) * n), pgin;
+    MPI_Allgather_init(&pgin, 1, MPI_INT, pg, 1, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &pr[2]);
+    for (int round = 0; round < 3; round++) {
+        if (rank == 0) { pb[0] = round; pb[1] = -round; } else { pb[0] = pb[1] = -99; }
+        pin = rank + round;
+        pgin = 10 * rank + round;
+        MPI_Start(&pr[0]);
+        MPI_Startall(2, &pr[1]);
+        MPI_Waitall(3, pr, MPI_STATUSES_IGNORE);
+        CHECK(pr[0] != MPI_REQUEST_NULL, "a persistent request stays after its wait");
+        CHECK(pb[0] == round && pb[1] == -round, "Bcast_init");
+        CHECK(ps == n * (n - 1) / 2 + n * round, "Allreduce_init");
+        for (int i = 0; i < n; i++) CHECK(pg[i] == 10 * i + round, "Allgather_init");
+    }
+    for (int k = 0; k < 3; k++) MPI_Request_free(&pr[k]);
+    CHECK(pr[0] == MPI_REQUEST_NULL, "Request_free of an inactive persistent collective");
+    free(pg);
 
     int bad = 0;
     MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
