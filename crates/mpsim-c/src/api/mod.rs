@@ -24,7 +24,7 @@ macro_rules! mpi {
 }
 
 pub mod coll;
-mod comm;
+pub mod comm;
 mod compat;
 mod init;
 mod misc;

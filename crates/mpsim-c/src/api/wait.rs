@@ -450,6 +450,13 @@ mpi! {
                 unsafe { *h = MPI_REQUEST_NULL };
                 return Ok(());
             }
+            if let Req::Persistent(p) = &req
+                && let Some(coll) = &p.coll
+            {
+                // The persistent collective's own communicator goes with it.
+                let mut c = coll.comm();
+                unsafe { crate::api::comm::PMPI_Comm_free(&mut c) };
+            }
             if let Some(id) = proxy {
                 door::simple(Op::RequestFree, &[0, id], &[]).map_err(|f| state::failed(None, "MPI_Request_free", f))?;
             }

@@ -253,6 +253,18 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 3; k++) MPI_Request_free(&pr[k]);
     CHECK(pr[0] == MPI_REQUEST_NULL, "Request_free of an inactive persistent collective");
     free(pg);
+    /* Persistent collectives match in the order they were made, not started (MPI-4): odd
+     * ranks start them the other way round. */
+    int pa = -1;
+    MPI_Bcast_init(&pa, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &pr[0]);
+    MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &pr[1]);
+    if (rank == 0) pa = 42;
+    if (rank % 2) { MPI_Start(&pr[1]); MPI_Start(&pr[0]); }
+    else { MPI_Start(&pr[0]); MPI_Start(&pr[1]); }
+    MPI_Waitall(2, pr, MPI_STATUSES_IGNORE);
+    CHECK(pa == 42, "persistent collectives started in different orders");
+    MPI_Request_free(&pr[0]);
+    MPI_Request_free(&pr[1]);
 
     int bad = 0;
     MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -31,9 +31,10 @@ pub enum Start {
     Alltoallw { s: usize, scounts: Vec<c_int>, sdispls: Vec<c_int>, sdts: Vec<Handle>, r: usize, rcounts: Vec<c_int>, rdispls: Vec<c_int>, rdts: Vec<Handle>, c: Handle },
 }
 
-impl Start {
-    fn comm(&self) -> Handle {
-        match self {
+/// The `c` field of any variant of `$s` (by reference, as `$s` is borrowed).
+macro_rules! each_comm {
+    ($s:expr) => {
+        match $s {
             Start::Barrier { c }
             | Start::Bcast { c, .. }
             | Start::Reduce { c, .. }
@@ -45,8 +46,23 @@ impl Start {
             | Start::All { c, .. }
             | Start::Allgatherv { c, .. }
             | Start::Alltoallv { c, .. }
-            | Start::Alltoallw { c, .. } => *c,
+            | Start::Alltoallw { c, .. } => c,
         }
+    };
+}
+
+impl Start {
+    /// The communicator it runs on (its own duplicate, after [`init`]).
+    pub fn comm(&self) -> Handle {
+        *self.comm_ref()
+    }
+
+    fn comm_mut(&mut self) -> &mut Handle {
+        each_comm!(self)
+    }
+
+    fn comm_ref(&self) -> &Handle {
+        each_comm!(self)
     }
 
     /// Starts it: the nonblocking collective's request.
@@ -109,12 +125,20 @@ impl Start {
     }
 }
 
-/// Makes the persistent request of `start` (checking its communicator) into `*request`.
-unsafe fn init(call: &str, start: Start, request: *mut Handle) -> c_int {
+/// Makes the persistent request of `start` into `*request`. Persistent collectives match in
+/// the order they were made, whatever order their starts come in (MPI-4): each runs on a
+/// duplicate of its communicator made here (in that order on every rank, as MPI requires of
+/// the init calls), freed with the request.
+unsafe fn init(call: &str, mut start: Start, request: *mut Handle) -> c_int {
     let c = start.comm();
     ret((|| {
         comm(call, c)?;
         let r = request_ptr(call, c, request)?.unwrap_or(request);
+        let mut dup = MPI_COMM_NULL;
+        match unsafe { crate::api::comm::PMPI_Comm_dup(c, &mut dup) } {
+            0 => *start.comm_mut() = dup,
+            rc => return Err(rc),
+        }
         let p = Persistent {
             op: Op::Barrier,
             mode: 0,
