@@ -332,7 +332,11 @@ fn c_datatype_and_request_corners_give_what_mpi_requires() {
         let out = run(&["-np", np, "--report-out", "/dev/null"], "dtfix", &[]);
         assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout), "dtfix: ok\n", "np {np}");
-        assert!(!text(&out.stderr).contains("dropped"), "{}", text(&out.stderr));
+        assert!(
+            !text(&out.stderr).contains("dropped"),
+            "{}",
+            text(&out.stderr)
+        );
     }
     let out = run(&["-np", "4", "--backend", "threads"], "dtfix", &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -17,15 +17,50 @@ use crate::reduce;
 /// on this rank.
 enum Plan {
     Barrier,
-    Bcast { root: u32, buf: Vec<u8> },
-    Gather { root: u32, send: Vec<u8>, out: usize },
-    Gatherv { root: u32, send: Vec<u8>, counts: Vec<usize>, out: usize },
-    Scatter { root: u32, send: Vec<u8>, out: usize },
-    Scatterv { root: u32, send: Vec<u8>, counts: Vec<usize>, out: usize },
-    Allgather { send: Vec<u8>, out: usize },
-    Allgatherv { send: Vec<u8>, counts: Vec<usize>, out: usize },
-    Alltoall { send: Vec<u8> },
-    Alltoallv { send: Vec<u8>, sc: Vec<usize>, rc: Vec<usize>, out: usize },
+    Bcast {
+        root: u32,
+        buf: Vec<u8>,
+    },
+    Gather {
+        root: u32,
+        send: Vec<u8>,
+        out: usize,
+    },
+    Gatherv {
+        root: u32,
+        send: Vec<u8>,
+        counts: Vec<usize>,
+        out: usize,
+    },
+    Scatter {
+        root: u32,
+        send: Vec<u8>,
+        out: usize,
+    },
+    Scatterv {
+        root: u32,
+        send: Vec<u8>,
+        counts: Vec<usize>,
+        out: usize,
+    },
+    Allgather {
+        send: Vec<u8>,
+        out: usize,
+    },
+    Allgatherv {
+        send: Vec<u8>,
+        counts: Vec<usize>,
+        out: usize,
+    },
+    Alltoall {
+        send: Vec<u8>,
+    },
+    Alltoallv {
+        send: Vec<u8>,
+        sc: Vec<usize>,
+        rc: Vec<usize>,
+        out: usize,
+    },
     /// A reduction: `reduce` runs it.
     Reduction,
 }

@@ -400,8 +400,10 @@ unsafe fn gather(
     let data = if at_root && in_place(sbuf) {
         let rn = count(call, c, rcount)?;
         let rt = datatype(call, c, rdt)?;
-        let mine =
-            unsafe { rbuf.cast::<u8>().offset(info.rank as isize * rn as isize * rt.extent) };
+        let mine = unsafe {
+            rbuf.cast::<u8>()
+                .offset(info.rank as isize * rn as isize * rt.extent)
+        };
         unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
     } else {
         let sn = count(call, c, scount)?;
@@ -594,8 +596,10 @@ unsafe fn allgather(
     let rn = count(call, c, rcount)?;
     let rt = datatype(call, c, rdt)?;
     let data = if in_place(sbuf) {
-        let mine =
-            unsafe { rbuf.cast::<u8>().offset(info.rank as isize * rn as isize * rt.extent) };
+        let mine = unsafe {
+            rbuf.cast::<u8>()
+                .offset(info.rank as isize * rn as isize * rt.extent)
+        };
         unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
     } else {
         let sn = count(call, c, scount)?;
@@ -714,10 +718,9 @@ unsafe fn alltoallv(
             .into_iter()
             .map(|d| d as isize)
             .collect();
-        (
-            sc.iter().map(|&n| n * st.size).collect(),
-            unsafe { pack_v(sbuf, &sc, &sd, &st) },
-        )
+        (sc.iter().map(|&n| n * st.size).collect(), unsafe {
+            pack_v(sbuf, &sc, &sd, &st)
+        })
     };
     let rb: Vec<usize> = rc.iter().map(|&n| n * rt.size).collect();
     let a = [info.id, data.len() as i64];
@@ -751,7 +754,12 @@ unsafe fn alltoallw(
     let n = info.size as usize;
     let types = |p: *const Handle| -> Res<Vec<Datatype>> {
         if p.is_null() {
-            return Err(raise(Some(c), call, class::ARG, "the datatype array is NULL"));
+            return Err(raise(
+                Some(c),
+                call,
+                class::ARG,
+                "the datatype array is NULL",
+            ));
         }
         unsafe { std::slice::from_raw_parts(p, n) }
             .iter()
@@ -773,7 +781,11 @@ unsafe fn alltoallw(
         out
     };
     let (sc, data) = if in_place(sbuf) {
-        let bytes = rc.iter().zip(&rts).map(|(&k, t)| k * t.size).collect::<Vec<_>>();
+        let bytes = rc
+            .iter()
+            .zip(&rts)
+            .map(|(&k, t)| k * t.size)
+            .collect::<Vec<_>>();
         (bytes, pack_w(rbuf, &rc, &rd, &rts))
     } else {
         let sts = types(sdts)?;
@@ -797,6 +809,7 @@ unsafe fn alltoallw(
     unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
 }
 
+#[allow(clippy::too_many_arguments)]
 unsafe fn reduce_scatter_block(
     call: &str,
     sbuf: *const c_void,
@@ -1046,7 +1059,17 @@ unsafe fn reduce(
             } else {
                 Finish::Nothing
             };
-            unsafe { issue(call, c, Op::Allgather, &[info.id], &[&data], finish, request) }
+            unsafe {
+                issue(
+                    call,
+                    c,
+                    Op::Allgather,
+                    &[info.id],
+                    &[&data],
+                    finish,
+                    request,
+                )
+            }
         }
     }
 }
@@ -1098,7 +1121,17 @@ unsafe fn reduce_scatter(
                 buf: rbuf as usize,
                 part: Some((first, counts[me])),
             };
-            unsafe { issue(call, c, Op::Allgather, &[info.id], &[&data], finish, request) }
+            unsafe {
+                issue(
+                    call,
+                    c,
+                    Op::Allgather,
+                    &[info.id],
+                    &[&data],
+                    finish,
+                    request,
+                )
+            }
         }
     }
 }

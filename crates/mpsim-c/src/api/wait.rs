@@ -45,9 +45,9 @@ fn pending(call: &str, h: Handle) -> Res<Pending> {
         Req::Persistent(p) => match p.active.as_deref() {
             None => Pending::Local(None),
             Some(Req::Done { status }) => Pending::Local(Some(*status)),
-            Some(
-                Req::Send { proxy, .. } | Req::Recv { proxy, .. } | Req::Coll { proxy, .. },
-            ) => Pending::Proxy(*proxy),
+            Some(Req::Send { proxy, .. } | Req::Recv { proxy, .. } | Req::Coll { proxy, .. }) => {
+                Pending::Proxy(*proxy)
+            }
             Some(Req::Persistent(_)) => Pending::Local(None),
         },
     })

@@ -15,20 +15,119 @@ use crate::state::{Persistent, Req};
 /// (valid while the request lives, MPI says); arrays are copied at the init call.
 #[derive(Clone, Debug)]
 pub enum Start {
-    Barrier { c: Handle },
-    Bcast { buf: usize, n: c_int, dt: Handle, root: c_int, c: Handle },
-    Reduce { s: usize, r: usize, n: c_int, dt: Handle, op: Handle, root: Option<c_int>, c: Handle, wire: Op },
-    ReduceScatter { s: usize, r: usize, counts: Vec<c_int>, dt: Handle, op: Handle, c: Handle },
-    ReduceScatterBlock { s: usize, r: usize, n: c_int, dt: Handle, op: Handle, c: Handle },
+    Barrier {
+        c: Handle,
+    },
+    Bcast {
+        buf: usize,
+        n: c_int,
+        dt: Handle,
+        root: c_int,
+        c: Handle,
+    },
+    Reduce {
+        s: usize,
+        r: usize,
+        n: c_int,
+        dt: Handle,
+        op: Handle,
+        root: Option<c_int>,
+        c: Handle,
+        wire: Op,
+    },
+    ReduceScatter {
+        s: usize,
+        r: usize,
+        counts: Vec<c_int>,
+        dt: Handle,
+        op: Handle,
+        c: Handle,
+    },
+    ReduceScatterBlock {
+        s: usize,
+        r: usize,
+        n: c_int,
+        dt: Handle,
+        op: Handle,
+        c: Handle,
+    },
     /// Gather (`scatter` false) or scatter.
-    Rooted { scatter: bool, s: usize, sn: c_int, sdt: Handle, r: usize, rn: c_int, rdt: Handle, root: c_int, c: Handle },
-    Gatherv { s: usize, sn: c_int, sdt: Handle, r: usize, rcounts: Vec<c_int>, displs: Vec<c_int>, rdt: Handle, root: c_int, c: Handle },
-    Scatterv { s: usize, scounts: Vec<c_int>, displs: Vec<c_int>, sdt: Handle, r: usize, rn: c_int, rdt: Handle, root: c_int, c: Handle },
+    Rooted {
+        scatter: bool,
+        s: usize,
+        sn: c_int,
+        sdt: Handle,
+        r: usize,
+        rn: c_int,
+        rdt: Handle,
+        root: c_int,
+        c: Handle,
+    },
+    Gatherv {
+        s: usize,
+        sn: c_int,
+        sdt: Handle,
+        r: usize,
+        rcounts: Vec<c_int>,
+        displs: Vec<c_int>,
+        rdt: Handle,
+        root: c_int,
+        c: Handle,
+    },
+    Scatterv {
+        s: usize,
+        scounts: Vec<c_int>,
+        displs: Vec<c_int>,
+        sdt: Handle,
+        r: usize,
+        rn: c_int,
+        rdt: Handle,
+        root: c_int,
+        c: Handle,
+    },
     /// Allgather (`alltoall` false) or alltoall.
-    All { alltoall: bool, s: usize, sn: c_int, sdt: Handle, r: usize, rn: c_int, rdt: Handle, c: Handle },
-    Allgatherv { s: usize, sn: c_int, sdt: Handle, r: usize, rcounts: Vec<c_int>, displs: Vec<c_int>, rdt: Handle, c: Handle },
-    Alltoallv { s: usize, scounts: Vec<c_int>, sdispls: Vec<c_int>, sdt: Handle, r: usize, rcounts: Vec<c_int>, rdispls: Vec<c_int>, rdt: Handle, c: Handle },
-    Alltoallw { s: usize, scounts: Vec<c_int>, sdispls: Vec<c_int>, sdts: Vec<Handle>, r: usize, rcounts: Vec<c_int>, rdispls: Vec<c_int>, rdts: Vec<Handle>, c: Handle },
+    All {
+        alltoall: bool,
+        s: usize,
+        sn: c_int,
+        sdt: Handle,
+        r: usize,
+        rn: c_int,
+        rdt: Handle,
+        c: Handle,
+    },
+    Allgatherv {
+        s: usize,
+        sn: c_int,
+        sdt: Handle,
+        r: usize,
+        rcounts: Vec<c_int>,
+        displs: Vec<c_int>,
+        rdt: Handle,
+        c: Handle,
+    },
+    Alltoallv {
+        s: usize,
+        scounts: Vec<c_int>,
+        sdispls: Vec<c_int>,
+        sdt: Handle,
+        r: usize,
+        rcounts: Vec<c_int>,
+        rdispls: Vec<c_int>,
+        rdt: Handle,
+        c: Handle,
+    },
+    Alltoallw {
+        s: usize,
+        scounts: Vec<c_int>,
+        sdispls: Vec<c_int>,
+        sdts: Vec<Handle>,
+        r: usize,
+        rcounts: Vec<c_int>,
+        rdispls: Vec<c_int>,
+        rdts: Vec<Handle>,
+        c: Handle,
+    },
 }
 
 /// The `c` field of any variant of `$s` (by reference, as `$s` is borrowed).
@@ -77,50 +176,206 @@ impl Start {
         unsafe {
             match self {
                 Start::Barrier { c } => barrier(call, *c, r),
-                Start::Bcast { buf, n, dt, root, c } => bcast(call, vp(*buf), *n, *dt, *root, *c, r),
-                Start::Reduce { s, r: rb, n, dt, op, root, c, wire } => {
-                    reduce(call, cv(*s), vp(*rb), *n, *dt, *op, *root, *c, *wire, r)
-                }
-                Start::ReduceScatter { s, r: rb, counts, dt, op, c } => {
+                Start::Bcast {
+                    buf,
+                    n,
+                    dt,
+                    root,
+                    c,
+                } => bcast(call, vp(*buf), *n, *dt, *root, *c, r),
+                Start::Reduce {
+                    s,
+                    r: rb,
+                    n,
+                    dt,
+                    op,
+                    root,
+                    c,
+                    wire,
+                } => reduce(call, cv(*s), vp(*rb), *n, *dt, *op, *root, *c, *wire, r),
+                Start::ReduceScatter {
+                    s,
+                    r: rb,
+                    counts,
+                    dt,
+                    op,
+                    c,
+                } => {
                     let info = comm(call, *c)?;
                     reduce_scatter(call, cv(*s), vp(*rb), counts, *dt, *op, *c, &info, r)
                 }
-                Start::ReduceScatterBlock { s, r: rb, n, dt, op, c } => {
-                    reduce_scatter_block(call, cv(*s), vp(*rb), *n, *dt, *op, *c, r)
-                }
-                Start::Rooted { scatter: false, s, sn, sdt, r: rb, rn, rdt, root, c } => {
-                    gather(call, cv(*s), *sn, *sdt, vp(*rb), *rn, *rdt, *root, *c, r)
-                }
-                Start::Rooted { scatter: true, s, sn, sdt, r: rb, rn, rdt, root, c } => {
-                    scatter(call, cv(*s), *sn, *sdt, vp(*rb), *rn, *rdt, *root, *c, r)
-                }
-                Start::Gatherv { s, sn, sdt, r: rb, rcounts, displs, rdt, root, c } => gatherv(
-                    call, cv(*s), *sn, *sdt, vp(*rb), rcounts.as_ptr(), displs.as_ptr(), *rdt, *root, *c, r,
+                Start::ReduceScatterBlock {
+                    s,
+                    r: rb,
+                    n,
+                    dt,
+                    op,
+                    c,
+                } => reduce_scatter_block(call, cv(*s), vp(*rb), *n, *dt, *op, *c, r),
+                Start::Rooted {
+                    scatter: false,
+                    s,
+                    sn,
+                    sdt,
+                    r: rb,
+                    rn,
+                    rdt,
+                    root,
+                    c,
+                } => gather(call, cv(*s), *sn, *sdt, vp(*rb), *rn, *rdt, *root, *c, r),
+                Start::Rooted {
+                    scatter: true,
+                    s,
+                    sn,
+                    sdt,
+                    r: rb,
+                    rn,
+                    rdt,
+                    root,
+                    c,
+                } => scatter(call, cv(*s), *sn, *sdt, vp(*rb), *rn, *rdt, *root, *c, r),
+                Start::Gatherv {
+                    s,
+                    sn,
+                    sdt,
+                    r: rb,
+                    rcounts,
+                    displs,
+                    rdt,
+                    root,
+                    c,
+                } => gatherv(
+                    call,
+                    cv(*s),
+                    *sn,
+                    *sdt,
+                    vp(*rb),
+                    rcounts.as_ptr(),
+                    displs.as_ptr(),
+                    *rdt,
+                    *root,
+                    *c,
+                    r,
                 ),
-                Start::Scatterv { s, scounts, displs, sdt, r: rb, rn, rdt, root, c } => scatterv(
-                    call, cv(*s), scounts.as_ptr(), displs.as_ptr(), *sdt, vp(*rb), *rn, *rdt, *root, *c, r,
+                Start::Scatterv {
+                    s,
+                    scounts,
+                    displs,
+                    sdt,
+                    r: rb,
+                    rn,
+                    rdt,
+                    root,
+                    c,
+                } => scatterv(
+                    call,
+                    cv(*s),
+                    scounts.as_ptr(),
+                    displs.as_ptr(),
+                    *sdt,
+                    vp(*rb),
+                    *rn,
+                    *rdt,
+                    *root,
+                    *c,
+                    r,
                 ),
-                Start::All { alltoall: false, s, sn, sdt, r: rb, rn, rdt, c } => {
-                    allgather(call, cv(*s), *sn, *sdt, vp(*rb), *rn, *rdt, *c, r)
-                }
-                Start::All { alltoall: true, s, sn, sdt, r: rb, rn, rdt, c } => {
-                    alltoall(call, cv(*s), *sn, *sdt, vp(*rb), *rn, *rdt, *c, r)
-                }
-                Start::Allgatherv { s, sn, sdt, r: rb, rcounts, displs, rdt, c } => allgatherv(
-                    call, cv(*s), *sn, *sdt, vp(*rb), rcounts.as_ptr(), displs.as_ptr(), *rdt, *c, r,
+                Start::All {
+                    alltoall: false,
+                    s,
+                    sn,
+                    sdt,
+                    r: rb,
+                    rn,
+                    rdt,
+                    c,
+                } => allgather(call, cv(*s), *sn, *sdt, vp(*rb), *rn, *rdt, *c, r),
+                Start::All {
+                    alltoall: true,
+                    s,
+                    sn,
+                    sdt,
+                    r: rb,
+                    rn,
+                    rdt,
+                    c,
+                } => alltoall(call, cv(*s), *sn, *sdt, vp(*rb), *rn, *rdt, *c, r),
+                Start::Allgatherv {
+                    s,
+                    sn,
+                    sdt,
+                    r: rb,
+                    rcounts,
+                    displs,
+                    rdt,
+                    c,
+                } => allgatherv(
+                    call,
+                    cv(*s),
+                    *sn,
+                    *sdt,
+                    vp(*rb),
+                    rcounts.as_ptr(),
+                    displs.as_ptr(),
+                    *rdt,
+                    *c,
+                    r,
                 ),
-                Start::Alltoallv { s, scounts, sdispls, sdt, r: rb, rcounts, rdispls, rdt, c } => alltoallv(
-                    call, cv(*s), scounts.as_ptr(), sdispls.as_ptr(), *sdt, vp(*rb), rcounts.as_ptr(),
-                    rdispls.as_ptr(), *rdt, *c, r,
+                Start::Alltoallv {
+                    s,
+                    scounts,
+                    sdispls,
+                    sdt,
+                    r: rb,
+                    rcounts,
+                    rdispls,
+                    rdt,
+                    c,
+                } => alltoallv(
+                    call,
+                    cv(*s),
+                    scounts.as_ptr(),
+                    sdispls.as_ptr(),
+                    *sdt,
+                    vp(*rb),
+                    rcounts.as_ptr(),
+                    rdispls.as_ptr(),
+                    *rdt,
+                    *c,
+                    r,
                 ),
-                Start::Alltoallw { s, scounts, sdispls, sdts, r: rb, rcounts, rdispls, rdts, c } => alltoallw(
-                    call, cv(*s), scounts.as_ptr(), sdispls.as_ptr(), sdts.as_ptr(), vp(*rb),
-                    rcounts.as_ptr(), rdispls.as_ptr(), rdts.as_ptr(), *c, r,
+                Start::Alltoallw {
+                    s,
+                    scounts,
+                    sdispls,
+                    sdts,
+                    r: rb,
+                    rcounts,
+                    rdispls,
+                    rdts,
+                    c,
+                } => alltoallw(
+                    call,
+                    cv(*s),
+                    scounts.as_ptr(),
+                    sdispls.as_ptr(),
+                    sdts.as_ptr(),
+                    vp(*rb),
+                    rcounts.as_ptr(),
+                    rdispls.as_ptr(),
+                    rdts.as_ptr(),
+                    *c,
+                    r,
                 ),
             }?;
         }
         state::with(|s| s.requests.remove(&h)).ok_or_else(|| {
-            raise(Some(self.comm()), call, class::INTERN, "the collective gave no request")
+            raise(
+                Some(self.comm()),
+                call,
+                class::INTERN,
+                "the collective gave no request",
+            )
         })
     }
 }
