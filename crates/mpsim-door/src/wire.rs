@@ -32,7 +32,8 @@ codes! {
     /// A call. Argument words `a[i]` of [`CallHead`]; `comm` is always `a[0]` where there is
     /// one; counts and lengths are in bytes of packed data unless said otherwise.
     Op {
-        /// `MPI_Init`: reply `v = [rank, size]`.
+        /// `MPI_Init`: reply `v = [rank, size, 1 if the run charges the rank's CPU time as its
+        /// compute (else the rank need not measure it)]`.
         Init = 1,
         /// `MPI_Finalize`.
         Finalize = 2,

@@ -139,7 +139,11 @@ pub(crate) async fn execute(
 ) -> Result<Answer> {
     let call = crate::proxy::op_name(op);
     match op {
-        Op::Init => Ok(Answer::v(&[p.world.rank() as i64, p.world.size() as i64])),
+        Op::Init => Ok(Answer::v(&[
+            p.world.rank() as i64,
+            p.world.size() as i64,
+            p.charge_compute as i64,
+        ])),
         Op::Finalize => Ok(Answer::default()),
         Op::Wtime => Ok(Answer::v(&[p.world.now_ns() as i64])),
         Op::Abort | Op::Fatal => unreachable!("handled by serve"),

@@ -23,6 +23,7 @@ fn init(call: &str) -> Res<()> {
         Err(f) => state::fatal(call, f.class, &f.text),
     };
     let (rank, size) = (reply.v[0] as u32, reply.v[1] as u32);
+    door::measure_compute(reply.v[2] != 0);
     state::with(|s| {
         s.initialized = true;
         s.rank = rank;
