@@ -69,8 +69,8 @@ typedef struct MPI_ABI_Datatype *MPI_Datatype;
 #define MPI_INFO_ENV    ((MPI_Info)0x131)
 #define MPI_ERRHANDLER_NULL  ((MPI_Errhandler)0x140)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x141)
-#define MPI_ERRORS_RETURN    ((MPI_Errhandler)0x142)
-#define MPI_ERRORS_ABORT     ((MPI_Errhandler)0x143)
+#define MPI_ERRORS_ABORT     ((MPI_Errhandler)0x142)
+#define MPI_ERRORS_RETURN    ((MPI_Errhandler)0x143)
 #define MPI_REQUEST_NULL ((MPI_Request)0x180)
 
 #define MPI_DATATYPE_NULL      ((MPI_Datatype)0x200)
@@ -94,8 +94,8 @@ typedef struct MPI_ABI_Datatype *MPI_Datatype;
 #define MPI_DOUBLE             ((MPI_Datatype)0x214)
 #define MPI_C_DOUBLE_COMPLEX   ((MPI_Datatype)0x216)
 #define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)0x217)
-#define MPI_INTEGER            ((MPI_Datatype)0x218)
-#define MPI_LOGICAL            ((MPI_Datatype)0x219)
+#define MPI_LOGICAL            ((MPI_Datatype)0x218)
+#define MPI_INTEGER            ((MPI_Datatype)0x219)
 #define MPI_REAL               ((MPI_Datatype)0x21a)
 #define MPI_COMPLEX            ((MPI_Datatype)0x21b)
 #define MPI_DOUBLE_PRECISION   ((MPI_Datatype)0x21c)
@@ -127,15 +127,15 @@ typedef struct MPI_ABI_Datatype *MPI_Datatype;
 #define MPI_UINT32_T           ((MPI_Datatype)0x251)
 #define MPI_INT64_T            ((MPI_Datatype)0x258)
 #define MPI_UINT64_T           ((MPI_Datatype)0x259)
-#define MPI_INTEGER1           ((MPI_Datatype)0x2c0)
-#define MPI_CHARACTER          ((MPI_Datatype)0x2c3)
-#define MPI_INTEGER2           ((MPI_Datatype)0x2c8)
-#define MPI_INTEGER4           ((MPI_Datatype)0x2d0)
+#define MPI_INTEGER1           ((MPI_Datatype)0x2c1)
+#define MPI_CHARACTER          ((MPI_Datatype)0x21e)
+#define MPI_INTEGER2           ((MPI_Datatype)0x2c9)
+#define MPI_INTEGER4           ((MPI_Datatype)0x2d1)
 #define MPI_REAL4              ((MPI_Datatype)0x2d2)
-#define MPI_INTEGER8           ((MPI_Datatype)0x2d8)
+#define MPI_INTEGER8           ((MPI_Datatype)0x2d9)
 #define MPI_REAL8              ((MPI_Datatype)0x2da)
 #define MPI_COMPLEX8           ((MPI_Datatype)0x2db)
-#define MPI_INTEGER16          ((MPI_Datatype)0x2e0)
+#define MPI_INTEGER16          ((MPI_Datatype)0x2e1)
 #define MPI_REAL16             ((MPI_Datatype)0x2e2)
 #define MPI_COMPLEX16          ((MPI_Datatype)0x2e3)
 #define MPI_COMPLEX32          ((MPI_Datatype)0x2eb)
@@ -152,14 +152,14 @@ enum {
     MPI_ERR_INFO_KEY = 31, MPI_ERR_INFO_NOKEY = 32, MPI_ERR_INFO_VALUE = 33, MPI_ERR_INFO = 34,
     MPI_ERR_IO = 35, MPI_ERR_KEYVAL = 36, MPI_ERR_LOCKTYPE = 37, MPI_ERR_NAME = 38,
     MPI_ERR_NO_MEM = 39, MPI_ERR_NOT_SAME = 40, MPI_ERR_NO_SPACE = 41,
-    MPI_ERR_NO_SUCH_FILE = 42, MPI_ERR_PORT = 43, MPI_ERR_PROC_ABORTED = 44,
-    MPI_ERR_QUOTA = 45, MPI_ERR_READ_ONLY = 46, MPI_ERR_RMA_ATTACH = 47,
-    MPI_ERR_RMA_CONFLICT = 48, MPI_ERR_RMA_RANGE = 49, MPI_ERR_RMA_SHARED = 50,
-    MPI_ERR_RMA_SYNC = 51, MPI_ERR_RMA_FLAVOR = 52, MPI_ERR_SERVICE = 53,
-    MPI_ERR_SESSION = 54, MPI_ERR_SIZE = 55, MPI_ERR_SPAWN = 56,
-    MPI_ERR_UNSUPPORTED_DATAREP = 57, MPI_ERR_UNSUPPORTED_OPERATION = 58,
-    MPI_ERR_VALUE_TOO_LARGE = 59, MPI_ERR_WIN = 60, MPI_ERR_ERRHANDLER = 61,
-    MPI_ERR_LASTCODE = 0x3fff
+    MPI_ERR_NO_SUCH_FILE = 42, MPI_ERR_PORT = 43, MPI_ERR_QUOTA = 44, MPI_ERR_READ_ONLY = 45,
+    MPI_ERR_RMA_ATTACH = 46, MPI_ERR_RMA_CONFLICT = 47, MPI_ERR_RMA_RANGE = 48,
+    MPI_ERR_RMA_SHARED = 49, MPI_ERR_RMA_SYNC = 50, MPI_ERR_SERVICE = 51, MPI_ERR_SIZE = 52,
+    MPI_ERR_SPAWN = 53, MPI_ERR_UNSUPPORTED_DATAREP = 54, MPI_ERR_UNSUPPORTED_OPERATION = 55,
+    MPI_ERR_WIN = 56, MPI_ERR_RMA_FLAVOR = 57, MPI_ERR_PROC_ABORTED = 58,
+    MPI_ERR_VALUE_TOO_LARGE = 59, MPI_ERR_SESSION = 60, MPI_ERR_ERRHANDLER = 61,
+    MPI_ERR_ABI = 62,
+    MPI_ERR_LASTCODE = 16383
 };
 
 #define MPI_BOTTOM           ((void *)0)
@@ -170,8 +170,8 @@ enum {
 #define MPI_ERRCODES_IGNORE  ((int *)0)
 #define MPI_STATUS_IGNORE    ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE  ((MPI_Status *)0)
-#define MPI_UNWEIGHTED       ((int *)4)
-#define MPI_WEIGHTS_EMPTY    ((int *)5)
+#define MPI_UNWEIGHTED       ((int *)10)
+#define MPI_WEIGHTS_EMPTY    ((int *)11)
 
 #define MPI_BSEND_OVERHEAD 512
 #define MPI_MAX_DATAREP_STRING 128
@@ -183,18 +183,41 @@ enum {
 #define MPI_MAX_PORT_NAME 1024
 #define MPI_MAX_PROCESSOR_NAME 256
 
+enum { MPI_ANY_SOURCE = -1, MPI_ANY_TAG = -2, MPI_PROC_NULL = -3, MPI_ROOT = -4,
+       MPI_UNDEFINED = -32766 };
 enum {
-    MPI_ANY_SOURCE = -1, MPI_PROC_NULL = -2, MPI_ROOT = -3, MPI_ANY_TAG = -31,
-    MPI_KEYVAL_INVALID = -127, MPI_UNDEFINED = -32766
-};
-enum {
-    MPI_THREAD_SINGLE = 0, MPI_THREAD_FUNNELED = 1, MPI_THREAD_SERIALIZED = 2,
-    MPI_THREAD_MULTIPLE = 7
+    MPI_THREAD_SINGLE = 0, MPI_THREAD_FUNNELED = 1024, MPI_THREAD_SERIALIZED = 2048,
+    MPI_THREAD_MULTIPLE = 4096
 };
 enum { MPI_ORDER_C = 12, MPI_ORDER_FORTRAN = 15 };
-enum { MPI_IDENT = 101, MPI_CONGRUENT = 102, MPI_SIMILAR = 103, MPI_UNEQUAL = 104 };
-enum { MPI_GRAPH = 201, MPI_DIST_GRAPH = 202, MPI_CART = 203 };
-enum { MPI_TAG_UB = 501, MPI_IO = 502, MPI_HOST = 503, MPI_WTIME_IS_GLOBAL = 504 };
+enum {
+    MPI_DISTRIBUTE_NONE = 16, MPI_DISTRIBUTE_BLOCK = 17, MPI_DISTRIBUTE_CYCLIC = 18,
+    MPI_DISTRIBUTE_DFLT_DARG = 19
+};
+enum {
+    MPI_COMBINER_NAMED = 101, MPI_COMBINER_DUP = 102, MPI_COMBINER_CONTIGUOUS = 103,
+    MPI_COMBINER_VECTOR = 104, MPI_COMBINER_HVECTOR = 105, MPI_COMBINER_INDEXED = 106,
+    MPI_COMBINER_HINDEXED = 107, MPI_COMBINER_INDEXED_BLOCK = 108,
+    MPI_COMBINER_HINDEXED_BLOCK = 109, MPI_COMBINER_STRUCT = 110, MPI_COMBINER_SUBARRAY = 111,
+    MPI_COMBINER_DARRAY = 112, MPI_COMBINER_F90_REAL = 113, MPI_COMBINER_F90_COMPLEX = 114,
+    MPI_COMBINER_F90_INTEGER = 115, MPI_COMBINER_RESIZED = 116, MPI_COMBINER_VALUE_INDEX = 117
+};
+enum {
+    MPI_TYPECLASS_INTEGER = 192, MPI_TYPECLASS_REAL = 193, MPI_TYPECLASS_COMPLEX = 194
+};
+enum { MPI_IDENT = 201, MPI_CONGRUENT = 202, MPI_SIMILAR = 203, MPI_UNEQUAL = 204 };
+enum { MPI_CART = 211, MPI_GRAPH = 212, MPI_DIST_GRAPH = 213 };
+enum {
+    MPI_COMM_TYPE_SHARED = 221, MPI_COMM_TYPE_HW_UNGUIDED = 222, MPI_COMM_TYPE_HW_GUIDED = 223,
+    MPI_COMM_TYPE_RESOURCE_GUIDED = 224
+};
+enum { MPI_LOCK_EXCLUSIVE = 301, MPI_LOCK_SHARED = 302 };
+enum { MPI_SEEK_CUR = 401, MPI_SEEK_END = 402, MPI_SEEK_SET = 403 };
+enum {
+    MPI_KEYVAL_INVALID = 0, MPI_TAG_UB = 501, MPI_IO = 502, MPI_HOST = 503,
+    MPI_WTIME_IS_GLOBAL = 504, MPI_APPNUM = 505, MPI_LASTUSEDCODE = 506,
+    MPI_UNIVERSE_SIZE = 507
+};
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 
@@ -287,6 +310,30 @@ MPSIM_DECLARE(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype se
 MPSIM_DECLARE(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
 MPSIM_DECLARE(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
 MPSIM_DECLARE(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+MPSIM_DECLARE(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+MPSIM_DECLARE(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+MPSIM_DECLARE(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+MPSIM_DECLARE(int, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+MPSIM_DECLARE(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+MPSIM_DECLARE(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+MPSIM_DECLARE(int, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request))
+MPSIM_DECLARE(int, Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Bcast_init, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Reduce_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Allreduce_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Scan_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Exscan_init, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Reduce_scatter_init, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Reduce_scatter_block_init, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Gather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Scatter_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Gatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Scatterv_init, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Allgather_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Allgatherv_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Alltoall_init, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Alltoallv_init, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request))
+MPSIM_DECLARE(int, Alltoallw_init, (const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request))
 MPSIM_DECLARE(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
 MPSIM_DECLARE(int, Iexscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
 MPSIM_DECLARE(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
@@ -324,6 +371,24 @@ MPSIM_DECLARE(int, Type_free, (MPI_Datatype *datatype))
 MPSIM_DECLARE(int, Type_size, (MPI_Datatype datatype, int *size))
 MPSIM_DECLARE(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
 MPSIM_DECLARE(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent))
+MPSIM_DECLARE(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
+MPSIM_DECLARE(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+MPSIM_DECLARE(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
+MPSIM_DECLARE(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
+MPSIM_DECLARE(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))
+MPSIM_DECLARE(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype, MPI_Count count))
+MPSIM_DECLARE(int, Status_set_cancelled, (MPI_Status *status, int flag))
+/* Removed from the standard in MPI-3.0; kept (as MPICH and Open MPI keep them) for older
+ * programs. */
+MPSIM_DECLARE(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+MPSIM_DECLARE(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+MPSIM_DECLARE(int, Type_extent, (MPI_Datatype datatype, MPI_Aint *extent))
+MPSIM_DECLARE(int, Type_lb, (MPI_Datatype datatype, MPI_Aint *displacement))
+MPSIM_DECLARE(int, Type_ub, (MPI_Datatype datatype, MPI_Aint *displacement))
+MPSIM_DECLARE(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+MPSIM_DECLARE(int, Type_hindexed, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
+MPSIM_DECLARE(int, Type_struct, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+MPSIM_DECLARE(int, Address, (void *location, MPI_Aint *address))
 MPSIM_DECLARE(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
 MPSIM_DECLARE(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
 MPSIM_DECLARE(int, Get_address, (const void *location, MPI_Aint *address))

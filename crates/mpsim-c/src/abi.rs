@@ -42,27 +42,30 @@ pub const MPI_INFO_NULL: Handle = 0x130;
 
 pub const MPI_ERRHANDLER_NULL: Handle = 0x140;
 pub const MPI_ERRORS_ARE_FATAL: Handle = 0x141;
-pub const MPI_ERRORS_RETURN: Handle = 0x142;
-pub const MPI_ERRORS_ABORT: Handle = 0x143;
+pub const MPI_ERRORS_ABORT: Handle = 0x142;
+pub const MPI_ERRORS_RETURN: Handle = 0x143;
 
 pub const MPI_REQUEST_NULL: Handle = 0x180;
 
 pub const MPI_DATATYPE_NULL: Handle = 0x200;
 
 pub const MPI_ANY_SOURCE: i32 = -1;
-pub const MPI_PROC_NULL: i32 = -2;
-pub const MPI_ROOT: i32 = -3;
-pub const MPI_ANY_TAG: i32 = -31;
+pub const MPI_ANY_TAG: i32 = -2;
+pub const MPI_PROC_NULL: i32 = -3;
+pub const MPI_ROOT: i32 = -4;
 pub const MPI_UNDEFINED: i32 = -32766;
 
-pub const MPI_IDENT: i32 = 101;
-pub const MPI_CONGRUENT: i32 = 102;
-pub const MPI_SIMILAR: i32 = 103;
-pub const MPI_UNEQUAL: i32 = 104;
+pub const MPI_IDENT: i32 = 201;
+pub const MPI_CONGRUENT: i32 = 202;
+pub const MPI_SIMILAR: i32 = 203;
+pub const MPI_UNEQUAL: i32 = 204;
+
+/// `MPI_CART` (`MPI_Topo_test`).
+pub const MPI_CART: i32 = 211;
 
 pub const MPI_THREAD_SINGLE: i32 = 0;
-pub const MPI_THREAD_FUNNELED: i32 = 1;
-pub const MPI_THREAD_SERIALIZED: i32 = 2;
+pub const MPI_THREAD_FUNNELED: i32 = 1024;
+pub const MPI_THREAD_SERIALIZED: i32 = 2048;
 
 /// `MPI_IN_PLACE`.
 pub const MPI_IN_PLACE: usize = 1;

@@ -18,6 +18,14 @@ use crate::boot::booted;
 
 thread_local! {
     static CPU_AT_RETURN: Cell<u64> = const { Cell::new(0) };
+    /// Whether the run charges the rank's CPU time (until `MPI_Init` says: yes). Reading the
+    /// process CPU clock is a system call, two per MPI call: skipped when nobody uses it.
+    static MEASURE: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Whether to measure the rank's compute from now on (`MPI_Init`'s reply says).
+pub fn measure_compute(on: bool) {
+    MEASURE.with(|m| m.set(on));
 }
 
 /// CPU time of this process, in nanoseconds.
@@ -67,8 +75,10 @@ pub fn call(
         ..CallHead::zeroed()
     };
     head.a[..a.len()].copy_from_slice(a);
-    let now = cpu_ns();
-    head.cpu_ns = now.saturating_sub(CPU_AT_RETURN.with(Cell::get));
+    let measure = MEASURE.with(Cell::get);
+    if measure {
+        head.cpu_ns = cpu_ns().saturating_sub(CPU_AT_RETURN.with(Cell::get));
+    }
     let gone = |_| Failed {
         class: mpsim_door::wire::class::INTERN,
         text: "the mpsim run is gone".into(),
@@ -98,7 +108,9 @@ pub fn call(
             None,
         )
         .map_err(gone)?;
-    CPU_AT_RETURN.with(|c| c.set(cpu_ns()));
+    if measure {
+        CPU_AT_RETURN.with(|c| c.set(cpu_ns()));
+    }
     if reply.rc != 0 {
         return Err(Failed {
             class: reply.rc,

@@ -27,6 +27,12 @@ pub struct Datatype {
     pub elem: Option<(Elem, usize)>,
     /// Primitives per element (for `MPI_Get_elements`).
     pub primitives: usize,
+    /// The sizes of one element's primitives in order, run-length encoded as (bytes, how
+    /// many): what `MPI_Get_elements` counts in a partial element.
+    pub prims: Vec<(usize, usize)>,
+    /// The strictest alignment of its primitives: a struct's extent is rounded up to it, as
+    /// a C compiler pads a struct (and as MPI implementations do).
+    pub align: usize,
     /// Committed (predefined ones always are).
     pub committed: bool,
     /// Predefined: cannot be freed.
@@ -37,6 +43,9 @@ pub struct Datatype {
 
 impl Datatype {
     fn primitive(name: &str, size: usize, elem: Option<Elem>) -> Datatype {
+        // A complex number or a Fortran pair aligns as its part; long double to 16.
+        let part = name.contains("COMPLEX") || name.starts_with("MPI_2");
+        let align = if part { size / 2 } else { size }.clamp(1, 16);
         Datatype {
             runs: vec![(0, size)],
             size,
@@ -44,6 +53,8 @@ impl Datatype {
             extent: size as isize,
             elem: elem.map(|e| (e, 1)),
             primitives: 1,
+            prims: vec![(size, 1)],
+            align,
             committed: true,
             predefined: true,
             name: name.into(),
@@ -51,14 +62,20 @@ impl Datatype {
     }
 
     /// A pair type `{value, int}` with the value's `size` and C layout (`extent`).
-    fn pair(name: &str, value: usize, extent: usize, elem: Elem) -> Datatype {
+    fn pair(name: &str, value: usize, extent: usize, elem: Option<Elem>) -> Datatype {
         Datatype {
             runs: vec![(0, value), (value as isize, 4)],
             size: value + 4,
             lb: 0,
             extent: extent as isize,
-            elem: Some((elem, 1)),
+            elem: elem.map(|e| (e, 1)),
             primitives: 2,
+            prims: if value == 4 {
+                vec![(4, 2)]
+            } else {
+                vec![(value, 1), (4, 1)]
+            },
+            align: value.max(4),
             committed: true,
             predefined: true,
             name: name.into(),
@@ -70,6 +87,47 @@ impl Datatype {
         self.lb == 0
             && self.extent == self.size as isize
             && (self.runs.is_empty() || (self.runs.len() == 1 && self.runs[0] == (0, self.size)))
+    }
+
+    /// How many primitives `bytes` of packed data hold (`MPI_Get_elements`): `None` when they
+    /// end inside a primitive.
+    pub fn elements_in(&self, bytes: usize) -> Option<usize> {
+        if self.size == 0 {
+            return Some(0);
+        }
+        let mut n = bytes / self.size * self.primitives;
+        let mut rest = bytes % self.size;
+        for &(size, k) in &self.prims {
+            if rest == 0 {
+                break;
+            }
+            let take = (rest / size.max(1)).min(k);
+            n += take;
+            rest -= take * size;
+            if take < k {
+                break;
+            }
+        }
+        (rest == 0).then_some(n)
+    }
+
+    /// Bytes of packed data that hold `n` primitives (`MPI_Status_set_elements`): whole
+    /// elements, then the first primitives of one more.
+    pub fn bytes_of_elements(&self, n: usize) -> usize {
+        if self.primitives == 0 {
+            return 0;
+        }
+        let mut bytes = n / self.primitives * self.size;
+        let mut rest = n % self.primitives;
+        for &(size, k) in &self.prims {
+            let take = rest.min(k);
+            bytes += take * size;
+            rest -= take;
+            if rest == 0 {
+                break;
+            }
+        }
+        bytes
     }
 
     /// Bytes of data in `count` elements (`None` on overflow).
@@ -100,6 +158,10 @@ impl Datatype {
             (lo, hi) = (0, 0);
         }
         let (lb, extent) = extent.unwrap_or((lo, hi - lo));
+        let mut prims = Vec::new();
+        for _ in 0..count.min(PRIMS_MAX) {
+            push_prims(&mut prims, &old.prims);
+        }
         Datatype {
             runs,
             size: old.size * count,
@@ -107,6 +169,8 @@ impl Datatype {
             extent,
             elem: old.elem.map(|(e, k)| (e, k * count)),
             primitives: old.primitives * count,
+            prims,
+            align: old.align,
             committed: false,
             predefined: false,
             name: String::new(),
@@ -121,7 +185,15 @@ impl Datatype {
         let mut primitives = 0;
         let mut elem: Option<Option<Elem>> = None;
         let mut elems = 0;
+        let mut prims = Vec::new();
+        let mut align = 1;
         for &(disp, n, t) in blocks {
+            for _ in 0..n.min(PRIMS_MAX) {
+                push_prims(&mut prims, &t.prims);
+            }
+            if n > 0 {
+                align = align.max(t.align);
+            }
             for i in 0..n {
                 let base = disp + i as isize * t.extent;
                 for &(off, len) in &t.runs {
@@ -145,13 +217,18 @@ impl Datatype {
         if lo > hi {
             (lo, hi) = (0, 0);
         }
+        // Padded to the strictest alignment of its parts, as C pads the struct it describes.
+        let a = align as isize;
+        let extent = (hi - lo + a - 1).div_euclid(a) * a;
         Datatype {
             runs,
             size,
             lb: lo,
-            extent: hi - lo,
+            extent,
             elem: elem.flatten().map(|e| (e, elems)),
             primitives,
+            prims,
+            align,
             committed: false,
             predefined: false,
             name: String::new(),
@@ -193,6 +270,20 @@ impl Datatype {
     }
 }
 
+/// Repetitions of a part kept in [`Datatype::prims`]: beyond them a partial element's count
+/// is approximate (only huge mixed-type blocks reach it).
+const PRIMS_MAX: usize = 1 << 16;
+
+/// Appends the run-length encoded primitive sizes `more` to `prims`.
+fn push_prims(prims: &mut Vec<(usize, usize)>, more: &[(usize, usize)]) {
+    for &(size, k) in more {
+        match prims.last_mut() {
+            Some(last) if last.0 == size => last.1 += k,
+            _ => prims.push((size, k)),
+        }
+    }
+}
+
 fn push_run(runs: &mut Vec<(isize, usize)>, off: isize, len: usize) {
     if len == 0 {
         return;
@@ -229,24 +320,28 @@ pub fn predefined(h: Handle) -> Option<Datatype> {
         0x214 => p("MPI_DOUBLE", 8, Some(F64)),
         0x216 => p("MPI_C_DOUBLE_COMPLEX", 16, None),
         0x217 => p("MPI_CXX_DOUBLE_COMPLEX", 16, None),
-        0x218 => p("MPI_INTEGER", 4, Some(I32)),
-        0x219 => p("MPI_LOGICAL", 4, Some(I32)),
+        0x219 => p("MPI_INTEGER", 4, Some(I32)),
+        0x218 => p("MPI_LOGICAL", 4, Some(I32)),
         0x21a => p("MPI_REAL", 4, Some(F32)),
         0x21b => p("MPI_COMPLEX", 8, None),
         0x21c => p("MPI_DOUBLE_PRECISION", 8, Some(F64)),
         0x21d => p("MPI_DOUBLE_COMPLEX", 16, None),
-        0x220 => p("MPI_LONG_DOUBLE", 16, None),
+        0x220 => p("MPI_LONG_DOUBLE", 16, Some(LongDouble)),
         0x224 => p("MPI_C_LONG_DOUBLE_COMPLEX", 32, None),
         0x225 => p("MPI_CXX_LONG_DOUBLE_COMPLEX", 32, None),
-        0x228 => Datatype::pair("MPI_FLOAT_INT", 4, 8, FloatInt),
-        0x229 => Datatype::pair("MPI_DOUBLE_INT", 8, 16, DoubleInt),
-        0x22a => Datatype::pair("MPI_LONG_INT", 8, 16, LongInt),
-        0x22b => Datatype::pair("MPI_2INT", 4, 8, TwoInt),
+        0x228 => Datatype::pair("MPI_FLOAT_INT", 4, 8, Some(FloatInt)),
+        0x229 => Datatype::pair("MPI_DOUBLE_INT", 8, 16, Some(DoubleInt)),
+        0x22a => Datatype::pair("MPI_LONG_INT", 8, 16, Some(LongInt)),
+        0x22b => Datatype::pair("MPI_2INT", 4, 8, Some(TwoInt)),
         0x22c => Datatype {
             runs: vec![(0, 2), (4, 4)],
-            ..Datatype::pair("MPI_SHORT_INT", 2, 8, ShortInt)
+            prims: vec![(2, 1), (4, 1)],
+            ..Datatype::pair("MPI_SHORT_INT", 2, 8, Some(ShortInt))
         },
-        0x22d => p("MPI_LONG_DOUBLE_INT", 20, None),
+        0x22d => Datatype {
+            align: 16,
+            ..Datatype::pair("MPI_LONG_DOUBLE_INT", 16, 32, Some(LongDoubleInt))
+        },
         0x230 => p("MPI_2REAL", 8, None),
         0x231 => p("MPI_2DOUBLE_PRECISION", 16, None),
         0x232 => p("MPI_2INTEGER", 8, None),
@@ -265,15 +360,15 @@ pub fn predefined(h: Handle) -> Option<Datatype> {
         0x251 => p("MPI_UINT32_T", 4, Some(U32)),
         0x258 => p("MPI_INT64_T", 8, Some(I64)),
         0x259 => p("MPI_UINT64_T", 8, Some(U64)),
-        0x2c0 => p("MPI_INTEGER1", 1, Some(I8)),
-        0x2c3 => p("MPI_CHARACTER", 1, Some(I8)),
-        0x2c8 => p("MPI_INTEGER2", 2, Some(I16)),
-        0x2d0 => p("MPI_INTEGER4", 4, Some(I32)),
+        0x2c1 => p("MPI_INTEGER1", 1, Some(I8)),
+        0x21e => p("MPI_CHARACTER", 1, Some(I8)),
+        0x2c9 => p("MPI_INTEGER2", 2, Some(I16)),
+        0x2d1 => p("MPI_INTEGER4", 4, Some(I32)),
         0x2d2 => p("MPI_REAL4", 4, Some(F32)),
-        0x2d8 => p("MPI_INTEGER8", 8, Some(I64)),
+        0x2d9 => p("MPI_INTEGER8", 8, Some(I64)),
         0x2da => p("MPI_REAL8", 8, Some(F64)),
         0x2db => p("MPI_COMPLEX8", 8, None),
-        0x2e0 => p("MPI_INTEGER16", 16, None),
+        0x2e1 => p("MPI_INTEGER16", 16, None),
         0x2e2 => p("MPI_REAL16", 16, None),
         0x2e3 => p("MPI_COMPLEX16", 16, None),
         0x2eb => p("MPI_COMPLEX32", 32, None),
@@ -305,6 +400,28 @@ mod tests {
         let mut dst = vec![-1i32; 10];
         unsafe { v.unpack(&packed, dst.as_mut_ptr().cast(), 1) };
         assert_eq!(dst, [0, 1, -1, -1, 4, 5, -1, -1, 8, 9]);
+    }
+
+    /// A struct {int; char} has the extent of its C struct (8), not 5, and a struct
+    /// {char; short; int} received in part counts its primitives one by one.
+    #[test]
+    fn struct_extent_is_padded_and_partial_elements_count_primitives() {
+        let (int, ch, short) = (
+            predefined(0x209).unwrap(),
+            predefined(0x243).unwrap(),
+            predefined(0x208).unwrap(),
+        );
+        let s = Datatype::structure(&[(0, 1, &int), (4, 1, &ch)]);
+        assert_eq!((s.size, s.extent, s.align), (5, 8, 4));
+        let t = Datatype::structure(&[(0, 1, &ch), (2, 1, &short), (4, 1, &int)]);
+        assert_eq!(t.elements_in(7), Some(3));
+        assert_eq!(t.elements_in(3), Some(2));
+        assert_eq!(t.elements_in(2), None);
+        assert_eq!(t.elements_in(14), Some(6));
+        let v = Datatype::derived(&t, &[(0, 3)], None);
+        assert_eq!(v.elements_in(7 + 3), Some(5));
+        let ldi = predefined(0x22d).unwrap();
+        assert_eq!((ldi.size, ldi.extent), (20, 32));
     }
 
     /// MPI_DOUBLE_INT packs to 12 bytes (the proxy's packed pair) from its 16-byte layout.

@@ -44,6 +44,12 @@ pub enum Req {
         count: usize,
         dt: Datatype,
     },
+    /// A nonblocking collective in flight at the proxy; completing it puts its result in place
+    /// as `finish` says.
+    Coll {
+        proxy: i64,
+        finish: crate::api::coll::Finish,
+    },
     /// Complete already (a transfer with `MPI_PROC_NULL`), with this status.
     Done { status: MpiStatus },
     /// A persistent request ([`Persistent`]), active or not.
@@ -107,6 +113,9 @@ pub struct Persistent {
     pub comm: Handle,
     /// The request of the current start, if active.
     pub active: Option<Box<Req>>,
+    /// A persistent collective (`MPI_Bcast_init`, ...): what each start runs (the fields
+    /// above are then unused).
+    pub coll: Option<Box<crate::api::coll::persistent::Start>>,
 }
 
 /// A user-defined operation.
@@ -136,6 +145,9 @@ pub struct State {
     pub buffer: Option<(usize, usize)>,
     /// Cartesian topologies of communicators (`api/topo.rs`).
     pub carts: HashMap<Handle, crate::api::topo::Cart>,
+    /// Receives the program freed while active (`MPI_Request_free`): completed by
+    /// `MPI_Finalize`, which delivers their data, as MPI lets them complete on their own.
+    pub freed: Vec<Req>,
     /// Info objects: kept, never read.
     pub infos: HashMap<Handle, HashMap<String, String>>,
     next: Handle,

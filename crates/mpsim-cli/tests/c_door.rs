@@ -254,3 +254,113 @@ fn c_jacobi_on_a_cartesian_grid_gives_the_same_residual_on_any_grid() {
     }
     assert_eq!(residual("4", "threads"), one);
 }
+
+#[test]
+fn c_nonblocking_collectives_complete_through_wait_and_test() {
+    for np in ["1", "2", "3", "5", "8"] {
+        let out = run(&["-np", np, "--report-out", "/dev/null"], "icoll", &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "icoll: ok\n", "np {np}");
+    }
+    for np in ["3", "4"] {
+        let out = run(&["-np", np, "--backend", "threads"], "icoll", &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "icoll: ok\n", "np {np}");
+    }
+}
+
+#[test]
+fn c_nonblocking_collective_request_cannot_be_freed() {
+    let out = misuse("3", "icoll_free");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("MPI_Request_free") && err.contains("nonblocking collective"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_nonblocking_collective_request_completed_twice_is_reported() {
+    let out = misuse("2", "icoll_twice");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("MPI_Wait") && err.contains("is not a request"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_nonblocking_collective_a_rank_never_joins_is_a_deadlock_naming_ranks() {
+    let out = misuse("3", "icoll_never");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("deadlock")
+            && err.contains("rank 0 blocked in ibarrier")
+            && err.contains("rank 2 blocked in recv"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_nonblocking_collective_pending_at_finalize_or_cancelled_is_reported() {
+    let out = misuse("2", "icoll_pending");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("MPI_Finalize with 1 request"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = misuse("2", "icoll_cancel");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("cannot be cancelled"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// What a run of MPICH's test suite found (bench/mpich-suite.sh): struct extents padded as C
+/// pads the struct, `MPI_Get_elements` on partial elements, `MPI_DATATYPE_NULL` with
+/// `MPI_PROC_NULL`, `MPI_Request_get_status` polling to completion, a receive freed while
+/// active delivered by `MPI_Finalize`, `MPI_Alltoallw`, the `_x` queries, the status setters.
+#[test]
+fn c_datatype_and_request_corners_give_what_mpi_requires() {
+    for np in ["1", "2", "3", "5"] {
+        let out = run(&["-np", np, "--report-out", "/dev/null"], "dtfix", &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "dtfix: ok\n", "np {np}");
+        assert!(
+            !text(&out.stderr).contains("dropped"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let out = run(&["-np", "4", "--backend", "threads"], "dtfix", &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "dtfix: ok\n");
+}
+
+/// `mpi.h`'s values are the MPI-5 standard ABI's (as MPICH's `mpi_abi.h` has them), so a
+/// program built against either header means the same thing.
+#[test]
+fn c_mpi_h_constants_are_the_standard_abi_values() {
+    let exe = program("abi");
+    let out = Command::new(&exe).output().expect("runs");
+    assert!(out.status.success());
+    let expected = "MPI_ANY_SOURCE -1\nMPI_ANY_TAG -2\nMPI_PROC_NULL -3\nMPI_ROOT -4\n\
+        MPI_UNDEFINED -32766\nMPI_THREAD_SINGLE 0\nMPI_THREAD_FUNNELED 1024\n\
+        MPI_THREAD_SERIALIZED 2048\nMPI_THREAD_MULTIPLE 4096\nMPI_IDENT 201\n\
+        MPI_CONGRUENT 202\nMPI_SIMILAR 203\nMPI_UNEQUAL 204\nMPI_CART 211\nMPI_GRAPH 212\n\
+        MPI_DIST_GRAPH 213\nMPI_KEYVAL_INVALID 0\nMPI_TAG_UB 501\nMPI_UNIVERSE_SIZE 507\n\
+        MPI_COMBINER_NAMED 101\nMPI_COMBINER_STRUCT 110\nMPI_DISTRIBUTE_BLOCK 17\n\
+        MPI_ERR_QUOTA 44\nMPI_ERR_UNSUPPORTED_OPERATION 55\nMPI_ERR_PROC_ABORTED 58\n\
+        MPI_ERR_SESSION 60\nMPI_ERR_ABI 62\nMPI_ERR_LASTCODE 16383\n\
+        (long)MPI_ERRORS_ARE_FATAL 321\n(long)MPI_ERRORS_ABORT 322\n\
+        (long)MPI_ERRORS_RETURN 323\n(long)MPI_INTEGER 537\n(long)MPI_LOGICAL 536\n\
+        (long)MPI_CHARACTER 542\n(long)MPI_INTEGER8 729\n(long)MPI_COMM_WORLD 257\n\
+        (long)MPI_DOUBLE 532\n(long)MPI_REQUEST_NULL 384\n";
+    assert_eq!(text(&out.stdout), expected);
+}

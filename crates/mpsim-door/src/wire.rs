@@ -32,7 +32,8 @@ codes! {
     /// A call. Argument words `a[i]` of [`CallHead`]; `comm` is always `a[0]` where there is
     /// one; counts and lengths are in bytes of packed data unless said otherwise.
     Op {
-        /// `MPI_Init`: reply `v = [rank, size]`.
+        /// `MPI_Init`: reply `v = [rank, size, 1 if the run charges the rank's CPU time as its
+        /// compute (else the rank need not measure it)]`.
         Init = 1,
         /// `MPI_Finalize`.
         Finalize = 2,
@@ -141,6 +142,73 @@ codes! {
         Scan = 64,
         /// `a = [comm, elem, op]`.
         Exscan = 65,
+        /// The nonblocking collectives: each takes its blocking form's arguments and payload
+        /// ([`Op::nonblocking`] pairs them) and replies `v[0]` = the request; the wait that
+        /// completes it returns the blocking form's reply payload (the status's `bytes` is its
+        /// length).
+        Ibarrier = 70,
+        /// `MPI_Ibcast`, as [`Op::Bcast`].
+        Ibcast = 71,
+        /// `MPI_Ireduce`, as [`Op::Reduce`].
+        Ireduce = 72,
+        /// `MPI_Iallreduce`, as [`Op::Allreduce`].
+        Iallreduce = 73,
+        /// `MPI_Igather`, as [`Op::Gather`].
+        Igather = 74,
+        /// `MPI_Igatherv`, as [`Op::Gatherv`].
+        Igatherv = 75,
+        /// `MPI_Iscatter`, as [`Op::Scatter`].
+        Iscatter = 76,
+        /// `MPI_Iscatterv`, as [`Op::Scatterv`].
+        Iscatterv = 77,
+        /// `MPI_Iallgather`, as [`Op::Allgather`].
+        Iallgather = 78,
+        /// `MPI_Iallgatherv`, as [`Op::Allgatherv`].
+        Iallgatherv = 79,
+        /// `MPI_Ialltoall`, as [`Op::Alltoall`].
+        Ialltoall = 80,
+        /// `MPI_Ialltoallv`, as [`Op::Alltoallv`].
+        Ialltoallv = 81,
+        /// `MPI_Ireduce_scatter`, as [`Op::ReduceScatter`].
+        IreduceScatter = 82,
+        /// `MPI_Ireduce_scatter_block`, as [`Op::ReduceScatterBlock`].
+        IreduceScatterBlock = 83,
+        /// `MPI_Iscan`, as [`Op::Scan`].
+        Iscan = 84,
+        /// `MPI_Iexscan`, as [`Op::Exscan`].
+        Iexscan = 85,
+    }
+}
+
+/// The collectives in their blocking and nonblocking forms, paired.
+const COLLECTIVES: [(Op, Op); 16] = [
+    (Op::Barrier, Op::Ibarrier),
+    (Op::Bcast, Op::Ibcast),
+    (Op::Reduce, Op::Ireduce),
+    (Op::Allreduce, Op::Iallreduce),
+    (Op::Gather, Op::Igather),
+    (Op::Gatherv, Op::Igatherv),
+    (Op::Scatter, Op::Iscatter),
+    (Op::Scatterv, Op::Iscatterv),
+    (Op::Allgather, Op::Iallgather),
+    (Op::Allgatherv, Op::Iallgatherv),
+    (Op::Alltoall, Op::Ialltoall),
+    (Op::Alltoallv, Op::Ialltoallv),
+    (Op::ReduceScatter, Op::IreduceScatter),
+    (Op::ReduceScatterBlock, Op::IreduceScatterBlock),
+    (Op::Scan, Op::Iscan),
+    (Op::Exscan, Op::Iexscan),
+];
+
+impl Op {
+    /// The nonblocking form of a blocking collective (`None` for any other call).
+    pub fn nonblocking(self) -> Option<Op> {
+        COLLECTIVES.iter().find(|p| p.0 == self).map(|p| p.1)
+    }
+
+    /// The blocking form of a nonblocking collective (`None` for any other call).
+    pub fn blocking(self) -> Option<Op> {
+        COLLECTIVES.iter().find(|p| p.1 == self).map(|p| p.0)
     }
 }
 
@@ -181,6 +249,8 @@ codes! {
         F32 = 9,
         /// `double`.
         F64 = 10,
+        /// `long double` (16 bytes; x86-64's 80-bit extended format).
+        LongDouble = 11,
         /// `MPI_FLOAT_INT`: `{float, int}`.
         FloatInt = 20,
         /// `MPI_DOUBLE_INT`: `{double, int}` (16 bytes with padding).
@@ -191,6 +261,8 @@ codes! {
         TwoInt = 23,
         /// `MPI_SHORT_INT`: `{short, int}` (8 bytes).
         ShortInt = 24,
+        /// `MPI_LONG_DOUBLE_INT`: `{long double, int}`, packed to 20 bytes.
+        LongDoubleInt = 25,
     }
 }
 
@@ -231,9 +303,9 @@ codes! {
 /// `MPI_ANY_SOURCE` as it crosses (the standard ABI's value).
 pub const ANY_SOURCE: i32 = -1;
 /// `MPI_PROC_NULL` as it crosses.
-pub const PROC_NULL: i32 = -2;
+pub const PROC_NULL: i32 = -3;
 /// `MPI_ANY_TAG` as it crosses.
-pub const ANY_TAG: i32 = -31;
+pub const ANY_TAG: i32 = -2;
 
 /// A status as it crosses.
 #[repr(C)]
@@ -334,9 +406,9 @@ pub mod class {
     /// `MPI_ERR_NO_MEM`.
     pub const NO_MEM: i32 = 39;
     /// `MPI_ERR_PROC_ABORTED`.
-    pub const PROC_ABORTED: i32 = 44;
+    pub const PROC_ABORTED: i32 = 58;
     /// `MPI_ERR_UNSUPPORTED_OPERATION`.
-    pub const UNSUPPORTED_OPERATION: i32 = 58;
+    pub const UNSUPPORTED_OPERATION: i32 = 55;
 }
 
 #[cfg(test)]
@@ -355,5 +427,9 @@ mod tests {
             Some(Elem::DoubleInt)
         );
         assert_eq!(ReduceOp::Maxloc.name(), "Maxloc");
+        assert_eq!(Op::Allreduce.nonblocking(), Some(Op::Iallreduce));
+        assert_eq!(Op::Iexscan.blocking(), Some(Op::Exscan));
+        assert_eq!(Op::Send.nonblocking(), None);
+        assert_eq!(Op::Ibarrier.nonblocking(), None);
     }
 }

@@ -1,12 +1,11 @@
 //! Executing one call of a C rank with `Comm` (the argument words are `wire::Op`'s docs).
 
-use mpsim::{Comm, Error, Request, Result, wait_all, wait_any, wait_some};
+use mpsim::{Comm, Error, Request, Result, Status, wait_all, wait_any, wait_some};
 use mpsim_door::wire::{Op, WireStatus};
 
-use crate::proxy::{Answer, Held, HeldComm, Proxy, mode, source, tag, wire_status};
-use crate::reduce;
+use crate::proxy::{Answer, Buf, Held, HeldComm, Proxy, mode, source, tag, wire_status};
 
-fn u64s(bytes: &[u8]) -> Vec<usize> {
+pub(crate) fn u64s(bytes: &[u8]) -> Vec<usize> {
     bytes
         .chunks_exact(8)
         .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or([0; 8])) as usize)
@@ -20,20 +19,21 @@ fn ids(bytes: &[u8]) -> Vec<i64> {
         .collect()
 }
 
-fn bad(call: &str, what: &str) -> Error {
+pub(crate) fn bad(call: &str, what: &str) -> Error {
     Error::program(format!("{call}: {what}"))
 }
 
 /// Starts a receive into a buffer of `cap` bytes that the request owns.
 fn post_recv(comm: &Comm, cap: usize, src: i64, t: i64) -> Result<Held> {
-    let mut buf = vec![0u8; cap].into_boxed_slice();
-    // SAFETY: the request is stored beside the box it borrows and dropped before it
-    // (`Held`'s field order); the box's heap memory never moves.
-    let slice: &'static mut [u8] = unsafe { &mut *(buf.as_mut() as *mut [u8]) };
+    let mut buf = Buf::zeroed(cap);
+    // SAFETY: the request is stored beside the buffer it borrows and dropped before it
+    // (`Held`'s field order).
+    let slice: &'static mut [u8] = unsafe { buf.view() };
     let req = comm.irecv(slice, source(src), tag(t))?;
     Ok(Held {
         req: Some(req),
         buf: Some(buf),
+        coll: false,
     })
 }
 
@@ -88,7 +88,7 @@ impl Proxy<'_> {
             .ok_or_else(|| bad(call, &format!("unknown request {id:#x}")))
     }
 
-    fn hold(&mut self, h: Held) -> i64 {
+    pub(crate) fn hold(&mut self, h: Held) -> i64 {
         let id = self.id();
         self.requests.insert(id, h);
         id
@@ -113,17 +113,21 @@ impl Proxy<'_> {
     }
 }
 
-/// A completed request's data (for a receive: its buffer up to the bytes received).
-fn data_of(mut h: Held, bytes: usize) -> Vec<u8> {
+/// A completed request's data (for a receive: its buffer up to the bytes received; for a
+/// collective: its result) and the status the rank gets: a collective's says in `bytes` how
+/// long its result is, which is how the rank splits the data of several requests.
+fn data_of(mut h: Held, s: &Status) -> (WireStatus, Vec<u8>) {
     h.req = None;
-    match h.buf.take() {
+    let mut status = wire_status(s);
+    let data = match h.buf.take() {
         None => Vec::new(),
-        Some(b) => {
-            let mut v = b.into_vec();
-            v.truncate(bytes);
-            v
-        }
+        Some(b) if h.coll => b.into_vec(usize::MAX),
+        Some(b) => b.into_vec(s.bytes),
+    };
+    if h.coll {
+        status.bytes = data.len() as u64;
     }
+    (status, data)
 }
 
 /// Executes `op`.
@@ -135,7 +139,11 @@ pub(crate) async fn execute(
 ) -> Result<Answer> {
     let call = crate::proxy::op_name(op);
     match op {
-        Op::Init => Ok(Answer::v(&[p.world.rank() as i64, p.world.size() as i64])),
+        Op::Init => Ok(Answer::v(&[
+            p.world.rank() as i64,
+            p.world.size() as i64,
+            p.charge_compute as i64,
+        ])),
         Op::Finalize => Ok(Answer::default()),
         Op::Wtime => Ok(Answer::v(&[p.world.now_ns() as i64])),
         Op::Abort | Op::Fatal => unreachable!("handled by serve"),
@@ -156,6 +164,7 @@ pub(crate) async fn execute(
             let id = p.hold(Held {
                 req: Some(r),
                 buf: None,
+                coll: false,
             });
             Ok(Answer::v(&[id]))
         }
@@ -183,20 +192,24 @@ pub(crate) async fn execute(
             };
             let s = if op == Op::Wait {
                 let s = r.wait().await?;
+                let (status, payload) = data_of(h, &s);
                 return Ok(Answer {
-                    status: wire_status(&s),
+                    status,
                     v: [1, 0, 0, 0],
-                    payload: data_of(h, s.bytes),
+                    payload,
                 });
             } else {
                 r.test().await?
             };
             match s {
-                Some(s) => Ok(Answer {
-                    status: wire_status(&s),
-                    v: [1, 0, 0, 0],
-                    payload: data_of(h, s.bytes),
-                }),
+                Some(s) => {
+                    let (status, payload) = data_of(h, &s);
+                    Ok(Answer {
+                        status,
+                        v: [1, 0, 0, 0],
+                        payload,
+                    })
+                }
                 None => {
                     h.req = Some(r);
                     p.requests.insert(id, h);
@@ -221,8 +234,9 @@ pub(crate) async fn execute(
             let mut per = vec![WireStatus::default(); list.len()];
             let mut datas = Vec::new();
             for ((i, h), s) in done.into_iter().zip(&statuses) {
-                per[i] = wire_status(s);
-                datas.push(data_of(h, s.bytes));
+                let (status, data) = data_of(h, s);
+                per[i] = status;
+                datas.push(data);
             }
             let mut out: Vec<u8> = bytemuck::cast_slice(&per).to_vec();
             for d in datas {
@@ -249,10 +263,11 @@ pub(crate) async fn execute(
                 Some((k, s)) => {
                     let mut done = taken.settle(p, &[k]);
                     let (i, h) = done.pop().expect("the completed request");
+                    let (status, payload) = data_of(h, &s);
                     Ok(Answer {
-                        status: wire_status(&s),
+                        status,
                         v: [1, i as i64, 0, 0],
-                        payload: data_of(h, s.bytes),
+                        payload,
                     })
                 }
             }
@@ -270,9 +285,10 @@ pub(crate) async fn execute(
             let mut entries = Vec::new();
             let mut datas = Vec::new();
             for ((i, h), (_, s)) in done.into_iter().zip(&got) {
+                let (status, data) = data_of(h, s);
                 entries.extend_from_slice(&(i as i64).to_ne_bytes());
-                entries.extend_from_slice(bytemuck::bytes_of(&wire_status(s)));
-                datas.push(data_of(h, s.bytes));
+                entries.extend_from_slice(bytemuck::bytes_of(&status));
+                datas.push(data);
             }
             for d in datas {
                 entries.extend_from_slice(&d);
@@ -285,10 +301,18 @@ pub(crate) async fn execute(
         Op::RequestFree => {
             // Dropping an active request lets it complete on its own (MPI_Request_free).
             let h = p.held(a[1], call)?;
+            if h.coll {
+                p.requests.insert(a[1], h);
+                return Err(bad(
+                    call,
+                    "the request of a nonblocking collective cannot be freed (MPI makes it \
+                     erroneous); wait for it or test it",
+                ));
+            }
             if h.buf.is_some() {
-                // A receive's buffer must live until it completes: keep it, finished or not.
-                let id = p.id();
-                p.requests.insert(id, h);
+                // A receive's buffer must live until it completes: keep it, finished or not
+                // (apart from the requests the rank must still complete by MPI_Finalize).
+                p.freed.push(h);
             }
             Ok(Answer::default())
         }
@@ -363,15 +387,16 @@ pub(crate) async fn execute(
                 .messages
                 .remove(&a[0])
                 .ok_or_else(|| bad(call, "unknown matched message"))?;
-            let mut buf = vec![0u8; a[1] as usize].into_boxed_slice();
+            let mut buf = Buf::zeroed(a[1] as usize);
             // SAFETY: as in `post_recv`.
-            let slice: &'static mut [u8] = unsafe { &mut *(buf.as_mut() as *mut [u8]) };
+            let slice: &'static mut [u8] = unsafe { buf.view() };
             let req = m.imrecv(slice)?;
             // `imrecv` borrows the message's lifetime only through the buffer.
             let req: Request<'static> = unsafe { std::mem::transmute(req) };
             let id = p.hold(Held {
                 req: Some(req),
                 buf: Some(buf),
+                coll: false,
             });
             Ok(Answer::v(&[id]))
         }
@@ -455,99 +480,47 @@ pub(crate) async fn execute(
             h.errors_return = a[1] != 0;
             Ok(Answer::default())
         }
-        Op::Barrier => {
-            p.comm(a[0], call)?.barrier().await?;
-            Ok(Answer::default())
-        }
-        Op::Bcast => {
-            let c = p.comm(a[0], call)?;
-            let mut buf = if c.rank() == a[1] as u32 {
-                payload
-            } else {
-                vec![0u8; a[2] as usize]
-            };
-            c.bcast(&mut buf, a[1] as u32).await?;
-            Ok(Answer::data(buf))
-        }
-        Op::Gather => {
-            let c = p.comm(a[0], call)?;
-            let root = a[1] as u32;
-            let mut out = if c.rank() == root {
-                vec![0u8; payload.len() * c.size() as usize]
-            } else {
-                Vec::new()
-            };
-            c.gather(&payload, &mut out, root).await?;
-            Ok(Answer::data(out))
-        }
-        Op::Gatherv => {
-            let c = p.comm(a[0], call)?;
-            let root = a[1] as u32;
-            let mine = (a[2] as usize).min(payload.len());
-            let counts = u64s(&payload[mine..]);
-            let total: usize = counts.iter().sum();
-            let mut out = vec![0u8; if c.rank() == root { total } else { 0 }];
-            c.gatherv(&payload[..mine], &mut out, &counts, root).await?;
-            Ok(Answer::data(out))
-        }
-        Op::Scatter => {
-            let c = p.comm(a[0], call)?;
-            let mut out = vec![0u8; a[2] as usize];
-            c.scatter(&payload, &mut out, a[1] as u32).await?;
-            Ok(Answer::data(out))
-        }
-        Op::Scatterv => {
-            let c = p.comm(a[0], call)?;
-            let root = a[1] as u32;
-            let n = c.size() as usize;
-            let (counts, data) = if c.rank() == root {
-                let k = (n * 8).min(payload.len());
-                (u64s(&payload[..k]), &payload[k..])
-            } else {
-                (vec![0; n], &payload[..0])
-            };
-            let mut out = vec![0u8; a[2] as usize];
-            c.scatterv(data, &counts, &mut out, root).await?;
-            Ok(Answer::data(out))
-        }
-        Op::Allgather => {
-            let c = p.comm(a[0], call)?;
-            let mut out = vec![0u8; payload.len() * c.size() as usize];
-            c.allgather(&payload, &mut out).await?;
-            Ok(Answer::data(out))
-        }
-        Op::Allgatherv => {
-            let c = p.comm(a[0], call)?;
-            let mine = (a[1] as usize).min(payload.len());
-            let counts = u64s(&payload[mine..]);
-            let mut out = vec![0u8; counts.iter().sum()];
-            c.allgatherv(&payload[..mine], &mut out, &counts).await?;
-            Ok(Answer::data(out))
-        }
-        Op::Alltoall => {
-            let c = p.comm(a[0], call)?;
-            let mut out = vec![0u8; payload.len()];
-            c.alltoall(&payload, &mut out).await?;
-            Ok(Answer::data(out))
-        }
-        Op::Alltoallv => {
-            let c = p.comm(a[0], call)?;
-            let n = c.size() as usize;
-            let k = (n * 16).min(payload.len());
-            let counts = u64s(&payload[..k]);
-            let (sc, rc) = counts.split_at(counts.len().min(n));
-            let mut out = vec![0u8; rc.iter().sum()];
-            c.alltoallv(&payload[k..], sc, &mut out, rc).await?;
-            Ok(Answer::data(out))
-        }
-        Op::Reduce
+        Op::Barrier
+        | Op::Bcast
+        | Op::Reduce
         | Op::Allreduce
-        | Op::Scan
-        | Op::Exscan
+        | Op::Gather
+        | Op::Gatherv
+        | Op::Scatter
+        | Op::Scatterv
+        | Op::Allgather
+        | Op::Allgatherv
+        | Op::Alltoall
+        | Op::Alltoallv
         | Op::ReduceScatter
-        | Op::ReduceScatterBlock => {
+        | Op::ReduceScatterBlock
+        | Op::Scan
+        | Op::Exscan => {
             let c = p.comm(a[0], call)?;
-            reduce::run(&c, op, a, payload).await.map(Answer::data)
+            crate::coll::blocking(&c, op, a, payload)
+                .await
+                .map(Answer::data)
+        }
+        Op::Ibarrier
+        | Op::Ibcast
+        | Op::Ireduce
+        | Op::Iallreduce
+        | Op::Igather
+        | Op::Igatherv
+        | Op::Iscatter
+        | Op::Iscatterv
+        | Op::Iallgather
+        | Op::Iallgatherv
+        | Op::Ialltoall
+        | Op::Ialltoallv
+        | Op::IreduceScatter
+        | Op::IreduceScatterBlock
+        | Op::Iscan
+        | Op::Iexscan => {
+            // A nonblocking collective: started, held like a receive, completed by a wait.
+            let c = p.comm(a[0], call)?;
+            let held = crate::coll::start(&c, op, a, payload)?;
+            Ok(Answer::v(&[p.hold(held)]))
         }
     }
 }

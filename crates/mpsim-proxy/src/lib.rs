@@ -15,7 +15,9 @@
 //! let status = run(RunConfig::new(4), true, &CProgram { path: "./ring".into(), args: vec![] });
 //! ```
 
+mod coll;
 mod exec;
+mod longdouble;
 mod proxy;
 mod reduce;
 

@@ -21,11 +21,62 @@ use mpsim_door::wire::{self, CallHead, Op, ReplyHead, WireStatus};
 
 use crate::reduce;
 
-/// A request of the rank's: a send's, or a receive's with the buffer its request borrows
-/// (fields drop in order: the request first, never outliving the buffer).
+/// A request of the rank's: a send's, a receive's or a nonblocking collective's, with the
+/// buffer its request borrows (fields drop in order: the request first, never outliving the
+/// buffer).
 pub(crate) struct Held {
     pub req: Option<Request<'static>>,
-    pub buf: Option<Box<[u8]>>,
+    pub buf: Option<Buf>,
+    /// A nonblocking collective's: its whole buffer is the result (a receive's is cut to the
+    /// bytes received).
+    pub coll: bool,
+}
+
+/// A request's buffer, aligned for any element type a reduction works on (8 bytes), so a
+/// typed collective can borrow it as `[T]`; its heap memory never moves.
+pub(crate) struct Buf {
+    words: Box<[u64]>,
+    len: usize,
+}
+
+impl Buf {
+    /// `len` zero bytes.
+    pub fn zeroed(len: usize) -> Buf {
+        Buf {
+            words: vec![0u64; len.div_ceil(8)].into_boxed_slice(),
+            len,
+        }
+    }
+
+    /// A copy of `bytes`.
+    pub fn of(bytes: &[u8]) -> Buf {
+        let mut b = Buf::zeroed(bytes.len());
+        b.bytes_mut().copy_from_slice(bytes);
+        b
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.words)[..self.len]
+    }
+
+    /// The buffer as `[T]` (`len / size_of::<T>()` elements), for a request to borrow.
+    ///
+    /// # Safety
+    /// The caller keeps the view no longer than the buffer (a [`Held`] drops its request
+    /// first) and uses the buffer through nothing else meanwhile.
+    pub unsafe fn view<T: bytemuck::Pod>(&mut self) -> &'static mut [T] {
+        let n = self.len / std::mem::size_of::<T>().max(1);
+        let whole = n * std::mem::size_of::<T>();
+        let typed: &mut [T] = bytemuck::cast_slice_mut(&mut self.bytes_mut()[..whole]);
+        // SAFETY: as the caller promises; the boxed words never move.
+        unsafe { &mut *(typed as *mut [T]) }
+    }
+
+    /// Its first `upto` bytes.
+    pub fn into_vec(mut self, upto: usize) -> Vec<u8> {
+        let n = upto.min(self.len);
+        self.bytes_mut()[..n].to_vec()
+    }
 }
 
 /// A communicator of the rank's, and whether its errors return to the rank.
@@ -40,6 +91,9 @@ pub(crate) struct Proxy<'s> {
     pub world: Comm,
     pub comms: HashMap<i64, HeldComm>,
     pub requests: HashMap<i64, Held>,
+    /// Receives the rank freed while active (`MPI_Request_free`): their buffers live on until
+    /// the end, as MPI lets them complete on their own.
+    pub freed: Vec<Held>,
     pub messages: HashMap<i64, Message>,
     pub next_id: i64,
     pub charge_compute: bool,
@@ -140,8 +194,8 @@ pub(crate) fn class_number(e: &Error) -> i32 {
         C::InStatus => 19,
         C::NoMem => 39,
         C::Io => 35,
-        C::UnsupportedOperation => 58,
-        C::ProcAborted => 44,
+        C::UnsupportedOperation => 55,
+        C::ProcAborted => 58,
         _ => 16,
     }
 }
@@ -170,6 +224,7 @@ impl<'s> Proxy<'s> {
             world,
             comms,
             requests: HashMap::new(),
+            freed: Vec::new(),
             messages: HashMap::new(),
             next_id: 0x1000,
             charge_compute,
@@ -281,6 +336,7 @@ impl<'s> Proxy<'s> {
                     .finalized
                     .store(1, std::sync::atomic::Ordering::Release);
                 self.requests.clear();
+                self.freed.clear();
                 let _ = self
                     .channel
                     .send(bytemuck::bytes_of(&reply), &[&data], Some(&alive));
@@ -410,6 +466,22 @@ pub(crate) fn op_name(op: Op) -> &'static str {
         Op::ReduceScatterBlock => "MPI_Reduce_scatter_block",
         Op::Scan => "MPI_Scan",
         Op::Exscan => "MPI_Exscan",
+        Op::Ibarrier => "MPI_Ibarrier",
+        Op::Ibcast => "MPI_Ibcast",
+        Op::Ireduce => "MPI_Ireduce",
+        Op::Iallreduce => "MPI_Iallreduce",
+        Op::Igather => "MPI_Igather",
+        Op::Igatherv => "MPI_Igatherv",
+        Op::Iscatter => "MPI_Iscatter",
+        Op::Iscatterv => "MPI_Iscatterv",
+        Op::Iallgather => "MPI_Iallgather",
+        Op::Iallgatherv => "MPI_Iallgatherv",
+        Op::Ialltoall => "MPI_Ialltoall",
+        Op::Ialltoallv => "MPI_Ialltoallv",
+        Op::IreduceScatter => "MPI_Ireduce_scatter",
+        Op::IreduceScatterBlock => "MPI_Ireduce_scatter_block",
+        Op::Iscan => "MPI_Iscan",
+        Op::Iexscan => "MPI_Iexscan",
     }
 }
 

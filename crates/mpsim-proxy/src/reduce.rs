@@ -6,6 +6,9 @@ use bytemuck::Pod;
 use mpsim::{Arithmetic, Comm, Error, Integer, Loc, Op, Result};
 use mpsim_door::wire::{Elem, Op as Wire, ReduceOp};
 
+use crate::longdouble::{self, Ld, LdInt};
+use crate::proxy::{Buf, Held};
+
 /// What a reduction runs: which collective and its root.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -63,9 +66,7 @@ async fn typed<T: Pod>(
     counts: &[usize],
 ) -> Result<Vec<u8>> {
     let op = op.ok_or_else(err)?;
-    let mut send = vec![T::zeroed(); data.len() / std::mem::size_of::<T>().max(1)];
-    let whole = send.len() * std::mem::size_of::<T>();
-    bytemuck::cast_slice_mut::<T, u8>(&mut send).copy_from_slice(&data[..whole]);
+    let send = elements::<T>(data);
     let n = send.len();
     let out: Vec<T> = match kind {
         Kind::Reduce(root) => {
@@ -98,8 +99,17 @@ async fn typed<T: Pod>(
     Ok(bytemuck::cast_slice(&out).to_vec())
 }
 
-/// Runs the reduction `wire` of arguments `a` on `payload`.
-pub(crate) async fn run(comm: &Comm, wire: Wire, a: &[i64], payload: Vec<u8>) -> Result<Vec<u8>> {
+/// A reduction's arguments read from the wire.
+struct Args {
+    kind: Kind,
+    elem: Elem,
+    op: ReduceOp,
+    data: Vec<u8>,
+    counts: Vec<usize>,
+}
+
+/// Reads the reduction `wire` (blocking form) of arguments `a` and `payload`.
+fn args(comm: &Comm, wire: Wire, a: &[i64], payload: Vec<u8>) -> Result<Args> {
     let (kind, e, o) = match wire {
         Wire::Reduce => (Kind::Reduce(a[1] as u32), a[2], a[3]),
         Wire::Allreduce => (Kind::Allreduce, a[1], a[2]),
@@ -122,25 +132,98 @@ pub(crate) async fn run(comm: &Comm, wire: Wire, a: &[i64], payload: Vec<u8>) ->
             "the C library sent an unknown element type or operation ({e}, {o})"
         ))
     };
-    let elem = Elem::from_u32(e as u32).ok_or_else(bad)?;
-    let op = ReduceOp::from_u32(o as u32).ok_or_else(bad)?;
-    let err = || op_error(comm, op, elem);
-    let (d, c) = (&data[..], &counts[..]);
-    match elem {
-        Elem::I8 => typed::<i8>(comm, kind, integer(op), err, d, c).await,
-        Elem::U8 => typed::<u8>(comm, kind, integer(op), err, d, c).await,
-        Elem::I16 => typed::<i16>(comm, kind, integer(op), err, d, c).await,
-        Elem::U16 => typed::<u16>(comm, kind, integer(op), err, d, c).await,
-        Elem::I32 => typed::<i32>(comm, kind, integer(op), err, d, c).await,
-        Elem::U32 => typed::<u32>(comm, kind, integer(op), err, d, c).await,
-        Elem::I64 => typed::<i64>(comm, kind, integer(op), err, d, c).await,
-        Elem::U64 => typed::<u64>(comm, kind, integer(op), err, d, c).await,
-        Elem::F32 => typed::<f32>(comm, kind, arith(op), err, d, c).await,
-        Elem::F64 => typed::<f64>(comm, kind, arith(op), err, d, c).await,
-        Elem::FloatInt => typed::<Loc<f32, i32>>(comm, kind, loc(op), err, d, c).await,
-        Elem::DoubleInt => typed::<Loc<f64, i32>>(comm, kind, loc(op), err, d, c).await,
-        Elem::LongInt => typed::<Loc<i64, i32>>(comm, kind, loc(op), err, d, c).await,
-        Elem::TwoInt => typed::<Loc<i32, i32>>(comm, kind, loc(op), err, d, c).await,
-        Elem::ShortInt => typed::<Loc<i16, i32>>(comm, kind, loc(op), err, d, c).await,
-    }
+    Ok(Args {
+        kind,
+        elem: Elem::from_u32(e as u32).ok_or_else(bad)?,
+        op: ReduceOp::from_u32(o as u32).ok_or_else(bad)?,
+        data,
+        counts,
+    })
+}
+
+/// Calls `$f::<T>(comm, kind, op, err, data, counts)` with the `T` of the element type (and
+/// awaits it, given `await`).
+macro_rules! by_elem {
+    ($f:ident, $comm:expr, $x:expr $(, $aw:ident)?) => {{
+        let x = $x;
+        let (comm, kind, elem, op) = ($comm, x.kind, x.elem, x.op);
+        let err = || op_error(comm, op, elem);
+        let (d, c) = (&x.data[..], &x.counts[..]);
+        match elem {
+            Elem::I8 => $f::<i8>(comm, kind, integer(op), err, d, c)$(.$aw)?,
+            Elem::U8 => $f::<u8>(comm, kind, integer(op), err, d, c)$(.$aw)?,
+            Elem::I16 => $f::<i16>(comm, kind, integer(op), err, d, c)$(.$aw)?,
+            Elem::U16 => $f::<u16>(comm, kind, integer(op), err, d, c)$(.$aw)?,
+            Elem::I32 => $f::<i32>(comm, kind, integer(op), err, d, c)$(.$aw)?,
+            Elem::U32 => $f::<u32>(comm, kind, integer(op), err, d, c)$(.$aw)?,
+            Elem::I64 => $f::<i64>(comm, kind, integer(op), err, d, c)$(.$aw)?,
+            Elem::U64 => $f::<u64>(comm, kind, integer(op), err, d, c)$(.$aw)?,
+            Elem::F32 => $f::<f32>(comm, kind, arith(op), err, d, c)$(.$aw)?,
+            Elem::F64 => $f::<f64>(comm, kind, arith(op), err, d, c)$(.$aw)?,
+            Elem::FloatInt => $f::<Loc<f32, i32>>(comm, kind, loc(op), err, d, c)$(.$aw)?,
+            Elem::DoubleInt => $f::<Loc<f64, i32>>(comm, kind, loc(op), err, d, c)$(.$aw)?,
+            Elem::LongInt => $f::<Loc<i64, i32>>(comm, kind, loc(op), err, d, c)$(.$aw)?,
+            Elem::TwoInt => $f::<Loc<i32, i32>>(comm, kind, loc(op), err, d, c)$(.$aw)?,
+            Elem::ShortInt => $f::<Loc<i16, i32>>(comm, kind, loc(op), err, d, c)$(.$aw)?,
+            Elem::LongDouble => $f::<Ld>(comm, kind, longdouble::op(op), err, d, c)$(.$aw)?,
+            Elem::LongDoubleInt => {
+                $f::<LdInt>(comm, kind, longdouble::loc(op), err, d, c)$(.$aw)?
+            }
+        }
+    }};
+}
+
+/// Runs the reduction `wire` of arguments `a` on `payload`.
+pub(crate) async fn run(comm: &Comm, wire: Wire, a: &[i64], payload: Vec<u8>) -> Result<Vec<u8>> {
+    let x = args(comm, wire, a, payload)?;
+    by_elem!(typed, comm, x, await)
+}
+
+/// Starts the nonblocking form of the reduction `wire` (its blocking form named) of
+/// arguments `a` on `payload`.
+pub(crate) fn start(comm: &Comm, wire: Wire, a: &[i64], payload: Vec<u8>) -> Result<Held> {
+    let x = args(comm, wire, a, payload)?;
+    by_elem!(start_typed, comm, x)
+}
+
+/// [`typed`]'s nonblocking form: the request, holding the buffer of the result.
+fn start_typed<T: Pod>(
+    comm: &Comm,
+    kind: Kind,
+    op: Option<Op<T>>,
+    err: impl FnOnce() -> Error,
+    data: &[u8],
+    counts: &[usize],
+) -> Result<Held> {
+    let op = op.ok_or_else(err)?;
+    let send = elements::<T>(data);
+    let n = send.len();
+    let out = match kind {
+        Kind::Reduce(root) if comm.rank() != root => 0,
+        Kind::ReduceScatter => counts.get(comm.rank() as usize).copied().unwrap_or(0),
+        _ => n,
+    };
+    let mut buf = Buf::zeroed(out * std::mem::size_of::<T>());
+    // SAFETY: the request is held beside the buffer it borrows and dropped first (`Held`).
+    let recv: &'static mut [T] = unsafe { buf.view() };
+    let req = match kind {
+        Kind::Reduce(root) => comm.ireduce(&send, recv, &op, root)?,
+        Kind::Allreduce => comm.iallreduce(&send, recv, &op)?,
+        Kind::Scan => comm.iscan(&send, recv, &op)?,
+        Kind::Exscan => comm.iexscan(&send, recv, &op)?,
+        Kind::ReduceScatter => comm.ireduce_scatter(&send, recv, counts, &op)?,
+    };
+    Ok(Held {
+        req: Some(req),
+        buf: Some(buf),
+        coll: true,
+    })
+}
+
+/// The elements of `T` in `data` (a trailing part of one is dropped).
+fn elements<T: Pod>(data: &[u8]) -> Vec<T> {
+    let mut v = vec![T::zeroed(); data.len() / std::mem::size_of::<T>().max(1)];
+    let whole = v.len() * std::mem::size_of::<T>();
+    bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&data[..whole]);
+    v
 }

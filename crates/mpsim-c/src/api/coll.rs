@@ -1,5 +1,10 @@
-//! Collectives: packed on this side, executed by the proxy with the `Comm` collectives (so the
-//! simulator times the algorithm mpsim chose), unpacked here.
+//! Collectives, blocking and nonblocking: packed on this side, executed by the proxy with the
+//! `Comm` collectives (so the simulator times the algorithm mpsim chose), unpacked here.
+//!
+//! Each collective is one function for both forms: a blocking call unpacks the result at once;
+//! a nonblocking one (`MPI_Iallreduce`, ...) gets a request ([`Req::Coll`]) that remembers how
+//! to unpack it ([`Finish`]), which the wait or test that completes it does. The input is
+//! packed when the call is made (MPI forbids changing it before completion anyway).
 //!
 //! Reductions need their element type: a datatype made of one primitive type (`MPI_DOUBLE`,
 //! a contiguous or vector of `MPI_INT`, the pair types of `MPI_MINLOC`/`MPI_MAXLOC`) crosses as
@@ -8,13 +13,16 @@
 
 use std::ffi::{c_int, c_void};
 
+pub mod persistent;
+
 use mpsim_door::wire::{Elem, Op, ReduceOp, class};
 
+use super::p2p::store;
 use super::{Res, comm, count, datatype, packed, ret};
 use crate::abi::*;
 use crate::door;
 use crate::dtype::Datatype;
-use crate::state::{self, CommInfo, UserOp, raise};
+use crate::state::{self, CommInfo, Req, UserOp, raise};
 
 /// A reduction's operation: built in, or the program's own.
 enum Reduction {
@@ -199,55 +207,687 @@ unsafe fn fold(
     unsafe { packed(acc.as_ptr().cast(), n, t) }.into_owned()
 }
 
+/// What completing a collective does with its result on this rank.
+#[derive(Clone, Debug)]
+pub enum Finish {
+    /// Nothing (a barrier, a rank with no result).
+    Nothing,
+    /// `n` elements of `dt` at `buf`.
+    Unpack { buf: usize, n: usize, dt: Datatype },
+    /// Blocks of `counts[i]` elements of `dt` at `buf` + `displs[i]` extents.
+    UnpackV {
+        buf: usize,
+        counts: Vec<usize>,
+        displs: Vec<isize>,
+        dt: Datatype,
+    },
+    /// Blocks of `counts[i]` elements of `dts[i]` at `buf` + `displs[i]` bytes
+    /// (`MPI_Alltoallw`).
+    UnpackW {
+        buf: usize,
+        counts: Vec<usize>,
+        displs: Vec<isize>,
+        dts: Vec<Datatype>,
+    },
+    /// A user operation's reduction: the result is every rank's contribution (`block` bytes
+    /// each, packed); the first `upto` are combined here in rank order, `n` elements of `dt`
+    /// (handle `dth`) each, and the elements `part` = (first, how many) of the outcome go to
+    /// `buf` (all `n` when `None`).
+    Fold {
+        f: UserOp,
+        block: usize,
+        upto: usize,
+        n: usize,
+        dt: Datatype,
+        dth: Handle,
+        buf: usize,
+        part: Option<(usize, usize)>,
+    },
+}
+
+impl Finish {
+    /// Puts `data`, the collective's result, where it goes.
+    ///
+    /// # Safety
+    /// The buffers named are the program's, still valid (MPI: until the collective completes).
+    pub unsafe fn apply(&self, data: &[u8]) {
+        match self {
+            Finish::Nothing => {}
+            Finish::Unpack { buf, n, dt } => unsafe { unpack(data, *buf as *mut c_void, *n, dt) },
+            Finish::UnpackV {
+                buf,
+                counts,
+                displs,
+                dt,
+            } => unsafe { unpack_v(data, *buf as *mut c_void, counts, displs, dt) },
+            Finish::UnpackW {
+                buf,
+                counts,
+                displs,
+                dts,
+            } => {
+                let mut at = 0;
+                for ((&n, &d), t) in counts.iter().zip(displs).zip(dts) {
+                    let len = n * t.size;
+                    let part = &data[at.min(data.len())..(at + len).min(data.len())];
+                    at += len;
+                    let p = unsafe { (*buf as *mut u8).offset(d) };
+                    unsafe { unpack(part, p.cast(), n, t) };
+                }
+            }
+            Finish::Fold {
+                f,
+                block,
+                upto,
+                n,
+                dt,
+                dth,
+                buf,
+                part,
+            } => {
+                if *upto == 0 || *block == 0 || data.len() < upto * block {
+                    return;
+                }
+                let out = unsafe { fold(f, data, *block, *upto, *n, dt, *dth) };
+                let (first, k) = part.unwrap_or((0, *n));
+                let start = (first * dt.size).min(out.len());
+                let end = (start + k * dt.size).min(out.len());
+                unsafe { unpack(&out[start..end], *buf as *mut c_void, k, dt) };
+            }
+        }
+    }
+}
+
+/// Makes collective `op` (its blocking form) named `call`, with arguments `a` and `payload`:
+/// blocking (`request` `None`), its result is put in place now; nonblocking, `*request` gets
+/// a request that does it when completed.
+#[allow(clippy::too_many_arguments)]
+unsafe fn issue(
+    call: &str,
+    c: Handle,
+    op: Op,
+    a: &[i64],
+    payload: &[&[u8]],
+    finish: Finish,
+    request: Option<*mut Handle>,
+) -> Res<()> {
+    match request {
+        None => {
+            let got = run(call, c, op, a, payload)?;
+            unsafe { finish.apply(&got) };
+        }
+        Some(r) => {
+            let nb = op.nonblocking().unwrap_or(op);
+            let reply =
+                door::simple(nb, a, payload).map_err(|f| state::failed(Some(c), call, f))?;
+            let h = store(Req::Coll {
+                proxy: reply.v[0],
+                finish,
+            });
+            unsafe { *r = h };
+        }
+    }
+    Ok(())
+}
+
+/// Checks a nonblocking call's request pointer.
+fn request_ptr(call: &str, c: Handle, r: *mut Handle) -> Res<Option<*mut Handle>> {
+    if r.is_null() {
+        Err(raise(
+            Some(c),
+            call,
+            class::ARG,
+            "the request argument is NULL",
+        ))
+    } else {
+        Ok(Some(r))
+    }
+}
+
+unsafe fn barrier(call: &str, c: Handle, r: Option<*mut Handle>) -> Res<()> {
+    let info = comm(call, c)?;
+    unsafe { issue(call, c, Op::Barrier, &[info.id], &[], Finish::Nothing, r) }
+}
+
+unsafe fn bcast(
+    call: &str,
+    buf: *mut c_void,
+    n: c_int,
+    dt: Handle,
+    root: c_int,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let n = count(call, c, n)?;
+    let t = datatype(call, c, dt)?;
+    check_root(call, c, &info, root)?;
+    let mine = info.rank as c_int == root;
+    let data = if mine {
+        unsafe { packed(buf, n, &t) }.into_owned()
+    } else {
+        Vec::new()
+    };
+    let a = [info.id, root as i64, (t.size * n) as i64];
+    let finish = if mine {
+        Finish::Nothing
+    } else {
+        Finish::Unpack {
+            buf: buf as usize,
+            n,
+            dt: t,
+        }
+    };
+    unsafe { issue(call, c, Op::Bcast, &a, &[&data], finish, r) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn gather(
+    call: &str,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: Handle,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    root: c_int,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    check_root(call, c, &info, root)?;
+    let at_root = info.rank as c_int == root;
+    let data = if at_root && in_place(sbuf) {
+        let rn = count(call, c, rcount)?;
+        let rt = datatype(call, c, rdt)?;
+        let mine = unsafe {
+            rbuf.cast::<u8>()
+                .offset(info.rank as isize * rn as isize * rt.extent)
+        };
+        unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
+    } else {
+        let sn = count(call, c, scount)?;
+        let st = datatype(call, c, sdt)?;
+        unsafe { packed(sbuf, sn, &st) }.into_owned()
+    };
+    let finish = if at_root {
+        let rn = count(call, c, rcount)?;
+        let rt = datatype(call, c, rdt)?;
+        Finish::Unpack {
+            buf: rbuf as usize,
+            n: rn * info.size as usize,
+            dt: rt,
+        }
+    } else {
+        Finish::Nothing
+    };
+    let a = [info.id, root as i64, data.len() as i64];
+    unsafe { issue(call, c, Op::Gather, &a, &[&data], finish, r) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn gatherv(
+    call: &str,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: Handle,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: Handle,
+    root: c_int,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    check_root(call, c, &info, root)?;
+    let at_root = info.rank as c_int == root;
+    let (counts, disp, rt) = if at_root {
+        let rt = datatype(call, c, rdt)?;
+        let counts = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
+        let disp: Vec<isize> = unsafe { ints(displs, info.size) }
+            .into_iter()
+            .map(|d| d as isize)
+            .collect();
+        (counts, disp, Some(rt))
+    } else {
+        (Vec::new(), Vec::new(), None)
+    };
+    let data = match &rt {
+        Some(rt) if in_place(sbuf) => {
+            let me = info.rank as usize;
+            let p = unsafe { rbuf.cast::<u8>().offset(disp[me] * rt.extent) };
+            unsafe { packed(p.cast(), counts[me], rt) }.into_owned()
+        }
+        _ => {
+            let sn = count(call, c, scount)?;
+            let st = datatype(call, c, sdt)?;
+            unsafe { packed(sbuf, sn, &st) }.into_owned()
+        }
+    };
+    let byte_counts: Vec<usize> = match &rt {
+        Some(rt) => counts.iter().map(|&n| n * rt.size).collect(),
+        None => Vec::new(),
+    };
+    let finish = match rt {
+        Some(dt) => Finish::UnpackV {
+            buf: rbuf as usize,
+            counts,
+            displs: disp,
+            dt,
+        },
+        None => Finish::Nothing,
+    };
+    let a = [info.id, root as i64, data.len() as i64];
+    let payload: [&[u8]; 2] = [&data, &u64s(&byte_counts)];
+    unsafe { issue(call, c, Op::Gatherv, &a, &payload, finish, r) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter(
+    call: &str,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: Handle,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    root: c_int,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    check_root(call, c, &info, root)?;
+    let at_root = info.rank as c_int == root;
+    let place = at_root && in_place(rbuf);
+    let (data, block) = if at_root {
+        let sn = count(call, c, scount)?;
+        let st = datatype(call, c, sdt)?;
+        (
+            unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned(),
+            sn * st.size,
+        )
+    } else {
+        let rn = count(call, c, rcount)?;
+        let rt = datatype(call, c, rdt)?;
+        (Vec::new(), rn * rt.size)
+    };
+    let finish = if place {
+        Finish::Nothing
+    } else {
+        Finish::Unpack {
+            buf: rbuf as usize,
+            n: count(call, c, rcount)?,
+            dt: datatype(call, c, rdt)?,
+        }
+    };
+    let a = [info.id, root as i64, block as i64];
+    unsafe { issue(call, c, Op::Scatter, &a, &[&data], finish, r) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatterv(
+    call: &str,
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    displs: *const c_int,
+    sdt: Handle,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    root: c_int,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    check_root(call, c, &info, root)?;
+    let at_root = info.rank as c_int == root;
+    let place = at_root && in_place(rbuf);
+    let (rn, rt) = if place {
+        (0, None)
+    } else {
+        (count(call, c, rcount)?, Some(datatype(call, c, rdt)?))
+    };
+    let mut payload = Vec::new();
+    if at_root {
+        let st = datatype(call, c, sdt)?;
+        let counts = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
+        let disp: Vec<isize> = unsafe { ints(displs, info.size) }
+            .into_iter()
+            .map(|d| d as isize)
+            .collect();
+        let bytes: Vec<usize> = counts.iter().map(|&n| n * st.size).collect();
+        payload.extend_from_slice(&u64s(&bytes));
+        payload.extend_from_slice(&unsafe { pack_v(sbuf, &counts, &disp, &st) });
+    }
+    let recv_bytes = rt.as_ref().map_or_else(
+        || {
+            // In place: the root keeps its block; it receives its own count.
+            let mine = unsafe { ints(scounts, info.size) }[info.rank as usize].max(0) as usize;
+            mine * state::with(|s| s.datatype(sdt)).map_or(0, |t| t.size)
+        },
+        |t| rn * t.size,
+    );
+    let finish = match rt {
+        Some(dt) => Finish::Unpack {
+            buf: rbuf as usize,
+            n: rn,
+            dt,
+        },
+        None => Finish::Nothing,
+    };
+    let a = [info.id, root as i64, recv_bytes as i64];
+    unsafe { issue(call, c, Op::Scatterv, &a, &[&payload], finish, r) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgather(
+    call: &str,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: Handle,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let rn = count(call, c, rcount)?;
+    let rt = datatype(call, c, rdt)?;
+    let data = if in_place(sbuf) {
+        let mine = unsafe {
+            rbuf.cast::<u8>()
+                .offset(info.rank as isize * rn as isize * rt.extent)
+        };
+        unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
+    } else {
+        let sn = count(call, c, scount)?;
+        let st = datatype(call, c, sdt)?;
+        unsafe { packed(sbuf, sn, &st) }.into_owned()
+    };
+    let finish = Finish::Unpack {
+        buf: rbuf as usize,
+        n: rn * info.size as usize,
+        dt: rt,
+    };
+    unsafe { issue(call, c, Op::Allgather, &[info.id], &[&data], finish, r) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgatherv(
+    call: &str,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: Handle,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    displs: *const c_int,
+    rdt: Handle,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let rt = datatype(call, c, rdt)?;
+    let counts = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
+    let disp: Vec<isize> = unsafe { ints(displs, info.size) }
+        .into_iter()
+        .map(|d| d as isize)
+        .collect();
+    let data = if in_place(sbuf) {
+        let me = info.rank as usize;
+        let p = unsafe { rbuf.cast::<u8>().offset(disp[me] * rt.extent) };
+        unsafe { packed(p.cast(), counts[me], &rt) }.into_owned()
+    } else {
+        let sn = count(call, c, scount)?;
+        let st = datatype(call, c, sdt)?;
+        unsafe { packed(sbuf, sn, &st) }.into_owned()
+    };
+    let bytes: Vec<usize> = counts.iter().map(|&n| n * rt.size).collect();
+    let a = [info.id, data.len() as i64];
+    let payload: [&[u8]; 2] = [&data, &u64s(&bytes)];
+    let finish = Finish::UnpackV {
+        buf: rbuf as usize,
+        counts,
+        displs: disp,
+        dt: rt,
+    };
+    unsafe { issue(call, c, Op::Allgatherv, &a, &payload, finish, r) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoall(
+    call: &str,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: Handle,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let rn = count(call, c, rcount)?;
+    let rt = datatype(call, c, rdt)?;
+    let data = if in_place(sbuf) {
+        unsafe { packed(rbuf, rn * info.size as usize, &rt) }.into_owned()
+    } else {
+        let sn = count(call, c, scount)?;
+        let st = datatype(call, c, sdt)?;
+        unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned()
+    };
+    let finish = Finish::Unpack {
+        buf: rbuf as usize,
+        n: rn * info.size as usize,
+        dt: rt,
+    };
+    unsafe { issue(call, c, Op::Alltoall, &[info.id], &[&data], finish, r) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallv(
+    call: &str,
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdt: Handle,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdt: Handle,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let rt = datatype(call, c, rdt)?;
+    let rc = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
+    let rd: Vec<isize> = unsafe { ints(rdispls, info.size) }
+        .into_iter()
+        .map(|d| d as isize)
+        .collect();
+    let (sc, data) = if in_place(sbuf) {
+        (
+            rc.iter().map(|&n| n * rt.size).collect::<Vec<_>>(),
+            unsafe { pack_v(rbuf, &rc, &rd, &rt) },
+        )
+    } else {
+        let st = datatype(call, c, sdt)?;
+        let sc = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
+        let sd: Vec<isize> = unsafe { ints(sdispls, info.size) }
+            .into_iter()
+            .map(|d| d as isize)
+            .collect();
+        (sc.iter().map(|&n| n * st.size).collect(), unsafe {
+            pack_v(sbuf, &sc, &sd, &st)
+        })
+    };
+    let rb: Vec<usize> = rc.iter().map(|&n| n * rt.size).collect();
+    let a = [info.id, data.len() as i64];
+    let payload: [&[u8]; 3] = [&u64s(&sc), &u64s(&rb), &data];
+    let finish = Finish::UnpackV {
+        buf: rbuf as usize,
+        counts: rc,
+        displs: rd,
+        dt: rt,
+    };
+    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
+}
+
+/// `MPI_Alltoallw`: a datatype per peer and displacements in bytes; packed here per peer, so
+/// the proxy runs it as an alltoallv of bytes.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw(
+    call: &str,
+    sbuf: *const c_void,
+    scounts: *const c_int,
+    sdispls: *const c_int,
+    sdts: *const Handle,
+    rbuf: *mut c_void,
+    rcounts: *const c_int,
+    rdispls: *const c_int,
+    rdts: *const Handle,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let n = info.size as usize;
+    let types = |p: *const Handle| -> Res<Vec<Datatype>> {
+        if p.is_null() {
+            return Err(raise(
+                Some(c),
+                call,
+                class::ARG,
+                "the datatype array is NULL",
+            ));
+        }
+        unsafe { std::slice::from_raw_parts(p, n) }
+            .iter()
+            .map(|&h| datatype(call, c, h))
+            .collect()
+    };
+    let rts = types(rdts)?;
+    let rc = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
+    let rd: Vec<isize> = unsafe { ints(rdispls, info.size) }
+        .into_iter()
+        .map(|d| d as isize)
+        .collect();
+    let pack_w = |buf: *const c_void, counts: &[usize], displs: &[isize], ts: &[Datatype]| {
+        let mut out = Vec::new();
+        for ((&k, &d), t) in counts.iter().zip(displs).zip(ts) {
+            let p = unsafe { buf.cast::<u8>().offset(d) };
+            out.extend_from_slice(&unsafe { packed(p.cast(), k, t) });
+        }
+        out
+    };
+    let (sc, data) = if in_place(sbuf) {
+        let bytes = rc
+            .iter()
+            .zip(&rts)
+            .map(|(&k, t)| k * t.size)
+            .collect::<Vec<_>>();
+        (bytes, pack_w(rbuf, &rc, &rd, &rts))
+    } else {
+        let sts = types(sdts)?;
+        let sc = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
+        let sd: Vec<isize> = unsafe { ints(sdispls, info.size) }
+            .into_iter()
+            .map(|d| d as isize)
+            .collect();
+        let bytes = sc.iter().zip(&sts).map(|(&k, t)| k * t.size).collect();
+        (bytes, pack_w(sbuf, &sc, &sd, &sts))
+    };
+    let rb: Vec<usize> = rc.iter().zip(&rts).map(|(&k, t)| k * t.size).collect();
+    let a = [info.id, data.len() as i64];
+    let payload: [&[u8]; 3] = [&u64s(&sc), &u64s(&rb), &data];
+    let finish = Finish::UnpackW {
+        buf: rbuf as usize,
+        counts: rc,
+        displs: rd,
+        dts: rts,
+    };
+    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_scatter_block(
+    call: &str,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    n: c_int,
+    dt: Handle,
+    op: Handle,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let n = count(call, c, n)?;
+    let counts = vec![n as c_int; info.size as usize];
+    unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
+}
+
 mpi! {
     fn MPI_Barrier / PMPI_Barrier(c: Handle) -> c_int {
-        ret((|| {
-            let info = comm("MPI_Barrier", c)?;
-            run("MPI_Barrier", c, Op::Barrier, &[info.id], &[]).map(drop)
-        })())
+        ret(unsafe { barrier("MPI_Barrier", c, None) })
+    }
+
+    fn MPI_Ibarrier / PMPI_Ibarrier(c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Ibarrier";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { barrier(call, c, r) }))
     }
 
     fn MPI_Bcast / PMPI_Bcast(buf: *mut c_void, n: c_int, dt: Handle, root: c_int, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Bcast";
-            let info = comm(call, c)?;
-            let n = count(call, c, n)?;
-            let t = datatype(call, c, dt)?;
-            check_root(call, c, &info, root)?;
-            let mine = info.rank as c_int == root;
-            let data = if mine { unsafe { packed(buf, n, &t) }.into_owned() } else { Vec::new() };
-            let got = run(call, c, Op::Bcast, &[info.id, root as i64, (t.size * n) as i64], &[&data])?;
-            if !mine {
-                unsafe { unpack(&got, buf, n, &t) };
-            }
-            Ok(())
-        })())
+        ret(unsafe { bcast("MPI_Bcast", buf, n, dt, root, c, None) })
+    }
+
+    fn MPI_Ibcast / PMPI_Ibcast(buf: *mut c_void, n: c_int, dt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Ibcast";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { bcast(call, buf, n, dt, root, c, r) }))
     }
 
     fn MPI_Reduce / PMPI_Reduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Reduce", sbuf, rbuf, n, dt, op, Some(root), c, Op::Reduce) })
+        ret(unsafe { reduce("MPI_Reduce", sbuf, rbuf, n, dt, op, Some(root), c, Op::Reduce, None) })
+    }
+
+    fn MPI_Ireduce / PMPI_Ireduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Ireduce";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, Some(root), c, Op::Reduce, r) }))
     }
 
     fn MPI_Allreduce / PMPI_Allreduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Allreduce", sbuf, rbuf, n, dt, op, None, c, Op::Allreduce) })
+        ret(unsafe { reduce("MPI_Allreduce", sbuf, rbuf, n, dt, op, None, c, Op::Allreduce, None) })
+    }
+
+    fn MPI_Iallreduce / PMPI_Iallreduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Iallreduce";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, None, c, Op::Allreduce, r) }))
     }
 
     fn MPI_Scan / PMPI_Scan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Scan", sbuf, rbuf, n, dt, op, None, c, Op::Scan) })
+        ret(unsafe { reduce("MPI_Scan", sbuf, rbuf, n, dt, op, None, c, Op::Scan, None) })
+    }
+
+    fn MPI_Iscan / PMPI_Iscan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Iscan";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, None, c, Op::Scan, r) }))
     }
 
     fn MPI_Exscan / PMPI_Exscan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Exscan", sbuf, rbuf, n, dt, op, None, c, Op::Exscan) })
+        ret(unsafe { reduce("MPI_Exscan", sbuf, rbuf, n, dt, op, None, c, Op::Exscan, None) })
+    }
+
+    fn MPI_Iexscan / PMPI_Iexscan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Iexscan";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, None, c, Op::Exscan, r) }))
     }
 
     fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Reduce_scatter_block";
-            let info = comm(call, c)?;
-            let n = count(call, c, n)?;
-            let counts = vec![n as c_int; info.size as usize];
-            unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info) }
-        })())
+        ret(unsafe { reduce_scatter_block("MPI_Reduce_scatter_block", sbuf, rbuf, n, dt, op, c, None) })
+    }
+
+    fn MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Ireduce_scatter_block";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce_scatter_block(call, sbuf, rbuf, n, dt, op, c, r) }))
     }
 
     fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
@@ -255,214 +895,103 @@ mpi! {
             let call = "MPI_Reduce_scatter";
             let info = comm(call, c)?;
             let counts = unsafe { ints(counts, info.size) };
-            unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info) }
+            unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info, None) }
+        })())
+    }
+
+    fn MPI_Ireduce_scatter / PMPI_Ireduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
+        ret((|| {
+            let call = "MPI_Ireduce_scatter";
+            let r = request_ptr(call, c, r)?;
+            let info = comm(call, c)?;
+            let counts = unsafe { ints(counts, info.size) };
+            unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
         })())
     }
 
     fn MPI_Gather / PMPI_Gather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Gather";
-            let info = comm(call, c)?;
-            check_root(call, c, &info, root)?;
-            let at_root = info.rank as c_int == root;
-            let data = if at_root && in_place(sbuf) {
-                let rn = count(call, c, rcount)?;
-                let rt = datatype(call, c, rdt)?;
-                let mine = unsafe { rbuf.cast::<u8>().offset(info.rank as isize * rn as isize * rt.extent) };
-                unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
-            } else {
-                let sn = count(call, c, scount)?;
-                let st = datatype(call, c, sdt)?;
-                unsafe { packed(sbuf, sn, &st) }.into_owned()
-            };
-            let got = run(call, c, Op::Gather, &[info.id, root as i64, data.len() as i64], &[&data])?;
-            if at_root {
-                let rn = count(call, c, rcount)?;
-                let rt = datatype(call, c, rdt)?;
-                unsafe { unpack(&got, rbuf, rn * info.size as usize, &rt) };
-            }
-            Ok(())
-        })())
+        ret(unsafe { gather("MPI_Gather", sbuf, scount, sdt, rbuf, rcount, rdt, root, c, None) })
+    }
+
+    fn MPI_Igather / PMPI_Igather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Igather";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { gather(call, sbuf, scount, sdt, rbuf, rcount, rdt, root, c, r) }))
     }
 
     fn MPI_Gatherv / PMPI_Gatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Gatherv";
-            let info = comm(call, c)?;
-            check_root(call, c, &info, root)?;
-            let at_root = info.rank as c_int == root;
-            let (counts, disp, rt) = if at_root {
-                let rt = datatype(call, c, rdt)?;
-                let counts = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-                let disp: Vec<isize> = unsafe { ints(displs, info.size) }.into_iter().map(|d| d as isize).collect();
-                (counts, disp, Some(rt))
-            } else {
-                (Vec::new(), Vec::new(), None)
-            };
-            let data = if at_root && in_place(sbuf) {
-                let rt = rt.as_ref().expect("root has its type");
-                let me = info.rank as usize;
-                let p = unsafe { rbuf.cast::<u8>().offset(disp[me] * rt.extent) };
-                unsafe { packed(p.cast(), counts[me], rt) }.into_owned()
-            } else {
-                let sn = count(call, c, scount)?;
-                let st = datatype(call, c, sdt)?;
-                unsafe { packed(sbuf, sn, &st) }.into_owned()
-            };
-            let byte_counts: Vec<usize> = match &rt { Some(rt) => counts.iter().map(|&n| n * rt.size).collect(), None => Vec::new() };
-            let got = run(call, c, Op::Gatherv, &[info.id, root as i64, data.len() as i64], &[&data, &u64s(&byte_counts)])?;
-            if let Some(rt) = rt {
-                unsafe { unpack_v(&got, rbuf, &counts, &disp, &rt) };
-            }
-            Ok(())
-        })())
+        ret(unsafe { gatherv("MPI_Gatherv", sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, None) })
+    }
+
+    fn MPI_Igatherv / PMPI_Igatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Igatherv";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { gatherv(call, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, r) }))
     }
 
     fn MPI_Scatter / PMPI_Scatter(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Scatter";
-            let info = comm(call, c)?;
-            check_root(call, c, &info, root)?;
-            let at_root = info.rank as c_int == root;
-            let place = at_root && in_place(rbuf);
-            let (data, block) = if at_root {
-                let sn = count(call, c, scount)?;
-                let st = datatype(call, c, sdt)?;
-                (unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned(), sn * st.size)
-            } else {
-                let rn = count(call, c, rcount)?;
-                let rt = datatype(call, c, rdt)?;
-                (Vec::new(), rn * rt.size)
-            };
-            let got = run(call, c, Op::Scatter, &[info.id, root as i64, block as i64], &[&data])?;
-            if !place {
-                let rn = count(call, c, rcount)?;
-                let rt = datatype(call, c, rdt)?;
-                unsafe { unpack(&got, rbuf, rn, &rt) };
-            }
-            Ok(())
-        })())
+        ret(unsafe { scatter("MPI_Scatter", sbuf, scount, sdt, rbuf, rcount, rdt, root, c, None) })
+    }
+
+    fn MPI_Iscatter / PMPI_Iscatter(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Iscatter";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { scatter(call, sbuf, scount, sdt, rbuf, rcount, rdt, root, c, r) }))
     }
 
     fn MPI_Scatterv / PMPI_Scatterv(sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Scatterv";
-            let info = comm(call, c)?;
-            check_root(call, c, &info, root)?;
-            let at_root = info.rank as c_int == root;
-            let place = at_root && in_place(rbuf);
-            let (rn, rt) = if place { (0, None) } else { (count(call, c, rcount)?, Some(datatype(call, c, rdt)?)) };
-            let mut payload = Vec::new();
-            if at_root {
-                let st = datatype(call, c, sdt)?;
-                let counts = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
-                let disp: Vec<isize> = unsafe { ints(displs, info.size) }.into_iter().map(|d| d as isize).collect();
-                let bytes: Vec<usize> = counts.iter().map(|&n| n * st.size).collect();
-                payload.extend_from_slice(&u64s(&bytes));
-                payload.extend_from_slice(&unsafe { pack_v(sbuf, &counts, &disp, &st) });
-            }
-            let recv_bytes = rt.as_ref().map_or_else(
-                || {
-                    // In place: the root keeps its block; it receives its own count.
-                    let mine = unsafe { ints(scounts, info.size) }[info.rank as usize].max(0) as usize;
-                    mine * state::with(|s| s.datatype(sdt)).map_or(0, |t| t.size)
-                },
-                |t| rn * t.size,
-            );
-            let got = run(call, c, Op::Scatterv, &[info.id, root as i64, recv_bytes as i64], &[&payload])?;
-            if let Some(rt) = rt {
-                unsafe { unpack(&got, rbuf, rn, &rt) };
-            }
-            Ok(())
-        })())
+        ret(unsafe { scatterv("MPI_Scatterv", sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, None) })
+    }
+
+    fn MPI_Iscatterv / PMPI_Iscatterv(sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Iscatterv";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { scatterv(call, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, r) }))
     }
 
     fn MPI_Allgather / PMPI_Allgather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Allgather";
-            let info = comm(call, c)?;
-            let rn = count(call, c, rcount)?;
-            let rt = datatype(call, c, rdt)?;
-            let data = if in_place(sbuf) {
-                let mine = unsafe { rbuf.cast::<u8>().offset(info.rank as isize * rn as isize * rt.extent) };
-                unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
-            } else {
-                let sn = count(call, c, scount)?;
-                let st = datatype(call, c, sdt)?;
-                unsafe { packed(sbuf, sn, &st) }.into_owned()
-            };
-            let got = run(call, c, Op::Allgather, &[info.id], &[&data])?;
-            unsafe { unpack(&got, rbuf, rn * info.size as usize, &rt) };
-            Ok(())
-        })())
+        ret(unsafe { allgather("MPI_Allgather", sbuf, scount, sdt, rbuf, rcount, rdt, c, None) })
+    }
+
+    fn MPI_Iallgather / PMPI_Iallgather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Iallgather";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { allgather(call, sbuf, scount, sdt, rbuf, rcount, rdt, c, r) }))
     }
 
     fn MPI_Allgatherv / PMPI_Allgatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Allgatherv";
-            let info = comm(call, c)?;
-            let rt = datatype(call, c, rdt)?;
-            let counts = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-            let disp: Vec<isize> = unsafe { ints(displs, info.size) }.into_iter().map(|d| d as isize).collect();
-            let data = if in_place(sbuf) {
-                let me = info.rank as usize;
-                let p = unsafe { rbuf.cast::<u8>().offset(disp[me] * rt.extent) };
-                unsafe { packed(p.cast(), counts[me], &rt) }.into_owned()
-            } else {
-                let sn = count(call, c, scount)?;
-                let st = datatype(call, c, sdt)?;
-                unsafe { packed(sbuf, sn, &st) }.into_owned()
-            };
-            let bytes: Vec<usize> = counts.iter().map(|&n| n * rt.size).collect();
-            let got = run(call, c, Op::Allgatherv, &[info.id, data.len() as i64], &[&data, &u64s(&bytes)])?;
-            unsafe { unpack_v(&got, rbuf, &counts, &disp, &rt) };
-            Ok(())
-        })())
+        ret(unsafe { allgatherv("MPI_Allgatherv", sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c, None) })
+    }
+
+    fn MPI_Iallgatherv / PMPI_Iallgatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Iallgatherv";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { allgatherv(call, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c, r) }))
     }
 
     fn MPI_Alltoall / PMPI_Alltoall(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Alltoall";
-            let info = comm(call, c)?;
-            let rn = count(call, c, rcount)?;
-            let rt = datatype(call, c, rdt)?;
-            let data = if in_place(sbuf) {
-                unsafe { packed(rbuf, rn * info.size as usize, &rt) }.into_owned()
-            } else {
-                let sn = count(call, c, scount)?;
-                let st = datatype(call, c, sdt)?;
-                unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned()
-            };
-            let got = run(call, c, Op::Alltoall, &[info.id], &[&data])?;
-            unsafe { unpack(&got, rbuf, rn * info.size as usize, &rt) };
-            Ok(())
-        })())
+        ret(unsafe { alltoall("MPI_Alltoall", sbuf, scount, sdt, rbuf, rcount, rdt, c, None) })
+    }
+
+    fn MPI_Ialltoall / PMPI_Ialltoall(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Ialltoall";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoall(call, sbuf, scount, sdt, rbuf, rcount, rdt, c, r) }))
     }
 
     fn MPI_Alltoallv / PMPI_Alltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Alltoallv";
-            let info = comm(call, c)?;
-            let rt = datatype(call, c, rdt)?;
-            let rc = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-            let rd: Vec<isize> = unsafe { ints(rdispls, info.size) }.into_iter().map(|d| d as isize).collect();
-            let (sc, data) = if in_place(sbuf) {
-                (rc.iter().map(|&n| n * rt.size).collect::<Vec<_>>(), unsafe { pack_v(rbuf, &rc, &rd, &rt) })
-            } else {
-                let st = datatype(call, c, sdt)?;
-                let sc = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
-                let sd: Vec<isize> = unsafe { ints(sdispls, info.size) }.into_iter().map(|d| d as isize).collect();
-                (sc.iter().map(|&n| n * st.size).collect(), unsafe { pack_v(sbuf, &sc, &sd, &st) })
-            };
-            let rb: Vec<usize> = rc.iter().map(|&n| n * rt.size).collect();
-            let got = run(call, c, Op::Alltoallv, &[info.id, data.len() as i64], &[&u64s(&sc), &u64s(&rb), &data])?;
-            unsafe { unpack_v(&got, rbuf, &rc, &rd, &rt) };
-            Ok(())
-        })())
+        ret(unsafe { alltoallv("MPI_Alltoallv", sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, None) })
+    }
+
+    fn MPI_Alltoallw / PMPI_Alltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle) -> c_int {
+        ret(unsafe { alltoallw("MPI_Alltoallw", sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c, None) })
+    }
+
+    fn MPI_Ialltoallw / PMPI_Ialltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Ialltoallw";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoallw(call, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c, r) }))
+    }
+
+    fn MPI_Ialltoallv / PMPI_Ialltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
+        let call = "MPI_Ialltoallv";
+        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoallv(call, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, r) }))
     }
 }
 
-/// The reductions (`Reduce` with a root, `Allreduce`, `Scan`, `Exscan`).
+/// The reductions (`Reduce` with a root, `Allreduce`, `Scan`, `Exscan`), blocking or not.
 #[allow(clippy::too_many_arguments)]
 unsafe fn reduce(
     call: &str,
@@ -474,6 +1003,7 @@ unsafe fn reduce(
     root: Option<c_int>,
     c: Handle,
     wire: Op,
+    request: Option<*mut Handle>,
 ) -> Res<()> {
     let info = comm(call, c)?;
     let n = count(call, c, n)?;
@@ -495,29 +1025,53 @@ unsafe fn reduce(
                 Some(r) => vec![info.id, r as i64, e as i64, b as i64, (n * k) as i64],
                 None => vec![info.id, e as i64, b as i64, (n * k) as i64],
             };
-            let got = run(call, c, wire, &a, &[&data])?;
-            if receives && !(wire == Op::Exscan && info.rank == 0) {
-                unsafe { unpack(&got, rbuf, n, &t) };
-            }
+            let finish = if receives && !(wire == Op::Exscan && info.rank == 0) {
+                Finish::Unpack {
+                    buf: rbuf as usize,
+                    n,
+                    dt: t,
+                }
+            } else {
+                Finish::Nothing
+            };
+            unsafe { issue(call, c, wire, &a, &[&data], finish, request) }
         }
         Reduction::User(f) => {
             // Gather every contribution here (to all: the calls stay collective), combine
             // in rank order.
-            let block = data.len();
-            let all = run(call, c, Op::Allgather, &[info.id], &[&data])?;
             let me = info.rank as usize;
             let upto = match wire {
                 Op::Scan => me + 1,
                 Op::Exscan => me,
                 _ => info.size as usize,
             };
-            if receives && upto > 0 && block > 0 {
-                let out = unsafe { fold(&f, &all, block, upto, n, &t, dt) };
-                unsafe { unpack(&out, rbuf, n, &t) };
+            let finish = if receives {
+                Finish::Fold {
+                    f,
+                    block: data.len(),
+                    upto,
+                    n,
+                    dt: t,
+                    dth: dt,
+                    buf: rbuf as usize,
+                    part: None,
+                }
+            } else {
+                Finish::Nothing
+            };
+            unsafe {
+                issue(
+                    call,
+                    c,
+                    Op::Allgather,
+                    &[info.id],
+                    &[&data],
+                    finish,
+                    request,
+                )
             }
         }
     }
-    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -530,6 +1084,7 @@ unsafe fn reduce_scatter(
     op: Handle,
     c: Handle,
     info: &CommInfo,
+    request: Option<*mut Handle>,
 ) -> Res<()> {
     let counts = counts_of(call, c, counts)?;
     let t = datatype(call, c, dt)?;
@@ -545,25 +1100,38 @@ unsafe fn reduce_scatter(
         Reduction::Builtin(b) => {
             let (e, k) = elem(call, c, &t)?;
             let elems: Vec<usize> = counts.iter().map(|&n| n * k).collect();
-            let got = run(
-                call,
-                c,
-                Op::ReduceScatter,
-                &[info.id, e as i64, b as i64],
-                &[&u64s(&elems), &data],
-            )?;
-            unsafe { unpack(&got, rbuf, counts[me], &t) };
+            let finish = Finish::Unpack {
+                buf: rbuf as usize,
+                n: counts[me],
+                dt: t,
+            };
+            let a = [info.id, e as i64, b as i64];
+            let payload: [&[u8]; 2] = [&u64s(&elems), &data];
+            unsafe { issue(call, c, Op::ReduceScatter, &a, &payload, finish, request) }
         }
         Reduction::User(f) => {
-            let all = run(call, c, Op::Allgather, &[info.id], &[&data])?;
-            let block = data.len();
-            if block > 0 {
-                let out = unsafe { fold(&f, &all, block, info.size as usize, total, &t, dt) };
-                let start: usize = counts[..me].iter().sum::<usize>() * t.size;
-                let part = &out[start..start + counts[me] * t.size];
-                unsafe { unpack(part, rbuf, counts[me], &t) };
+            let first: usize = counts[..me].iter().sum();
+            let finish = Finish::Fold {
+                f,
+                block: data.len(),
+                upto: info.size as usize,
+                n: total,
+                dt: t,
+                dth: dt,
+                buf: rbuf as usize,
+                part: Some((first, counts[me])),
+            };
+            unsafe {
+                issue(
+                    call,
+                    c,
+                    Op::Allgather,
+                    &[info.id],
+                    &[&data],
+                    finish,
+                    request,
+                )
             }
         }
     }
-    Ok(())
 }

@@ -23,6 +23,7 @@ fn init(call: &str) -> Res<()> {
         Err(f) => state::fatal(call, f.class, &f.text),
     };
     let (rank, size) = (reply.v[0] as u32, reply.v[1] as u32);
+    door::measure_compute(reply.v[2] != 0);
     state::with(|s| {
         s.initialized = true;
         s.rank = rank;
@@ -73,8 +74,11 @@ fn class_text(code: c_int) -> &'static str {
         18 => "MPI_ERR_PENDING: pending request",
         19 => "MPI_ERR_IN_STATUS: error code is in status",
         39 => "MPI_ERR_NO_MEM: out of memory",
-        44 => "MPI_ERR_PROC_ABORTED: a process aborted",
-        58 => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        34 => "MPI_ERR_INFO: invalid info object",
+        35 => "MPI_ERR_IO: input/output error",
+        55 => "MPI_ERR_UNSUPPORTED_OPERATION: unsupported operation",
+        58 => "MPI_ERR_PROC_ABORTED: a process aborted",
+        62 => "MPI_ERR_ABI: ABI mismatch",
         _ => "unknown error code",
     }
 }
@@ -145,6 +149,7 @@ mpi! {
     fn MPI_Finalize / PMPI_Finalize() -> c_int {
         ret((|| {
             live("MPI_Finalize")?;
+            super::wait::complete_freed("MPI_Finalize")?;
             door::simple(Op::Finalize, &[], &[]).map_err(|f| state::failed(None, "MPI_Finalize", f))?;
             state::with(|s| s.finalized = true);
             Ok(())

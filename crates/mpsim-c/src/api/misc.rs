@@ -6,9 +6,9 @@ use std::ffi::{c_char, c_int, c_void};
 
 use mpsim_door::wire::class;
 
-use super::{Res, comm, count, datatype, ret};
+use super::{comm, count, datatype, ret};
 use crate::abi::*;
-use crate::state::{self, Req, raise};
+use crate::state::{self, raise};
 
 /// `MPI_TAG_UB`'s keyval (mpi.h).
 const KEY_TAG_UB: c_int = 501;
@@ -131,32 +131,12 @@ mpi! {
     }
 
     fn MPI_Request_get_status / PMPI_Request_get_status(h: Handle, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
-        ret(get_status(h).map(|s| unsafe {
+        ret(super::wait::peek(h).map(|s| unsafe {
             *flag = s.is_some() as c_int;
             if let Some(s) = s {
                 super::put_status(status, s);
             }
         }))
-    }
-}
-
-/// `MPI_Request_get_status`: complete without freeing. Requests settled here answer at once;
-/// the others are tested at the proxy (a test that completes them; their data then waits in
-/// the request for its wait).
-fn get_status(h: Handle) -> Res<Option<MpiStatus>> {
-    if h == MPI_REQUEST_NULL {
-        return Ok(Some(MpiStatus::empty()));
-    }
-    match state::with(|s| s.requests.get(&h).cloned()) {
-        Some(Req::Done { status }) => Ok(Some(status)),
-        Some(Req::Persistent(p)) if p.active.is_none() => Ok(Some(MpiStatus::empty())),
-        Some(_) => Ok(None),
-        None => Err(raise(
-            None,
-            "MPI_Request_get_status",
-            class::REQUEST,
-            &format!("{h:#x} is not a request"),
-        )),
     }
 }
 

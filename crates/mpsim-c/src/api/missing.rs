@@ -35,13 +35,7 @@ macro_rules! missing {
 // Declared in mpi.h with their real signatures; called with any arguments, these ignore them
 // (the C calling convention lets a callee ignore its arguments).
 missing! {
-MPI_Ibarrier / PMPI_Ibarrier, MPI_Ibcast / PMPI_Ibcast, MPI_Ireduce / PMPI_Ireduce,
-MPI_Iallreduce / PMPI_Iallreduce, MPI_Igather / PMPI_Igather, MPI_Igatherv / PMPI_Igatherv,
-MPI_Iscatter / PMPI_Iscatter, MPI_Iscatterv / PMPI_Iscatterv, MPI_Iallgather / PMPI_Iallgather,
-MPI_Iallgatherv / PMPI_Iallgatherv, MPI_Ialltoall / PMPI_Ialltoall, MPI_Ialltoallv / PMPI_Ialltoallv,
-MPI_Ireduce_scatter / PMPI_Ireduce_scatter, MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block,
-MPI_Iscan / PMPI_Iscan, MPI_Iexscan / PMPI_Iexscan,
-MPI_Alltoallw / PMPI_Alltoallw, MPI_Reduce_local / PMPI_Reduce_local,
+MPI_Reduce_local / PMPI_Reduce_local,
 MPI_Type_create_subarray / PMPI_Type_create_subarray,
 MPI_Type_create_darray / PMPI_Type_create_darray, MPI_Type_get_envelope / PMPI_Type_get_envelope,
 MPI_Type_get_contents / PMPI_Type_get_contents,

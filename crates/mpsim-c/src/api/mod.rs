@@ -23,15 +23,16 @@ macro_rules! mpi {
     )*};
 }
 
-mod coll;
-mod comm;
+pub mod coll;
+pub mod comm;
+mod compat;
 mod init;
 mod misc;
 pub mod missing;
 mod p2p;
 pub mod topo;
 mod types;
-mod wait;
+pub mod wait;
 
 /// `Err(class)` of a call that failed and returned (`MPI_ERRORS_RETURN`).
 pub type Res<T> = Result<T, c_int>;

@@ -127,11 +127,16 @@ fn receive_args(
 ) -> Res<Option<ReceiveArgs>> {
     let info = comm(call, c)?;
     let n = count(call, c, n)?;
-    let t = datatype(call, c, dt)?;
+    // A receive from MPI_PROC_NULL moves no data: MPI_DATATYPE_NULL is accepted there (as
+    // MPICH does), any other datatype is checked.
+    if !(source == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL) {
+        datatype(call, c, dt)?;
+    }
     check_envelope(call, c, info.size, source, tag, true)?;
     if source == MPI_PROC_NULL {
         return Ok(None);
     }
+    let t = datatype(call, c, dt)?;
     let a = [info.id, source as i64, tag as i64, (t.size * n) as i64];
     Ok(Some(ReceiveArgs { n, t, a }))
 }
@@ -219,7 +224,9 @@ unsafe fn started(r: Res<Req>, request: *mut Handle) -> c_int {
 
 /// Starts a persistent request's call.
 pub fn start_persistent(p: &Persistent) -> Res<Req> {
-    if p.op == Op::Irecv {
+    if let Some(coll) = &p.coll {
+        unsafe { coll.start() }
+    } else if p.op == Op::Irecv {
         start_recv(p)
     } else {
         let mode = SendMode::from_u32(p.mode as u32).unwrap_or(SendMode::Standard);
@@ -277,6 +284,7 @@ unsafe fn persistent(
             tag,
             comm: c,
             active: None,
+            coll: None,
         };
         unsafe { *request = store(Req::Persistent(Box::new(p))) };
         Ok(())
@@ -409,8 +417,7 @@ mpi! {
         ret((|| {
             let t = datatype("MPI_Get_elements", MPI_COMM_WORLD, dt)?;
             let bytes = unsafe { (*status).bytes() } as usize;
-            let per = if t.primitives == 0 { 1 } else { t.size / t.primitives.max(1) };
-            let n = if per == 0 { 0 } else if bytes.is_multiple_of(per) { (bytes / per) as c_int } else { MPI_UNDEFINED };
+            let n = t.elements_in(bytes).map_or(MPI_UNDEFINED, |n| c_int::try_from(n).unwrap_or(MPI_UNDEFINED));
             unsafe { *out = n };
             Ok(())
         })())
@@ -617,6 +624,7 @@ unsafe fn sendrecv_packed(
 pub unsafe fn finish_recv(req: &Req, data: &[u8]) {
     match req {
         Req::Recv { buf, count, dt, .. } => unsafe { deliver(data, *buf, *count, dt) },
+        Req::Coll { finish, .. } => unsafe { finish.apply(data) },
         Req::Send { guard: Some(g), .. } if !g.unchanged() => {
             state::raise(
                 None,

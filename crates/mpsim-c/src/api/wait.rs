@@ -39,34 +39,114 @@ fn pending(call: &str, h: Handle) -> Res<Pending> {
     })?;
     Ok(match req {
         Req::Done { status } => Pending::Local(Some(status)),
-        Req::Send { proxy, .. } | Req::Recv { proxy, .. } => Pending::Proxy(proxy),
+        Req::Send { proxy, .. } | Req::Recv { proxy, .. } | Req::Coll { proxy, .. } => {
+            Pending::Proxy(proxy)
+        }
         Req::Persistent(p) => match p.active.as_deref() {
             None => Pending::Local(None),
             Some(Req::Done { status }) => Pending::Local(Some(*status)),
-            Some(Req::Send { proxy, .. } | Req::Recv { proxy, .. }) => Pending::Proxy(*proxy),
+            Some(Req::Send { proxy, .. } | Req::Recv { proxy, .. } | Req::Coll { proxy, .. }) => {
+                Pending::Proxy(*proxy)
+            }
             Some(Req::Persistent(_)) => Pending::Local(None),
         },
     })
 }
 
-/// Marks handle `*h` complete with `data` (a receive's): a persistent request goes inactive,
-/// any other is freed and the handle set to `MPI_REQUEST_NULL`.
-unsafe fn complete(h: *mut Handle, data: &[u8]) {
+/// Marks handle `*h` complete with `data` (a receive's, or a collective's result) and the
+/// proxy's `status`: a persistent request goes inactive, any other is freed and the handle set
+/// to `MPI_REQUEST_NULL`. Gives the status the program gets: a collective's is MPI's empty
+/// status (the proxy's says how long its result was).
+unsafe fn complete(h: *mut Handle, data: &[u8], status: MpiStatus) -> MpiStatus {
     let handle = unsafe { *h };
     if handle == MPI_REQUEST_NULL {
-        return;
+        return status;
     }
     let req = state::with(|s| match s.requests.get_mut(&handle) {
         Some(Req::Persistent(p)) => p.active.take().map(|b| *b),
         _ => s.requests.remove(&handle),
     });
     let persistent = state::with(|s| matches!(s.requests.get(&handle), Some(Req::Persistent(_))));
-    if let Some(req) = req {
-        unsafe { finish_recv(&req, data) };
-    }
     if !persistent {
         unsafe { *h = MPI_REQUEST_NULL };
     }
+    match req {
+        Some(req @ Req::Coll { .. }) => {
+            unsafe { finish_recv(&req, data) };
+            MpiStatus::empty()
+        }
+        Some(req) => {
+            unsafe { finish_recv(&req, data) };
+            status
+        }
+        None => status,
+    }
+}
+
+/// Completes the receives the program freed while active, delivering their data (at
+/// `MPI_Finalize`: MPI lets them complete on their own; one never matched is the program's
+/// deadlock, reported as such).
+pub fn complete_freed(call: &str) -> Res<()> {
+    let freed = state::with(|s| std::mem::take(&mut s.freed));
+    if freed.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<i64> = freed
+        .iter()
+        .map(|r| match r {
+            Req::Recv { proxy, .. } => *proxy,
+            _ => 0,
+        })
+        .collect();
+    let (_, bytes) = door::collect(Op::Waitall, &[], &[bytemuck::cast_slice(&ids)])
+        .map_err(|f| state::failed(None, call, f))?;
+    let (wire, rest) = statuses(&bytes, ids.len());
+    let mut at = 0;
+    for (req, w) in freed.iter().zip(&wire) {
+        let n = w.bytes as usize;
+        let data = &rest[at.min(rest.len())..(at + n).min(rest.len())];
+        at += n;
+        unsafe { finish_recv(req, data) };
+    }
+    Ok(())
+}
+
+/// `MPI_Request_get_status`: whether the request behind `h` is complete, with its status,
+/// without freeing it. One at the proxy is tested there; complete, its data is delivered now
+/// (MPI: the operation is complete) and the handle holds a finished request, which the
+/// program's wait or free then settles here.
+pub fn peek(h: Handle) -> Res<Option<MpiStatus>> {
+    let call = "MPI_Request_get_status";
+    live(call)?;
+    let id = match pending(call, h)? {
+        Pending::Local(s) => return Ok(Some(s.unwrap_or_else(MpiStatus::empty))),
+        Pending::Proxy(id) => id,
+    };
+    let (r, data) =
+        door::collect(Op::Test, &[0, id], &[]).map_err(|f| state::failed(None, call, f))?;
+    if r.v[0] == 0 {
+        return Ok(None);
+    }
+    let wire = MpiStatus::from_wire(&r.status);
+    let req = state::with(|s| match s.requests.get_mut(&h) {
+        Some(Req::Persistent(p)) => p.active.take().map(|b| *b),
+        _ => s.requests.remove(&h),
+    });
+    let status = match &req {
+        Some(Req::Coll { .. }) => MpiStatus::empty(),
+        _ => wire,
+    };
+    if let Some(req) = req {
+        unsafe { finish_recv(&req, &data) };
+    }
+    let done = Req::Done { status };
+    state::with(|s| match s.requests.get_mut(&h) {
+        Some(Req::Persistent(p)) => p.active = Some(Box::new(done)),
+        _ => {
+            s.requests.insert(h, done);
+        }
+    });
+    Ok(Some(status))
 }
 
 fn statuses(bytes: &[u8], n: usize) -> (Vec<WireStatus>, &[u8]) {
@@ -121,7 +201,7 @@ unsafe fn all(call: &str, hs: &mut [Handle], out: *mut MpiStatus, test: bool) ->
         let data = &rest[at.min(rest.len())..(at + n).min(rest.len())];
         at += n;
         unsafe {
-            complete(h, data);
+            let status = complete(h, data, status);
             if !out.is_null() {
                 *out.add(i) = status;
             }
@@ -145,7 +225,7 @@ unsafe fn any(
         match pending(call, h)? {
             Pending::Local(Some(s)) => {
                 unsafe {
-                    complete(&mut hs[i], &[]);
+                    let s = complete(&mut hs[i], &[], s);
                     put_status(status, s);
                 }
                 return Ok(Some(i));
@@ -167,8 +247,8 @@ unsafe fn any(
     }
     let i = index as usize;
     unsafe {
-        complete(&mut hs[i], &data);
-        put_status(status, MpiStatus::from_wire(&r.status));
+        let s = complete(&mut hs[i], &data, MpiStatus::from_wire(&r.status));
+        put_status(status, s);
     }
     Ok(Some(i))
 }
@@ -198,7 +278,7 @@ unsafe fn some(
         let mut list = Vec::new();
         for (k, (i, s)) in done.into_iter().enumerate() {
             unsafe {
-                complete(&mut hs[i], &[]);
+                let s = complete(&mut hs[i], &[], s);
                 if !out.is_null() {
                     *out.add(k) = s;
                 }
@@ -230,9 +310,9 @@ unsafe fn some(
         let data = &bytes[at.min(bytes.len())..(at + len).min(bytes.len())];
         at += len;
         unsafe {
-            complete(&mut hs[i], data);
+            let s = complete(&mut hs[i], data, MpiStatus::from_wire(w));
             if !out.is_null() {
-                *out.add(k) = MpiStatus::from_wire(w);
+                *out.add(k) = s;
             }
         }
     }
@@ -253,15 +333,15 @@ mpi! {
             live("MPI_Wait")?;
             match pending("MPI_Wait", unsafe { *h })? {
                 Pending::Local(s) => unsafe {
-                    complete(h, &[]);
-                    put_status(status, s.unwrap_or_else(MpiStatus::empty));
+                    let s = complete(h, &[], s.unwrap_or_else(MpiStatus::empty));
+                    put_status(status, s);
                 },
                 Pending::Proxy(id) => {
                     let (r, data) = door::collect(Op::Wait, &[0, id], &[])
                         .map_err(|f| state::failed(None, "MPI_Wait", f))?;
                     unsafe {
-                        complete(h, &data);
-                        put_status(status, MpiStatus::from_wire(&r.status));
+                        let s = complete(h, &data, MpiStatus::from_wire(&r.status));
+                        put_status(status, s);
                     }
                 }
             }
@@ -274,9 +354,9 @@ mpi! {
             live("MPI_Test")?;
             match pending("MPI_Test", unsafe { *h })? {
                 Pending::Local(s) => unsafe {
-                    complete(h, &[]);
+                    let s = complete(h, &[], s.unwrap_or_else(MpiStatus::empty));
                     *flag = 1;
-                    put_status(status, s.unwrap_or_else(MpiStatus::empty));
+                    put_status(status, s);
                 },
                 Pending::Proxy(id) => {
                     let (r, data) = door::collect(Op::Test, &[0, id], &[])
@@ -284,8 +364,8 @@ mpi! {
                     unsafe {
                         *flag = (r.v[0] != 0) as c_int;
                         if r.v[0] != 0 {
-                            complete(h, &data);
-                            put_status(status, MpiStatus::from_wire(&r.status));
+                            let s = complete(h, &data, MpiStatus::from_wire(&r.status));
+                            put_status(status, s);
                         }
                     }
                 }
@@ -341,14 +421,42 @@ mpi! {
             let handle = unsafe { *h };
             let req = state::with(|s| s.requests.remove(&handle))
                 .ok_or_else(|| raise(None, "MPI_Request_free", class::REQUEST, &format!("{handle:#x} is not a request")))?;
+            let coll = match &req {
+                Req::Persistent(p) => matches!(p.active.as_deref(), Some(Req::Coll { .. })),
+                r => matches!(r, Req::Coll { .. }),
+            };
+            if coll {
+                state::with(|s| s.requests.insert(handle, req));
+                return Err(raise(None, "MPI_Request_free", class::REQUEST, "the request of a nonblocking collective cannot be freed (MPI makes it erroneous); complete it with a wait or test"));
+            }
             let proxy = match &req {
                 Req::Send { proxy, .. } | Req::Recv { proxy, .. } => Some(*proxy),
                 Req::Persistent(p) => match p.active.as_deref() {
                     Some(Req::Send { proxy, .. } | Req::Recv { proxy, .. }) => Some(*proxy),
                     _ => None,
                 },
-                Req::Done { .. } => None,
+                Req::Done { .. } | Req::Coll { .. } => None,
             };
+            if let Some(Req::Recv { .. }) = match &req {
+                Req::Persistent(p) => p.active.as_deref(),
+                r => Some(r),
+            } {
+                // Its data must still reach the buffer: MPI_Finalize completes it.
+                let active = match req {
+                    Req::Persistent(p) => p.active.map(|b| *b),
+                    r => Some(r),
+                };
+                state::with(|s| s.freed.extend(active));
+                unsafe { *h = MPI_REQUEST_NULL };
+                return Ok(());
+            }
+            if let Req::Persistent(p) = &req
+                && let Some(coll) = &p.coll
+            {
+                // The persistent collective's own communicator goes with it.
+                let mut c = coll.comm();
+                unsafe { crate::api::comm::PMPI_Comm_free(&mut c) };
+            }
             if let Some(id) = proxy {
                 door::simple(Op::RequestFree, &[0, id], &[]).map_err(|f| state::failed(None, "MPI_Request_free", f))?;
             }

@@ -43,6 +43,36 @@ int main(int argc, char **argv) {
         } else if (rank == 1) {
             MPI_Recv(buf, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
+    } else if (!strcmp(what, "icoll_free")) {
+        /* MPI makes freeing a nonblocking collective's request erroneous. */
+        int y = 0;
+        MPI_Request r;
+        MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Request_free(&r);
+    } else if (!strcmp(what, "icoll_twice")) {
+        /* The same request completed twice, through a copy of its handle. */
+        MPI_Request r, copy;
+        MPI_Ibarrier(MPI_COMM_WORLD, &r);
+        copy = r;
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        MPI_Wait(&copy, MPI_STATUS_IGNORE);
+    } else if (!strcmp(what, "icoll_never")) {
+        /* The last rank never joins the Ibarrier; it waits for a message nobody sends. */
+        MPI_Request r;
+        if (rank == size - 1) {
+            MPI_Recv(&x, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Ibarrier(MPI_COMM_WORLD, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+    } else if (!strcmp(what, "icoll_pending")) {
+        int y = 0;
+        MPI_Request r;
+        MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+    } else if (!strcmp(what, "icoll_cancel")) {
+        MPI_Request r;
+        MPI_Ibarrier(MPI_COMM_WORLD, &r);
+        MPI_Cancel(&r);
     } else if (!strcmp(what, "abort")) {
         if (rank == 1) MPI_Abort(MPI_COMM_WORLD, 7);
         MPI_Barrier(MPI_COMM_WORLD);
