@@ -60,10 +60,13 @@ fn program(name: &str) -> PathBuf {
     exe
 }
 
-/// `mpsim run ARGS` with `PROGRAM` and its arguments.
+/// `mpsim run ARGS` with `PROGRAM` and its arguments. Without cargo's `LD_LIBRARY_PATH`,
+/// which names `target/debug` and would win over the program's run path to the library this
+/// test built (a `libmpsim_mpi.so` left in `target/debug` by an older build is not this one).
 fn run(args: &[&str], name: &str, prog_args: &[&str]) -> Output {
     let exe = program(name);
     Command::new(MPSIM)
+        .env_remove("LD_LIBRARY_PATH")
         .arg("run")
         .args(args)
         .arg(&exe)
@@ -348,7 +351,10 @@ fn c_datatype_and_request_corners_give_what_mpi_requires() {
 #[test]
 fn c_mpi_h_constants_are_the_standard_abi_values() {
     let exe = program("abi");
-    let out = Command::new(&exe).output().expect("runs");
+    let out = Command::new(&exe)
+        .env_remove("LD_LIBRARY_PATH") // as `run` says
+        .output()
+        .expect("runs");
     assert!(out.status.success());
     let expected = "MPI_ANY_SOURCE -1\nMPI_ANY_TAG -2\nMPI_PROC_NULL -3\nMPI_ROOT -4\n\
         MPI_UNDEFINED -32766\nMPI_THREAD_SINGLE 0\nMPI_THREAD_FUNNELED 1024\n\
