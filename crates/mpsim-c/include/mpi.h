@@ -220,6 +220,31 @@ enum {
 };
 
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                          void *extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
+                                          void *attribute_val, void *extra_state);
+typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state,
+                              void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+
+/* The standard ABI's callback constants (attribute copy and delete functions). */
+#define MPI_COMM_NULL_COPY_FN   ((MPI_Comm_copy_attr_function *)0x0)
+#define MPI_COMM_DUP_FN         ((MPI_Comm_copy_attr_function *)0x1)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0x0)
+#define MPI_TYPE_NULL_COPY_FN   ((MPI_Type_copy_attr_function *)0x0)
+#define MPI_TYPE_DUP_FN         ((MPI_Type_copy_attr_function *)0x1)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0x0)
+#define MPI_NULL_COPY_FN        ((MPI_Copy_function *)0x0)
+#define MPI_DUP_FN              ((MPI_Copy_function *)0x1)
+#define MPI_NULL_DELETE_FN      ((MPI_Delete_function *)0x0)
 
 #define MPSIM_DECLARE(ret, name, args) ret MPI_##name args; ret PMPI_##name args;
 
@@ -347,6 +372,24 @@ MPSIM_DECLARE(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
 MPSIM_DECLARE(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
 MPSIM_DECLARE(int, Comm_test_inter, (MPI_Comm comm, int *flag))
 MPSIM_DECLARE(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag))
+MPSIM_DECLARE(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
+MPSIM_DECLARE(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+MPSIM_DECLARE(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state))
+MPSIM_DECLARE(int, Comm_free_keyval, (int *comm_keyval))
+MPSIM_DECLARE(int, Type_get_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag))
+MPSIM_DECLARE(int, Type_set_attr, (MPI_Datatype datatype, int type_keyval, void *attribute_val))
+MPSIM_DECLARE(int, Type_delete_attr, (MPI_Datatype datatype, int type_keyval))
+MPSIM_DECLARE(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state))
+MPSIM_DECLARE(int, Type_free_keyval, (int *type_keyval))
+MPSIM_DECLARE(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler))
+MPSIM_DECLARE(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+MPSIM_DECLARE(int, Add_error_class, (int *errorclass))
+MPSIM_DECLARE(int, Add_error_code, (int errorclass, int *errorcode))
+MPSIM_DECLARE(int, Add_error_string, (int errorcode, const char *string))
+MPSIM_DECLARE(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+MPSIM_DECLARE(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+MPSIM_DECLARE(int, Type_create_subarray, (int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
+MPSIM_DECLARE(int, Type_create_darray, (int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
 MPSIM_DECLARE(int, Group_size, (MPI_Group group, int *size))
 MPSIM_DECLARE(int, Group_rank, (MPI_Group group, int *rank))
 MPSIM_DECLARE(int, Group_free, (MPI_Group *group))
@@ -389,6 +432,12 @@ MPSIM_DECLARE(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, M
 MPSIM_DECLARE(int, Type_hindexed, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype))
 MPSIM_DECLARE(int, Type_struct, (int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype))
 MPSIM_DECLARE(int, Address, (void *location, MPI_Aint *address))
+MPSIM_DECLARE(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state))
+MPSIM_DECLARE(int, Keyval_free, (int *keyval))
+MPSIM_DECLARE(int, Errhandler_create, (MPI_Handler_function *function, MPI_Errhandler *errhandler))
+MPSIM_DECLARE(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+MPSIM_DECLARE(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+MPSIM_DECLARE(int, Attr_delete, (MPI_Comm comm, int keyval))
 MPSIM_DECLARE(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
 MPSIM_DECLARE(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
 MPSIM_DECLARE(int, Get_address, (const void *location, MPI_Aint *address))
@@ -410,6 +459,13 @@ MPSIM_DECLARE(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *ran
 MPSIM_DECLARE(int, Info_create, (MPI_Info *info))
 MPSIM_DECLARE(int, Info_set, (MPI_Info info, const char *key, const char *value))
 MPSIM_DECLARE(int, Info_free, (MPI_Info *info))
+MPSIM_DECLARE(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
+MPSIM_DECLARE(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value, int *flag))
+MPSIM_DECLARE(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
+MPSIM_DECLARE(int, Info_delete, (MPI_Info info, const char *key))
+MPSIM_DECLARE(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+MPSIM_DECLARE(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+MPSIM_DECLARE(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
 MPSIM_DECLARE(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 MPSIM_DECLARE(int, Free_mem, (void *base))
 MPSIM_DECLARE(int, Pcontrol, (const int level, ...))

@@ -67,6 +67,38 @@ pub const MPI_THREAD_SINGLE: i32 = 0;
 pub const MPI_THREAD_FUNNELED: i32 = 1024;
 pub const MPI_THREAD_SERIALIZED: i32 = 2048;
 
+/// Keyvals of the predefined attributes, and the invalid keyval.
+pub const MPI_KEYVAL_INVALID: i32 = 0;
+pub const MPI_TAG_UB: i32 = 501;
+pub const MPI_IO: i32 = 502;
+pub const MPI_HOST: i32 = 503;
+pub const MPI_WTIME_IS_GLOBAL: i32 = 504;
+pub const MPI_APPNUM: i32 = 505;
+pub const MPI_LASTUSEDCODE: i32 = 506;
+pub const MPI_UNIVERSE_SIZE: i32 = 507;
+
+/// Error classes the door's wire does not name.
+pub const MPI_ERR_KEYVAL: i32 = 36;
+pub const MPI_ERR_ERRHANDLER: i32 = 61;
+pub const MPI_ERR_INFO_NOKEY: i32 = 32;
+
+/// `MPI_MAX_INFO_KEY`.
+pub const MPI_MAX_INFO_KEY: usize = 256;
+
+/// `MPI_Comm_split_type`'s types.
+pub const MPI_COMM_TYPE_SHARED: i32 = 221;
+pub const MPI_COMM_TYPE_HW_UNGUIDED: i32 = 222;
+pub const MPI_COMM_TYPE_HW_GUIDED: i32 = 223;
+pub const MPI_COMM_TYPE_RESOURCE_GUIDED: i32 = 224;
+
+/// Array orders and distributions (`MPI_Type_create_subarray`, `_darray`).
+pub const MPI_ORDER_C: i32 = 12;
+pub const MPI_ORDER_FORTRAN: i32 = 15;
+pub const MPI_DISTRIBUTE_NONE: i32 = 16;
+pub const MPI_DISTRIBUTE_BLOCK: i32 = 17;
+pub const MPI_DISTRIBUTE_CYCLIC: i32 = 18;
+pub const MPI_DISTRIBUTE_DFLT_DARG: i32 = 19;
+
 /// `MPI_IN_PLACE`.
 pub const MPI_IN_PLACE: usize = 1;
 

@@ -148,8 +148,8 @@ pub struct State {
     /// Receives the program freed while active (`MPI_Request_free`): completed by
     /// `MPI_Finalize`, which delivers their data, as MPI lets them complete on their own.
     pub freed: Vec<Req>,
-    /// Info objects: kept, never read.
-    pub infos: HashMap<Handle, HashMap<String, String>>,
+    /// Info objects: (key, value) in the order first set; mpsim reads no hints from them.
+    pub infos: HashMap<Handle, Vec<(String, String)>>,
     next: Handle,
 }
 
@@ -183,14 +183,14 @@ pub fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
 /// `MPI_ERRORS_ARE_FATAL`, the proxy ends the run with a report naming the rank, the call
 /// and the virtual time, and this never returns.
 pub fn raise(comm: Option<Handle>, call: &str, class: c_int, text: &str) -> c_int {
-    let errors_return = with(|st| {
-        let h = comm.unwrap_or(MPI_COMM_WORLD);
-        st.comms
-            .get(&h)
-            .or_else(|| st.comms.get(&MPI_COMM_WORLD))
-            .is_some_and(|c| c.errors_return)
+    let (errors_return, h) = with(|st| {
+        let h = comm
+            .filter(|h| st.comms.contains_key(h))
+            .unwrap_or(MPI_COMM_WORLD);
+        (st.comms.get(&h).is_some_and(|c| c.errors_return), h)
     });
     if errors_return {
+        crate::api::errh::invoke(h, class);
         return class;
     }
     fatal(call, class, text)

@@ -126,6 +126,18 @@ fn c_first_milestone_functions_give_what_mpi_requires() {
 }
 
 #[test]
+fn c_library_support_attributes_handlers_info_groups_arrays_give_what_mpi_requires() {
+    for np in ["1", "2", "4"] {
+        let out = run(&["-np", np, "--report-out", "/dev/null"], "library", &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "library: ok\n", "np {np}");
+    }
+    let out = run(&["-np", "3", "--backend", "threads"], "library", &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "library: ok\n");
+}
+
+#[test]
 fn c_simulated_run_is_deterministic_with_modeled_compute() {
     let report = |extra: &[&str]| {
         let mut args = vec!["-np", "6", "--compute", "modeled"];

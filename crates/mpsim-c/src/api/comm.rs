@@ -33,6 +33,17 @@ fn made(v: [i64; 4], errors_return: bool) -> Handle {
     })
 }
 
+/// Gives `new` (made from `parent`) the program's error handler `parent` has, if any (MPI:
+/// a new communicator inherits its parent's handler); returns `new`.
+fn inherit(parent: Handle, new: Handle) -> Handle {
+    if new != MPI_COMM_NULL {
+        if let Some(h) = super::errh::handler_of(parent) {
+            super::errh::set_for(new, Some(h));
+        }
+    }
+    new
+}
+
 /// The world ranks of `c`'s members.
 pub fn members(call: &str, c: Handle) -> Res<Vec<u32>> {
     let info = comm(call, c)?;
@@ -98,12 +109,67 @@ unsafe fn ranks<'a>(n: c_int, p: *const c_int) -> &'a [c_int] {
     }
 }
 
+/// The group positions `n` triplets `(first, last, stride)` name (`MPI_Group_range_incl`):
+/// each in `0..size`, none twice, no stride 0.
+unsafe fn expand_ranges(
+    call: &str,
+    size: usize,
+    n: c_int,
+    triplets: *const [c_int; 3],
+) -> Res<Vec<usize>> {
+    let list: &[[c_int; 3]] = if n <= 0 || triplets.is_null() {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(triplets, n as usize) }
+    };
+    let mut out: Vec<usize> = Vec::new();
+    for &[first, last, stride] in list {
+        if stride == 0 {
+            return Err(raise(
+                None,
+                call,
+                class::ARG,
+                &format!("range ({first}, {last}, 0) has stride 0"),
+            ));
+        }
+        let (first, last, stride) = (first as i64, last as i64, stride as i64);
+        let mut r = first;
+        while (stride > 0 && r <= last) || (stride < 0 && r >= last) {
+            let i = usize::try_from(r)
+                .ok()
+                .filter(|&i| i < size)
+                .ok_or_else(|| {
+                    raise(
+                        None,
+                        call,
+                        class::RANK,
+                        &format!("rank {r} is not in the group of {size}"),
+                    )
+                })?;
+            if out.contains(&i) {
+                return Err(raise(
+                    None,
+                    call,
+                    class::RANK,
+                    &format!("rank {r} is named twice"),
+                ));
+            }
+            out.push(i);
+            r += stride;
+        }
+    }
+    Ok(out)
+}
+
 mpi! {
     fn MPI_Comm_dup / PMPI_Comm_dup(c: Handle, out: *mut Handle) -> c_int {
         ret((|| {
             let info = comm("MPI_Comm_dup", c)?;
             let r = door::simple(Op::CommDup, &[info.id], &[]).map_err(|f| state::failed(Some(c), "MPI_Comm_dup", f))?;
-            unsafe { *out = made(r.v, info.errors_return) };
+            let new = made(r.v, info.errors_return);
+            inherit(c, new);
+            super::attr::copy_all("MPI_Comm_dup", c, new)?;
+            unsafe { *out = new };
             Ok(())
         })())
     }
@@ -117,7 +183,7 @@ mpi! {
             let color = if color == MPI_UNDEFINED { -1 } else { color as i64 };
             let r = door::simple(Op::CommSplit, &[info.id, color, key as i64], &[])
                 .map_err(|f| state::failed(Some(c), "MPI_Comm_split", f))?;
-            unsafe { *out = made(r.v, info.errors_return) };
+            unsafe { *out = inherit(c, made(r.v, info.errors_return)) };
             Ok(())
         })())
     }
@@ -133,7 +199,7 @@ mpi! {
             };
             let r = door::simple(Op::CommSplit, &[info.id, color, key], &[])
                 .map_err(|f| state::failed(Some(c), "MPI_Comm_create", f))?;
-            unsafe { *out = made(r.v, info.errors_return) };
+            unsafe { *out = inherit(c, made(r.v, info.errors_return)) };
             Ok(())
         })())
     }
@@ -145,8 +211,10 @@ mpi! {
             if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
                 return Err(raise(Some(h), "MPI_Comm_free", class::COMM, "a predefined communicator cannot be freed"));
             }
+            super::attr::delete_all("MPI_Comm_free", h)?;
             door::simple(Op::CommFree, &[info.id], &[]).map_err(|f| state::failed(Some(h), "MPI_Comm_free", f))?;
             state::with(|s| s.comms.remove(&h));
+            super::errh::set_for(h, None);
             unsafe { *c = MPI_COMM_NULL };
             Ok(())
         })())
@@ -241,6 +309,42 @@ mpi! {
             unsafe { *out = new_group(kept) };
             Ok(())
         })())
+    }
+
+    fn MPI_Group_range_incl / PMPI_Group_range_incl(g: Handle, n: c_int, triplets: *const [c_int; 3], out: *mut Handle) -> c_int {
+        ret((|| {
+            let l = group("MPI_Group_range_incl", g)?;
+            let picked = unsafe { expand_ranges("MPI_Group_range_incl", l.len(), n, triplets) }?;
+            unsafe { *out = new_group(picked.into_iter().map(|i| l[i]).collect()) };
+            Ok(())
+        })())
+    }
+
+    fn MPI_Group_range_excl / PMPI_Group_range_excl(g: Handle, n: c_int, triplets: *const [c_int; 3], out: *mut Handle) -> c_int {
+        ret((|| {
+            let l = group("MPI_Group_range_excl", g)?;
+            let drop = unsafe { expand_ranges("MPI_Group_range_excl", l.len(), n, triplets) }?;
+            let kept = l.iter().enumerate().filter(|(i, _)| !drop.contains(i)).map(|(_, &w)| w).collect();
+            unsafe { *out = new_group(kept) };
+            Ok(())
+        })())
+    }
+
+    fn MPI_Comm_split_type / PMPI_Comm_split_type(c: Handle, kind: c_int, key: c_int, _info: Handle, out: *mut Handle) -> c_int {
+        let color = match kind {
+            // One shared-memory node holds every rank: the threads backend runs on one host, and
+            // a machine model has no nodes to tell apart (docs/c.md).
+            MPI_COMM_TYPE_SHARED | MPI_COMM_TYPE_HW_UNGUIDED | MPI_COMM_TYPE_HW_GUIDED
+            | MPI_COMM_TYPE_RESOURCE_GUIDED => 0,
+            MPI_UNDEFINED => MPI_UNDEFINED,
+            other => {
+                if let Err(e) = comm("MPI_Comm_split_type", c) {
+                    return e;
+                }
+                return raise(Some(c), "MPI_Comm_split_type", class::ARG, &format!("{other} is not a split type"));
+            }
+        };
+        unsafe { PMPI_Comm_split(c, color, key, out) }
     }
 
     fn MPI_Group_translate_ranks / PMPI_Group_translate_ranks(a: Handle, n: c_int, ra: *const c_int, b: Handle, rb: *mut c_int) -> c_int {

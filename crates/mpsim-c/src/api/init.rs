@@ -150,6 +150,10 @@ mpi! {
         ret((|| {
             live("MPI_Finalize")?;
             super::wait::complete_freed("MPI_Finalize")?;
+            // MPI: the attributes of MPI_COMM_SELF are deleted first, newest first, while MPI
+            // still works (libraries flush their state in these callbacks).
+            super::attr::delete_all("MPI_Finalize", MPI_COMM_SELF)?;
+            super::attr::delete_all("MPI_Finalize", MPI_COMM_WORLD)?;
             door::simple(Op::Finalize, &[], &[]).map_err(|f| state::failed(None, "MPI_Finalize", f))?;
             state::with(|s| s.finalized = true);
             Ok(())
@@ -193,12 +197,16 @@ mpi! {
     }
 
     fn MPI_Error_string / PMPI_Error_string(code: c_int, out: *mut c_char, len: *mut c_int) -> c_int {
-        unsafe { put_string(class_text(code), out, MPI_MAX_ERROR_STRING, len) };
+        let text = match super::errh::added_class(code) {
+            Some(_) => super::errh::added_string(code).unwrap_or_default(),
+            None => class_text(code).to_string(),
+        };
+        unsafe { put_string(&text, out, MPI_MAX_ERROR_STRING, len) };
         0
     }
 
     fn MPI_Error_class / PMPI_Error_class(code: c_int, out: *mut c_int) -> c_int {
-        unsafe { *out = code };
+        unsafe { *out = super::errh::added_class(code).unwrap_or(code) };
         0
     }
 
@@ -208,15 +216,17 @@ mpi! {
             let errors_return = match handler {
                 MPI_ERRORS_RETURN => true,
                 MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => false,
+                h if super::errh::is_program_handler(h) => true,
                 _ => {
                     return Err(raise(
                         Some(c),
                         "MPI_Comm_set_errhandler",
-                        class::ARG,
-                        "only MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT and MPI_ERRORS_RETURN are handlers here",
+                        MPI_ERR_ERRHANDLER,
+                        &format!("{handler:#x} is not an error handler"),
                     ));
                 }
             };
+            super::errh::set_for(c, super::errh::is_program_handler(handler).then_some(handler));
             door::simple(Op::SetErrhandler, &[info.id, errors_return as i64], &[])
                 .map_err(|f| state::failed(Some(c), "MPI_Comm_set_errhandler", f))?;
             state::with(|s| {
@@ -230,7 +240,11 @@ mpi! {
 
     fn MPI_Comm_get_errhandler / PMPI_Comm_get_errhandler(c: Handle, out: *mut Handle) -> c_int {
         ret(comm("MPI_Comm_get_errhandler", c).map(|info| unsafe {
-            *out = if info.errors_return { MPI_ERRORS_RETURN } else { MPI_ERRORS_ARE_FATAL };
+            *out = match super::errh::handler_of(c) {
+                Some(h) => h,
+                None if info.errors_return => MPI_ERRORS_RETURN,
+                None => MPI_ERRORS_ARE_FATAL,
+            };
         }))
     }
 

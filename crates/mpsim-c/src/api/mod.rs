@@ -23,9 +23,12 @@ macro_rules! mpi {
     )*};
 }
 
+mod arrays;
+mod attr;
 pub mod coll;
 pub mod comm;
 mod compat;
+pub mod errh;
 mod init;
 mod misc;
 pub mod missing;

@@ -127,7 +127,8 @@ mpi! {
     fn MPI_Type_dup / PMPI_Type_dup(oldtype: Handle, out: *mut Handle) -> c_int {
         ret((|| {
             let t = old("MPI_Type_dup", oldtype)?;
-            store(Datatype { predefined: false, ..t }, out)
+            store(Datatype { predefined: false, ..t }, out)?;
+            super::attr::copy_all("MPI_Type_dup", oldtype, unsafe { *out })
         })())
     }
 
@@ -151,6 +152,7 @@ mpi! {
             if t.predefined {
                 return Err(raise(None, "MPI_Type_free", class::TYPE, &format!("{} is predefined and cannot be freed", t.name)));
             }
+            super::attr::delete_all("MPI_Type_free", handle)?;
             state::with(|s| s.types.remove(&handle));
             unsafe { *h = MPI_DATATYPE_NULL };
             Ok(())
