@@ -212,6 +212,19 @@ enum {
     MPI_COMM_TYPE_RESOURCE_GUIDED = 224
 };
 enum { MPI_LOCK_EXCLUSIVE = 301, MPI_LOCK_SHARED = 302 };
+enum {
+    MPI_MODE_APPEND = 1, MPI_MODE_CREATE = 2, MPI_MODE_DELETE_ON_CLOSE = 4, MPI_MODE_EXCL = 8,
+    MPI_MODE_RDONLY = 16, MPI_MODE_RDWR = 32, MPI_MODE_SEQUENTIAL = 64,
+    MPI_MODE_UNIQUE_OPEN = 128, MPI_MODE_WRONLY = 256, MPI_MODE_NOCHECK = 1024,
+    MPI_MODE_NOPRECEDE = 2048, MPI_MODE_NOPUT = 4096, MPI_MODE_NOSTORE = 8192,
+    MPI_MODE_NOSUCCEED = 16384
+};
+enum {
+    MPI_WIN_FLAVOR_CREATE = 311, MPI_WIN_FLAVOR_ALLOCATE = 312, MPI_WIN_FLAVOR_DYNAMIC = 313,
+    MPI_WIN_FLAVOR_SHARED = 314, MPI_WIN_UNIFIED = 321, MPI_WIN_SEPARATE = 322,
+    MPI_WIN_BASE = 601, MPI_WIN_DISP_UNIT = 602, MPI_WIN_SIZE = 603,
+    MPI_WIN_CREATE_FLAVOR = 604, MPI_WIN_MODEL = 605
+};
 enum { MPI_SEEK_CUR = 401, MPI_SEEK_END = 402, MPI_SEEK_SET = 403 };
 enum {
     MPI_KEYVAL_INVALID = 0, MPI_TAG_UB = 501, MPI_IO = 502, MPI_HOST = 503,
@@ -469,6 +482,39 @@ MPSIM_DECLARE(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
 MPSIM_DECLARE(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 MPSIM_DECLARE(int, Free_mem, (void *base))
 MPSIM_DECLARE(int, Pcontrol, (const int level, ...))
+
+/* One-sided communication: declared so that programs and test harnesses that mention it
+ * build; not implemented yet (each returns MPI_ERR_OTHER and says so once). */
+MPSIM_DECLARE(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
+MPSIM_DECLARE(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+MPSIM_DECLARE(int, Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+MPSIM_DECLARE(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr))
+MPSIM_DECLARE(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
+MPSIM_DECLARE(int, Win_attach, (MPI_Win win, void *base, MPI_Aint size))
+MPSIM_DECLARE(int, Win_detach, (MPI_Win win, const void *base))
+MPSIM_DECLARE(int, Win_free, (MPI_Win *win))
+MPSIM_DECLARE(int, Win_fence, (int assert, MPI_Win win))
+MPSIM_DECLARE(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+MPSIM_DECLARE(int, Win_unlock, (int rank, MPI_Win win))
+MPSIM_DECLARE(int, Win_lock_all, (int assert, MPI_Win win))
+MPSIM_DECLARE(int, Win_unlock_all, (MPI_Win win))
+MPSIM_DECLARE(int, Win_flush, (int rank, MPI_Win win))
+MPSIM_DECLARE(int, Win_flush_all, (MPI_Win win))
+MPSIM_DECLARE(int, Win_flush_local, (int rank, MPI_Win win))
+MPSIM_DECLARE(int, Win_flush_local_all, (MPI_Win win))
+MPSIM_DECLARE(int, Win_sync, (MPI_Win win))
+MPSIM_DECLARE(int, Win_post, (MPI_Group group, int assert, MPI_Win win))
+MPSIM_DECLARE(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
+MPSIM_DECLARE(int, Win_complete, (MPI_Win win))
+MPSIM_DECLARE(int, Win_wait, (MPI_Win win))
+MPSIM_DECLARE(int, Put, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+MPSIM_DECLARE(int, Get, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+MPSIM_DECLARE(int, Accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MPSIM_DECLARE(int, Get_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+MPSIM_DECLARE(int, Fetch_and_op, (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win))
+MPSIM_DECLARE(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
+MPSIM_DECLARE(int, Rput, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
+MPSIM_DECLARE(int, Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
 
 #undef MPSIM_DECLARE
 

@@ -79,11 +79,16 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Runs of the `misuse` program one at a time, so that each check for processes left behind
+/// sees only its own run's.
+static MISUSE_ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// `misuse WHAT` on `np` ranks; checks that no process of it is left once `mpsim run`
 /// returned. One at a time, so that the check sees only its own run's processes.
 fn misuse(np: &str, what: &str) -> Output {
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _guard = MISUSE_ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
     let out = run(&["-np", np], "misuse", &[what]);
     let left = Command::new("pgrep")
         .arg("-x")
@@ -224,6 +229,78 @@ fn c_send_buffer_written_in_flight_is_reported() {
     assert!(
         err.contains("rank 0") && err.contains("written while its nonblocking send was in flight"),
         "{err}"
+    );
+}
+
+#[test]
+fn c_wait_for_wtime_under_modeled_compute_is_reported_not_hung() {
+    let exe = program("misuse");
+    let _guard = MISUSE_ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let out = Command::new(MPSIM)
+        .env_remove("LD_LIBRARY_PATH")
+        .env("MPSIM_WTIME_SAME_LIMIT", "2000")
+        .args([
+            "run",
+            "-np",
+            "2",
+            "--compute",
+            "modeled",
+            "--report-out",
+            "/dev/null",
+        ])
+        .arg(&exe)
+        .arg("wtime-wait")
+        .output()
+        .expect("mpsim run runs");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("MPI_Wtime: called 2000 times in a row at virtual time")
+            && err.contains("--compute measured"),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_sigterm_stops_a_run_whose_rank_never_calls_mpi_again() {
+    let exe = program("misuse");
+    let _guard = MISUSE_ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    let mut child = Command::new(MPSIM)
+        .env_remove("LD_LIBRARY_PATH")
+        .args(["run", "-np", "2", "--report-out", "/dev/null"])
+        .arg(&exe)
+        .arg("spin")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mpsim run starts");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let killed = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("mpsim run ends");
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("interrupted by SIGTERM"),
+        "{}",
+        text(&out.stderr)
+    );
+    let left = Command::new("pgrep")
+        .arg("-x")
+        .arg("misuse")
+        .output()
+        .expect("pgrep");
+    assert!(
+        left.stdout.is_empty(),
+        "processes left: {}",
+        text(&left.stdout)
     );
 }
 

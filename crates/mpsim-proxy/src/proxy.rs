@@ -254,7 +254,9 @@ impl<'s> Proxy<'s> {
     /// Serves the rank until it finalizes or its process ends.
     pub async fn serve(mut self) -> Result<()> {
         let zygote = self.zygote;
-        let alive = move || zygote_alive(zygote);
+        // Also false once a signal asks the run to stop: a rank that computes for ever, or
+        // makes calls that never block, would otherwise keep the kernel here.
+        let alive = move || zygote_alive(zygote) && mpsim::stop_requested().is_none();
         // The rank's first turn: it runs from the start of `main` to its first call.
         self.channel.pass();
         loop {
@@ -268,7 +270,14 @@ impl<'s> Proxy<'s> {
                     Some(&alive),
                 )
             });
-            if got.is_err() {
+            let stop = mpsim::stop_requested();
+            if got.is_err() || stop.is_some() {
+                if let Some(signal) = stop.or_else(mpsim::stop_requested) {
+                    return Err(Error::Interrupted {
+                        signal,
+                        time_ns: Some(self.world.now_ns()),
+                    });
+                }
                 return self.ended();
             }
             let Some(op) = Op::from_u32(head.op) else {

@@ -79,6 +79,18 @@ pub use mpsim_proto::error::{
     Site,
 };
 pub use mpsim_proto::interrupt::Signal;
+
+/// The signal (`SIGINT`, `SIGTERM`) that asked the running [`Launcher::run`] to stop, if one
+/// did. The backends stop at their own cold points; a program that waits for something outside
+/// mpsim (the C door waits for its rank processes) looks here so that a signal stops it too,
+/// and then ends with [`Error::Interrupted`]. `None` outside runs.
+///
+/// ```
+/// assert_eq!(mpsim::stop_requested(), None);
+/// ```
+pub fn stop_requested() -> Option<Signal> {
+    signals::raised()
+}
 pub use mpsim_proto::matching::{Source, TAG_UB, Tag};
 pub use mpsim_proto::p2p::{BSEND_OVERHEAD, SendMode, Status};
 pub use output::{exit_code, stdout_error, write_stdout};

@@ -93,3 +93,13 @@ impl Drop for Listening {
         }
     }
 }
+
+/// The signal that asked the runs of this process to stop, while one listens (see
+/// [`crate::stop_requested`]).
+pub(crate) fn raised() -> Option<Signal> {
+    let h = HANDLERS.get()?.as_ref()?;
+    if h.runs.load(Ordering::SeqCst) == 0 {
+        return None;
+    }
+    h.interrupt.raised()
+}

@@ -254,6 +254,50 @@ mpi! {
     }
 }
 
+/// How many `MPI_Wtime` calls in a row may return the same time before the run is stopped
+/// (`MPSIM_WTIME_SAME_LIMIT` in the environment overrides it; the tests lower it).
+const SAME_TIME_LIMIT: u32 = 1_000_000;
+
+fn same_time_limit() -> u32 {
+    static LIMIT: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("MPSIM_WTIME_SAME_LIMIT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or(SAME_TIME_LIMIT)
+    })
+}
+
+/// Stops a program that waits for `MPI_Wtime` to move when nothing can move it: under
+/// `--compute modeled` the program's own code takes no virtual time, so a loop such as
+/// `while (MPI_Wtime() - t0 < delay) work();` (benchmarks' "dummy compute") would never end.
+/// After [`SAME_TIME_LIMIT`] calls in a row at one virtual time (about 40 s of host time) the run ends with an error that
+/// says so, instead of hanging. Any call that takes virtual time (a poll, a message, measured
+/// compute) breaks the streak.
+fn same_time_guard(now_ns: i64) {
+    use std::sync::atomic::{AtomicI64, AtomicU32, Ordering::Relaxed};
+    static LAST: AtomicI64 = AtomicI64::new(-1);
+    static STREAK: AtomicU32 = AtomicU32::new(0);
+    if LAST.swap(now_ns, Relaxed) != now_ns {
+        STREAK.store(0, Relaxed);
+        return;
+    }
+    let limit = same_time_limit();
+    if STREAK.fetch_add(1, Relaxed) + 1 >= limit {
+        state::fatal(
+            "MPI_Wtime",
+            class::OTHER,
+            &format!(
+                "called {limit} times in a row at virtual time {now_ns} ns: the program waits for \
+                 time to pass, but under --compute modeled its own code takes no virtual time \
+                 (only MPI calls and explicit compute do), so the wait would never end; \
+                 run with --compute measured"
+            ),
+        );
+    }
+}
+
 /// `MPI_Wtime`: virtual time in a simulated run, in seconds.
 #[unsafe(no_mangle)]
 pub extern "C" fn PMPI_Wtime() -> c_double {
@@ -261,7 +305,10 @@ pub extern "C" fn PMPI_Wtime() -> c_double {
         return 0.0;
     }
     match door::simple(Op::Wtime, &[], &[]) {
-        Ok(r) => r.v[0] as f64 * 1e-9,
+        Ok(r) => {
+            same_time_guard(r.v[0]);
+            r.v[0] as f64 * 1e-9
+        }
         Err(f) => {
             state::failed(None, "MPI_Wtime", f);
             0.0

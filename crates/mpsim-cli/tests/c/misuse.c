@@ -22,6 +22,14 @@ int main(int argc, char **argv) {
     } else if (!strcmp(what, "exit3")) {
         if (rank == 1) exit(3);
         MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!strcmp(what, "wtime-wait")) {
+        /* A benchmark's "dummy compute": waits for MPI_Wtime to move. */
+        double t0 = MPI_Wtime();
+        while (MPI_Wtime() - t0 < 1e-3) x++;
+    } else if (!strcmp(what, "spin")) {
+        /* Computes for ever, never calling MPI again. */
+        volatile unsigned long n = 0;
+        for (;;) n++;
     } else if (!strcmp(what, "deadlock")) {
         MPI_Recv(&x, 1, MPI_INT, (rank + 1) % size, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (!strcmp(what, "badrank")) {
