@@ -28,6 +28,7 @@ mod attr;
 pub mod coll;
 pub mod comm;
 mod compat;
+mod envelope;
 pub mod errh;
 mod init;
 mod misc;

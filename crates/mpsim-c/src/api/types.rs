@@ -5,6 +5,7 @@ use std::ffi::{c_char, c_int};
 
 use mpsim_door::wire::class;
 
+use super::envelope::combiner;
 use super::{Res, ret};
 use crate::abi::*;
 use crate::dtype::Datatype;
@@ -35,6 +36,18 @@ fn store(t: Datatype, out: *mut Handle) -> Res<()> {
     Ok(())
 }
 
+/// Records how datatype `*out` was made (`envelope.rs`).
+fn made(
+    out: *mut Handle,
+    comb: i32,
+    ints: Vec<c_int>,
+    aints: Vec<isize>,
+    types: &[Handle],
+) -> Res<()> {
+    super::envelope::record(unsafe { *out }, comb, ints, aints, types);
+    Ok(())
+}
+
 unsafe fn slice<'a, T>(n: usize, p: *const T) -> &'a [T] {
     if n == 0 || p.is_null() {
         &[]
@@ -48,7 +61,8 @@ mpi! {
         ret((|| {
             let call = "MPI_Type_contiguous";
             let t = old(call, oldtype)?;
-            store(Datatype::derived(&t, &[(0, n(call, count)?)], None), out)
+            store(Datatype::derived(&t, &[(0, n(call, count)?)], None), out)?;
+            made(out, combiner::CONTIGUOUS, vec![count], vec![], &[oldtype])
         })())
     }
 
@@ -58,7 +72,8 @@ mpi! {
             let t = old(call, oldtype)?;
             let (count, len) = (n(call, count)?, n(call, len)?);
             let blocks: Vec<_> = (0..count).map(|i| (i as isize * stride as isize * t.extent, len)).collect();
-            store(Datatype::derived(&t, &blocks, None), out)
+            store(Datatype::derived(&t, &blocks, None), out)?;
+            made(out, combiner::VECTOR, vec![count as c_int, len as c_int, stride], vec![], &[oldtype])
         })())
     }
 
@@ -68,7 +83,8 @@ mpi! {
             let t = old(call, oldtype)?;
             let (count, len) = (n(call, count)?, n(call, len)?);
             let blocks: Vec<_> = (0..count).map(|i| (i as isize * stride, len)).collect();
-            store(Datatype::derived(&t, &blocks, None), out)
+            store(Datatype::derived(&t, &blocks, None), out)?;
+            made(out, combiner::HVECTOR, vec![count as c_int, len as c_int], vec![stride], &[oldtype])
         })())
     }
 
@@ -79,7 +95,8 @@ mpi! {
             let k = n(call, count)?;
             let (l, d) = unsafe { (slice(k, lens), slice(k, displs)) };
             let blocks = l.iter().zip(d).map(|(&l, &d)| Ok((d as isize * t.extent, n(call, l)?))).collect::<Res<Vec<_>>>()?;
-            store(Datatype::derived(&t, &blocks, None), out)
+            store(Datatype::derived(&t, &blocks, None), out)?;
+            made(out, combiner::INDEXED, [&[count][..], l, d].concat(), vec![], &[oldtype])
         })())
     }
 
@@ -90,7 +107,8 @@ mpi! {
             let k = n(call, count)?;
             let (l, d) = unsafe { (slice(k, lens), slice(k, displs)) };
             let blocks = l.iter().zip(d).map(|(&l, &d)| Ok((d, n(call, l)?))).collect::<Res<Vec<_>>>()?;
-            store(Datatype::derived(&t, &blocks, None), out)
+            store(Datatype::derived(&t, &blocks, None), out)?;
+            made(out, combiner::HINDEXED, [&[count][..], l].concat(), d.to_vec(), &[oldtype])
         })())
     }
 
@@ -100,8 +118,10 @@ mpi! {
             let t = old(call, oldtype)?;
             let k = n(call, count)?;
             let len = n(call, len)?;
-            let blocks: Vec<_> = unsafe { slice(k, displs) }.iter().map(|&d| (d as isize * t.extent, len)).collect();
-            store(Datatype::derived(&t, &blocks, None), out)
+            let d = unsafe { slice(k, displs) };
+            let blocks: Vec<_> = d.iter().map(|&d| (d as isize * t.extent, len)).collect();
+            store(Datatype::derived(&t, &blocks, None), out)?;
+            made(out, combiner::INDEXED_BLOCK, [&[count, len as c_int][..], d].concat(), vec![], &[oldtype])
         })())
     }
 
@@ -112,7 +132,8 @@ mpi! {
             let (l, d, ty) = unsafe { (slice(k, lens), slice(k, displs), slice(k, types)) };
             let olds = ty.iter().map(|&h| old(call, h)).collect::<Res<Vec<_>>>()?;
             let blocks = (0..k).map(|i| Ok((d[i], n(call, l[i])?, &olds[i]))).collect::<Res<Vec<_>>>()?;
-            store(Datatype::structure(&blocks), out)
+            store(Datatype::structure(&blocks), out)?;
+            made(out, combiner::STRUCT, [&[count][..], l].concat(), d.to_vec(), ty)
         })())
     }
 
@@ -120,7 +141,8 @@ mpi! {
         ret((|| {
             let t = old("MPI_Type_create_resized", oldtype)?;
             let r = Datatype { lb, extent, committed: false, predefined: false, name: String::new(), ..t };
-            store(r, out)
+            store(r, out)?;
+            made(out, combiner::RESIZED, vec![], vec![lb, extent], &[oldtype])
         })())
     }
 
@@ -128,6 +150,7 @@ mpi! {
         ret((|| {
             let t = old("MPI_Type_dup", oldtype)?;
             store(Datatype { predefined: false, ..t }, out)?;
+            made(out, combiner::DUP, vec![], vec![], &[oldtype])?;
             super::attr::copy_all("MPI_Type_dup", oldtype, unsafe { *out })
         })())
     }
@@ -154,6 +177,7 @@ mpi! {
             }
             super::attr::delete_all("MPI_Type_free", handle)?;
             state::with(|s| s.types.remove(&handle));
+            super::envelope::forget(handle);
             unsafe { *h = MPI_DATATYPE_NULL };
             Ok(())
         })())

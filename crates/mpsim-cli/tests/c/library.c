@@ -1,7 +1,7 @@
 /* What libraries built on MPI use: attribute caching with copy and delete callbacks
  * (communicators and datatypes, and MPI-1's names), the program's error handlers and error
- * codes, info objects, group ranges, MPI_Comm_split_type, and the array datatypes
- * (subarray, darray). Every rank checks its results; rank 0 prints "library: ok". */
+ * codes, info objects, group ranges, MPI_Comm_split_type, the array datatypes
+ * (subarray, darray), and how a datatype was made (envelope, contents). Every rank checks its results; rank 0 prints "library: ok". */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +300,38 @@ int main(int argc, char **argv) {
     MPI_Type_free(&blk);
     CHECK(MPI_Type_create_darray(4, 0, 1, g1, d1, a1, p1, MPI_ORDER_C, MPI_INT, &blk) == MPI_ERR_ARG,
           "darray whose grid does not hold the processes");
+
+    /* How a datatype was made: envelope and contents, even after its parts were freed. */
+    MPI_Datatype vec, st, parts[2], back[2];
+    int ni, na, nd, comb, iv[8];
+    MPI_Aint av[4];
+    MPI_Type_get_envelope(MPI_INT, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_NAMED && ni == 0 && na == 0 && nd == 0, "envelope of a predefined type");
+    MPI_Type_vector(3, 2, 5, MPI_DOUBLE, &vec);
+    MPI_Type_get_envelope(vec, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nd == 1, "envelope of a vector");
+    MPI_Type_get_contents(vec, 8, 4, 2, iv, av, back);
+    CHECK(iv[0] == 3 && iv[1] == 2 && iv[2] == 5 && back[0] == MPI_DOUBLE, "contents of a vector");
+    int lens[2] = {1, 2};
+    MPI_Aint displs[2] = {0, 16};
+    parts[0] = MPI_CHAR;
+    parts[1] = vec;
+    MPI_Type_create_struct(2, lens, displs, parts, &st);
+    MPI_Type_free(&vec);
+    MPI_Type_get_envelope(st, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_STRUCT && ni == 3 && na == 2 && nd == 2, "envelope of a struct");
+    MPI_Type_get_contents(st, 8, 4, 2, iv, av, back);
+    CHECK(iv[0] == 2 && iv[1] == 1 && iv[2] == 2 && av[1] == 16 && back[0] == MPI_CHAR, "contents of a struct");
+    MPI_Type_get_envelope(back[1], &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_VECTOR, "a derived part comes back as an equal new datatype");
+    MPI_Type_size(back[1], &tsize);
+    CHECK(tsize == 6 * (int)sizeof(double), "the part's size");
+    MPI_Type_free(&back[1]);
+    MPI_Type_free(&st);
+    MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &box);
+    MPI_Type_get_envelope(box, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && nd == 1, "envelope of a subarray");
+    MPI_Type_free(&box);
 
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
