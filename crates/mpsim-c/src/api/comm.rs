@@ -174,6 +174,24 @@ mpi! {
         })())
     }
 
+    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(c: Handle, _info: Handle, out: *mut Handle) -> c_int {
+        unsafe { PMPI_Comm_dup(c, out) }
+    }
+
+    // Complete at once: making a communicator takes no message here (its context id is
+    // derived from its parent's, docs/p2p.md §6), so there is nothing to wait for.
+    fn MPI_Comm_idup / PMPI_Comm_idup(c: Handle, out: *mut Handle, request: *mut Handle) -> c_int {
+        let rc = unsafe { PMPI_Comm_dup(c, out) };
+        if rc == state::OK {
+            unsafe { *request = super::p2p::store(crate::state::Req::Done { status: MpiStatus::empty() }) };
+        }
+        rc
+    }
+
+    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(c: Handle, _info: Handle, out: *mut Handle, request: *mut Handle) -> c_int {
+        unsafe { PMPI_Comm_idup(c, out, request) }
+    }
+
     fn MPI_Comm_split / PMPI_Comm_split(c: Handle, color: c_int, key: c_int, out: *mut Handle) -> c_int {
         ret((|| {
             let info = comm("MPI_Comm_split", c)?;

@@ -36,7 +36,6 @@ macro_rules! missing {
 // (the C calling convention lets a callee ignore its arguments).
 missing! {
 MPI_Reduce_local / PMPI_Reduce_local,
-MPI_Comm_idup / PMPI_Comm_idup,
 MPI_Comm_create_group / PMPI_Comm_create_group, MPI_Comm_remote_size / PMPI_Comm_remote_size,
 MPI_Comm_remote_group / PMPI_Comm_remote_group, MPI_Intercomm_create / PMPI_Intercomm_create,
 MPI_Intercomm_merge / PMPI_Intercomm_merge,

@@ -301,6 +301,16 @@ int main(int argc, char **argv) {
     CHECK(MPI_Type_create_darray(4, 0, 1, g1, d1, a1, p1, MPI_ORDER_C, MPI_INT, &blk) == MPI_ERR_ARG,
           "darray whose grid does not hold the processes");
 
+    /* MPI_Comm_idup: the new communicator works once the request completes. */
+    MPI_Comm ic;
+    MPI_Request ireq;
+    MPI_Comm_idup(MPI_COMM_WORLD, &ic, &ireq);
+    MPI_Wait(&ireq, MPI_STATUS_IGNORE);
+    int isum = 0, one = 1;
+    MPI_Allreduce(&one, &isum, 1, MPI_INT, MPI_SUM, ic);
+    CHECK(isum == size && ireq == MPI_REQUEST_NULL, "Comm_idup");
+    MPI_Comm_free(&ic);
+
     /* How a datatype was made: envelope and contents, even after its parts were freed. */
     MPI_Datatype vec, st, parts[2], back[2];
     int ni, na, nd, comb, iv[8];
