@@ -11,10 +11,11 @@ use std::ffi::c_int;
 
 use mpsim_door::wire::class;
 
+use super::types::{old, store};
 use super::{Res, ret};
 use crate::abi::*;
 use crate::dtype::Datatype;
-use crate::state::{self, raise};
+use crate::state::raise;
 
 unsafe fn ints<'a>(n: usize, p: *const c_int) -> &'a [c_int] {
     if n == 0 || p.is_null() {
@@ -88,28 +89,6 @@ fn rows(
         }
     }
     (blocks, s)
-}
-
-/// The old type `h`, or `MPI_ERR_TYPE`.
-fn old(call: &str, h: Handle) -> Res<Datatype> {
-    state::with(|s| s.datatype(h)).ok_or_else(|| {
-        raise(
-            None,
-            call,
-            class::TYPE,
-            &format!("{h:#x} is not a datatype"),
-        )
-    })
-}
-
-fn store(t: Datatype, out: *mut Handle) -> Res<()> {
-    let h = state::with(|s| {
-        let h = s.handle();
-        s.types.insert(h, t);
-        h
-    });
-    unsafe { *out = h };
-    Ok(())
 }
 
 /// A non-negative array argument.

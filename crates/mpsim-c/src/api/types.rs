@@ -11,7 +11,7 @@ use crate::abi::*;
 use crate::dtype::Datatype;
 use crate::state::{self, UserOp, raise};
 
-fn old(call: &str, h: Handle) -> Res<Datatype> {
+pub(super) fn old(call: &str, h: Handle) -> Res<Datatype> {
     state::with(|s| s.datatype(h)).ok_or_else(|| {
         raise(
             None,
@@ -26,7 +26,7 @@ fn n(call: &str, v: c_int) -> Res<usize> {
     usize::try_from(v).map_err(|_| raise(None, call, class::COUNT, &format!("negative count {v}")))
 }
 
-fn store(t: Datatype, out: *mut Handle) -> Res<()> {
+pub(super) fn store(t: Datatype, out: *mut Handle) -> Res<()> {
     let h = state::with(|s| {
         let h = s.handle();
         s.types.insert(h, t);
