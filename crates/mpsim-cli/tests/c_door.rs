@@ -143,6 +143,18 @@ fn c_library_support_attributes_handlers_info_groups_arrays_give_what_mpi_requir
 }
 
 #[test]
+fn c_neighborhood_collectives_on_grids_and_graphs_give_what_mpi_requires() {
+    for np in ["1", "2", "4", "6"] {
+        let out = run(&["-np", np, "--report-out", "/dev/null"], "neighbor", &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "neighbor: ok\n", "np {np}");
+    }
+    let out = run(&["-np", "6", "--backend", "threads"], "neighbor", &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "neighbor: ok\n");
+}
+
+#[test]
 fn c_simulated_run_is_deterministic_with_modeled_compute() {
     let report = |extra: &[&str]| {
         let mut args = vec!["-np", "6", "--compute", "modeled"];

@@ -168,6 +168,13 @@ mpi! {
             let r = door::simple(Op::CommDup, &[info.id], &[]).map_err(|f| state::failed(Some(c), "MPI_Comm_dup", f))?;
             let new = made(r.v, info.errors_return);
             inherit(c, new);
+            // A duplicate keeps the topology.
+            state::with(|s| {
+                if let Some(grid) = s.carts.get(&c).cloned() {
+                    s.carts.insert(new, grid);
+                }
+            });
+            super::neighbor::copy_graph(c, new);
             super::attr::copy_all("MPI_Comm_dup", c, new)?;
             unsafe { *out = new };
             Ok(())
@@ -230,6 +237,7 @@ mpi! {
                 return Err(raise(Some(h), "MPI_Comm_free", class::COMM, "a predefined communicator cannot be freed"));
             }
             super::attr::delete_all("MPI_Comm_free", h)?;
+            super::neighbor::forget(h)?;
             door::simple(Op::CommFree, &[info.id], &[]).map_err(|f| state::failed(Some(h), "MPI_Comm_free", f))?;
             state::with(|s| s.comms.remove(&h));
             super::errh::set_for(h, None);

@@ -33,6 +33,7 @@ pub mod errh;
 mod init;
 mod misc;
 pub mod missing;
+mod neighbor;
 mod p2p;
 pub mod topo;
 mod types;

@@ -242,7 +242,13 @@ mpi! {
 
     fn MPI_Topo_test / PMPI_Topo_test(c: Handle, status: *mut c_int) -> c_int {
         ret(comm("MPI_Topo_test", c).map(|_| unsafe {
-            *status = if state::with(|s| s.carts.contains_key(&c)) { MPI_CART } else { MPI_UNDEFINED };
+            *status = if state::with(|s| s.carts.contains_key(&c)) {
+                MPI_CART
+            } else if super::neighbor::is_dist_graph(c) {
+                MPI_DIST_GRAPH
+            } else {
+                MPI_UNDEFINED
+            };
         }))
     }
 }
