@@ -62,7 +62,8 @@ pub const MPI_UNEQUAL: i32 = 204;
 
 /// `MPI_CART` (`MPI_Topo_test`).
 pub const MPI_CART: i32 = 211;
-/// `MPI_DIST_GRAPH` (`MPI_Topo_test`).
+/// `MPI_GRAPH`, `MPI_DIST_GRAPH` (`MPI_Topo_test`).
+pub const MPI_GRAPH: i32 = 212;
 pub const MPI_DIST_GRAPH: i32 = 213;
 
 pub const MPI_THREAD_SINGLE: i32 = 0;

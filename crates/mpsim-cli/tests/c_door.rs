@@ -281,7 +281,7 @@ fn c_sigterm_stops_a_run_whose_rank_never_calls_mpi_again() {
     let _guard = MISUSE_ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    let mut child = Command::new(MPSIM)
+    let child = Command::new(MPSIM)
         .env_remove("LD_LIBRARY_PATH")
         .args(["run", "-np", "2", "--report-out", "/dev/null"])
         .arg(&exe)

@@ -36,10 +36,10 @@ fn made(v: [i64; 4], errors_return: bool) -> Handle {
 /// Gives `new` (made from `parent`) the program's error handler `parent` has, if any (MPI:
 /// a new communicator inherits its parent's handler); returns `new`.
 fn inherit(parent: Handle, new: Handle) -> Handle {
-    if new != MPI_COMM_NULL {
-        if let Some(h) = super::errh::handler_of(parent) {
-            super::errh::set_for(new, Some(h));
-        }
+    if new != MPI_COMM_NULL
+        && let Some(h) = super::errh::handler_of(parent)
+    {
+        super::errh::set_for(new, Some(h));
     }
     new
 }

@@ -41,7 +41,6 @@ MPI_Comm_remote_group / PMPI_Comm_remote_group, MPI_Intercomm_create / PMPI_Inte
 MPI_Intercomm_merge / PMPI_Intercomm_merge,
 MPI_Grequest_start / PMPI_Grequest_start,
 MPI_Grequest_complete / PMPI_Grequest_complete,
-MPI_Graph_create / PMPI_Graph_create,
 MPI_Win_create / PMPI_Win_create, MPI_Win_allocate / PMPI_Win_allocate,
 MPI_Win_allocate_shared / PMPI_Win_allocate_shared, MPI_Win_shared_query / PMPI_Win_shared_query,
 MPI_Win_create_dynamic / PMPI_Win_create_dynamic, MPI_Win_attach / PMPI_Win_attach,

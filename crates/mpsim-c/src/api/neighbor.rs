@@ -1,6 +1,6 @@
 //! Neighbourhood collectives (`MPI_Neighbor_allgather(v)`, `MPI_Neighbor_alltoall(v/w)`) on
-//! Cartesian and distributed-graph communicators, and the distributed graphs themselves
-//! (`MPI_Dist_graph_create_adjacent`, `MPI_Dist_graph_create`, their queries). Stencil codes
+//! Cartesian and graph communicators, and the graphs themselves (`MPI_Dist_graph_create_adjacent`,
+//! `MPI_Dist_graph_create`, MPI-1's `MPI_Graph_create`, their queries). Stencil codes
 //! exchange halos this way.
 //!
 //! They are built here from the door's own point-to-point calls, one nonblocking send and
@@ -32,6 +32,8 @@ struct Graph {
     source_weights: Option<Vec<c_int>>,
     dests: Vec<c_int>,
     dest_weights: Option<Vec<c_int>>,
+    /// An MPI-1 graph (`MPI_Graph_create`): its whole `index` and `edges` arrays.
+    general: Option<(Vec<c_int>, Vec<c_int>)>,
 }
 
 #[derive(Default)]
@@ -55,9 +57,38 @@ const MPI_INT: Handle = 0x209;
 const UNWEIGHTED: usize = 10;
 const WEIGHTS_EMPTY: usize = 11;
 
-/// Whether `c` is a distributed-graph communicator (`MPI_Topo_test`).
-pub fn is_dist_graph(c: Handle) -> bool {
-    with(|t| t.graphs.contains_key(&c))
+/// `c`'s graph topology for `MPI_Topo_test`: `MPI_GRAPH`, `MPI_DIST_GRAPH`, or `None`.
+pub fn graph_kind(c: Handle) -> Option<c_int> {
+    with(|t| {
+        t.graphs.get(&c).map(|g| match g.general {
+            Some(_) => MPI_GRAPH,
+            None => MPI_DIST_GRAPH,
+        })
+    })
+}
+
+/// `c`'s MPI-1 graph (`index`, `edges`), or `MPI_ERR_TOPOLOGY`.
+fn general(call: &str, c: Handle) -> Res<(Vec<c_int>, Vec<c_int>)> {
+    comm(call, c)?;
+    with(|t| t.graphs.get(&c).and_then(|g| g.general.clone())).ok_or_else(|| {
+        raise(
+            Some(c),
+            call,
+            class::TOPOLOGY,
+            "the communicator has no graph topology (MPI_Graph_create)",
+        )
+    })
+}
+
+/// Rank `r`'s neighbours in an MPI-1 graph.
+fn general_neighbours(index: &[c_int], edges: &[c_int], r: usize) -> Vec<c_int> {
+    let lo = if r == 0 {
+        0
+    } else {
+        index[r - 1].max(0) as usize
+    };
+    let hi = (index[r].max(0) as usize).min(edges.len());
+    edges.get(lo..hi).map(<[c_int]>::to_vec).unwrap_or_default()
 }
 
 /// Gives `new`, a duplicate of `old`, `old`'s graph (MPI: a duplicate keeps the topology).
@@ -255,6 +286,7 @@ mpi! {
                 source_weights: weights(i, sourceweights),
                 dests: list(o, dests).to_vec(),
                 dest_weights: weights(o, destweights),
+                general: None,
             } };
             make_graph(call, old, g, out)
         })())
@@ -317,6 +349,77 @@ mpi! {
             }
             make_graph(call, old, g, out)
         })())
+    }
+
+    fn MPI_Graph_create / PMPI_Graph_create(old: Handle, nnodes: c_int, index: *const c_int, edges: *const c_int, _reorder: c_int, out: *mut Handle) -> c_int {
+        let call = "MPI_Graph_create";
+        ret((|| {
+            let info = comm(call, old)?;
+            let n = count(call, old, nnodes)?;
+            if n > info.size as usize {
+                return Err(raise(Some(old), call, class::ARG, &format!("a graph of {n} nodes on {} ranks", info.size)));
+            }
+            let index = unsafe { list(n, index) }.to_vec();
+            if index.windows(2).any(|w| w[1] < w[0]) || index.first().is_some_and(|&i| i < 0) {
+                return Err(raise(Some(old), call, class::ARG, "index is not increasing"));
+            }
+            let edges = unsafe { list(index.last().copied().unwrap_or(0) as usize, edges) }.to_vec();
+            if let Some(&e) = edges.iter().find(|&&e| e < 0 || e as usize >= n) {
+                return Err(raise(Some(old), call, class::RANK, &format!("edge to {e} in a graph of {n} nodes")));
+            }
+            // The ranks beyond the graph get MPI_COMM_NULL, as for a Cartesian grid.
+            let color = if (info.rank as usize) < n { 0 } else { MPI_UNDEFINED };
+            let mut h = MPI_COMM_NULL;
+            let rc = unsafe { super::comm::PMPI_Comm_split(old, color, info.rank as c_int, &mut h) };
+            if rc != state::OK {
+                return Err(rc);
+            }
+            if h != MPI_COMM_NULL {
+                let mine = general_neighbours(&index, &edges, info.rank as usize);
+                let g = Graph { sources: mine.clone(), dests: mine, general: Some((index, edges)), ..Graph::default() };
+                with(|t| t.graphs.insert(h, g));
+            }
+            unsafe { *out = h };
+            Ok(())
+        })())
+    }
+
+    fn MPI_Graphdims_get / PMPI_Graphdims_get(c: Handle, nnodes: *mut c_int, nedges: *mut c_int) -> c_int {
+        ret(general("MPI_Graphdims_get", c).map(|(index, edges)| unsafe {
+            *nnodes = index.len() as c_int;
+            *nedges = edges.len() as c_int;
+        }))
+    }
+
+    fn MPI_Graph_get / PMPI_Graph_get(c: Handle, maxindex: c_int, maxedges: c_int, index: *mut c_int, edges: *mut c_int) -> c_int {
+        ret(general("MPI_Graph_get", c).map(|(ix, ed)| unsafe {
+            for (k, &v) in ix.iter().take(maxindex.max(0) as usize).enumerate() {
+                *index.add(k) = v;
+            }
+            for (k, &v) in ed.iter().take(maxedges.max(0) as usize).enumerate() {
+                *edges.add(k) = v;
+            }
+        }))
+    }
+
+    fn MPI_Graph_neighbors_count / PMPI_Graph_neighbors_count(c: Handle, rank: c_int, n: *mut c_int) -> c_int {
+        let call = "MPI_Graph_neighbors_count";
+        ret(general(call, c).and_then(|(ix, ed)| {
+            let r = usize::try_from(rank).ok().filter(|&r| r < ix.len()).ok_or_else(|| raise(Some(c), call, class::RANK, &format!("rank {rank} is not a node")))?;
+            unsafe { *n = general_neighbours(&ix, &ed, r).len() as c_int };
+            Ok(())
+        }))
+    }
+
+    fn MPI_Graph_neighbors / PMPI_Graph_neighbors(c: Handle, rank: c_int, max: c_int, out: *mut c_int) -> c_int {
+        let call = "MPI_Graph_neighbors";
+        ret(general(call, c).and_then(|(ix, ed)| {
+            let r = usize::try_from(rank).ok().filter(|&r| r < ix.len()).ok_or_else(|| raise(Some(c), call, class::RANK, &format!("rank {rank} is not a node")))?;
+            for (k, &v) in general_neighbours(&ix, &ed, r).iter().take(max.max(0) as usize).enumerate() {
+                unsafe { *out.add(k) = v };
+            }
+            Ok(())
+        }))
     }
 
     fn MPI_Dist_graph_neighbors_count / PMPI_Dist_graph_neighbors_count(c: Handle, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) -> c_int {

@@ -244,10 +244,8 @@ mpi! {
         ret(comm("MPI_Topo_test", c).map(|_| unsafe {
             *status = if state::with(|s| s.carts.contains_key(&c)) {
                 MPI_CART
-            } else if super::neighbor::is_dist_graph(c) {
-                MPI_DIST_GRAPH
             } else {
-                MPI_UNDEFINED
+                super::neighbor::graph_kind(c).unwrap_or(MPI_UNDEFINED)
             };
         }))
     }

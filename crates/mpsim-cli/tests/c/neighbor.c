@@ -89,6 +89,31 @@ int main(int argc, char **argv) {
     CHECK(recvv[0] == left * 3, "Dist_graph_create alltoall");
     MPI_Comm_free(&ring2);
 
+    /* An MPI-1 graph: a ring in index/edges form (both neighbours). */
+    if (size >= 3) {
+        int *index = malloc(size * sizeof(int)), *edges = malloc(2 * size * sizeof(int));
+        for (int r = 0; r < size; r++) {
+            index[r] = 2 * (r + 1);
+            edges[2 * r] = (r + size - 1) % size;
+            edges[2 * r + 1] = (r + 1) % size;
+        }
+        MPI_Comm g;
+        MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &g);
+        int nn, ne, nb, nbrs[2];
+        MPI_Topo_test(g, &topo);
+        MPI_Graphdims_get(g, &nn, &ne);
+        MPI_Graph_neighbors_count(g, rank, &nb);
+        MPI_Graph_neighbors(g, rank, 2, nbrs);
+        CHECK(topo == MPI_GRAPH && nn == size && ne == 2 * size && nb == 2, "Graph_create queries");
+        CHECK(nbrs[0] == left && nbrs[1] == right, "Graph_neighbors");
+        int two[2] = {-1, -1};
+        MPI_Neighbor_allgather(&rank, 1, MPI_INT, two, 1, MPI_INT, g);
+        CHECK(two[0] == left && two[1] == right, "neighbour allgather on a graph");
+        MPI_Comm_free(&g);
+        free(index);
+        free(edges);
+    }
+
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf(all ? "neighbor: %d failures\n" : "neighbor: ok\n", all);
