@@ -80,7 +80,9 @@ fn library_dir() -> Result<PathBuf, String> {
     if let Some(dir) = std::env::var_os("MPSIM_LIB_DIR") {
         let dir = PathBuf::from(dir);
         if dir.join(LIBRARY).is_file() {
-            return Ok(dir);
+            // Absolute: the program's run path must find the library from any directory.
+            return std::fs::canonicalize(&dir)
+                .map_err(|e| format!("MPSIM_LIB_DIR={}: {e}", dir.display()));
         }
         return Err(format!(
             "MPSIM_LIB_DIR={} holds no {LIBRARY}",
