@@ -65,34 +65,19 @@ pub fn mark_dead(control: &crate::segment::SlotControl) {
 const SLEEPING: u32 = 1 << 8;
 
 /// How long each side spins before it sleeps, in pauses (about 37 ns each on this project's
-/// 2-core host). The proxy waits for a rank that is running and usually answers within a few
-/// microseconds; a rank waits for a reply that, for any call that blocks, comes only after other
-/// ranks have run, and its spinning would take the core they need (a 2,000-pause spin on both
-/// sides made every call cost 40 us), so it spins only briefly.
+/// 2-core host). The proxy waits for a rank that is running and usually answers within
+/// microseconds, but a rank woken from its sleep may take tens of them to be scheduled; a
+/// rank waits for a reply that, for any call that blocks, comes only after other ranks have
+/// run, and its spinning would take the core they need (2,000 pauses on both sides made a
+/// call cost 40 us, and 60 times that with the cores shared), so it spins only briefly.
+/// Chosen by measuring `bench/c-ring.sh` with 16 and 1,024 ranks on a loaded host (docs/c.md).
 fn spins(side: Side) -> u32 {
-    static SPINS: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
-    let (rank, proxy) = *SPINS.get_or_init(|| {
-        let get = |name: &str, default: u32| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(default)
-        };
-        (
-            get("MPSIM_DOOR_SPIN_RANK", RANK_SPINS),
-            get("MPSIM_DOOR_SPIN_PROXY", PROXY_SPINS),
-        )
-    });
     match side {
-        Side::Rank => rank,
-        Side::Proxy => proxy,
+        Side::Rank => 50,
+        Side::Proxy => 3_000,
     }
 }
 
-/// The rank's spin before sleeping.
-const RANK_SPINS: u32 = 50;
-/// The proxy's spin before sleeping.
-const PROXY_SPINS: u32 = 500;
 /// Room a queue leaves in the data area for the head of the message that carries it.
 const HEAD_ROOM: usize = 1024;
 /// How often a waiting proxy checks that the rank's process still lives.
