@@ -291,3 +291,56 @@ impl<'s> Channel<'s> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::Segment;
+
+    /// Queued messages cross ahead of the next one sent, in order, and the receiver finds that
+    /// message's head after them, also when its payload takes several chunks; each side sleeps
+    /// and is woken (the rank's side waits here long past its spin).
+    #[test]
+    fn queued_messages_cross_with_the_next_one_in_order() {
+        let segment = Segment::create(1, 8192).expect("a segment");
+        let slot = segment.slot(0);
+        let big: Vec<u8> = (0..20_000u32).map(|i| i as u8).collect();
+        std::thread::scope(|s| {
+            let rank = s.spawn(|| {
+                let ch = Channel::new(slot, Side::Rank);
+                ch.wait_turn(None).expect("the first turn");
+                assert!(ch.queue(b"head1", &[b"ab"]));
+                assert!(ch.queue(b"head2", &[b"", b"cde"]));
+                // Too large to queue: it would leave no room for the next head.
+                assert!(!ch.queue(&[0; 8], &[&[0; 8192]]));
+                ch.send(b"HEAD", &[&big], None).expect("sent");
+                ch.wait_turn(None).expect("the reply's turn");
+                let mut head = [0u8; 2];
+                ch.recv(&mut head, |_| 0, |_| {}, None).expect("the reply");
+                assert_eq!(&head, b"ok");
+            });
+            let proxy = Channel::new(slot, Side::Proxy);
+            std::thread::sleep(Duration::from_millis(50));
+            proxy.pass();
+            proxy.wait_turn(None).expect("the call");
+            let mut queued = Vec::new();
+            proxy.take_queued(|q| queued.extend_from_slice(q));
+            assert_eq!(queued, b"head1abhead2cde");
+            let mut head = [0u8; 4];
+            let mut payload = Vec::new();
+            proxy
+                .recv(
+                    &mut head,
+                    |_| big.len(),
+                    |b| payload.extend_from_slice(b),
+                    None,
+                )
+                .expect("the call's payload");
+            assert_eq!((&head, payload == big), (b"HEAD", true));
+            // Nothing queued ahead of the reply.
+            std::thread::sleep(Duration::from_millis(50));
+            proxy.send(b"ok", &[], None).expect("the reply");
+            rank.join().expect("the rank's side");
+        });
+    }
+}
