@@ -17,6 +17,7 @@
 //! Without `MPSIM_DOOR_FD` the constructor does nothing, and `MPI_Init` says the program must
 //! be started by `mpsim run`.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 
@@ -71,13 +72,14 @@ extern "C" fn boot() {
     let size = segment.ranks();
     let zygote = unsafe { libc::getpid() };
     segment.header().zygote_pid.store(zygote, Ordering::Relaxed);
-    let mut children = Vec::with_capacity(size as usize);
+    // pid -> rank (a map: the zygote reaps each as it ends, tens of thousands at scale).
+    let mut children = HashMap::with_capacity(size as usize);
     for rank in 0..size {
         // SAFETY: no other thread exists in this process yet.
         match unsafe { libc::fork() } {
             -1 => {
                 let e = std::io::Error::last_os_error();
-                for &(pid, _) in &children {
+                for &pid in children.keys() {
                     unsafe { libc::kill(pid, libc::SIGKILL) };
                 }
                 die(&format!("cannot fork rank {rank}: {e}"));
@@ -87,7 +89,9 @@ extern "C" fn boot() {
                 become_rank(segment, rank, size, zygote);
                 return;
             }
-            pid => children.push((pid, rank)),
+            pid => {
+                children.insert(pid, rank);
+            }
         }
     }
     segment.header().forked.store(1, Ordering::Release);
@@ -120,7 +124,7 @@ fn become_rank(segment: &'static Segment, rank: u32, size: u32, zygote: i32) {
 
 /// The zygote's side: reap every rank, record how it ended, and give the run's status: 0 when
 /// every rank exited 0, else the first nonzero exit code, or 128 + the signal.
-fn zygote_wait(segment: &Segment, children: &mut Vec<(i32, u32)>) -> i32 {
+fn zygote_wait(segment: &Segment, children: &mut HashMap<i32, u32>) -> i32 {
     let mut status_of_run = 0;
     while !children.is_empty() {
         let mut status = 0;
@@ -132,10 +136,9 @@ fn zygote_wait(segment: &Segment, children: &mut Vec<(i32, u32)>) -> i32 {
             }
             break;
         }
-        let Some(i) = children.iter().position(|&(p, _)| p == pid) else {
+        let Some(rank) = children.remove(&pid) else {
             continue;
         };
-        let (_, rank) = children.swap_remove(i);
         let control = segment.slot(rank).control();
         let (how, value) = if libc::WIFSIGNALED(status) {
             (end::SIGNALED, libc::WTERMSIG(status))

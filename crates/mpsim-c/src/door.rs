@@ -8,6 +8,11 @@
 //! It also measures the rank's compute: the CPU time of this process from the moment a call
 //! returns to the next call goes with the next call (`CallHead::cpu_ns`), and the proxy charges
 //! it when the run's compute is measured.
+//!
+//! Calls that need no answer ([`post`]) are queued in the slot instead of handed over, in a
+//! simulated run: they cross with the next call that needs one, and the proxy executes them
+//! in order before it, so virtual time, the order of events and every error are as if each had
+//! been handed over on its own, at a fraction of the cost (a hand-over wakes another process).
 
 use std::cell::Cell;
 
@@ -21,11 +26,29 @@ thread_local! {
     /// Whether the run charges the rank's CPU time (until `MPI_Init` says: yes). Reading the
     /// process CPU clock is a system call, two per MPI call: skipped when nobody uses it.
     static MEASURE: Cell<bool> = const { Cell::new(true) };
+    /// Whether calls that need no answer may be queued (`MPI_Init`'s reply says: in a
+    /// simulated run; a run on threads hands each over at once, so a send leaves when made).
+    static QUEUE: Cell<bool> = const { Cell::new(false) };
+    /// The last request id this rank chose ([`request_id`]).
+    static LAST_ID: Cell<i64> = const { Cell::new(mpsim_door::wire::RANK_IDS) };
 }
 
 /// Whether to measure the rank's compute from now on (`MPI_Init`'s reply says).
 pub fn measure_compute(on: bool) {
     MEASURE.with(|m| m.set(on));
+}
+
+/// Whether calls that need no answer may be queued from now on (`MPI_Init`'s reply says).
+pub fn queue_calls(on: bool) {
+    QUEUE.with(|q| q.set(on));
+}
+
+/// A fresh request id, chosen by the rank (`wire::RANK_IDS`), for a call that may be queued.
+pub fn request_id() -> i64 {
+    LAST_ID.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    })
 }
 
 /// CPU time of this process, in nanoseconds.
@@ -69,12 +92,7 @@ pub fn call(
                 .into(),
         });
     };
-    let mut head = CallHead {
-        op: op as u32,
-        payload_len: payload.iter().map(|p| p.len() as u64).sum(),
-        ..CallHead::zeroed()
-    };
-    head.a[..a.len()].copy_from_slice(a);
+    let mut head = head(op, a, payload);
     let measure = MEASURE.with(Cell::get);
     if measure {
         head.cpu_ns = cpu_ns().saturating_sub(CPU_AT_RETURN.with(Cell::get));
@@ -118,6 +136,42 @@ pub fn call(
         });
     }
     Ok(reply)
+}
+
+fn head(op: Op, a: &[i64], payload: &[&[u8]]) -> CallHead {
+    let mut head = CallHead {
+        op: op as u32,
+        payload_len: payload.iter().map(|p| p.len() as u64).sum(),
+        ..CallHead::zeroed()
+    };
+    head.a[..a.len()].copy_from_slice(a);
+    head
+}
+
+/// Makes call `op`, which needs no answer: queued when the run allows it, `queueable` (its
+/// errors end the run, so the program never sees them) and there is room, handed over at once
+/// (with the calls queued before it) otherwise. The proxy executes queued calls in order before
+/// the next call handed over, so the call's effects and errors come in the program's order;
+/// the program only runs on meanwhile, as it would after a call that returned at once.
+pub fn post(op: Op, a: &[i64], payload: &[&[u8]], queueable: bool) -> Result<(), Failed> {
+    if queueable && QUEUE.with(Cell::get) {
+        let Some(door) = booted() else {
+            return simple(op, a, payload).map(drop);
+        };
+        let mut h = head(op, a, payload);
+        let measure = MEASURE.with(Cell::get);
+        let now = if measure { cpu_ns() } else { 0 };
+        if measure {
+            h.cpu_ns = now.saturating_sub(CPU_AT_RETURN.with(Cell::get));
+        }
+        if door.channel.queue(bytemuck::bytes_of(&h), payload) {
+            if measure {
+                CPU_AT_RETURN.with(|c| c.set(now));
+            }
+            return Ok(());
+        }
+    }
+    simple(op, a, payload).map(drop)
 }
 
 /// A call whose reply has no payload.

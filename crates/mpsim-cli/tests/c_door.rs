@@ -181,6 +181,19 @@ fn c_crashed_rank_is_reported_with_signal_and_last_call() {
     );
 }
 
+/// A call that needs no answer (here a buffered send) waits in the rank's slot for the next
+/// call; its error still ends the run naming it, its rank and virtual time.
+#[test]
+fn c_error_in_a_queued_call_is_reported_as_that_call() {
+    let out = misuse("2", "queued_bsend");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("rank 0 in bsend") && err.contains("bsend buffer overflow"),
+        "{err}"
+    );
+}
+
 #[test]
 fn c_exit_before_finalize_is_reported() {
     let out = misuse("2", "exit3");

@@ -74,6 +74,9 @@ pub struct SlotControl {
     pub end_value: AtomicI32,
     /// 1 once the rank called `MPI_Finalize` and the proxy answered.
     pub finalized: AtomicU32,
+    /// Bytes at the start of the data area taken by calls the rank queued (calls that need no
+    /// answer; [`crate::channel::Channel::queue`]); the current message's head follows them.
+    pub queued: AtomicU32,
 }
 
 /// A mapped segment. Cloning is not offered: each process maps it once and keeps it for its

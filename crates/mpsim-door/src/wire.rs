@@ -6,6 +6,13 @@
 //! Datatypes never cross: the C library packs derived datatypes into bytes on its side, so the
 //! proxy sees bytes and, for reductions, the element type ([`Elem`]) and operation
 //! ([`ReduceOp`]).
+//!
+//! Calls that need no answer may be *queued* by the rank (in a simulated run, for a call whose
+//! errors are fatal: a blocking or nonblocking send, a nonblocking receive, a request's free):
+//! each is a [`CallHead`] and its payload, carried ahead of the head of the next call sent
+//! ([`crate::channel::Channel::queue`]). The proxy executes them in order before that call, each
+//! after charging its `cpu_ns`, and replies to that call only; an error in one ends the run as
+//! that call's error.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -33,7 +40,8 @@ codes! {
     /// one; counts and lengths are in bytes of packed data unless said otherwise.
     Op {
         /// `MPI_Init`: reply `v = [rank, size, 1 if the run charges the rank's CPU time as its
-        /// compute (else the rank need not measure it)]`.
+        /// compute (else the rank need not measure it), 1 if the rank may queue the calls that
+        /// need no answer (a simulated run)]`.
         Init = 1,
         /// `MPI_Finalize`.
         Finalize = 2,
@@ -49,9 +57,10 @@ codes! {
         Send = 10,
         /// Blocking receive: `a = [comm, source, tag, capacity]`; reply status, payload.
         Recv = 11,
-        /// Nonblocking send: as `Send`; reply `v[0]` = request.
+        /// Nonblocking send: as `Send`, and `a[7]` = the request's id, chosen by the rank
+        /// ([`RANK_IDS`]; 0 for one the proxy chooses); reply `v[0]` = request.
         Isend = 12,
-        /// Nonblocking receive: as `Recv`; reply `v[0]` = request.
+        /// Nonblocking receive: as `Recv`, `a[7]` as `Isend`'s; reply `v[0]` = request.
         Irecv = 13,
         /// Wait on one request `a[1]`: reply status and payload (a receive's data).
         Wait = 14,
@@ -322,6 +331,10 @@ pub struct WireStatus {
     /// Bytes received.
     pub bytes: u64,
 }
+
+/// Request ids a rank chooses itself start here, far above the proxy's own: a queued call
+/// (a call that needs no answer, carried by the next one) gets no reply to learn its id from.
+pub const RANK_IDS: i64 = 1 << 48;
 
 /// Argument words of a call.
 pub const ARGS: usize = 8;

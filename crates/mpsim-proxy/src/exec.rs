@@ -94,6 +94,21 @@ impl Proxy<'_> {
         id
     }
 
+    /// Holds `h` under the id the rank chose (`wire::RANK_IDS`), or one of the proxy's if 0.
+    fn hold_as(&mut self, id: i64, h: Held, call: &str) -> Result<i64> {
+        if id == 0 {
+            return Ok(self.hold(h));
+        }
+        if id < mpsim_door::wire::RANK_IDS || self.requests.contains_key(&id) {
+            return Err(bad(
+                call,
+                &format!("the C library chose a bad request id {id:#x}"),
+            ));
+        }
+        self.requests.insert(id, h);
+        Ok(id)
+    }
+
     fn add_comm(&mut self, comm: Option<Comm>, errors_return: bool) -> [i64; 4] {
         match comm {
             None => [0; 4],
@@ -143,6 +158,7 @@ pub(crate) async fn execute(
             p.world.rank() as i64,
             p.world.size() as i64,
             p.charge_compute as i64,
+            p.queue_calls as i64,
         ])),
         Op::Finalize => Ok(Answer::default()),
         Op::Wtime => Ok(Answer::v(&[p.world.now_ns() as i64])),
@@ -161,11 +177,12 @@ pub(crate) async fn execute(
         Op::Isend => {
             let c = p.comm(a[0], call)?;
             let r = c.start_send(mode(a[3]), &payload, a[1] as u32, a[2] as i32)?;
-            let id = p.hold(Held {
+            let held = Held {
                 req: Some(r),
                 buf: None,
                 coll: false,
-            });
+            };
+            let id = p.hold_as(a[7], held, call)?;
             Ok(Answer::v(&[id]))
         }
         Op::Recv => {
@@ -181,7 +198,7 @@ pub(crate) async fn execute(
         Op::Irecv => {
             let c = p.comm(a[0], call)?;
             let r = post_recv(&c, a[3] as usize, a[1], a[2])?;
-            let id = p.hold(r);
+            let id = p.hold_as(a[7], r, call)?;
             Ok(Answer::v(&[id]))
         }
         Op::Wait | Op::Test => {

@@ -91,10 +91,13 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
         kill_group(&mut child);
         return failed(e);
     }
+    // Calls that need no answer wait in the rank's slot for the next one in a simulated run
+    // (virtual time is the same); on threads each leaves when made, as a real send would.
+    let queue_calls = config.backend == mpsim::Backend::Sim;
     let launcher = Launcher::with_config(config);
     let segment_ref = &segment;
     let result = launcher.run(move |world: Comm| async move {
-        proxy::Proxy::new(segment_ref, world, charge_compute)
+        proxy::Proxy::new(segment_ref, world, charge_compute, queue_calls)
             .serve()
             .await
     });

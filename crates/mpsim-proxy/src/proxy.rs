@@ -97,6 +97,8 @@ pub(crate) struct Proxy<'s> {
     pub messages: HashMap<i64, Message>,
     pub next_id: i64,
     pub charge_compute: bool,
+    /// The rank may queue calls that need no answer (a simulated run: `wire`'s doc).
+    pub queue_calls: bool,
     pub last_call: &'static str,
     pub initialized: bool,
     zygote: i32,
@@ -201,7 +203,7 @@ pub(crate) fn class_number(e: &Error) -> i32 {
 }
 
 impl<'s> Proxy<'s> {
-    pub fn new(segment: &'s Segment, world: Comm, charge_compute: bool) -> Self {
+    pub fn new(segment: &'s Segment, world: Comm, charge_compute: bool, queue_calls: bool) -> Self {
         let rank = world.rank();
         let channel = Channel::new(segment.slot(rank), mpsim_door::channel::Side::Proxy);
         let mut comms = HashMap::new();
@@ -228,6 +230,7 @@ impl<'s> Proxy<'s> {
             messages: HashMap::new(),
             next_id: 0x1000,
             charge_compute,
+            queue_calls,
             last_call: "(none yet)",
             initialized: false,
             zygote: segment
@@ -259,10 +262,13 @@ impl<'s> Proxy<'s> {
         let alive = move || zygote_alive(zygote) && mpsim::stop_requested().is_none();
         // The rank's first turn: it runs from the start of `main` to its first call.
         self.channel.pass();
+        let mut queued = Vec::new();
         loop {
             let mut head = CallHead::zeroed();
             let mut payload = Vec::new();
+            queued.clear();
             let got = self.channel.wait_turn(Some(&alive)).and_then(|()| {
+                self.channel.take_queued(|q| queued.extend_from_slice(q));
                 self.channel.recv(
                     bytemuck::bytes_of_mut(&mut head),
                     |h| bytemuck::pod_read_unaligned::<CallHead>(h).payload_len as usize,
@@ -278,7 +284,15 @@ impl<'s> Proxy<'s> {
                         time_ns: Some(self.world.now_ns()),
                     });
                 }
+                self.name_queued_on_end();
                 return self.ended();
+            }
+            // The calls the rank queued come first, in order.
+            let mut at = 0;
+            while at < queued.len() {
+                let (qhead, range) = queued_call(&queued, at)?;
+                at = range.end;
+                self.run_queued(qhead, queued[range].to_vec()).await?;
             }
             let Some(op) = Op::from_u32(head.op) else {
                 return Err(Error::program(format!(
@@ -361,6 +375,48 @@ impl<'s> Proxy<'s> {
         }
     }
 
+    /// Executes a call the rank queued (one that needs no answer): as any call, after charging
+    /// its compute, but its error always ends the run (the rank queues only calls whose errors
+    /// would), and its answer goes nowhere.
+    async fn run_queued(&mut self, head: CallHead, payload: Vec<u8>) -> Result<()> {
+        let op = Op::from_u32(head.op)
+            .filter(|op| queueable(*op))
+            .ok_or_else(|| {
+                Error::program(format!(
+                    "the C library queued a call that needs an answer ({}); is the program \
+                     built by this version's `mpsim cc`?",
+                    head.op
+                ))
+            })?;
+        self.last_call = op_name(op);
+        if self.charge_compute && head.cpu_ns > 0 {
+            self.world.compute(Duration::from_nanos(head.cpu_ns)).await;
+        }
+        crate::exec::execute(self, op, &head.a, payload)
+            .await
+            .map(drop)
+    }
+
+    /// The rank's process ended during its turn: the last call it made may be one it queued,
+    /// still in its slot.
+    fn name_queued_on_end(&mut self) {
+        let control = self.channel.slot().control();
+        if control.end.load(std::sync::atomic::Ordering::Acquire) == end::RUNNING {
+            return;
+        }
+        let mut last = None;
+        self.channel.take_queued(|q| {
+            let mut at = 0;
+            while let Ok((h, range)) = queued_call(q, at) {
+                last = Op::from_u32(h.op);
+                at = range.end;
+            }
+        });
+        if let Some(op) = last {
+            self.last_call = op_name(op);
+        }
+    }
+
     /// The rank's process ended before `MPI_Finalize`: fine if it never called `MPI_Init`
     /// and exited 0, an error naming how it ended and its last call otherwise.
     fn ended(&self) -> Result<()> {
@@ -381,6 +437,24 @@ impl<'s> Proxy<'s> {
             self.last_call
         )))
     }
+}
+
+/// The calls a rank may queue: they need no answer ([`mpsim_door::wire`]).
+fn queueable(op: Op) -> bool {
+    matches!(op, Op::Send | Op::Isend | Op::Irecv | Op::RequestFree)
+}
+
+/// The queued call at byte `at` of `queued`: its head and the range of its payload.
+fn queued_call(queued: &[u8], at: usize) -> Result<(CallHead, std::ops::Range<usize>)> {
+    let broken = || Error::program("the C library queued a broken call".to_string());
+    let body = at + std::mem::size_of::<CallHead>();
+    let head: CallHead = bytemuck::pod_read_unaligned(queued.get(at..body).ok_or_else(broken)?);
+    let end = usize::try_from(head.payload_len)
+        .ok()
+        .and_then(|n| body.checked_add(n))
+        .filter(|&e| e <= queued.len())
+        .ok_or_else(broken)?;
+    Ok((head, body..end))
 }
 
 /// Whether the zygote still runs: it exists and is not a zombie (it is `mpsim run`'s child,

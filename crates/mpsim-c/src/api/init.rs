@@ -24,6 +24,7 @@ fn init(call: &str) -> Res<()> {
     };
     let (rank, size) = (reply.v[0] as u32, reply.v[1] as u32);
     door::measure_compute(reply.v[2] != 0);
+    door::queue_calls(reply.v[3] != 0);
     state::with(|s| {
         s.initialized = true;
         s.rank = rank;

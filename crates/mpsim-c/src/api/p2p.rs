@@ -79,9 +79,16 @@ unsafe fn send(
         });
     }
     let data = unsafe { packed(buf, n, &t) };
-    let op = if blocking { Op::Send } else { Op::Isend };
-    let a = [info.id, dest as i64, tag as i64, mode as i64];
-    let r = door::simple(op, &a, &[&data]).map_err(|f| state::failed(Some(c), call, f))?;
+    let (op, id) = if blocking {
+        (Op::Send, 0)
+    } else {
+        (Op::Isend, door::request_id())
+    };
+    let a = [info.id, dest as i64, tag as i64, mode as i64, 0, 0, 0, id];
+    // Its errors (a bad destination, say) would end the run unless they return: then it waits
+    // for its answer.
+    door::post(op, &a, &[&data], !info.errors_return)
+        .map_err(|f| state::failed(Some(c), call, f))?;
     Ok(if blocking {
         Req::Done {
             status: MpiStatus::empty(),
@@ -89,10 +96,7 @@ unsafe fn send(
     } else {
         let guard = (t.is_contiguous() && !data.is_empty())
             .then(|| state::Guard::of(buf as usize, data.len()));
-        Req::Send {
-            proxy: r.v[0],
-            guard,
-        }
+        Req::Send { proxy: id, guard }
     })
 }
 
@@ -115,6 +119,8 @@ struct ReceiveArgs {
     n: usize,
     t: Datatype,
     a: [i64; 4],
+    /// The communicator's errors return to the program.
+    errors_return: bool,
 }
 
 fn receive_args(
@@ -138,7 +144,12 @@ fn receive_args(
     }
     let t = datatype(call, c, dt)?;
     let a = [info.id, source as i64, tag as i64, (t.size * n) as i64];
-    Ok(Some(ReceiveArgs { n, t, a }))
+    Ok(Some(ReceiveArgs {
+        n,
+        t,
+        a,
+        errors_return: info.errors_return,
+    }))
 }
 
 /// A blocking receive into `buf`.
@@ -152,7 +163,7 @@ unsafe fn recv(
     tag: c_int,
     c: Handle,
 ) -> Res<MpiStatus> {
-    let Some(ReceiveArgs { n, t, a }) = receive_args(call, n, dt, source, tag, c)? else {
+    let Some(ReceiveArgs { n, t, a, .. }) = receive_args(call, n, dt, source, tag, c)? else {
         return Ok(MpiStatus::proc_null());
     };
     let cap = t.size * n;
@@ -188,14 +199,22 @@ unsafe fn irecv(
     tag: c_int,
     c: Handle,
 ) -> Res<Req> {
-    let Some(ReceiveArgs { n, t, a }) = receive_args(call, n, dt, source, tag, c)? else {
+    let Some(ReceiveArgs {
+        n,
+        t,
+        a,
+        errors_return,
+    }) = receive_args(call, n, dt, source, tag, c)?
+    else {
         return Ok(Req::Done {
             status: MpiStatus::proc_null(),
         });
     };
-    let r = door::simple(Op::Irecv, &a, &[]).map_err(|f| state::failed(Some(c), call, f))?;
+    let id = door::request_id();
+    let a = [a[0], a[1], a[2], a[3], 0, 0, 0, id];
+    door::post(Op::Irecv, &a, &[], !errors_return).map_err(|f| state::failed(Some(c), call, f))?;
     Ok(Req::Recv {
-        proxy: r.v[0],
+        proxy: id,
         buf: buf as usize,
         count: n,
         dt: t,
@@ -243,15 +262,22 @@ unsafe fn send_typed(p: &Persistent, mode: SendMode) -> Res<Req> {
         });
     }
     let data = unsafe { packed(p.buf as *const c_void, p.count, &p.dt) };
-    let a = [info.id, p.peer as i64, p.tag as i64, mode as i64];
-    let r = door::simple(Op::Isend, &a, &[&data])
+    let id = door::request_id();
+    let a = [
+        info.id,
+        p.peer as i64,
+        p.tag as i64,
+        mode as i64,
+        0,
+        0,
+        0,
+        id,
+    ];
+    door::post(Op::Isend, &a, &[&data], !info.errors_return)
         .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
     let guard =
         (p.dt.is_contiguous() && !data.is_empty()).then(|| state::Guard::of(p.buf, data.len()));
-    Ok(Req::Send {
-        proxy: r.v[0],
-        guard,
-    })
+    Ok(Req::Send { proxy: id, guard })
 }
 
 /// Makes a persistent request.
@@ -476,16 +502,21 @@ pub fn start_recv(p: &Persistent) -> Res<Req> {
             status: MpiStatus::proc_null(),
         });
     }
+    let id = door::request_id();
     let a = [
         info.id,
         p.peer as i64,
         p.tag as i64,
         (p.dt.size * p.count) as i64,
+        0,
+        0,
+        0,
+        id,
     ];
-    let r = door::simple(Op::Irecv, &a, &[])
+    door::post(Op::Irecv, &a, &[], !info.errors_return)
         .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
     Ok(Req::Recv {
-        proxy: r.v[0],
+        proxy: id,
         buf: p.buf,
         count: p.count,
         dt: p.dt.clone(),

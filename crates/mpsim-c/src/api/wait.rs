@@ -458,7 +458,7 @@ mpi! {
                 unsafe { crate::api::comm::PMPI_Comm_free(&mut c) };
             }
             if let Some(id) = proxy {
-                door::simple(Op::RequestFree, &[0, id], &[]).map_err(|f| state::failed(None, "MPI_Request_free", f))?;
+                door::post(Op::RequestFree, &[0, id], &[], true).map_err(|f| state::failed(None, "MPI_Request_free", f))?;
             }
             unsafe { *h = MPI_REQUEST_NULL };
             Ok(())

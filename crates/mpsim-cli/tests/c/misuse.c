@@ -19,6 +19,14 @@ int main(int argc, char **argv) {
         }
         MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (!strcmp(what, "queued_bsend")) {
+        /* A buffered send with no buffer attached: queued (it needs no answer), its error
+         * ends the run when the proxy executes it, before the receive that carried it. */
+        if (rank == 0) {
+            MPI_Bsend(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(&x, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
     } else if (!strcmp(what, "exit3")) {
         if (rank == 1) exit(3);
         MPI_Barrier(MPI_COMM_WORLD);
