@@ -47,6 +47,8 @@ mod raw;
 #[cfg(feature = "mpi")]
 mod table;
 #[cfg(feature = "mpi")]
+mod watch;
+#[cfg(feature = "mpi")]
 mod world;
 
 #[cfg(feature = "mpi")]

@@ -65,6 +65,7 @@ impl World {
         Ok(MpiRank::new(
             self.direct,
             self.here,
+            self.control,
             Instant::now(),
             self.spin,
         ))

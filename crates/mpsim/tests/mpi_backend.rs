@@ -58,6 +58,36 @@ const CASES: &[(&str, Option<&str>)] = &[
         ),
     ),
     (
+        "mpi_deadlock_mutual_recv_names_both_ranks_and_the_cycle",
+        Some(
+            "mpsim: deadlock: rank 0 blocked in recv (peer 1, tag 0, context 0); rank 1 blocked \
+             in recv (peer 0, tag 0, context 0); cycle 0 → 1 → 0\n",
+        ),
+    ),
+    (
+        "mpi_deadlock_recv_nobody_sends_while_a_message_sits_unreceived",
+        Some("mpsim: deadlock: rank 3 blocked in recv (peer ANY_SOURCE, tag 9, context 0)\n"),
+    ),
+    (
+        "mpi_deadlock_wait_on_a_rank_that_finished_says_so",
+        Some(
+            "mpsim: deadlock: rank 2 blocked in recv (peer 1, tag 4, context 0), and rank 1 has \
+             finished\n",
+        ),
+    ),
+    (
+        "mpi_deadlock_head_to_head_ssend_on_a_dup",
+        Some("blocked in ssend (peer 0, tag 3, context "),
+    ),
+    (
+        "mpi_deadlock_head_to_head_ssend_on_the_world",
+        Some(
+            "mpsim: deadlock: rank 0 blocked in ssend (peer 1, tag 3, context 0); rank 1 blocked \
+             in ssend (peer 0, tag 3, context 0); cycle 0 → 1 → 0\n",
+        ),
+    ),
+    ("mpi_deadlock_none_while_a_rank_computes_long", None),
+    (
         "mpi_ranks_that_disagree_with_mpirun_are_an_error",
         Some("the run asks for 3 ranks (--ranks), but mpirun started 4 processes"),
     ),
@@ -142,6 +172,61 @@ fn rank_main(case: &str) -> ExitCode {
             if world.rank() == 2 {
                 world.buffer_attach(1024)?;
                 world.bsend(&[0u8; 1024], 3, 1).await?;
+            }
+            world.barrier().await
+        }),
+        "mpi_deadlock_mutual_recv_names_both_ranks_and_the_cycle" => {
+            mpi.run(|world: Comm| async move {
+                let mut got = [0u8];
+                if world.rank() < 2 {
+                    world.recv(&mut got, 1 - world.rank(), 0).await?;
+                }
+                Ok(())
+            })
+        }
+        "mpi_deadlock_recv_nobody_sends_while_a_message_sits_unreceived" => {
+            mpi.run(|world: Comm| async move {
+                let mut got = [0u8];
+                match world.rank() {
+                    0 => world.send(&[1u8], 3, 1).await.map(drop)?,
+                    3 => world.recv(&mut got, Source::Any, 9).await.map(drop)?,
+                    _ => {}
+                }
+                Ok(())
+            })
+        }
+        "mpi_deadlock_wait_on_a_rank_that_finished_says_so" => mpi.run(|world: Comm| async move {
+            let mut got = [0u8];
+            if world.rank() == 2 {
+                world.recv(&mut got, 1, 4).await?;
+            }
+            Ok(())
+        }),
+        "mpi_deadlock_head_to_head_ssend_on_a_dup" => mpi.run(|world: Comm| async move {
+            let dup = world.dup()?;
+            if dup.rank() < 2 {
+                dup.ssend(&[1u8; 8], 1 - dup.rank(), 3).await?;
+            }
+            Ok(())
+        }),
+        "mpi_deadlock_head_to_head_ssend_on_the_world" => mpi.run(|world: Comm| async move {
+            if world.rank() < 2 {
+                world.ssend(&[1u8; 8], 1 - world.rank(), 3).await?;
+            }
+            Ok(())
+        }),
+        // Ranks 1..3 wait far longer than the watchdog's first rounds for rank 0, which only
+        // computes (no MPI call), then sends: no deadlock is declared.
+        "mpi_deadlock_none_while_a_rank_computes_long" => mpi.run(|world: Comm| async move {
+            let mut got = [0u8; 4];
+            if world.rank() == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(400));
+                for to in 1..RANKS {
+                    world.send(&[to as u8; 4], to, 2).await?;
+                }
+            } else {
+                world.recv(&mut got, 0, 2).await?;
+                assert_eq!(got, [world.rank() as u8; 4]);
             }
             world.barrier().await
         }),

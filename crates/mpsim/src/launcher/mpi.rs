@@ -4,8 +4,10 @@
 //!
 //! A rank whose program fails prints its error (`mpsim: ...`, naming the rank and the call)
 //! and ends the whole job with `MPI_Abort`, as MPI's default error handler does: the other
-//! ranks may be waiting for it, and would otherwise hang. A run that succeeds on every rank
-//! returns `Ok` on every rank, after a barrier.
+//! ranks may be waiting for it, and would otherwise hang. A deadlock (the backend's watchdog,
+//! `mpsim-mpi`'s `watch.rs`) is known to every rank at once: rank 0 returns it with the report
+//! of every rank, the others exit with status 1 without a word. A run that succeeds on every
+//! rank returns `Ok` on every rank, after every rank finished.
 
 use std::future::Future;
 use std::rc::Rc;
@@ -65,6 +67,17 @@ where
     let shared: Rc<dyn RankRuntime> = Rc::clone(&runtime) as Rc<dyn RankRuntime>;
     let ended = run_one_with(shared, policy, &program).and_then(|()| runtime.finish());
     if let Err(e) = ended {
+        if runtime.deadlocked() {
+            // Every rank learnt it at the same round of the watchdog, and rank 0 has the
+            // report: it returns the error (printed as on the other backends), the others end
+            // without a word, all with a failure status, after MPI_Finalize.
+            if rank == 0 {
+                return Err(e);
+            }
+            drop(runtime);
+            drop(world);
+            std::process::exit(1);
+        }
         let code = match e {
             Error::Abort { code, .. } => code,
             _ => 1,
