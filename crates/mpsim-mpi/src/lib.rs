@@ -41,6 +41,8 @@
 //! on): without it the crate is empty, so that a workspace build needs no MPI library.
 
 #[cfg(feature = "mpi")]
+mod measure;
+#[cfg(feature = "mpi")]
 mod rank;
 #[cfg(feature = "mpi")]
 mod raw;
@@ -51,6 +53,8 @@ mod watch;
 #[cfg(feature = "mpi")]
 mod world;
 
+#[cfg(feature = "mpi")]
+pub use measure::{LONGEST_WAITS, RankEnd, Wait, merge_trace};
 #[cfg(feature = "mpi")]
 pub use rank::MpiRank;
 #[cfg(feature = "mpi")]

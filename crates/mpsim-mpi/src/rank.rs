@@ -17,6 +17,7 @@ use mpsim_proto::runtime::{
     Call, Needs, Payload, Probed, RankRuntime, Started, Wait, Waited, Work,
 };
 
+use crate::measure::{Measure, RankEnd, by_size};
 use crate::raw::{self, Code, MPI_Comm, MPI_Message, MPI_Request};
 use crate::table::{Arrived, Kind, Op, Table, Taken, sent};
 use crate::watch::{self, Snapshot, Verdict, Watch};
@@ -53,6 +54,8 @@ pub struct MpiRank {
     watch: RefCell<Watch>,
     /// The run's end for a reason of its own (a deadlock): every later wait returns it.
     failed: RefCell<Option<Error>>,
+    /// What `--report` and `--trace` need, when asked (`measure.rs`).
+    measure: Option<RefCell<Measure>>,
 }
 
 /// The program's pending wait, recorded when a poll finds it pending.
@@ -119,7 +122,25 @@ impl MpiRank {
             waiting: RefCell::new(WaitingNow::default()),
             watch: RefCell::new(Watch::new(control, size)),
             failed: RefCell::new(None),
+            measure: None,
         }
+    }
+
+    /// Measures the run for a report, and records its trace when `trace` (before the run).
+    pub fn measure(&mut self, trace: bool) {
+        self.measure = Some(RefCell::new(Measure {
+            trace,
+            ..Measure::default()
+        }));
+    }
+
+    /// What the rank measured (after [`MpiRank::finish`]), with its warnings, which are then
+    /// no longer [`MpiRank::take_warnings`]'s; `None` unless [`MpiRank::measure`] asked.
+    pub fn take_end(&self) -> Option<RankEnd> {
+        let m = self.measure.as_ref()?;
+        let mut end = std::mem::take(&mut m.borrow_mut().end);
+        end.warnings = self.take_warnings();
+        Some(end)
     }
 
     /// The run's warnings so far (data discarded, messages never received), taken.
@@ -132,6 +153,9 @@ impl MpiRank {
     /// deadlock of the others is declared here too), detaches a buffer it left attached, and
     /// notes the messages that no receive took.
     pub fn finish(&self) -> Result<(), Error> {
+        if let Some(m) = &self.measure {
+            m.borrow_mut().end.finish_ns = self.now_ns();
+        }
         let mut nap = FIRST_NAP;
         loop {
             if let Some(e) = self.failed.borrow().clone() {
@@ -165,10 +189,19 @@ impl MpiRank {
             )
         };
         let mut unreceived: Vec<String> = Vec::new();
+        let mut measure = self.measure.as_ref().map(|m| m.borrow_mut());
         while let Some((mut m, status)) = st.held.pop_front() {
             let mut sink = vec![0u8; status.bytes];
             let _ = raw::mrecv(&mut sink, &mut m);
+            if let Some(m) = &mut measure {
+                m.end.unreceived.add(by_size(status.bytes), status.bytes);
+            }
             unreceived.push(never(status.bytes, status.source, status.tag, WORLD.0));
+        }
+        if let Some(m) = &mut measure {
+            for a in &st.stash {
+                m.end.unreceived.add(by_size(a.data.len()), a.data.len());
+            }
         }
         unreceived.extend(st.stash.drain(..).map(|a| {
             never(
@@ -327,6 +360,22 @@ impl MpiRank {
                     if !counted && !cancelled {
                         st.arrived += 1;
                     }
+                    if let Some(m) = &self.measure
+                        && !cancelled
+                    {
+                        let bytes = raw::count(&status);
+                        let mut m = m.borrow_mut();
+                        m.end.received.add(by_size(bytes), bytes);
+                        if m.trace {
+                            let now = self.now_ns();
+                            m.end.receives.push((
+                                status.MPI_SOURCE as u32,
+                                WORLD.0,
+                                status.MPI_TAG,
+                                now,
+                            ));
+                        }
+                    }
                     self.received(status, code, buf, capacity, call)
                 }
             };
@@ -432,6 +481,7 @@ impl MpiRank {
             data.drain(..HEADER);
             let arrived = Arrived {
                 envelope: Envelope::new(ContextId(context), source, status.MPI_TAG),
+                from_world: status.MPI_SOURCE as u32,
                 data,
             };
             let matched = st.posted.iter().position(|&i| match &st.table.at(i).kind {
@@ -460,8 +510,22 @@ impl MpiRank {
         capacity: usize,
         call: &'static str,
     ) -> Completion<Payload> {
-        let Arrived { envelope, mut data } = arrived;
+        let Arrived {
+            envelope,
+            mut data,
+            from_world,
+        } = arrived;
         let bytes = data.len();
+        if let Some(m) = &self.measure {
+            let mut m = m.borrow_mut();
+            m.end.received.add(by_size(bytes), bytes);
+            if m.trace {
+                let now = self.now_ns();
+                m.end
+                    .receives
+                    .push((from_world, envelope.context.0, envelope.tag, now));
+            }
+        }
         let error = (bytes > capacity).then(|| {
             Box::new(Error::Truncate {
                 site: Site::new(self.rank, call)
@@ -540,6 +604,22 @@ impl MpiRank {
             tag: Tag::Value(envelope.tag),
             context: envelope.context,
         };
+        if let Some(m) = &self.measure {
+            let mut m = m.borrow_mut();
+            let protocol = match mode {
+                SendMode::Standard => by_size(len),
+                SendMode::Synchronous => mpsim_proto::p2p::Protocol::Rendezvous,
+                SendMode::Buffered => mpsim_proto::p2p::Protocol::Buffered,
+                SendMode::Ready => mpsim_proto::p2p::Protocol::Ready,
+            };
+            m.end.sent.add(protocol, len);
+            if m.trace {
+                let now = self.now_ns();
+                m.end
+                    .sends
+                    .push((to, envelope.context.0, envelope.tag, now, len as u64));
+            }
+        }
         let mut st = self.state.borrow_mut();
         if mode == SendMode::Buffered {
             let attached = st.attached.as_ref().map_or(0, |a| a.0);
@@ -954,6 +1034,14 @@ fn discarded(rank: u32, status: &Status, bytes: usize) -> String {
     )
 }
 
+/// The program's call a wait is in.
+fn wait_call(wait: Wait<'_>) -> &'static str {
+    match wait {
+        Wait::Request { call, .. } | Wait::Requests { call, .. } | Wait::Probe { call, .. } => call,
+        Wait::BufferFree => mpsim_proto::deadlock::BUFFER_DETACH,
+    }
+}
+
 /// The MPI source of a pattern's source on the world's context.
 fn source(s: Source) -> c_int {
     match s {
@@ -1046,6 +1134,20 @@ impl MpiRank {
         }
     }
 
+    /// What a wait on one request or a probe waits for, as the report's longest waits name
+    /// it.
+    fn awaited(&self, wait: Wait<'_>) -> Option<(&'static str, Source, Tag, ContextId)> {
+        let w = match wait {
+            Wait::Request { req, call } => {
+                let w = self.state.borrow_mut().table.describe(req)?;
+                Waiting::of_request(call, (w.call, w.peer, w.tag, w.context))
+            }
+            Wait::Probe { call, awaited, .. } => Waiting::new(call, awaited),
+            Wait::Requests { .. } | Wait::BufferFree => return None,
+        };
+        Some((w.call, w.peer, w.tag, w.context))
+    }
+
     /// Records what a pending wait waits for, for a deadlock report (the vector is reused: a
     /// pending wait allocates nothing once it has room).
     fn record_wait(&self, wait: Wait<'_>) {
@@ -1111,8 +1213,26 @@ impl RankRuntime for MpiRank {
     fn poll_wait(&self, wait: Wait<'_>) -> Poll<Result<Waited, Error>> {
         let polled = self.poll_wait_now(wait);
         match &polled {
-            Poll::Ready(_) => self.acts.set(self.acts.get() + 1),
-            Poll::Pending => self.record_wait(wait),
+            Poll::Ready(_) => {
+                self.acts.set(self.acts.get() + 1);
+                if let Some(m) = &self.measure {
+                    let mut m = m.borrow_mut();
+                    if let Some((call, start, awaited)) = m.open.take() {
+                        let now = self.now_ns();
+                        m.wait(call, start, now, awaited);
+                    }
+                }
+            }
+            Poll::Pending => {
+                self.record_wait(wait);
+                if let Some(m) = &self.measure
+                    && m.borrow().open.is_none()
+                {
+                    let awaited = self.awaited(wait);
+                    let now = self.now_ns();
+                    m.borrow_mut().open = Some((wait_call(wait), now, awaited));
+                }
+            }
         }
         polled
     }
@@ -1175,10 +1295,15 @@ impl RankRuntime for MpiRank {
     }
 
     fn compute(&self, work: Work) {
+        let start = self.measure.as_ref().map(|_| self.now_ns());
         match work {
             Work::Time(d) => self.spin(d),
             Work::Flops(flops) => self.spin(Duration::from_nanos(flops / 10)),
             Work::Sync(_) => {}
+        }
+        if let (Some(m), Some(start)) = (&self.measure, start) {
+            let now = self.now_ns();
+            m.borrow_mut().compute(start, now);
         }
     }
 

@@ -33,6 +33,8 @@ pub(crate) enum Op {
 #[derive(Debug)]
 pub(crate) struct Arrived {
     pub envelope: Envelope,
+    /// The sender's world rank.
+    pub from_world: u32,
     pub data: Vec<u8>,
 }
 

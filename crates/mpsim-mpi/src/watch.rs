@@ -278,7 +278,7 @@ impl Reader<'_> {
 
 /// `s` as a `&'static str` (the report's types hold the names of calls, which the library
 /// writes as constants): each name once per process, kept until it ends (a deadlock ends it).
-fn interned(s: &str) -> &'static str {
+pub(crate) fn interned(s: &str) -> &'static str {
     use std::sync::Mutex;
     static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());

@@ -95,6 +95,23 @@ impl World {
     }
 }
 
+impl World {
+    /// Gathers every rank's measurements at rank 0 (every rank calls it, after its
+    /// [`MpiRank::finish`]): by rank there, `None` elsewhere.
+    pub fn gather_ends(&self, mine: &crate::RankEnd) -> Result<Option<Vec<crate::RankEnd>>, Error> {
+        let Some(all) = self.gather(&mine.encode())? else {
+            return Ok(None);
+        };
+        all.iter()
+            .map(|b| crate::RankEnd::decode(b))
+            .collect::<Option<Vec<_>>>()
+            .map(Some)
+            .ok_or_else(|| Error::Internal {
+                what: "a rank's measurements did not read back whole".into(),
+            })
+    }
+}
+
 impl Drop for World {
     fn drop(&mut self) {
         raw::free(&mut self.direct);
