@@ -41,14 +41,20 @@
 //! on): without it the crate is empty, so that a workspace build needs no MPI library.
 
 #[cfg(feature = "mpi")]
+mod measure;
+#[cfg(feature = "mpi")]
 mod rank;
 #[cfg(feature = "mpi")]
 mod raw;
 #[cfg(feature = "mpi")]
 mod table;
 #[cfg(feature = "mpi")]
+mod watch;
+#[cfg(feature = "mpi")]
 mod world;
 
+#[cfg(feature = "mpi")]
+pub use measure::{LONGEST_WAITS, RankEnd, Wait, merge_trace};
 #[cfg(feature = "mpi")]
 pub use rank::MpiRank;
 #[cfg(feature = "mpi")]

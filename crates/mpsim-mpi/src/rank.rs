@@ -9,6 +9,7 @@ use std::ffi::c_int;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
+use mpsim_proto::deadlock::{Awaited, Waiting};
 use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, Tag};
 use mpsim_proto::p2p::{BSEND_OVERHEAD, Completion, MessageId, ReqId, SendMode, Status};
@@ -16,8 +17,10 @@ use mpsim_proto::runtime::{
     Call, Needs, Payload, Probed, RankRuntime, Started, Wait, Waited, Work,
 };
 
-use crate::raw::{self, Code, MPI_Comm, MPI_Request};
+use crate::measure::{Measure, RankEnd, by_size};
+use crate::raw::{self, Code, MPI_Comm, MPI_Message, MPI_Request};
 use crate::table::{Arrived, Kind, Op, Table, Taken, sent};
+use crate::watch::{self, Snapshot, Verdict, Watch};
 
 /// The world's point-to-point context, whose traffic MPI matches (crate docs).
 const WORLD: ContextId = ContextId(0);
@@ -42,6 +45,26 @@ pub struct MpiRank {
     nap: Cell<Duration>,
     /// What the program waits for in a blocking probe (`block` looks for it).
     probing: Cell<Option<Pattern>>,
+    /// The communicator of the deadlock watchdog's rounds (`watch.rs`).
+    control: MPI_Comm,
+    /// The program's calls started and waits ended (the watchdog's `acts`).
+    acts: Cell<u64>,
+    /// What the program's pending wait waits for (a deadlock report names it).
+    waiting: RefCell<WaitingNow>,
+    watch: RefCell<Watch>,
+    /// The run's end for a reason of its own (a deadlock): every later wait returns it.
+    failed: RefCell<Option<Error>>,
+    /// What `--report` and `--trace` need, when asked (`measure.rs`).
+    measure: Option<RefCell<Measure>>,
+}
+
+/// The program's pending wait, recorded when a poll finds it pending.
+#[derive(Default)]
+struct WaitingNow {
+    call: &'static str,
+    reqs: Vec<ReqId>,
+    /// A blocking probe's.
+    awaited: Option<Awaited>,
 }
 
 #[derive(Default)]
@@ -57,6 +80,15 @@ struct State {
     buffered: usize,
     /// Warnings of the run (data discarded).
     warnings: Vec<String>,
+    /// Messages sent, and messages arrived here (the watchdog's counts, `watch.rs`).
+    sent: u64,
+    arrived: u64,
+    /// Messages on the world's context the watchdog took out of MPI's unexpected queue
+    /// (`hold`), in the order they arrived: receives and probes look here first.
+    held: std::collections::VecDeque<(MPI_Message, Status)>,
+    /// The same on the matched-here communicator: taken out of MPI's queue, not received
+    /// (a synchronous send is not complete until `drain` receives it).
+    held_here: std::collections::VecDeque<(raw::MPI_Status, MPI_Message)>,
     /// Scratch of `progress`.
     idx: Vec<u32>,
     raws: Vec<MPI_Request>,
@@ -64,9 +96,16 @@ struct State {
 }
 
 impl MpiRank {
-    /// The runtime of this process's rank, on the communicators `direct` and `here` (both
-    /// duplicates of `MPI_COMM_WORLD`, errors returned), with the run's clock from `start`.
-    pub(crate) fn new(direct: MPI_Comm, here: MPI_Comm, start: Instant, spin: bool) -> Self {
+    /// The runtime of this process's rank, on the communicators `direct`, `here` and
+    /// `control` (duplicates of `MPI_COMM_WORLD`, errors returned), with the run's clock from
+    /// `start`.
+    pub(crate) fn new(
+        direct: MPI_Comm,
+        here: MPI_Comm,
+        control: MPI_Comm,
+        start: Instant,
+        spin: bool,
+    ) -> Self {
         let (rank, size) = raw::rank_size(direct);
         MpiRank {
             rank,
@@ -78,7 +117,30 @@ impl MpiRank {
             state: RefCell::new(State::default()),
             nap: Cell::new(FIRST_NAP),
             probing: Cell::new(None),
+            control,
+            acts: Cell::new(0),
+            waiting: RefCell::new(WaitingNow::default()),
+            watch: RefCell::new(Watch::new(control, size)),
+            failed: RefCell::new(None),
+            measure: None,
         }
+    }
+
+    /// Measures the run for a report, and records its trace when `trace` (before the run).
+    pub fn measure(&mut self, trace: bool) {
+        self.measure = Some(RefCell::new(Measure {
+            trace,
+            ..Measure::default()
+        }));
+    }
+
+    /// What the rank measured (after [`MpiRank::finish`]), with its warnings, which are then
+    /// no longer [`MpiRank::take_warnings`]'s; `None` unless [`MpiRank::measure`] asked.
+    pub fn take_end(&self) -> Option<RankEnd> {
+        let m = self.measure.as_ref()?;
+        let mut end = std::mem::take(&mut m.borrow_mut().end);
+        end.warnings = self.take_warnings();
+        Some(end)
     }
 
     /// The run's warnings so far (data discarded, messages never received), taken.
@@ -87,39 +149,168 @@ impl MpiRank {
     }
 
     /// After the program: finishes the sends it let go of (MPI needs their buffers until
-    /// then), detaches a buffer it left attached, and notes the messages on other contexts
-    /// that no receive took.
+    /// then), then waits for every rank to finish (the watchdog's rounds, `watch.rs`: a
+    /// deadlock of the others is declared here too), detaches a buffer it left attached, and
+    /// notes the messages that no receive took.
     pub fn finish(&self) -> Result<(), Error> {
+        if let Some(m) = &self.measure {
+            m.borrow_mut().end.finish_ns = self.now_ns();
+        }
+        let mut nap = FIRST_NAP;
         loop {
-            let mut st = self.state.borrow_mut();
-            self.progress(&mut st)?;
-            if !st.table.any_active() {
-                break;
+            if let Some(e) = self.failed.borrow().clone() {
+                return Err(e);
             }
-            drop(st);
-            std::thread::sleep(Duration::from_micros(50));
+            let finished = {
+                let mut st = self.state.borrow_mut();
+                if self.progress(&mut st)? {
+                    self.acts.set(self.acts.get() + 1);
+                    nap = FIRST_NAP;
+                }
+                !st.table.any_active()
+            };
+            match self.watch_step(finished)? {
+                Verdict::AllFinished => break,
+                Verdict::Deadlock => return Err(self.declare_deadlock(finished)),
+                Verdict::Undecided => {}
+            }
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(LAST_NAP);
         }
         let mut st = self.state.borrow_mut();
         if st.attached.take().is_some() {
             raw::buffer_detach().map_err(|c| self.mpi_error("buffer_detach", c))?;
         }
         let rank = self.rank;
-        let unreceived: Vec<String> = st
-            .stash
-            .drain(..)
-            .map(|a| {
-                format!(
-                    "rank {rank}: a message of {} bytes (source {}, tag {}, context {}) was \
-                     never received",
-                    a.data.len(),
-                    a.envelope.source,
-                    a.envelope.tag,
-                    a.envelope.context.0
-                )
-            })
-            .collect();
+        let never = |bytes: usize, source: u32, tag: i32, context: u64| {
+            format!(
+                "rank {rank}: a message of {bytes} bytes (source {source}, tag {tag}, context \
+                 {context}) was never received"
+            )
+        };
+        let mut unreceived: Vec<String> = Vec::new();
+        let mut measure = self.measure.as_ref().map(|m| m.borrow_mut());
+        while let Some((mut m, status)) = st.held.pop_front() {
+            let mut sink = vec![0u8; status.bytes];
+            let _ = raw::mrecv(&mut sink, &mut m);
+            if let Some(m) = &mut measure {
+                m.end.unreceived.add(by_size(status.bytes), status.bytes);
+            }
+            unreceived.push(never(status.bytes, status.source, status.tag, WORLD.0));
+        }
+        if let Some(m) = &mut measure {
+            for a in &st.stash {
+                m.end.unreceived.add(by_size(a.data.len()), a.data.len());
+            }
+        }
+        unreceived.extend(st.stash.drain(..).map(|a| {
+            never(
+                a.data.len(),
+                a.envelope.source,
+                a.envelope.tag,
+                a.envelope.context.0,
+            )
+        }));
         st.warnings.extend(unreceived);
         Ok(())
+    }
+
+    /// One step of the deadlock watchdog (`watch.rs`): tests this rank's round, or joins the
+    /// next with a snapshot taken after [`MpiRank::hold`]. An error ends the run.
+    fn watch_step(&self, finished: bool) -> Result<Verdict, Error> {
+        let verdict = self.watch.borrow_mut().step(|| {
+            let mut st = self.state.borrow_mut();
+            self.hold(&mut st)?;
+            Ok(Snapshot {
+                sent: st.sent,
+                arrived: st.arrived,
+                acts: self.acts.get(),
+                finished,
+            })
+        });
+        if let Err(e) = &verdict {
+            *self.failed.borrow_mut() = Some(e.clone());
+        }
+        verdict
+    }
+
+    /// Takes every message that arrived and no receive matched out of MPI's unexpected
+    /// queue (`MPI_Improbe`, not received), so that the watchdog counts it: those of the
+    /// matched-here communicator into `held_here`, which `drain` receives first; those of the
+    /// world's into `held`, where receives and probes on the world's context look first. A message so taken is still the
+    /// program's to receive, in its order: a receive posted at MPI before it arrived would
+    /// have matched it, and those posted after look in `held` first.
+    fn hold(&self, st: &mut State) -> Result<(), Error> {
+        while let Some((status, Some(message))) =
+            raw::probe(raw::any_source(), raw::any_tag(), self.here, true)
+                .map_err(|c| self.mpi_error("MPI_Improbe", c))?
+        {
+            st.arrived += 1;
+            st.held_here.push_back((status, message));
+        }
+        while let Some((status, Some(message))) =
+            raw::probe(raw::any_source(), raw::any_tag(), self.direct, true)
+                .map_err(|c| self.mpi_error("MPI_Improbe", c))?
+        {
+            st.arrived += 1;
+            let status = Status {
+                source: status.MPI_SOURCE as u32,
+                tag: status.MPI_TAG,
+                bytes: raw::count(&status),
+                cancelled: false,
+            };
+            st.held.push_back((message, status));
+        }
+        Ok(())
+    }
+
+    /// The watchdog declared a deadlock (every rank at the same round): rank 0 gathers what
+    /// each rank waits for and has the run's report; every rank's waits fail with it from now
+    /// on (elsewhere than rank 0 the report names this rank alone).
+    #[cold]
+    fn declare_deadlock(&self, finished: bool) -> Error {
+        let state = if finished {
+            watch::State::Finished
+        } else {
+            self.blocked_state()
+        };
+        let error = match watch::deadlock_report(self.control, self.rank, self.size, &state) {
+            Ok(report) => Error::Deadlock {
+                report: Box::new(report),
+            },
+            Err(e) => e,
+        };
+        *self.failed.borrow_mut() = Some(error.clone());
+        error
+    }
+
+    /// What this rank waits for: its pending wait's call and each request or probe it waits
+    /// on, still incomplete; after its program, the sends it let go of (as `finalize`).
+    fn blocked_state(&self) -> watch::State {
+        let mut st = self.state.borrow_mut();
+        let now = self.waiting.borrow();
+        if now.call.is_empty() {
+            return watch::State::Blocked {
+                call: "finalize",
+                waiting_on: st.table.describe_active(),
+            };
+        }
+        let call = now.call;
+        let waiting_on = match now.awaited {
+            Some(awaited) => vec![Waiting::new(call, awaited)],
+            None => now
+                .reqs
+                .iter()
+                .filter_map(|&q| st.table.describe(q))
+                .map(|w| Waiting::of_request(call, (w.call, w.peer, w.tag, w.context)))
+                .collect(),
+        };
+        watch::State::Blocked { call, waiting_on }
+    }
+
+    /// Whether the run ended in a deadlock (every rank's waits fail with it).
+    pub fn deadlocked(&self) -> bool {
+        matches!(*self.failed.borrow(), Some(Error::Deadlock { .. }))
     }
 
     /// An MPI call that failed where mpsim has no error of its own for it.
@@ -161,7 +352,32 @@ impl MpiRank {
             let cancelled = raw::cancelled(&status);
             let completion = match op {
                 Op::Send => sent(cancelled),
-                Op::Recv { capacity, call } => self.received(status, code, buf, capacity, call),
+                Op::Recv {
+                    capacity,
+                    call,
+                    counted,
+                } => {
+                    if !counted && !cancelled {
+                        st.arrived += 1;
+                    }
+                    if let Some(m) = &self.measure
+                        && !cancelled
+                    {
+                        let bytes = raw::count(&status);
+                        let mut m = m.borrow_mut();
+                        m.end.received.add(by_size(bytes), bytes);
+                        if m.trace {
+                            let now = self.now_ns();
+                            m.end.receives.push((
+                                status.MPI_SOURCE as u32,
+                                WORLD.0,
+                                status.MPI_TAG,
+                                now,
+                            ));
+                        }
+                    }
+                    self.received(status, code, buf, capacity, call)
+                }
             };
             if let_go {
                 if let Some(bytes) = completion.payload.as_ref().map(|p| p.len())
@@ -238,10 +454,20 @@ impl MpiRank {
     /// posted receive it matches, or to the stash. Whether any came.
     fn drain(&self, st: &mut State) -> Result<bool, Error> {
         let mut came = false;
-        while let Some((status, Some(mut message))) =
-            raw::probe(raw::any_source(), raw::any_tag(), self.here, true)
-                .map_err(|c| self.mpi_error("MPI_Improbe", c))?
-        {
+        loop {
+            // The messages the watchdog held first (they arrived first), then MPI's.
+            let (status, mut message) = match st.held_here.pop_front() {
+                Some(held) => held,
+                None => match raw::probe(raw::any_source(), raw::any_tag(), self.here, true)
+                    .map_err(|c| self.mpi_error("MPI_Improbe", c))?
+                {
+                    Some((status, Some(message))) => {
+                        st.arrived += 1;
+                        (status, message)
+                    }
+                    _ => break,
+                },
+            };
             came = true;
             let mut data = vec![0u8; raw::count(&status)];
             raw::mrecv(&mut data, &mut message).map_err(|c| self.mpi_error("MPI_Mrecv", c))?;
@@ -255,6 +481,7 @@ impl MpiRank {
             data.drain(..HEADER);
             let arrived = Arrived {
                 envelope: Envelope::new(ContextId(context), source, status.MPI_TAG),
+                from_world: status.MPI_SOURCE as u32,
                 data,
             };
             let matched = st.posted.iter().position(|&i| match &st.table.at(i).kind {
@@ -283,8 +510,22 @@ impl MpiRank {
         capacity: usize,
         call: &'static str,
     ) -> Completion<Payload> {
-        let Arrived { envelope, mut data } = arrived;
+        let Arrived {
+            envelope,
+            mut data,
+            from_world,
+        } = arrived;
         let bytes = data.len();
+        if let Some(m) = &self.measure {
+            let mut m = m.borrow_mut();
+            m.end.received.add(by_size(bytes), bytes);
+            if m.trace {
+                let now = self.now_ns();
+                m.end
+                    .receives
+                    .push((from_world, envelope.context.0, envelope.tag, now));
+            }
+        }
         let error = (bytes > capacity).then(|| {
             Box::new(Error::Truncate {
                 site: Site::new(self.rank, call)
@@ -352,6 +593,33 @@ impl MpiRank {
             SendMode::Ready if direct => raw::Mode::Ready,
             SendMode::Ready => raw::Mode::Synchronous,
         };
+        let what = Waiting {
+            call: match mode {
+                SendMode::Standard => "send",
+                SendMode::Synchronous => "ssend",
+                SendMode::Buffered => "bsend",
+                SendMode::Ready => "rsend",
+            },
+            peer: Source::Rank(to),
+            tag: Tag::Value(envelope.tag),
+            context: envelope.context,
+        };
+        if let Some(m) = &self.measure {
+            let mut m = m.borrow_mut();
+            let protocol = match mode {
+                SendMode::Standard => by_size(len),
+                SendMode::Synchronous => mpsim_proto::p2p::Protocol::Rendezvous,
+                SendMode::Buffered => mpsim_proto::p2p::Protocol::Buffered,
+                SendMode::Ready => mpsim_proto::p2p::Protocol::Ready,
+            };
+            m.end.sent.add(protocol, len);
+            if m.trace {
+                let now = self.now_ns();
+                m.end
+                    .sends
+                    .push((to, envelope.context.0, envelope.tag, now, len as u64));
+            }
+        }
         let mut st = self.state.borrow_mut();
         if mode == SendMode::Buffered {
             let attached = st.attached.as_ref().map_or(0, |a| a.0);
@@ -373,11 +641,11 @@ impl MpiRank {
                 other => other.map_err(|c| self.mpi_error(call, c))?,
             };
             st.buffered += requested;
-            return self.posted_send(&mut st, raw_req, buf, blocking);
+            return self.posted_send(&mut st, raw_req, buf, blocking, what);
         }
         let raw_req = raw::isend(mpi_mode, &buf, to, envelope.tag, comm)
             .map_err(|c| self.mpi_error(call, c))?;
-        self.posted_send(&mut st, raw_req, buf, blocking)
+        self.posted_send(&mut st, raw_req, buf, blocking, what)
     }
 
     /// A send MPI started: in the table, or (blocking, finished at once) gone.
@@ -387,11 +655,14 @@ impl MpiRank {
         raw_req: MPI_Request,
         buf: Vec<u8>,
         blocking: bool,
+        what: Waiting,
     ) -> Result<Option<ReqId>, Error> {
+        st.sent += 1;
         let req = st.table.alloc(Kind::Active {
             raw: raw_req,
             buf,
             op: Op::Send,
+            what,
         });
         if blocking {
             self.progress(st)?;
@@ -406,10 +677,34 @@ impl MpiRank {
     }
 
     /// Posts a receive (`Call::Recv`).
-    fn recv(&self, pattern: Pattern, capacity: usize, blocking: bool) -> ReqId {
+    fn recv(
+        &self,
+        pattern: Pattern,
+        capacity: usize,
+        source_world: Option<u32>,
+        blocking: bool,
+    ) -> ReqId {
         let call = if blocking { "recv" } else { "irecv" };
+        let what = Waiting {
+            call: "recv",
+            peer: match pattern.source {
+                Source::Any => Source::Any,
+                named => source_world.map_or(named, Source::Rank),
+            },
+            tag: pattern.tag,
+            context: pattern.context,
+        };
         let mut st = self.state.borrow_mut();
         if pattern.context == WORLD {
+            if !st.held.is_empty()
+                && let Some(p) = st
+                    .held
+                    .iter()
+                    .position(|(_, s)| pattern.matches(&Envelope::new(WORLD, s.source, s.tag)))
+            {
+                let (mut message, _) = st.held.remove(p).expect("found");
+                return self.receive_taken(&mut st, &mut message, capacity, call, what);
+            }
             let mut buf = vec![0u8; capacity];
             let posted = raw::irecv(
                 &mut buf,
@@ -421,7 +716,12 @@ impl MpiRank {
                 Ok(raw_req) => st.table.alloc(Kind::Active {
                     raw: raw_req,
                     buf,
-                    op: Op::Recv { capacity, call },
+                    op: Op::Recv {
+                        capacity,
+                        call,
+                        counted: false,
+                    },
+                    what,
                 }),
                 Err(code) => {
                     let error = Some(Box::new(self.mpi_error(call, code)));
@@ -449,9 +749,40 @@ impl MpiRank {
             pattern,
             capacity,
             call,
+            what,
         });
         st.posted.push(req.parts().0);
         req
+    }
+
+    /// Receives a message MPI matched already (a matched probe's, a held one's: counted as
+    /// arrived then) with `MPI_Imrecv`: the request, done with the error if MPI refused.
+    fn receive_taken(
+        &self,
+        st: &mut State,
+        message: &mut MPI_Message,
+        capacity: usize,
+        call: &'static str,
+        what: Waiting,
+    ) -> ReqId {
+        let mut buf = vec![0u8; capacity];
+        match raw::imrecv(&mut buf, message) {
+            Ok(raw_req) => st.table.alloc(Kind::Active {
+                raw: raw_req,
+                buf,
+                op: Op::Recv {
+                    capacity,
+                    call,
+                    counted: true,
+                },
+                what,
+            }),
+            Err(code) => st.table.alloc(Kind::Done(Completion {
+                status: Status::default(),
+                payload: None,
+                error: Some(Box::new(self.mpi_error(call, code))),
+            })),
+        }
     }
 
     /// What a probe for `pattern` finds now (taken when `take`).
@@ -462,8 +793,26 @@ impl MpiRank {
         take: bool,
     ) -> Result<Option<Probed>, Error> {
         if pattern.context == WORLD {
+            if !st.held.is_empty()
+                && let Some(p) = st
+                    .held
+                    .iter()
+                    .position(|(_, s)| pattern.matches(&Envelope::new(WORLD, s.source, s.tag)))
+            {
+                let status = st.held[p].1;
+                if !take {
+                    return Ok(Some((status, None)));
+                }
+                let (m, _) = st.held.remove(p).expect("found");
+                let id =
+                    MessageId::from_request(st.table.alloc(Kind::Probed(Taken::Mpi(m, status))));
+                return Ok(Some((status, Some(id))));
+            }
             let found = raw::probe(source(pattern.source), tag(pattern.tag), self.direct, take)
                 .map_err(|c| self.mpi_error("iprobe", c))?;
+            if found.as_ref().is_some_and(|(_, m)| m.is_some()) {
+                st.arrived += 1;
+            }
             return Ok(found.map(|(status, message)| {
                 let status = Status {
                     source: status.MPI_SOURCE as u32,
@@ -516,19 +865,16 @@ impl MpiRank {
                     return Err(self.invalid("mrecv"));
                 };
                 match taken {
-                    Taken::Mpi(mut m, _) => {
-                        let mut buf = vec![0u8; capacity];
-                        let raw_req = raw::imrecv(&mut buf, &mut m)
-                            .map_err(|c| self.mpi_error("mrecv", c))?;
-                        let op = Op::Recv {
-                            capacity,
-                            call: "mrecv",
+                    Taken::Mpi(mut m, status) => {
+                        let what = Waiting {
+                            call: "recv",
+                            peer: Source::Rank(status.source),
+                            tag: Tag::Value(status.tag),
+                            context: WORLD,
                         };
-                        Ok(Started::Request(Some(st.table.alloc(Kind::Active {
-                            raw: raw_req,
-                            buf,
-                            op,
-                        }))))
+                        Ok(Started::Request(Some(
+                            self.receive_taken(st, &mut m, capacity, "mrecv", what),
+                        )))
                     }
                     Taken::Here(arrived) => {
                         let done = self.deliver(arrived, capacity, "mrecv");
@@ -688,6 +1034,14 @@ fn discarded(rank: u32, status: &Status, bytes: usize) -> String {
     )
 }
 
+/// The program's call a wait is in.
+fn wait_call(wait: Wait<'_>) -> &'static str {
+    match wait {
+        Wait::Request { call, .. } | Wait::Requests { call, .. } | Wait::Probe { call, .. } => call,
+        Wait::BufferFree => mpsim_proto::deadlock::BUFFER_DETACH,
+    }
+}
+
 /// The MPI source of a pattern's source on the world's context.
 fn source(s: Source) -> c_int {
     match s {
@@ -720,42 +1074,14 @@ const LAST_NAP: Duration = Duration::from_millis(1);
 /// How long a rank with a core of its own spins before it naps.
 const SPIN_FOR: Duration = Duration::from_micros(200);
 
-impl RankRuntime for MpiRank {
-    fn rank(&self) -> u32 {
-        self.rank
-    }
-
-    fn size(&self) -> u32 {
-        self.size
-    }
-
-    fn start(&self, call: Call) -> Result<Started, Error> {
-        match call {
-            Call::Send {
-                call,
-                mode,
-                to,
-                envelope,
-                payload,
-                blocking,
-            } => self
-                .send(call, mode, to, envelope, payload, blocking)
-                .map(Started::Request),
-            Call::Recv {
-                pattern,
-                capacity,
-                blocking,
-                ..
-            } => Ok(Started::Request(Some(
-                self.recv(pattern, capacity, blocking),
-            ))),
-            Call::NullRequest(_) => Ok(Started::Done),
-            call => self.answer(call),
-        }
-    }
-
-    fn poll_wait(&self, wait: Wait<'_>) -> Poll<Result<Waited, Error>> {
+impl MpiRank {
+    /// [`RankRuntime::poll_wait`] itself.
+    fn poll_wait_now(&self, wait: Wait<'_>) -> Poll<Result<Waited, Error>> {
         self.probing.set(None);
+        if let Some(e) = self.failed.borrow().clone() {
+            return Poll::Ready(Err(e));
+        }
+
         let mut st = self.state.borrow_mut();
         if let Err(e) = self.progress(&mut st) {
             return Poll::Ready(Err(e));
@@ -808,10 +1134,114 @@ impl RankRuntime for MpiRank {
         }
     }
 
+    /// What a wait on one request or a probe waits for, as the report's longest waits name
+    /// it.
+    fn awaited(&self, wait: Wait<'_>) -> Option<(&'static str, Source, Tag, ContextId)> {
+        let w = match wait {
+            Wait::Request { req, call } => {
+                let w = self.state.borrow_mut().table.describe(req)?;
+                Waiting::of_request(call, (w.call, w.peer, w.tag, w.context))
+            }
+            Wait::Probe { call, awaited, .. } => Waiting::new(call, awaited),
+            Wait::Requests { .. } | Wait::BufferFree => return None,
+        };
+        Some((w.call, w.peer, w.tag, w.context))
+    }
+
+    /// Records what a pending wait waits for, for a deadlock report (the vector is reused: a
+    /// pending wait allocates nothing once it has room).
+    fn record_wait(&self, wait: Wait<'_>) {
+        let mut now = self.waiting.borrow_mut();
+        now.reqs.clear();
+        now.awaited = None;
+        match wait {
+            Wait::Request { req, call } => {
+                now.call = call;
+                now.reqs.push(req);
+            }
+            Wait::Requests { reqs, call, .. } => {
+                now.call = call;
+                now.reqs.extend_from_slice(reqs);
+            }
+            Wait::Probe { call, awaited, .. } => {
+                now.call = call;
+                now.awaited = Some(awaited);
+            }
+            Wait::BufferFree => now.call = mpsim_proto::deadlock::BUFFER_DETACH,
+        }
+    }
+}
+
+impl RankRuntime for MpiRank {
+    fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    fn size(&self) -> u32 {
+        self.size
+    }
+
+    fn start(&self, call: Call) -> Result<Started, Error> {
+        self.acts.set(self.acts.get() + 1);
+        match call {
+            Call::Send {
+                call,
+                mode,
+                to,
+                envelope,
+                payload,
+                blocking,
+            } => self
+                .send(call, mode, to, envelope, payload, blocking)
+                .map(Started::Request),
+            Call::Recv {
+                pattern,
+                capacity,
+                source_world,
+                blocking,
+            } => Ok(Started::Request(Some(self.recv(
+                pattern,
+                capacity,
+                source_world,
+                blocking,
+            )))),
+            Call::NullRequest(_) => Ok(Started::Done),
+            call => self.answer(call),
+        }
+    }
+
+    fn poll_wait(&self, wait: Wait<'_>) -> Poll<Result<Waited, Error>> {
+        let polled = self.poll_wait_now(wait);
+        match &polled {
+            Poll::Ready(_) => {
+                self.acts.set(self.acts.get() + 1);
+                if let Some(m) = &self.measure {
+                    let mut m = m.borrow_mut();
+                    if let Some((call, start, awaited)) = m.open.take() {
+                        let now = self.now_ns();
+                        m.wait(call, start, now, awaited);
+                    }
+                }
+            }
+            Poll::Pending => {
+                self.record_wait(wait);
+                if let Some(m) = &self.measure
+                    && m.borrow().open.is_none()
+                {
+                    let awaited = self.awaited(wait);
+                    let now = self.now_ns();
+                    m.borrow_mut().open = Some((wait_call(wait), now, awaited));
+                }
+            }
+        }
+        polled
+    }
+
     /// Polls MPI until something completes or arrives (or a probed message is there): spins
     /// for up to [`SPIN_FOR`] when the rank has a core of its own, else yields once; then
     /// naps, each nap twice the last (from 20 us up to 1 ms) while nothing comes, and returns
-    /// after the nap for the program to look again.
+    /// after the nap for the program to look again. Once naps are at their longest, each
+    /// nap is preceded by a step of the deadlock watchdog (`watch.rs`).
     fn block(&self) {
         let spin_until = Instant::now() + if self.spin { SPIN_FOR } else { Duration::ZERO };
         loop {
@@ -839,6 +1269,23 @@ impl RankRuntime for MpiRank {
         }
         std::thread::yield_now();
         let nap = self.nap.get();
+        if nap >= LAST_NAP {
+            // Idle for a while: a step of the deadlock watchdog (`watch.rs`). Whatever it took
+            // in (held or stashed messages), or a verdict, is the program's next poll's.
+            let arrived = self.state.borrow().arrived;
+            match self.watch_step(false) {
+                Ok(Verdict::Deadlock) => {
+                    self.declare_deadlock(false);
+                    return;
+                }
+                Err(_) => return,
+                Ok(_) if self.state.borrow().arrived != arrived => {
+                    self.nap.set(FIRST_NAP);
+                    return;
+                }
+                Ok(_) => {}
+            }
+        }
         std::thread::sleep(nap);
         self.nap.set((nap * 2).min(LAST_NAP));
     }
@@ -848,10 +1295,15 @@ impl RankRuntime for MpiRank {
     }
 
     fn compute(&self, work: Work) {
+        let start = self.measure.as_ref().map(|_| self.now_ns());
         match work {
             Work::Time(d) => self.spin(d),
             Work::Flops(flops) => self.spin(Duration::from_nanos(flops / 10)),
             Work::Sync(_) => {}
+        }
+        if let (Some(m), Some(start)) = (&self.measure, start) {
+            let now = self.now_ns();
+            m.borrow_mut().compute(start, now);
         }
     }
 

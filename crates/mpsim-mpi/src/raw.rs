@@ -430,3 +430,34 @@ pub fn free(comm: &mut MPI_Comm) {
     // SAFETY: a communicator of this process, not used after.
     unsafe { ffi::MPI_Comm_free(comm) };
 }
+
+/// Starts the sum over every process of `comm` of `mine` into `sum` (`MPI_Iallreduce` of
+/// 64-bit unsigned integers). Both arrays must stay in place, unread and unwritten, until
+/// [`test`] says the request is complete.
+pub fn iallreduce_sum(mine: &[u64], sum: &mut [u64], comm: MPI_Comm) -> Result<MPI_Request, Code> {
+    debug_assert_eq!(mine.len(), sum.len());
+    let mut req = request_null();
+    // SAFETY: both arrays hold `len` integers and stay in place until the request completes
+    // (the caller's promise); the datatype and operation are the library's constants.
+    check(unsafe {
+        ffi::MPI_Iallreduce(
+            mine.as_ptr().cast(),
+            sum.as_mut_ptr().cast(),
+            mine.len() as c_int,
+            ffi::RSMPI_UINT64_T,
+            ffi::RSMPI_SUM,
+            comm,
+            &mut req,
+        )
+    })?;
+    Ok(req)
+}
+
+/// Whether `req` is complete (`MPI_Test`); a complete request becomes `MPI_REQUEST_NULL`.
+pub fn test(req: &mut MPI_Request) -> Result<bool, Code> {
+    let mut flag: c_int = 0;
+    let mut status = empty_status();
+    // SAFETY: an active request of this process; out-parameters.
+    check(unsafe { ffi::MPI_Test(req, &mut flag, &mut status) })?;
+    Ok(flag != 0)
+}

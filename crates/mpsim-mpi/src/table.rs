@@ -6,6 +6,7 @@
 //! Handles are [`ReqId`]s made of a slot index and a generation: a slot reused gets a new
 //! generation, so a stale handle names no live request (`InvalidRequest`).
 
+use mpsim_proto::deadlock::Waiting;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, ReqId, Status};
 use mpsim_proto::runtime::Payload;
@@ -18,8 +19,13 @@ pub(crate) enum Op {
     /// A send; `buffered` for a send into the attached buffer.
     Send,
     /// A receive of up to `capacity` bytes on the world's context, for the program's call
-    /// `call`.
-    Recv { capacity: usize, call: &'static str },
+    /// `call`; `counted` when its message was counted as arrived already (a matched probe's,
+    /// a held one's: `watch.rs`).
+    Recv {
+        capacity: usize,
+        call: &'static str,
+        counted: bool,
+    },
 }
 
 /// A message that arrived on the matched-here communicator, with its envelope (from its
@@ -27,6 +33,8 @@ pub(crate) enum Op {
 #[derive(Debug)]
 pub(crate) struct Arrived {
     pub envelope: Envelope,
+    /// The sender's world rank.
+    pub from_world: u32,
     pub data: Vec<u8>,
 }
 
@@ -48,12 +56,16 @@ pub(crate) enum Kind {
         raw: MPI_Request,
         buf: Vec<u8>,
         op: Op,
+        /// What it is, as a deadlock report names it.
+        what: Waiting,
     },
     /// A receive the backend matches itself, not yet matched.
     Posted {
         pattern: Pattern,
         capacity: usize,
         call: &'static str,
+        /// What it is, as a deadlock report names it.
+        what: Waiting,
     },
     /// A matched probe's message.
     Probed(Taken),
@@ -134,6 +146,25 @@ impl Table {
                 raws.push(raw);
             }
         }
+    }
+
+    /// What the live, incomplete request `req` is, as a deadlock report names it.
+    pub fn describe(&mut self, req: ReqId) -> Option<Waiting> {
+        match &self.get(req)?.kind {
+            Kind::Active { what, .. } | Kind::Posted { what, .. } => Some(*what),
+            _ => None,
+        }
+    }
+
+    /// What every request in flight at MPI is (the sends a finished program let go of).
+    pub fn describe_active(&self) -> Vec<Waiting> {
+        self.slots
+            .iter()
+            .filter_map(|s| match &s.kind {
+                Kind::Active { what, .. } => Some(*what),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Whether a request is in flight at MPI that the program let go of (sends that must

@@ -65,6 +65,7 @@ impl World {
         Ok(MpiRank::new(
             self.direct,
             self.here,
+            self.control,
             Instant::now(),
             self.spin,
         ))
@@ -91,6 +92,23 @@ impl World {
     /// `None` on the other ranks.
     pub fn gather(&self, mine: &[u8]) -> Result<Option<Vec<Vec<u8>>>, Error> {
         gather_at_root(self.control, mine)
+    }
+}
+
+impl World {
+    /// Gathers every rank's measurements at rank 0 (every rank calls it, after its
+    /// [`MpiRank::finish`]): by rank there, `None` elsewhere.
+    pub fn gather_ends(&self, mine: &crate::RankEnd) -> Result<Option<Vec<crate::RankEnd>>, Error> {
+        let Some(all) = self.gather(&mine.encode())? else {
+            return Ok(None);
+        };
+        all.iter()
+            .map(|b| crate::RankEnd::decode(b))
+            .collect::<Option<Vec<_>>>()
+            .map(Some)
+            .ok_or_else(|| Error::Internal {
+                what: "a rank's measurements did not read back whole".into(),
+            })
     }
 }
 

@@ -58,6 +58,37 @@ const CASES: &[(&str, Option<&str>)] = &[
         ),
     ),
     (
+        "mpi_deadlock_mutual_recv_names_both_ranks_and_the_cycle",
+        Some(
+            "mpsim: deadlock: rank 0 blocked in recv (peer 1, tag 0, context 0); rank 1 blocked \
+             in recv (peer 0, tag 0, context 0); cycle 0 → 1 → 0\n",
+        ),
+    ),
+    (
+        "mpi_deadlock_recv_nobody_sends_while_a_message_sits_unreceived",
+        Some("mpsim: deadlock: rank 3 blocked in recv (peer ANY_SOURCE, tag 9, context 0)\n"),
+    ),
+    (
+        "mpi_deadlock_wait_on_a_rank_that_finished_says_so",
+        Some(
+            "mpsim: deadlock: rank 2 blocked in recv (peer 1, tag 4, context 0), and rank 1 has \
+             finished\n",
+        ),
+    ),
+    (
+        "mpi_deadlock_head_to_head_ssend_on_a_dup",
+        Some("blocked in ssend (peer 0, tag 3, context "),
+    ),
+    (
+        "mpi_deadlock_head_to_head_ssend_on_the_world",
+        Some(
+            "mpsim: deadlock: rank 0 blocked in ssend (peer 1, tag 3, context 0); rank 1 blocked \
+             in ssend (peer 0, tag 3, context 0); cycle 0 → 1 → 0\n",
+        ),
+    ),
+    ("mpi_deadlock_none_while_a_rank_computes_long", None),
+    ("mpi_report_and_trace_merged_by_rank_0", None),
+    (
         "mpi_ranks_that_disagree_with_mpirun_are_an_error",
         Some("the run asks for 3 ranks (--ranks), but mpirun started 4 processes"),
     ),
@@ -71,6 +102,8 @@ fn harness() -> ExitCode {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let mut failed = 0;
+    let out_dir = std::env::temp_dir().join(format!("mpsim-mpi-backend-{}", std::process::id()));
+    std::fs::create_dir_all(&out_dir).expect("a directory for the cases' files");
     for &(case, expect_error) in CASES {
         if !filter.is_empty() && !filter.iter().any(|f| case.contains(f.as_str())) {
             continue;
@@ -78,6 +111,7 @@ fn harness() -> ExitCode {
         let mut cmd = Command::new("mpirun");
         cmd.args(["-np", &RANKS.to_string(), "--oversubscribe"])
             .env("MPSIM_MPI_CASE", case)
+            .env("MPSIM_MPI_OUT", &out_dir)
             .arg(&exe);
         // Open MPI refuses root unless told (a CI container runs as root).
         if nix_is_root() {
@@ -108,6 +142,7 @@ fn harness() -> ExitCode {
             );
         }
     }
+    let _ = std::fs::remove_dir_all(&out_dir);
     if failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -142,6 +177,62 @@ fn rank_main(case: &str) -> ExitCode {
             if world.rank() == 2 {
                 world.buffer_attach(1024)?;
                 world.bsend(&[0u8; 1024], 3, 1).await?;
+            }
+            world.barrier().await
+        }),
+        "mpi_deadlock_mutual_recv_names_both_ranks_and_the_cycle" => {
+            mpi.run(|world: Comm| async move {
+                let mut got = [0u8];
+                if world.rank() < 2 {
+                    world.recv(&mut got, 1 - world.rank(), 0).await?;
+                }
+                Ok(())
+            })
+        }
+        "mpi_deadlock_recv_nobody_sends_while_a_message_sits_unreceived" => {
+            mpi.run(|world: Comm| async move {
+                let mut got = [0u8];
+                match world.rank() {
+                    0 => world.send(&[1u8], 3, 1).await.map(drop)?,
+                    3 => world.recv(&mut got, Source::Any, 9).await.map(drop)?,
+                    _ => {}
+                }
+                Ok(())
+            })
+        }
+        "mpi_deadlock_wait_on_a_rank_that_finished_says_so" => mpi.run(|world: Comm| async move {
+            let mut got = [0u8];
+            if world.rank() == 2 {
+                world.recv(&mut got, 1, 4).await?;
+            }
+            Ok(())
+        }),
+        "mpi_deadlock_head_to_head_ssend_on_a_dup" => mpi.run(|world: Comm| async move {
+            let dup = world.dup()?;
+            if dup.rank() < 2 {
+                dup.ssend(&[1u8; 8], 1 - dup.rank(), 3).await?;
+            }
+            Ok(())
+        }),
+        "mpi_deadlock_head_to_head_ssend_on_the_world" => mpi.run(|world: Comm| async move {
+            if world.rank() < 2 {
+                world.ssend(&[1u8; 8], 1 - world.rank(), 3).await?;
+            }
+            Ok(())
+        }),
+        "mpi_report_and_trace_merged_by_rank_0" => report_and_trace_case(),
+        // Ranks 1..3 wait far longer than the watchdog's first rounds for rank 0, which only
+        // computes (no MPI call), then sends: no deadlock is declared.
+        "mpi_deadlock_none_while_a_rank_computes_long" => mpi.run(|world: Comm| async move {
+            let mut got = [0u8; 4];
+            if world.rank() == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(400));
+                for to in 1..RANKS {
+                    world.send(&[to as u8; 4], to, 2).await?;
+                }
+            } else {
+                world.recv(&mut got, 0, 2).await?;
+                assert_eq!(got, [world.rank() as u8; 4]);
             }
             world.barrier().await
         }),
@@ -422,5 +513,81 @@ fn stress_case() -> Result<()> {
         mine.iter().map(|m| m.bytes as u64).sum::<u64>(),
         "rank {me}: bytes"
     );
+    Ok(())
+}
+
+/// `--report-out` and `--trace` under mpi: rank 0 writes the report (JSON: one entry per
+/// rank, in rank order, each rank's traffic as it sent it) and a trace that is valid JSON
+/// whose every message arrow ends where it starts and whose ranks each have a track.
+fn report_and_trace_case() -> Result<()> {
+    // The harness's directory, the same for every rank.
+    let out = std::path::PathBuf::from(std::env::var("MPSIM_MPI_OUT").expect("the harness's dir"));
+    let report = out.join("report.json");
+    let trace = out.join("trace.json");
+    Launcher::new(RANKS)
+        .backend(Backend::Mpi)
+        .report_out(&report)
+        .trace(&trace)
+        .run(|world: Comm| async move {
+            let me = world.rank();
+            let n = world.size();
+            let mut got = [0u8; 32];
+            for _ in 0..3 {
+                world.send(&[me as u8; 32], (me + 1) % n, 1).await?;
+                world.recv(&mut got, (me + n - 1) % n, 1).await?;
+            }
+            world.compute(std::time::Duration::from_micros(200)).await;
+            world.barrier().await
+        })?;
+    if std::env::var("OMPI_COMM_WORLD_RANK").as_deref() != Ok("0") {
+        return Ok(());
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).expect("the report")).expect("JSON");
+    assert_eq!(report["backend"], "mpi");
+    let ranks = report["ranks"].as_array().expect("ranks");
+    assert_eq!(ranks.len(), RANKS as usize);
+    for (r, line) in ranks.iter().enumerate() {
+        assert_eq!(line["rank"], r as u64);
+        // 3 ring messages of 32 bytes, plus the barrier's own (at least one each way).
+        let sent: u64 = line["sent"]["bytes"]
+            .as_array()
+            .expect("bytes")
+            .iter()
+            .map(|b| b.as_u64().unwrap_or(0))
+            .sum();
+        assert!(sent >= 96, "rank {r} sent {sent} bytes");
+        assert!(
+            line["compute_ns"].as_u64().unwrap_or(0) >= 200_000,
+            "{line}"
+        );
+    }
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).expect("the trace")).expect("JSON");
+    let events = trace["traceEvents"].as_array().expect("events");
+    let ids = |ph: &str| {
+        let mut ids: Vec<u64> = events
+            .iter()
+            .filter(|e| e["ph"] == ph)
+            .filter_map(|e| e["id"].as_u64())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    let (starts, ends) = (ids("s"), ids("f"));
+    assert!(
+        starts.len() >= 12 && starts == ends,
+        "{} starts, {} ends",
+        starts.len(),
+        ends.len()
+    );
+    for r in 0..RANKS {
+        assert!(
+            events
+                .iter()
+                .any(|e| e["ph"] == "X" && e["tid"] == r && e["name"] == "compute"),
+            "rank {r} has no compute span"
+        );
+    }
     Ok(())
 }
