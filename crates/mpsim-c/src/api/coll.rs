@@ -823,172 +823,116 @@ unsafe fn reduce_scatter_block(
     let info = comm(call, c)?;
     let n = count(call, c, n)?;
     let counts = vec![n as c_int; info.size as usize];
-    unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
+    unsafe { reduce_scatter_counts(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
 }
 
-mpi! {
-    fn MPI_Barrier / PMPI_Barrier(c: Handle) -> c_int {
-        ret(unsafe { barrier("MPI_Barrier", c, None) })
-    }
+/// `MPI_Reduce_scatter`: `counts`, one per rank, says how much of the result each gets.
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_scatter(
+    call: &str,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    counts: *const c_int,
+    dt: Handle,
+    op: Handle,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let counts = unsafe { ints(counts, info.size) };
+    unsafe { reduce_scatter_counts(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
+}
 
-    fn MPI_Ibarrier / PMPI_Ibarrier(c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ibarrier";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { barrier(call, c, r) }))
-    }
+/// Defines each collective's three entry points from one argument list and one implementation
+/// (`$imp(call, args..., request)`): the blocking form (`MPI_Bcast`, no request), the
+/// nonblocking one (`MPI_Ibcast`, a request) and the persistent one (`MPI_Bcast_init`, which
+/// keeps the arguments, [`persistent::Keep`], and runs the nonblocking form with them at each
+/// start, on a duplicate `$c` of its communicator). So the three check and pack their
+/// arguments in the same code.
+macro_rules! collectives {
+    ($(
+        $call:ident / $pcall:ident, $icall:ident / $picall:ident, $init:ident / $pinit:ident
+        ( $($arg:ident : $ty:ty),* ) on $c:ident => $imp:ident ( $($e:expr),* );
+    )*) => {
+        mpi! {$(
+            fn $call / $pcall($($arg: $ty),*) -> c_int {
+                ret(unsafe { $imp(stringify!($call), $($e,)* None) })
+            }
 
-    fn MPI_Bcast / PMPI_Bcast(buf: *mut c_void, n: c_int, dt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { bcast("MPI_Bcast", buf, n, dt, root, c, None) })
-    }
+            fn $icall / $picall($($arg: $ty,)* request: *mut Handle) -> c_int {
+                let call = stringify!($icall);
+                ret(request_ptr(call, $c, request).and_then(|r| unsafe { $imp(call, $($e,)* r) }))
+            }
 
-    fn MPI_Ibcast / PMPI_Ibcast(buf: *mut c_void, n: c_int, dt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ibcast";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { bcast(call, buf, n, dt, root, c, r) }))
-    }
+            fn $init / $pinit($($arg: $ty,)* _info: Handle, request: *mut Handle) -> c_int {
+                let n = persistent::size($c);
+                $(let $arg = <$ty as persistent::Keep>::keep($arg, n);)*
+                let first = $c;
+                let run = move |call: &str, dup: Handle, r: Option<*mut Handle>| {
+                    $(let $arg = <$ty as persistent::Keep>::lend(&$arg);)*
+                    let _ = $c;
+                    let $c = dup;
+                    unsafe { $imp(call, $($e,)* r) }
+                };
+                unsafe { persistent::init(stringify!($init), first, request, run) }
+            }
+        )*}
+    };
+}
 
-    fn MPI_Reduce / PMPI_Reduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Reduce", sbuf, rbuf, n, dt, op, Some(root), c, Op::Reduce, None) })
-    }
-
-    fn MPI_Ireduce / PMPI_Ireduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ireduce";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, Some(root), c, Op::Reduce, r) }))
-    }
-
-    fn MPI_Allreduce / PMPI_Allreduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Allreduce", sbuf, rbuf, n, dt, op, None, c, Op::Allreduce, None) })
-    }
-
-    fn MPI_Iallreduce / PMPI_Iallreduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iallreduce";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, None, c, Op::Allreduce, r) }))
-    }
-
-    fn MPI_Scan / PMPI_Scan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Scan", sbuf, rbuf, n, dt, op, None, c, Op::Scan, None) })
-    }
-
-    fn MPI_Iscan / PMPI_Iscan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iscan";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, None, c, Op::Scan, r) }))
-    }
-
-    fn MPI_Exscan / PMPI_Exscan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Exscan", sbuf, rbuf, n, dt, op, None, c, Op::Exscan, None) })
-    }
-
-    fn MPI_Iexscan / PMPI_Iexscan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iexscan";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, None, c, Op::Exscan, r) }))
-    }
-
-    fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce_scatter_block("MPI_Reduce_scatter_block", sbuf, rbuf, n, dt, op, c, None) })
-    }
-
-    fn MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ireduce_scatter_block";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce_scatter_block(call, sbuf, rbuf, n, dt, op, c, r) }))
-    }
-
-    fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Reduce_scatter";
-            let info = comm(call, c)?;
-            let counts = unsafe { ints(counts, info.size) };
-            unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info, None) }
-        })())
-    }
-
-    fn MPI_Ireduce_scatter / PMPI_Ireduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Ireduce_scatter";
-            let r = request_ptr(call, c, r)?;
-            let info = comm(call, c)?;
-            let counts = unsafe { ints(counts, info.size) };
-            unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
-        })())
-    }
-
-    fn MPI_Gather / PMPI_Gather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { gather("MPI_Gather", sbuf, scount, sdt, rbuf, rcount, rdt, root, c, None) })
-    }
-
-    fn MPI_Igather / PMPI_Igather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Igather";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { gather(call, sbuf, scount, sdt, rbuf, rcount, rdt, root, c, r) }))
-    }
-
-    fn MPI_Gatherv / PMPI_Gatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { gatherv("MPI_Gatherv", sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, None) })
-    }
-
-    fn MPI_Igatherv / PMPI_Igatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Igatherv";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { gatherv(call, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, r) }))
-    }
-
-    fn MPI_Scatter / PMPI_Scatter(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { scatter("MPI_Scatter", sbuf, scount, sdt, rbuf, rcount, rdt, root, c, None) })
-    }
-
-    fn MPI_Iscatter / PMPI_Iscatter(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iscatter";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { scatter(call, sbuf, scount, sdt, rbuf, rcount, rdt, root, c, r) }))
-    }
-
-    fn MPI_Scatterv / PMPI_Scatterv(sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { scatterv("MPI_Scatterv", sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, None) })
-    }
-
-    fn MPI_Iscatterv / PMPI_Iscatterv(sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iscatterv";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { scatterv(call, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, r) }))
-    }
-
-    fn MPI_Allgather / PMPI_Allgather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) -> c_int {
-        ret(unsafe { allgather("MPI_Allgather", sbuf, scount, sdt, rbuf, rcount, rdt, c, None) })
-    }
-
-    fn MPI_Iallgather / PMPI_Iallgather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iallgather";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { allgather(call, sbuf, scount, sdt, rbuf, rcount, rdt, c, r) }))
-    }
-
-    fn MPI_Allgatherv / PMPI_Allgatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, c: Handle) -> c_int {
-        ret(unsafe { allgatherv("MPI_Allgatherv", sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c, None) })
-    }
-
-    fn MPI_Iallgatherv / PMPI_Iallgatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iallgatherv";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { allgatherv(call, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c, r) }))
-    }
-
-    fn MPI_Alltoall / PMPI_Alltoall(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) -> c_int {
-        ret(unsafe { alltoall("MPI_Alltoall", sbuf, scount, sdt, rbuf, rcount, rdt, c, None) })
-    }
-
-    fn MPI_Ialltoall / PMPI_Ialltoall(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ialltoall";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoall(call, sbuf, scount, sdt, rbuf, rcount, rdt, c, r) }))
-    }
-
-    fn MPI_Alltoallv / PMPI_Alltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle) -> c_int {
-        ret(unsafe { alltoallv("MPI_Alltoallv", sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, None) })
-    }
-
-    fn MPI_Alltoallw / PMPI_Alltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle) -> c_int {
-        ret(unsafe { alltoallw("MPI_Alltoallw", sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c, None) })
-    }
-
-    fn MPI_Ialltoallw / PMPI_Ialltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ialltoallw";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoallw(call, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c, r) }))
-    }
-
-    fn MPI_Ialltoallv / PMPI_Ialltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ialltoallv";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoallv(call, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, r) }))
-    }
+collectives! {
+    MPI_Barrier / PMPI_Barrier, MPI_Ibarrier / PMPI_Ibarrier, MPI_Barrier_init / PMPI_Barrier_init
+        (c: Handle) on c => barrier(c);
+    MPI_Bcast / PMPI_Bcast, MPI_Ibcast / PMPI_Ibcast, MPI_Bcast_init / PMPI_Bcast_init
+        (buf: *mut c_void, n: c_int, dt: Handle, root: c_int, c: Handle) on c
+        => bcast(buf, n, dt, root, c);
+    MPI_Reduce / PMPI_Reduce, MPI_Ireduce / PMPI_Ireduce, MPI_Reduce_init / PMPI_Reduce_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, root: c_int, c: Handle) on c
+        => reduce(sbuf, rbuf, n, dt, op, Some(root), c, Op::Reduce);
+    MPI_Allreduce / PMPI_Allreduce, MPI_Iallreduce / PMPI_Iallreduce, MPI_Allreduce_init / PMPI_Allreduce_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce(sbuf, rbuf, n, dt, op, None, c, Op::Allreduce);
+    MPI_Scan / PMPI_Scan, MPI_Iscan / PMPI_Iscan, MPI_Scan_init / PMPI_Scan_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce(sbuf, rbuf, n, dt, op, None, c, Op::Scan);
+    MPI_Exscan / PMPI_Exscan, MPI_Iexscan / PMPI_Iexscan, MPI_Exscan_init / PMPI_Exscan_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce(sbuf, rbuf, n, dt, op, None, c, Op::Exscan);
+    MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block, MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block,
+    MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce_scatter_block(sbuf, rbuf, n, dt, op, c);
+    MPI_Reduce_scatter / PMPI_Reduce_scatter, MPI_Ireduce_scatter / PMPI_Ireduce_scatter,
+    MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init
+        (sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce_scatter(sbuf, rbuf, counts, dt, op, c);
+    MPI_Gather / PMPI_Gather, MPI_Igather / PMPI_Igather, MPI_Gather_init / PMPI_Gather_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) on c
+        => gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+    MPI_Gatherv / PMPI_Gatherv, MPI_Igatherv / PMPI_Igatherv, MPI_Gatherv_init / PMPI_Gatherv_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, root: c_int, c: Handle) on c
+        => gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c);
+    MPI_Scatter / PMPI_Scatter, MPI_Iscatter / PMPI_Iscatter, MPI_Scatter_init / PMPI_Scatter_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) on c
+        => scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+    MPI_Scatterv / PMPI_Scatterv, MPI_Iscatterv / PMPI_Iscatterv, MPI_Scatterv_init / PMPI_Scatterv_init
+        (sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) on c
+        => scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c);
+    MPI_Allgather / PMPI_Allgather, MPI_Iallgather / PMPI_Iallgather, MPI_Allgather_init / PMPI_Allgather_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) on c
+        => allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    MPI_Allgatherv / PMPI_Allgatherv, MPI_Iallgatherv / PMPI_Iallgatherv, MPI_Allgatherv_init / PMPI_Allgatherv_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, c: Handle) on c
+        => allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    MPI_Alltoall / PMPI_Alltoall, MPI_Ialltoall / PMPI_Ialltoall, MPI_Alltoall_init / PMPI_Alltoall_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) on c
+        => alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    MPI_Alltoallv / PMPI_Alltoallv, MPI_Ialltoallv / PMPI_Ialltoallv, MPI_Alltoallv_init / PMPI_Alltoallv_init
+        (sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle) on c
+        => alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+    MPI_Alltoallw / PMPI_Alltoallw, MPI_Ialltoallw / PMPI_Ialltoallw, MPI_Alltoallw_init / PMPI_Alltoallw_init
+        (sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle) on c
+        => alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
 }
 
 /// The reductions (`Reduce` with a root, `Allreduce`, `Scan`, `Exscan`), blocking or not.
@@ -1075,7 +1019,7 @@ unsafe fn reduce(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_scatter(
+unsafe fn reduce_scatter_counts(
     call: &str,
     sbuf: *const c_void,
     rbuf: *mut c_void,
