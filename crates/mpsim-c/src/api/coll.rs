@@ -152,6 +152,14 @@ unsafe fn ints(p: *const c_int, n: u32) -> Vec<c_int> {
     unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec()
 }
 
+/// The `n` displacements at `p` (zeros if `p` is NULL).
+unsafe fn displs_of(p: *const c_int, n: u32) -> Vec<isize> {
+    unsafe { ints(p, n) }
+        .into_iter()
+        .map(|d| d as isize)
+        .collect()
+}
+
 fn counts_of(call: &str, c: Handle, v: &[c_int]) -> Res<Vec<usize>> {
     v.iter().map(|&n| count(call, c, n)).collect()
 }
@@ -445,10 +453,7 @@ unsafe fn gatherv(
     let (counts, disp, rt) = if at_root {
         let rt = datatype(call, c, rdt)?;
         let counts = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-        let disp: Vec<isize> = unsafe { ints(displs, info.size) }
-            .into_iter()
-            .map(|d| d as isize)
-            .collect();
+        let disp: Vec<isize> = unsafe { displs_of(displs, info.size) };
         (counts, disp, Some(rt))
     } else {
         (Vec::new(), Vec::new(), None)
@@ -552,10 +557,7 @@ unsafe fn scatterv(
     if at_root {
         let st = datatype(call, c, sdt)?;
         let counts = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
-        let disp: Vec<isize> = unsafe { ints(displs, info.size) }
-            .into_iter()
-            .map(|d| d as isize)
-            .collect();
+        let disp: Vec<isize> = unsafe { displs_of(displs, info.size) };
         let bytes: Vec<usize> = counts.iter().map(|&n| n * st.size).collect();
         payload.extend_from_slice(&u64s(&bytes));
         payload.extend_from_slice(&unsafe { pack_v(sbuf, &counts, &disp, &st) });
@@ -630,10 +632,7 @@ unsafe fn allgatherv(
     let info = comm(call, c)?;
     let rt = datatype(call, c, rdt)?;
     let counts = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-    let disp: Vec<isize> = unsafe { ints(displs, info.size) }
-        .into_iter()
-        .map(|d| d as isize)
-        .collect();
+    let disp: Vec<isize> = unsafe { displs_of(displs, info.size) };
     let data = if in_place(sbuf) {
         let me = info.rank as usize;
         let p = unsafe { rbuf.cast::<u8>().offset(disp[me] * rt.extent) };
@@ -685,6 +684,59 @@ unsafe fn alltoall(
     unsafe { issue(call, c, Op::Alltoall, &[info.id], &[&data], finish, r) }
 }
 
+/// One side of an all-to-all with a block per peer: `counts[i]` elements of `types[i]` at
+/// `buf` + `displs[i]` bytes.
+struct Blocks {
+    buf: *const c_void,
+    counts: Vec<usize>,
+    displs: Vec<isize>,
+    types: Vec<Datatype>,
+}
+
+impl Blocks {
+    /// Bytes of data per peer.
+    fn bytes(&self) -> Vec<usize> {
+        self.counts
+            .iter()
+            .zip(&self.types)
+            .map(|(&k, t)| k * t.size)
+            .collect()
+    }
+
+    /// The blocks packed one after the other.
+    unsafe fn pack(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for ((&k, &d), t) in self.counts.iter().zip(&self.displs).zip(&self.types) {
+            let p = unsafe { self.buf.cast::<u8>().offset(d) };
+            out.extend_from_slice(&unsafe { packed(p.cast(), k, t) });
+        }
+        out
+    }
+}
+
+/// `MPI_Alltoallv` and `MPI_Alltoallw` once their blocks are known (`send` `None`: in place,
+/// the receive blocks are sent): packed here per peer, so the proxy runs an alltoallv of bytes.
+unsafe fn alltoall_blocks(
+    call: &str,
+    c: Handle,
+    info: &CommInfo,
+    send: Option<Blocks>,
+    recv: Blocks,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let send = send.as_ref().unwrap_or(&recv);
+    let data = unsafe { send.pack() };
+    let a = [info.id, data.len() as i64];
+    let payload: [&[u8]; 3] = [&u64s(&send.bytes()), &u64s(&recv.bytes()), &data];
+    let finish = Finish::UnpackW {
+        buf: recv.buf as usize,
+        counts: recv.counts,
+        displs: recv.displs,
+        dts: recv.types,
+    };
+    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn alltoallv(
     call: &str,
@@ -700,42 +752,30 @@ unsafe fn alltoallv(
     r: Option<*mut Handle>,
 ) -> Res<()> {
     let info = comm(call, c)?;
-    let rt = datatype(call, c, rdt)?;
-    let rc = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-    let rd: Vec<isize> = unsafe { ints(rdispls, info.size) }
-        .into_iter()
-        .map(|d| d as isize)
-        .collect();
-    let (sc, data) = if in_place(sbuf) {
-        (
-            rc.iter().map(|&n| n * rt.size).collect::<Vec<_>>(),
-            unsafe { pack_v(rbuf, &rc, &rd, &rt) },
-        )
+    // Displacements in extents of the one datatype, made bytes.
+    let blocks =
+        |buf: *const c_void, counts: *const c_int, displs: *const c_int, dt| -> Res<Blocks> {
+            let t = datatype(call, c, dt)?;
+            Ok(Blocks {
+                buf,
+                counts: counts_of(call, c, &unsafe { ints(counts, info.size) })?,
+                displs: unsafe { displs_of(displs, info.size) }
+                    .into_iter()
+                    .map(|d| d * t.extent)
+                    .collect(),
+                types: vec![t; info.size as usize],
+            })
+        };
+    let recv = blocks(rbuf, rcounts, rdispls, rdt)?;
+    let send = if in_place(sbuf) {
+        None
     } else {
-        let st = datatype(call, c, sdt)?;
-        let sc = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
-        let sd: Vec<isize> = unsafe { ints(sdispls, info.size) }
-            .into_iter()
-            .map(|d| d as isize)
-            .collect();
-        (sc.iter().map(|&n| n * st.size).collect(), unsafe {
-            pack_v(sbuf, &sc, &sd, &st)
-        })
+        Some(blocks(sbuf, scounts, sdispls, sdt)?)
     };
-    let rb: Vec<usize> = rc.iter().map(|&n| n * rt.size).collect();
-    let a = [info.id, data.len() as i64];
-    let payload: [&[u8]; 3] = [&u64s(&sc), &u64s(&rb), &data];
-    let finish = Finish::UnpackV {
-        buf: rbuf as usize,
-        counts: rc,
-        displs: rd,
-        dt: rt,
-    };
-    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
+    unsafe { alltoall_blocks(call, c, &info, send, recv, r) }
 }
 
-/// `MPI_Alltoallw`: a datatype per peer and displacements in bytes; packed here per peer, so
-/// the proxy runs it as an alltoallv of bytes.
+/// `MPI_Alltoallw`: a datatype per peer and displacements in bytes.
 #[allow(clippy::too_many_arguments)]
 unsafe fn alltoallw(
     call: &str,
@@ -751,9 +791,12 @@ unsafe fn alltoallw(
     r: Option<*mut Handle>,
 ) -> Res<()> {
     let info = comm(call, c)?;
-    let n = info.size as usize;
-    let types = |p: *const Handle| -> Res<Vec<Datatype>> {
-        if p.is_null() {
+    let blocks = |buf: *const c_void,
+                  counts: *const c_int,
+                  displs: *const c_int,
+                  dts: *const Handle|
+     -> Res<Blocks> {
+        if dts.is_null() {
             return Err(raise(
                 Some(c),
                 call,
@@ -761,52 +804,23 @@ unsafe fn alltoallw(
                 "the datatype array is NULL",
             ));
         }
-        unsafe { std::slice::from_raw_parts(p, n) }
-            .iter()
-            .map(|&h| datatype(call, c, h))
-            .collect()
+        Ok(Blocks {
+            buf,
+            counts: counts_of(call, c, &unsafe { ints(counts, info.size) })?,
+            displs: unsafe { displs_of(displs, info.size) },
+            types: unsafe { std::slice::from_raw_parts(dts, info.size as usize) }
+                .iter()
+                .map(|&h| datatype(call, c, h))
+                .collect::<Res<_>>()?,
+        })
     };
-    let rts = types(rdts)?;
-    let rc = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-    let rd: Vec<isize> = unsafe { ints(rdispls, info.size) }
-        .into_iter()
-        .map(|d| d as isize)
-        .collect();
-    let pack_w = |buf: *const c_void, counts: &[usize], displs: &[isize], ts: &[Datatype]| {
-        let mut out = Vec::new();
-        for ((&k, &d), t) in counts.iter().zip(displs).zip(ts) {
-            let p = unsafe { buf.cast::<u8>().offset(d) };
-            out.extend_from_slice(&unsafe { packed(p.cast(), k, t) });
-        }
-        out
-    };
-    let (sc, data) = if in_place(sbuf) {
-        let bytes = rc
-            .iter()
-            .zip(&rts)
-            .map(|(&k, t)| k * t.size)
-            .collect::<Vec<_>>();
-        (bytes, pack_w(rbuf, &rc, &rd, &rts))
+    let recv = blocks(rbuf, rcounts, rdispls, rdts)?;
+    let send = if in_place(sbuf) {
+        None
     } else {
-        let sts = types(sdts)?;
-        let sc = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
-        let sd: Vec<isize> = unsafe { ints(sdispls, info.size) }
-            .into_iter()
-            .map(|d| d as isize)
-            .collect();
-        let bytes = sc.iter().zip(&sts).map(|(&k, t)| k * t.size).collect();
-        (bytes, pack_w(sbuf, &sc, &sd, &sts))
+        Some(blocks(sbuf, scounts, sdispls, sdts)?)
     };
-    let rb: Vec<usize> = rc.iter().zip(&rts).map(|(&k, t)| k * t.size).collect();
-    let a = [info.id, data.len() as i64];
-    let payload: [&[u8]; 3] = [&u64s(&sc), &u64s(&rb), &data];
-    let finish = Finish::UnpackW {
-        buf: rbuf as usize,
-        counts: rc,
-        displs: rd,
-        dts: rts,
-    };
-    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
+    unsafe { alltoall_blocks(call, c, &info, send, recv, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
