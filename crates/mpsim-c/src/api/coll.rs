@@ -15,6 +15,7 @@ use std::ffi::{c_int, c_void};
 
 pub mod persistent;
 
+use mpsim_door::check::{ARG, Blocks, Coll, Record};
 use mpsim_door::wire::{Elem, Op, ReduceOp, class};
 
 use super::p2p::store;
@@ -60,6 +61,59 @@ fn reduction(call: &str, c: Handle, op: Handle) -> Res<Reduction> {
         }
     };
     Ok(Reduction::Builtin(b))
+}
+
+impl Reduction {
+    /// How the checks name it (`MPI_SUM`; a user operation by its function, whose address is
+    /// the same in every rank, all forked from one program, shown relative to its file, so
+    /// that reports are the same from run to run).
+    fn name(&self) -> String {
+        let b = match self {
+            Reduction::User(u) => return function_name(u.f as usize),
+            Reduction::Builtin(b) => b,
+        };
+        let s = match b {
+            ReduceOp::Sum => "MPI_SUM",
+            ReduceOp::Prod => "MPI_PROD",
+            ReduceOp::Min => "MPI_MIN",
+            ReduceOp::Max => "MPI_MAX",
+            ReduceOp::Band => "MPI_BAND",
+            ReduceOp::Bor => "MPI_BOR",
+            ReduceOp::Bxor => "MPI_BXOR",
+            ReduceOp::Land => "MPI_LAND",
+            ReduceOp::Lor => "MPI_LOR",
+            ReduceOp::Lxor => "MPI_LXOR",
+            ReduceOp::Minloc => "MPI_MINLOC",
+            ReduceOp::Maxloc => "MPI_MAXLOC",
+            ReduceOp::Replace => "MPI_REPLACE",
+            ReduceOp::NoOp => "MPI_NO_OP",
+        };
+        s.to_string()
+    }
+}
+
+/// The name of the function at `addr`: its symbol if the dynamic linker knows it, else its
+/// offset in its file.
+fn function_name(addr: usize) -> String {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: `dladdr` reads the address only.
+    if unsafe { libc::dladdr(addr as *const c_void, &mut info) } == 0 {
+        return "a user operation".into();
+    }
+    if !info.dli_sname.is_null() {
+        let name = unsafe { std::ffi::CStr::from_ptr(info.dli_sname) };
+        return format!("user operation {}", name.to_string_lossy());
+    }
+    let file = if info.dli_fname.is_null() {
+        String::new()
+    } else {
+        let f = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+        f.rsplit('/').next().unwrap_or("").to_string()
+    };
+    format!(
+        "user operation at {file}+{:#x}",
+        addr.wrapping_sub(info.dli_fbase as usize)
+    )
 }
 
 /// The element type a reduction on `t` works on, and elements per datatype element.
@@ -309,6 +363,9 @@ impl Finish {
 /// Makes collective `op` (its blocking form) named `call`, with arguments `a` and `payload`:
 /// blocking (`request` `None`), its result is put in place now; nonblocking, `*request` gets
 /// a request that does it when completed.
+///
+/// `check` is what the call was, for the run's check that every rank made the same collective
+/// with matching arguments (`mpsim_door::check`): it crosses the door beside the data.
 #[allow(clippy::too_many_arguments)]
 unsafe fn issue(
     call: &str,
@@ -317,8 +374,20 @@ unsafe fn issue(
     a: &[i64],
     payload: &[&[u8]],
     finish: Finish,
+    check: Coll,
     request: Option<*mut Handle>,
 ) -> Res<()> {
+    let record = Record::Coll(Coll {
+        call: call.to_string(),
+        ..check
+    })
+    .encode();
+    let mut args = [0i64; ARG + 1];
+    args[..a.len()].copy_from_slice(a);
+    args[ARG] = record.len() as i64;
+    let mut parts = payload.to_vec();
+    parts.push(&record);
+    let (a, payload) = (&args[..], &parts[..]);
     match request {
         None => {
             let got = run(call, c, op, a, payload)?;
@@ -338,6 +407,22 @@ unsafe fn issue(
     Ok(())
 }
 
+/// A collective's record for the checks: `root`, what it sends and expects (the call's name
+/// is added by [`issue`]).
+fn coll(root: Option<c_int>, sends: Blocks, expects: Blocks) -> Coll {
+    Coll {
+        root: root.map(i64::from),
+        sends,
+        expects,
+        ..Coll::default()
+    }
+}
+
+/// Per-rank signatures of `counts[i]` elements of `t`.
+fn each(counts: &[usize], t: &Datatype) -> Blocks {
+    Blocks::Each(counts.iter().map(|&n| t.sig(n)).collect())
+}
+
 /// Checks a nonblocking call's request pointer.
 fn request_ptr(call: &str, c: Handle, r: *mut Handle) -> Res<Option<*mut Handle>> {
     if r.is_null() {
@@ -354,7 +439,7 @@ fn request_ptr(call: &str, c: Handle, r: *mut Handle) -> Res<Option<*mut Handle>
 
 unsafe fn barrier(call: &str, c: Handle, r: Option<*mut Handle>) -> Res<()> {
     let info = comm(call, c)?;
-    unsafe { issue(call, c, Op::Barrier, &[info.id], &[], Finish::Nothing, r) }
+    unsafe { issue(call, c, Op::Barrier, &[info.id], &[], Finish::Nothing, Coll::default(), r) }
 }
 
 unsafe fn bcast(
@@ -377,6 +462,11 @@ unsafe fn bcast(
         Vec::new()
     };
     let a = [info.id, root as i64, (t.size * n) as i64];
+    let check = if mine {
+        coll(Some(root), Blocks::All(t.sig(n)), Blocks::None)
+    } else {
+        coll(Some(root), Blocks::None, Blocks::All(t.sig(n)))
+    };
     let finish = if mine {
         Finish::Nothing
     } else {
@@ -386,7 +476,7 @@ unsafe fn bcast(
             dt: t,
         }
     };
-    unsafe { issue(call, c, Op::Bcast, &a, &[&data], finish, r) }
+    unsafe { issue(call, c, Op::Bcast, &a, &[&data], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -405,32 +495,43 @@ unsafe fn gather(
     let info = comm(call, c)?;
     check_root(call, c, &info, root)?;
     let at_root = info.rank as c_int == root;
-    let data = if at_root && in_place(sbuf) {
+    let (data, sends) = if at_root && in_place(sbuf) {
         let rn = count(call, c, rcount)?;
         let rt = datatype(call, c, rdt)?;
         let mine = unsafe {
             rbuf.cast::<u8>()
                 .offset(info.rank as isize * rn as isize * rt.extent)
         };
-        unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
+        (
+            unsafe { packed(mine.cast(), rn, &rt) }.into_owned(),
+            Blocks::None,
+        )
     } else {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
-        unsafe { packed(sbuf, sn, &st) }.into_owned()
+        (
+            unsafe { packed(sbuf, sn, &st) }.into_owned(),
+            Blocks::All(st.sig(sn)),
+        )
     };
-    let finish = if at_root {
+    let (finish, expects) = if at_root {
         let rn = count(call, c, rcount)?;
         let rt = datatype(call, c, rdt)?;
-        Finish::Unpack {
-            buf: rbuf as usize,
-            n: rn * info.size as usize,
-            dt: rt,
-        }
+        let sig = rt.sig(rn);
+        (
+            Finish::Unpack {
+                buf: rbuf as usize,
+                n: rn * info.size as usize,
+                dt: rt,
+            },
+            Blocks::All(sig),
+        )
     } else {
-        Finish::Nothing
+        (Finish::Nothing, Blocks::None)
     };
     let a = [info.id, root as i64, data.len() as i64];
-    unsafe { issue(call, c, Op::Gather, &a, &[&data], finish, r) }
+    let check = coll(Some(root), sends, expects);
+    unsafe { issue(call, c, Op::Gather, &a, &[&data], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -458,22 +559,30 @@ unsafe fn gatherv(
     } else {
         (Vec::new(), Vec::new(), None)
     };
-    let data = match &rt {
+    let (data, sends) = match &rt {
         Some(rt) if in_place(sbuf) => {
             let me = info.rank as usize;
             let p = unsafe { rbuf.cast::<u8>().offset(disp[me] * rt.extent) };
-            unsafe { packed(p.cast(), counts[me], rt) }.into_owned()
+            (
+                unsafe { packed(p.cast(), counts[me], rt) }.into_owned(),
+                Blocks::None,
+            )
         }
         _ => {
             let sn = count(call, c, scount)?;
             let st = datatype(call, c, sdt)?;
-            unsafe { packed(sbuf, sn, &st) }.into_owned()
+            (
+                unsafe { packed(sbuf, sn, &st) }.into_owned(),
+                Blocks::All(st.sig(sn)),
+            )
         }
     };
     let byte_counts: Vec<usize> = match &rt {
         Some(rt) => counts.iter().map(|&n| n * rt.size).collect(),
         None => Vec::new(),
     };
+    let expects = rt.as_ref().map_or(Blocks::None, |rt| each(&counts, rt));
+    let check = coll(Some(root), sends, expects);
     let finish = match rt {
         Some(dt) => Finish::UnpackV {
             buf: rbuf as usize,
@@ -485,7 +594,7 @@ unsafe fn gatherv(
     };
     let a = [info.id, root as i64, data.len() as i64];
     let payload: [&[u8]; 2] = [&data, &u64s(&byte_counts)];
-    unsafe { issue(call, c, Op::Gatherv, &a, &payload, finish, r) }
+    unsafe { issue(call, c, Op::Gatherv, &a, &payload, finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -505,29 +614,36 @@ unsafe fn scatter(
     check_root(call, c, &info, root)?;
     let at_root = info.rank as c_int == root;
     let place = at_root && in_place(rbuf);
-    let (data, block) = if at_root {
+    let (data, block, sends) = if at_root {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
         (
             unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned(),
             sn * st.size,
+            Blocks::All(st.sig(sn)),
         )
     } else {
         let rn = count(call, c, rcount)?;
         let rt = datatype(call, c, rdt)?;
-        (Vec::new(), rn * rt.size)
+        (Vec::new(), rn * rt.size, Blocks::None)
     };
-    let finish = if place {
-        Finish::Nothing
+    let (finish, expects) = if place {
+        (Finish::Nothing, Blocks::None)
     } else {
-        Finish::Unpack {
-            buf: rbuf as usize,
-            n: count(call, c, rcount)?,
-            dt: datatype(call, c, rdt)?,
-        }
+        let (n, dt) = (count(call, c, rcount)?, datatype(call, c, rdt)?);
+        let sig = dt.sig(n);
+        (
+            Finish::Unpack {
+                buf: rbuf as usize,
+                n,
+                dt,
+            },
+            Blocks::All(sig),
+        )
     };
     let a = [info.id, root as i64, block as i64];
-    unsafe { issue(call, c, Op::Scatter, &a, &[&data], finish, r) }
+    let check = coll(Some(root), sends, expects);
+    unsafe { issue(call, c, Op::Scatter, &a, &[&data], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -554,6 +670,7 @@ unsafe fn scatterv(
         (count(call, c, rcount)?, Some(datatype(call, c, rdt)?))
     };
     let mut payload = Vec::new();
+    let mut sends = Blocks::None;
     if at_root {
         let st = datatype(call, c, sdt)?;
         let counts = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
@@ -561,7 +678,9 @@ unsafe fn scatterv(
         let bytes: Vec<usize> = counts.iter().map(|&n| n * st.size).collect();
         payload.extend_from_slice(&u64s(&bytes));
         payload.extend_from_slice(&unsafe { pack_v(sbuf, &counts, &disp, &st) });
+        sends = each(&counts, &st);
     }
+    let expects = rt.as_ref().map_or(Blocks::None, |t| Blocks::All(t.sig(rn)));
     let recv_bytes = rt.as_ref().map_or_else(
         || {
             // In place: the root keeps its block; it receives its own count.
@@ -579,7 +698,8 @@ unsafe fn scatterv(
         None => Finish::Nothing,
     };
     let a = [info.id, root as i64, recv_bytes as i64];
-    unsafe { issue(call, c, Op::Scatterv, &a, &[&payload], finish, r) }
+    let check = coll(Some(root), sends, expects);
+    unsafe { issue(call, c, Op::Scatterv, &a, &[&payload], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -597,23 +717,27 @@ unsafe fn allgather(
     let info = comm(call, c)?;
     let rn = count(call, c, rcount)?;
     let rt = datatype(call, c, rdt)?;
-    let data = if in_place(sbuf) {
+    let (data, sends) = if in_place(sbuf) {
         let mine = unsafe {
             rbuf.cast::<u8>()
                 .offset(info.rank as isize * rn as isize * rt.extent)
         };
-        unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
+        (
+            unsafe { packed(mine.cast(), rn, &rt) }.into_owned(),
+            rt.sig(rn),
+        )
     } else {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
-        unsafe { packed(sbuf, sn, &st) }.into_owned()
+        (unsafe { packed(sbuf, sn, &st) }.into_owned(), st.sig(sn))
     };
+    let check = coll(None, Blocks::All(sends), Blocks::All(rt.sig(rn)));
     let finish = Finish::Unpack {
         buf: rbuf as usize,
         n: rn * info.size as usize,
         dt: rt,
     };
-    unsafe { issue(call, c, Op::Allgather, &[info.id], &[&data], finish, r) }
+    unsafe { issue(call, c, Op::Allgather, &[info.id], &[&data], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -633,15 +757,19 @@ unsafe fn allgatherv(
     let rt = datatype(call, c, rdt)?;
     let counts = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
     let disp: Vec<isize> = unsafe { displs_of(displs, info.size) };
-    let data = if in_place(sbuf) {
+    let (data, sends) = if in_place(sbuf) {
         let me = info.rank as usize;
         let p = unsafe { rbuf.cast::<u8>().offset(disp[me] * rt.extent) };
-        unsafe { packed(p.cast(), counts[me], &rt) }.into_owned()
+        (
+            unsafe { packed(p.cast(), counts[me], &rt) }.into_owned(),
+            rt.sig(counts[me]),
+        )
     } else {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
-        unsafe { packed(sbuf, sn, &st) }.into_owned()
+        (unsafe { packed(sbuf, sn, &st) }.into_owned(), st.sig(sn))
     };
+    let check = coll(None, Blocks::All(sends), each(&counts, &rt));
     let bytes: Vec<usize> = counts.iter().map(|&n| n * rt.size).collect();
     let a = [info.id, data.len() as i64];
     let payload: [&[u8]; 2] = [&data, &u64s(&bytes)];
@@ -651,7 +779,7 @@ unsafe fn allgatherv(
         displs: disp,
         dt: rt,
     };
-    unsafe { issue(call, c, Op::Allgatherv, &a, &payload, finish, r) }
+    unsafe { issue(call, c, Op::Allgatherv, &a, &payload, finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -669,31 +797,49 @@ unsafe fn alltoall(
     let info = comm(call, c)?;
     let rn = count(call, c, rcount)?;
     let rt = datatype(call, c, rdt)?;
-    let data = if in_place(sbuf) {
-        unsafe { packed(rbuf, rn * info.size as usize, &rt) }.into_owned()
+    let (data, sends) = if in_place(sbuf) {
+        (
+            unsafe { packed(rbuf, rn * info.size as usize, &rt) }.into_owned(),
+            rt.sig(rn),
+        )
     } else {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
-        unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned()
+        (
+            unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned(),
+            st.sig(sn),
+        )
     };
+    let check = coll(None, Blocks::All(sends), Blocks::All(rt.sig(rn)));
     let finish = Finish::Unpack {
         buf: rbuf as usize,
         n: rn * info.size as usize,
         dt: rt,
     };
-    unsafe { issue(call, c, Op::Alltoall, &[info.id], &[&data], finish, r) }
+    unsafe { issue(call, c, Op::Alltoall, &[info.id], &[&data], finish, check, r) }
 }
 
 /// One side of an all-to-all with a block per peer: `counts[i]` elements of `types[i]` at
 /// `buf` + `displs[i]` bytes.
-struct Blocks {
+struct PeerBlocks {
     buf: *const c_void,
     counts: Vec<usize>,
     displs: Vec<isize>,
     types: Vec<Datatype>,
 }
 
-impl Blocks {
+impl PeerBlocks {
+    /// Their signatures, for the checks.
+    fn sigs(&self) -> Blocks {
+        Blocks::Each(
+            self.counts
+                .iter()
+                .zip(&self.types)
+                .map(|(&k, t)| t.sig(k))
+                .collect(),
+        )
+    }
+
     /// Bytes of data per peer.
     fn bytes(&self) -> Vec<usize> {
         self.counts
@@ -720,21 +866,22 @@ unsafe fn alltoall_blocks(
     call: &str,
     c: Handle,
     info: &CommInfo,
-    send: Option<Blocks>,
-    recv: Blocks,
+    send: Option<PeerBlocks>,
+    recv: PeerBlocks,
     r: Option<*mut Handle>,
 ) -> Res<()> {
     let send = send.as_ref().unwrap_or(&recv);
     let data = unsafe { send.pack() };
     let a = [info.id, data.len() as i64];
     let payload: [&[u8]; 3] = [&u64s(&send.bytes()), &u64s(&recv.bytes()), &data];
+    let check = coll(None, send.sigs(), recv.sigs());
     let finish = Finish::UnpackW {
         buf: recv.buf as usize,
         counts: recv.counts,
         displs: recv.displs,
         dts: recv.types,
     };
-    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
+    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -754,9 +901,9 @@ unsafe fn alltoallv(
     let info = comm(call, c)?;
     // Displacements in extents of the one datatype, made bytes.
     let blocks =
-        |buf: *const c_void, counts: *const c_int, displs: *const c_int, dt| -> Res<Blocks> {
+        |buf: *const c_void, counts: *const c_int, displs: *const c_int, dt| -> Res<PeerBlocks> {
             let t = datatype(call, c, dt)?;
-            Ok(Blocks {
+            Ok(PeerBlocks {
                 buf,
                 counts: counts_of(call, c, &unsafe { ints(counts, info.size) })?,
                 displs: unsafe { displs_of(displs, info.size) }
@@ -795,7 +942,7 @@ unsafe fn alltoallw(
                   counts: *const c_int,
                   displs: *const c_int,
                   dts: *const Handle|
-     -> Res<Blocks> {
+     -> Res<PeerBlocks> {
         if dts.is_null() {
             return Err(raise(
                 Some(c),
@@ -804,7 +951,7 @@ unsafe fn alltoallw(
                 "the datatype array is NULL",
             ));
         }
-        Ok(Blocks {
+        Ok(PeerBlocks {
             buf,
             counts: counts_of(call, c, &unsafe { ints(counts, info.size) })?,
             displs: unsafe { displs_of(displs, info.size) },
@@ -882,7 +1029,8 @@ macro_rules! collectives {
                 let n = persistent::size($c);
                 $(let $arg = <$ty as persistent::Keep>::keep($arg, n);)*
                 let first = $c;
-                let run = move |call: &str, dup: Handle, r: Option<*mut Handle>| {
+                let run = move |dup: Handle, r: Option<*mut Handle>| {
+                    let call = concat!("MPI_Start (", stringify!($init), ")");
                     $(let $arg = <$ty as persistent::Keep>::lend(&$arg);)*
                     let _ = $c;
                     let $c = dup;
@@ -976,7 +1124,12 @@ unsafe fn reduce(
         sbuf
     };
     let data = unsafe { packed(from, n, &t) }.into_owned();
-    match reduction(call, c, op)? {
+    let red = reduction(call, c, op)?;
+    let check = Coll {
+        op: Some(red.name()),
+        ..coll(root, Blocks::All(t.sig(n)), Blocks::All(t.sig(n)))
+    };
+    match red {
         Reduction::Builtin(b) => {
             let (e, k) = elem(call, c, &t)?;
             let a = match root {
@@ -992,7 +1145,7 @@ unsafe fn reduce(
             } else {
                 Finish::Nothing
             };
-            unsafe { issue(call, c, wire, &a, &[&data], finish, request) }
+            unsafe { issue(call, c, wire, &a, &[&data], finish, check, request) }
         }
         Reduction::User(f) => {
             // Gather every contribution here (to all: the calls stay collective), combine
@@ -1025,6 +1178,7 @@ unsafe fn reduce(
                     &[info.id],
                     &[&data],
                     finish,
+                    check,
                     request,
                 )
             }
@@ -1054,7 +1208,12 @@ unsafe fn reduce_scatter_counts(
     };
     let data = unsafe { packed(from, total, &t) }.into_owned();
     let me = info.rank as usize;
-    match reduction(call, c, op)? {
+    let red = reduction(call, c, op)?;
+    let check = Coll {
+        op: Some(red.name()),
+        ..coll(None, Blocks::All(t.sig(total)), Blocks::All(t.sig(total)))
+    };
+    match red {
         Reduction::Builtin(b) => {
             let (e, k) = elem(call, c, &t)?;
             let elems: Vec<usize> = counts.iter().map(|&n| n * k).collect();
@@ -1065,7 +1224,18 @@ unsafe fn reduce_scatter_counts(
             };
             let a = [info.id, e as i64, b as i64];
             let payload: [&[u8]; 2] = [&u64s(&elems), &data];
-            unsafe { issue(call, c, Op::ReduceScatter, &a, &payload, finish, request) }
+            unsafe {
+                issue(
+                    call,
+                    c,
+                    Op::ReduceScatter,
+                    &a,
+                    &payload,
+                    finish,
+                    check,
+                    request,
+                )
+            }
         }
         Reduction::User(f) => {
             let first: usize = counts[..me].iter().sum();
@@ -1087,6 +1257,7 @@ unsafe fn reduce_scatter_counts(
                     &[info.id],
                     &[&data],
                     finish,
+                    check,
                     request,
                 )
             }

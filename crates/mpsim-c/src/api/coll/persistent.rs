@@ -15,9 +15,9 @@ use super::*;
 use crate::api::p2p::store;
 use crate::state::{Persistent, Req};
 
-/// What a start runs: the nonblocking collective named `call`, on communicator `c`, with the
-/// arguments the init call kept.
-type Run = dyn Fn(&str, Handle, Option<*mut Handle>) -> Res<()> + Send + Sync;
+/// What a start runs: the nonblocking collective on communicator `c`, with the arguments the
+/// init call kept (named `MPI_Start (MPI_Bcast_init)` in its errors and checks).
+type Run = dyn Fn(Handle, Option<*mut Handle>) -> Res<()> + Send + Sync;
 
 /// What a persistent collective runs at each start.
 #[derive(Clone)]
@@ -46,7 +46,7 @@ impl Start {
     pub unsafe fn start(&self) -> Res<Req> {
         let call = "MPI_Start";
         let mut h: Handle = MPI_REQUEST_NULL;
-        (self.run)(call, self.c, Some(&mut h as *mut Handle))?;
+        (self.run)(self.c, Some(&mut h as *mut Handle))?;
         state::with(|s| s.requests.remove(&h)).ok_or_else(|| {
             raise(
                 Some(self.c),
@@ -131,7 +131,7 @@ pub unsafe fn init(
     call: &str,
     c: Handle,
     request: *mut Handle,
-    run: impl Fn(&str, Handle, Option<*mut Handle>) -> Res<()> + Send + Sync + 'static,
+    run: impl Fn(Handle, Option<*mut Handle>) -> Res<()> + Send + Sync + 'static,
 ) -> c_int {
     ret((|| {
         comm(call, c)?;
