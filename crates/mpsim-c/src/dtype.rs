@@ -30,6 +30,10 @@ pub struct Datatype {
     /// The sizes of one element's primitives in order, run-length encoded as (bytes, how
     /// many): what `MPI_Get_elements` counts in a partial element.
     pub prims: Vec<(usize, usize)>,
+    /// The kinds of one element's primitives in order, run-length encoded as (kind, how
+    /// many): its type signature (a kind is the handle of a predefined type standing for all
+    /// of its C type, [`kind_of`]). Kept to [`PRIMS_MAX`] repetitions, as `prims`.
+    pub kinds: Vec<(u32, usize)>,
     /// The strictest alignment of its primitives: a struct's extent is rounded up to it, as
     /// a C compiler pads a struct (and as MPI implementations do).
     pub align: usize,
@@ -54,6 +58,7 @@ impl Datatype {
             elem: elem.map(|e| (e, 1)),
             primitives: 1,
             prims: vec![(size, 1)],
+            kinds: Vec::new(),
             align,
             committed: true,
             predefined: true,
@@ -70,6 +75,7 @@ impl Datatype {
             extent: extent as isize,
             elem: elem.map(|e| (e, 1)),
             primitives: 2,
+            kinds: Vec::new(),
             prims: if value == 4 {
                 vec![(4, 2)]
             } else {
@@ -130,6 +136,78 @@ impl Datatype {
         bytes
     }
 
+    /// The type signature of `count` elements (for the run's checks, `mpsim_door::check`):
+    /// its kinds repeated `count` times, runs that meet merged, so that `2 x MPI_INT` and
+    /// `1 x contiguous(2, MPI_INT)` are one signature. Costs no more than packing them.
+    pub fn sig(&self, count: usize) -> mpsim_door::check::Sig {
+        use mpsim_door::check::{RUNS_MAX, Sig};
+        let mut sig = Sig {
+            bytes: (self.size * count) as u64,
+            raw: self.kinds.iter().any(|k| RAW_KINDS.contains(&k.0)),
+            text: format!(
+                "{count} x {}",
+                if self.name.is_empty() {
+                    "a derived datatype"
+                } else {
+                    &self.name
+                }
+            ),
+            ..Sig::default()
+        };
+        let mut hash = 0xcbf2_9ce4_8422_2325u64;
+        let mut mix = |k: u32, n: u64| {
+            for v in [k as u64, n] {
+                hash = (hash ^ v).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+            }
+        };
+        let mut last: Option<(u32, u64)> = None;
+        let mut push = |k: u32, n: u64, runs: &mut Vec<(u32, u64)>, long: &mut bool| {
+            match &mut last {
+                Some((lk, ln)) if *lk == k => *ln += n,
+                _ => {
+                    if let Some((lk, ln)) = last.take() {
+                        mix(lk, ln);
+                        if runs.len() < RUNS_MAX {
+                            runs.push((lk, ln));
+                        } else {
+                            *long = true;
+                        }
+                    }
+                    last = Some((k, n));
+                }
+            }
+        };
+        let (mut runs, mut long) = (Vec::new(), false);
+        if let [(k, n)] = self.kinds[..] {
+            push(k, (n * count) as u64, &mut runs, &mut long);
+        } else {
+            for _ in 0..count {
+                for &(k, n) in &self.kinds {
+                    push(k, n as u64, &mut runs, &mut long);
+                }
+            }
+        }
+        if let Some((k, n)) = last {
+            mix(k, n);
+            if runs.len() < RUNS_MAX {
+                runs.push((k, n));
+            } else {
+                long = true;
+            }
+        }
+        if self.name.is_empty() && !long && count > 0 {
+            let parts: Vec<String> = runs
+                .iter()
+                .map(|&(k, n)| format!("{n} x {}", kind_name(k)))
+                .collect();
+            sig.text = format!("{} (= {})", sig.text, parts.join(", "));
+        }
+        sig.runs = runs;
+        sig.long = long;
+        sig.hash = hash;
+        sig
+    }
+
     /// Bytes of data in `count` elements (`None` on overflow).
     pub fn bytes(&self, count: usize) -> Option<usize> {
         self.size.checked_mul(count)
@@ -159,8 +237,10 @@ impl Datatype {
         }
         let (lb, extent) = extent.unwrap_or((lo, hi - lo));
         let mut prims = Vec::new();
+        let mut kinds = Vec::new();
         for _ in 0..count.min(PRIMS_MAX) {
             push_prims(&mut prims, &old.prims);
+            push_prims(&mut kinds, &old.kinds);
         }
         Datatype {
             runs,
@@ -170,6 +250,7 @@ impl Datatype {
             elem: old.elem.map(|(e, k)| (e, k * count)),
             primitives: old.primitives * count,
             prims,
+            kinds,
             align: old.align,
             committed: false,
             predefined: false,
@@ -186,10 +267,12 @@ impl Datatype {
         let mut elem: Option<Option<Elem>> = None;
         let mut elems = 0;
         let mut prims = Vec::new();
+        let mut kinds = Vec::new();
         let mut align = 1;
         for &(disp, n, t) in blocks {
             for _ in 0..n.min(PRIMS_MAX) {
                 push_prims(&mut prims, &t.prims);
+                push_prims(&mut kinds, &t.kinds);
             }
             if n > 0 {
                 align = align.max(t.align);
@@ -228,6 +311,7 @@ impl Datatype {
             elem: elem.flatten().map(|e| (e, elems)),
             primitives,
             prims,
+            kinds,
             align,
             committed: false,
             predefined: false,
@@ -274,8 +358,8 @@ impl Datatype {
 /// is approximate (only huge mixed-type blocks reach it).
 const PRIMS_MAX: usize = 1 << 16;
 
-/// Appends the run-length encoded primitive sizes `more` to `prims`.
-fn push_prims(prims: &mut Vec<(usize, usize)>, more: &[(usize, usize)]) {
+/// Appends the run-length encoded primitive sizes (or kinds) `more` to `prims`.
+fn push_prims<T: PartialEq + Copy>(prims: &mut Vec<(T, usize)>, more: &[(T, usize)]) {
     for &(size, k) in more {
         match prims.last_mut() {
             Some(last) if last.0 == size => last.1 += k,
@@ -299,6 +383,43 @@ fn push_run(runs: &mut Vec<(isize, usize)>, off: isize, len: usize) {
 
 /// The predefined datatype of handle `h`, if it is one.
 pub fn predefined(h: Handle) -> Option<Datatype> {
+    let mut t = predefined_layout(h)?;
+    t.kinds = vec![(kind_of(h, t.elem.map(|e| e.0)), 1)];
+    Some(t)
+}
+
+/// `MPI_BYTE` and `MPI_PACKED`: raw bytes, which match any type signature.
+pub const RAW_KINDS: [u32; 2] = [0x247, 0x207];
+
+/// The kind of the primitive of predefined handle `h`: the handle of one predefined type for
+/// all that name the same C type (`MPI_INT`, `MPI_INT32_T`, `MPI_INTEGER` are one kind, as a
+/// C program cannot tell them apart; `MPI_INT` and `MPI_FLOAT` are two).
+fn kind_of(h: Handle, elem: Option<Elem>) -> u32 {
+    use Elem::*;
+    if RAW_KINDS.contains(&(h as u32)) {
+        return h as u32;
+    }
+    match elem {
+        Some(I8) => 0x243,
+        Some(U8) => 0x245,
+        Some(I16) => 0x208,
+        Some(U16) => 0x20c,
+        Some(I32) => 0x209,
+        Some(U32) => 0x20d,
+        Some(I64) => 0x20a,
+        Some(U64) => 0x20e,
+        Some(F32) => 0x210,
+        Some(F64) => 0x214,
+        _ => h as u32,
+    }
+}
+
+/// The name of kind `k` (the predefined type it is the handle of).
+pub fn kind_name(k: u32) -> String {
+    predefined_layout(k as Handle).map_or_else(|| format!("type {k:#x}"), |t| t.name)
+}
+
+fn predefined_layout(h: Handle) -> Option<Datatype> {
     use Elem::*;
     let p = Datatype::primitive;
     Some(match h {

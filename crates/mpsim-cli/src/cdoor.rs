@@ -180,8 +180,16 @@ pub fn run(args: RunArgs) -> ExitCode {
         args: program.collect(),
     };
     let ended = mpsim_proxy::run(config, charge, &c);
-    match ended.error {
+    let run_class = ended.error.as_ref().map(mpsim_proxy::classify);
+    let code = match ended.error {
         Some(e) => mpsim::exit_code(Err(e)),
+        None if ended.findings.iter().any(|f| f.error) => ExitCode::FAILURE,
         None => ExitCode::from(ended.status.clamp(0, 255) as u8),
-    }
+    };
+    // The checks' findings, after the run's own error line (both on standard error).
+    eprint!(
+        "{}",
+        mpsim_proxy::write_findings(&ended.findings, run_class)
+    );
+    code
 }

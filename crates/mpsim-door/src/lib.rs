@@ -11,11 +11,14 @@
 //!   any length, carried in chunks, the turn passed with a shared futex.
 //! - [`wire`]: the calls and replies that cross it ([`wire::Op`], [`wire::CallHead`],
 //!   [`wire::ReplyHead`]).
+//! - [`check`]: what a call tells the proxy for the run's checks of the program (type
+//!   signatures, a collective's root and operation), beside its data.
 //!
 //! Where a rank is hosted is not this crate's concern beyond the channel: a later fiber host
 //! passes the same heads and payloads by a context switch instead of shared memory.
 
 pub mod channel;
+pub mod check;
 pub mod segment;
 pub mod wire;
 

@@ -3,6 +3,8 @@
 use mpsim::{Comm, Error, Request, Result, Status, wait_all, wait_any, wait_some};
 use mpsim_door::wire::{Op, WireStatus};
 
+use mpsim_door::check::Record;
+
 use crate::proxy::{Answer, Buf, Held, HeldComm, Proxy, mode, source, tag, wire_status};
 
 pub(crate) fn u64s(bytes: &[u8]) -> Vec<usize> {
@@ -88,6 +90,16 @@ impl Proxy<'_> {
             .ok_or_else(|| bad(call, &format!("unknown request {id:#x}")))
     }
 
+    /// Counts a collective on `c` and gives the checks its record.
+    fn record_collective(&mut self, c: &Comm, record: Option<Record>) {
+        let seq = self.coll_seq.entry(c.id()).or_default();
+        let k = *seq;
+        *seq += 1;
+        if let Some(Record::Coll(rec)) = record {
+            self.checks.collective(c, &self.world, k, rec);
+        }
+    }
+
     pub(crate) fn hold(&mut self, h: Held) -> i64 {
         let id = self.id();
         self.requests.insert(id, h);
@@ -151,6 +163,7 @@ pub(crate) async fn execute(
     op: Op,
     a: &[i64],
     payload: Vec<u8>,
+    record: Option<Record>,
 ) -> Result<Answer> {
     let call = crate::proxy::op_name(op);
     match op {
@@ -514,6 +527,7 @@ pub(crate) async fn execute(
         | Op::Scan
         | Op::Exscan => {
             let c = p.comm(a[0], call)?;
+            p.record_collective(&c, record);
             crate::coll::blocking(&c, op, a, payload)
                 .await
                 .map(Answer::data)
@@ -536,6 +550,7 @@ pub(crate) async fn execute(
         | Op::Iexscan => {
             // A nonblocking collective: started, held like a receive, completed by a wait.
             let c = p.comm(a[0], call)?;
+            p.record_collective(&c, record);
             let held = crate::coll::start(&c, op, a, payload)?;
             Ok(Answer::v(&[p.hold(held)]))
         }

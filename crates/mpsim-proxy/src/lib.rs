@@ -15,6 +15,7 @@
 //! let status = run(RunConfig::new(4), true, &CProgram { path: "./ring".into(), args: vec![] });
 //! ```
 
+mod checks;
 mod coll;
 mod exec;
 mod longdouble;
@@ -31,6 +32,8 @@ use std::time::{Duration, Instant};
 use mpsim::{Comm, Error, Launcher, RunConfig};
 use mpsim_door::segment::Segment;
 use mpsim_door::{ENV_FD, ENV_RANKS};
+
+pub use checks::{Finding, classify, write_findings};
 
 /// Bytes of each rank's slot in the shared segment: messages larger than its data area cross
 /// in chunks. Address space only: pages are touched as used.
@@ -54,6 +57,9 @@ pub struct Ended {
     /// The program's exit status when the run succeeded: 0 when every rank exited 0, else the
     /// first nonzero status (128 + signal for a rank killed by one).
     pub status: i32,
+    /// What the checks of the program against MPI's rules found (`checks`), in order of
+    /// virtual time.
+    pub findings: Vec<Finding>,
 }
 
 /// Runs `program` on `config.ranks` ranks as `config` says (backend, model, report, trace).
@@ -63,6 +69,7 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
     let failed = |e: Error| Ended {
         error: Some(e),
         status: 1,
+        findings: Vec::new(),
     };
     let ranks = config.ranks;
     let segment = match Segment::create(ranks, SLOT_BYTES) {
@@ -96,17 +103,21 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
     let queue_calls = config.backend == mpsim::Backend::Sim;
     let launcher = Launcher::with_config(config);
     let segment_ref = &segment;
+    let ledger = checks::Checks::default();
+    let checks = &ledger;
     let result = launcher.run(move |world: Comm| async move {
-        proxy::Proxy::new(segment_ref, world, charge_compute, queue_calls)
+        proxy::Proxy::new(segment_ref, world, charge_compute, queue_calls, checks)
             .serve()
             .await
     });
+    let findings = ledger.findings();
     match result {
         Ok(()) => {
             let status = child.wait().ok().and_then(|s| s.code()).unwrap_or(1);
             Ended {
                 error: None,
                 status,
+                findings,
             }
         }
         Err(e) => {
@@ -114,6 +125,7 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
             Ended {
                 error: Some(e),
                 status: 1,
+                findings,
             }
         }
     }

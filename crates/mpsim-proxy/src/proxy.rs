@@ -102,6 +102,12 @@ pub(crate) struct Proxy<'s> {
     pub last_call: &'static str,
     pub initialized: bool,
     zygote: i32,
+    /// The run's checks, shared by all proxies.
+    pub checks: &'s crate::checks::Checks,
+    /// Collectives this rank made so far, per communicator (by `Comm::id`).
+    pub coll_seq: HashMap<u64, u64>,
+    /// Receives this rank posted so far (their order, for the type checks).
+    pub recv_seq: u64,
 }
 
 /// What executing a call gives: the reply's head values and payload.
@@ -203,7 +209,13 @@ pub(crate) fn class_number(e: &Error) -> i32 {
 }
 
 impl<'s> Proxy<'s> {
-    pub fn new(segment: &'s Segment, world: Comm, charge_compute: bool, queue_calls: bool) -> Self {
+    pub fn new(
+        segment: &'s Segment,
+        world: Comm,
+        charge_compute: bool,
+        queue_calls: bool,
+        checks: &'s crate::checks::Checks,
+    ) -> Self {
         let rank = world.rank();
         let channel = Channel::new(segment.slot(rank), mpsim_door::channel::Side::Proxy);
         let mut comms = HashMap::new();
@@ -233,6 +245,9 @@ impl<'s> Proxy<'s> {
             queue_calls,
             last_call: "(none yet)",
             initialized: false,
+            checks,
+            coll_seq: HashMap::new(),
+            recv_seq: 0,
             zygote: segment
                 .header()
                 .zygote_pid
@@ -313,7 +328,8 @@ impl<'s> Proxy<'s> {
                 match self.world.abort(code).await {}
             }
             let comm_id = head.a[0];
-            let result = crate::exec::execute(&mut self, op, &head.a, payload).await;
+            let record = mpsim_door::check::Record::take(&head.a, &mut payload);
+            let result = crate::exec::execute(&mut self, op, &head.a, payload, record).await;
             let (reply, data) = match result {
                 Ok(a) => (
                     ReplyHead {
@@ -352,6 +368,11 @@ impl<'s> Proxy<'s> {
                 )));
             }
             if op == Op::Finalize {
+                // Communicators of the rank's own (not the world, not self) left: a warning.
+                let leaked = self.comms.keys().filter(|&&id| id != 0x101 && id != 0x102).count();
+                if leaked > 0 {
+                    self.checks.comm_leak(&self.world, leaked);
+                }
                 // The rank's part of the run is over; its process goes on to exit.
                 self.channel
                     .slot()

@@ -15,6 +15,7 @@ use std::ffi::{c_int, c_void};
 
 pub mod persistent;
 
+use mpsim_door::check::{ARG, Blocks, Coll, Record};
 use mpsim_door::wire::{Elem, Op, ReduceOp, class};
 
 use super::p2p::store;
@@ -60,6 +61,59 @@ fn reduction(call: &str, c: Handle, op: Handle) -> Res<Reduction> {
         }
     };
     Ok(Reduction::Builtin(b))
+}
+
+impl Reduction {
+    /// How the checks name it (`MPI_SUM`; a user operation by its function, whose address is
+    /// the same in every rank, all forked from one program, shown relative to its file, so
+    /// that reports are the same from run to run).
+    fn name(&self) -> String {
+        let b = match self {
+            Reduction::User(u) => return function_name(u.f as usize),
+            Reduction::Builtin(b) => b,
+        };
+        let s = match b {
+            ReduceOp::Sum => "MPI_SUM",
+            ReduceOp::Prod => "MPI_PROD",
+            ReduceOp::Min => "MPI_MIN",
+            ReduceOp::Max => "MPI_MAX",
+            ReduceOp::Band => "MPI_BAND",
+            ReduceOp::Bor => "MPI_BOR",
+            ReduceOp::Bxor => "MPI_BXOR",
+            ReduceOp::Land => "MPI_LAND",
+            ReduceOp::Lor => "MPI_LOR",
+            ReduceOp::Lxor => "MPI_LXOR",
+            ReduceOp::Minloc => "MPI_MINLOC",
+            ReduceOp::Maxloc => "MPI_MAXLOC",
+            ReduceOp::Replace => "MPI_REPLACE",
+            ReduceOp::NoOp => "MPI_NO_OP",
+        };
+        s.to_string()
+    }
+}
+
+/// The name of the function at `addr`: its symbol if the dynamic linker knows it, else its
+/// offset in its file.
+fn function_name(addr: usize) -> String {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: `dladdr` reads the address only.
+    if unsafe { libc::dladdr(addr as *const c_void, &mut info) } == 0 {
+        return "a user operation".into();
+    }
+    if !info.dli_sname.is_null() {
+        let name = unsafe { std::ffi::CStr::from_ptr(info.dli_sname) };
+        return format!("user operation {}", name.to_string_lossy());
+    }
+    let file = if info.dli_fname.is_null() {
+        String::new()
+    } else {
+        let f = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+        f.rsplit('/').next().unwrap_or("").to_string()
+    };
+    format!(
+        "user operation at {file}+{:#x}",
+        addr.wrapping_sub(info.dli_fbase as usize)
+    )
 }
 
 /// The element type a reduction on `t` works on, and elements per datatype element.
@@ -150,6 +204,14 @@ unsafe fn ints(p: *const c_int, n: u32) -> Vec<c_int> {
         return vec![0; n as usize];
     }
     unsafe { std::slice::from_raw_parts(p, n as usize) }.to_vec()
+}
+
+/// The `n` displacements at `p` (zeros if `p` is NULL).
+unsafe fn displs_of(p: *const c_int, n: u32) -> Vec<isize> {
+    unsafe { ints(p, n) }
+        .into_iter()
+        .map(|d| d as isize)
+        .collect()
 }
 
 fn counts_of(call: &str, c: Handle, v: &[c_int]) -> Res<Vec<usize>> {
@@ -301,6 +363,9 @@ impl Finish {
 /// Makes collective `op` (its blocking form) named `call`, with arguments `a` and `payload`:
 /// blocking (`request` `None`), its result is put in place now; nonblocking, `*request` gets
 /// a request that does it when completed.
+///
+/// `check` is what the call was, for the run's check that every rank made the same collective
+/// with matching arguments (`mpsim_door::check`): it crosses the door beside the data.
 #[allow(clippy::too_many_arguments)]
 unsafe fn issue(
     call: &str,
@@ -309,8 +374,20 @@ unsafe fn issue(
     a: &[i64],
     payload: &[&[u8]],
     finish: Finish,
+    check: Coll,
     request: Option<*mut Handle>,
 ) -> Res<()> {
+    let record = Record::Coll(Coll {
+        call: call.to_string(),
+        ..check
+    })
+    .encode();
+    let mut args = [0i64; ARG + 1];
+    args[..a.len()].copy_from_slice(a);
+    args[ARG] = record.len() as i64;
+    let mut parts = payload.to_vec();
+    parts.push(&record);
+    let (a, payload) = (&args[..], &parts[..]);
     match request {
         None => {
             let got = run(call, c, op, a, payload)?;
@@ -330,6 +407,22 @@ unsafe fn issue(
     Ok(())
 }
 
+/// A collective's record for the checks: `root`, what it sends and expects (the call's name
+/// is added by [`issue`]).
+fn coll(root: Option<c_int>, sends: Blocks, expects: Blocks) -> Coll {
+    Coll {
+        root: root.map(i64::from),
+        sends,
+        expects,
+        ..Coll::default()
+    }
+}
+
+/// Per-rank signatures of `counts[i]` elements of `t`.
+fn each(counts: &[usize], t: &Datatype) -> Blocks {
+    Blocks::Each(counts.iter().map(|&n| t.sig(n)).collect())
+}
+
 /// Checks a nonblocking call's request pointer.
 fn request_ptr(call: &str, c: Handle, r: *mut Handle) -> Res<Option<*mut Handle>> {
     if r.is_null() {
@@ -346,7 +439,7 @@ fn request_ptr(call: &str, c: Handle, r: *mut Handle) -> Res<Option<*mut Handle>
 
 unsafe fn barrier(call: &str, c: Handle, r: Option<*mut Handle>) -> Res<()> {
     let info = comm(call, c)?;
-    unsafe { issue(call, c, Op::Barrier, &[info.id], &[], Finish::Nothing, r) }
+    unsafe { issue(call, c, Op::Barrier, &[info.id], &[], Finish::Nothing, Coll::default(), r) }
 }
 
 unsafe fn bcast(
@@ -369,6 +462,11 @@ unsafe fn bcast(
         Vec::new()
     };
     let a = [info.id, root as i64, (t.size * n) as i64];
+    let check = if mine {
+        coll(Some(root), Blocks::All(t.sig(n)), Blocks::None)
+    } else {
+        coll(Some(root), Blocks::None, Blocks::All(t.sig(n)))
+    };
     let finish = if mine {
         Finish::Nothing
     } else {
@@ -378,7 +476,7 @@ unsafe fn bcast(
             dt: t,
         }
     };
-    unsafe { issue(call, c, Op::Bcast, &a, &[&data], finish, r) }
+    unsafe { issue(call, c, Op::Bcast, &a, &[&data], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -397,32 +495,43 @@ unsafe fn gather(
     let info = comm(call, c)?;
     check_root(call, c, &info, root)?;
     let at_root = info.rank as c_int == root;
-    let data = if at_root && in_place(sbuf) {
+    let (data, sends) = if at_root && in_place(sbuf) {
         let rn = count(call, c, rcount)?;
         let rt = datatype(call, c, rdt)?;
         let mine = unsafe {
             rbuf.cast::<u8>()
                 .offset(info.rank as isize * rn as isize * rt.extent)
         };
-        unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
+        (
+            unsafe { packed(mine.cast(), rn, &rt) }.into_owned(),
+            Blocks::None,
+        )
     } else {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
-        unsafe { packed(sbuf, sn, &st) }.into_owned()
+        (
+            unsafe { packed(sbuf, sn, &st) }.into_owned(),
+            Blocks::All(st.sig(sn)),
+        )
     };
-    let finish = if at_root {
+    let (finish, expects) = if at_root {
         let rn = count(call, c, rcount)?;
         let rt = datatype(call, c, rdt)?;
-        Finish::Unpack {
-            buf: rbuf as usize,
-            n: rn * info.size as usize,
-            dt: rt,
-        }
+        let sig = rt.sig(rn);
+        (
+            Finish::Unpack {
+                buf: rbuf as usize,
+                n: rn * info.size as usize,
+                dt: rt,
+            },
+            Blocks::All(sig),
+        )
     } else {
-        Finish::Nothing
+        (Finish::Nothing, Blocks::None)
     };
     let a = [info.id, root as i64, data.len() as i64];
-    unsafe { issue(call, c, Op::Gather, &a, &[&data], finish, r) }
+    let check = coll(Some(root), sends, expects);
+    unsafe { issue(call, c, Op::Gather, &a, &[&data], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -445,30 +554,35 @@ unsafe fn gatherv(
     let (counts, disp, rt) = if at_root {
         let rt = datatype(call, c, rdt)?;
         let counts = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-        let disp: Vec<isize> = unsafe { ints(displs, info.size) }
-            .into_iter()
-            .map(|d| d as isize)
-            .collect();
+        let disp: Vec<isize> = unsafe { displs_of(displs, info.size) };
         (counts, disp, Some(rt))
     } else {
         (Vec::new(), Vec::new(), None)
     };
-    let data = match &rt {
+    let (data, sends) = match &rt {
         Some(rt) if in_place(sbuf) => {
             let me = info.rank as usize;
             let p = unsafe { rbuf.cast::<u8>().offset(disp[me] * rt.extent) };
-            unsafe { packed(p.cast(), counts[me], rt) }.into_owned()
+            (
+                unsafe { packed(p.cast(), counts[me], rt) }.into_owned(),
+                Blocks::None,
+            )
         }
         _ => {
             let sn = count(call, c, scount)?;
             let st = datatype(call, c, sdt)?;
-            unsafe { packed(sbuf, sn, &st) }.into_owned()
+            (
+                unsafe { packed(sbuf, sn, &st) }.into_owned(),
+                Blocks::All(st.sig(sn)),
+            )
         }
     };
     let byte_counts: Vec<usize> = match &rt {
         Some(rt) => counts.iter().map(|&n| n * rt.size).collect(),
         None => Vec::new(),
     };
+    let expects = rt.as_ref().map_or(Blocks::None, |rt| each(&counts, rt));
+    let check = coll(Some(root), sends, expects);
     let finish = match rt {
         Some(dt) => Finish::UnpackV {
             buf: rbuf as usize,
@@ -480,7 +594,7 @@ unsafe fn gatherv(
     };
     let a = [info.id, root as i64, data.len() as i64];
     let payload: [&[u8]; 2] = [&data, &u64s(&byte_counts)];
-    unsafe { issue(call, c, Op::Gatherv, &a, &payload, finish, r) }
+    unsafe { issue(call, c, Op::Gatherv, &a, &payload, finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -500,29 +614,36 @@ unsafe fn scatter(
     check_root(call, c, &info, root)?;
     let at_root = info.rank as c_int == root;
     let place = at_root && in_place(rbuf);
-    let (data, block) = if at_root {
+    let (data, block, sends) = if at_root {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
         (
             unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned(),
             sn * st.size,
+            Blocks::All(st.sig(sn)),
         )
     } else {
         let rn = count(call, c, rcount)?;
         let rt = datatype(call, c, rdt)?;
-        (Vec::new(), rn * rt.size)
+        (Vec::new(), rn * rt.size, Blocks::None)
     };
-    let finish = if place {
-        Finish::Nothing
+    let (finish, expects) = if place {
+        (Finish::Nothing, Blocks::None)
     } else {
-        Finish::Unpack {
-            buf: rbuf as usize,
-            n: count(call, c, rcount)?,
-            dt: datatype(call, c, rdt)?,
-        }
+        let (n, dt) = (count(call, c, rcount)?, datatype(call, c, rdt)?);
+        let sig = dt.sig(n);
+        (
+            Finish::Unpack {
+                buf: rbuf as usize,
+                n,
+                dt,
+            },
+            Blocks::All(sig),
+        )
     };
     let a = [info.id, root as i64, block as i64];
-    unsafe { issue(call, c, Op::Scatter, &a, &[&data], finish, r) }
+    let check = coll(Some(root), sends, expects);
+    unsafe { issue(call, c, Op::Scatter, &a, &[&data], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -549,17 +670,17 @@ unsafe fn scatterv(
         (count(call, c, rcount)?, Some(datatype(call, c, rdt)?))
     };
     let mut payload = Vec::new();
+    let mut sends = Blocks::None;
     if at_root {
         let st = datatype(call, c, sdt)?;
         let counts = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
-        let disp: Vec<isize> = unsafe { ints(displs, info.size) }
-            .into_iter()
-            .map(|d| d as isize)
-            .collect();
+        let disp: Vec<isize> = unsafe { displs_of(displs, info.size) };
         let bytes: Vec<usize> = counts.iter().map(|&n| n * st.size).collect();
         payload.extend_from_slice(&u64s(&bytes));
         payload.extend_from_slice(&unsafe { pack_v(sbuf, &counts, &disp, &st) });
+        sends = each(&counts, &st);
     }
+    let expects = rt.as_ref().map_or(Blocks::None, |t| Blocks::All(t.sig(rn)));
     let recv_bytes = rt.as_ref().map_or_else(
         || {
             // In place: the root keeps its block; it receives its own count.
@@ -577,7 +698,8 @@ unsafe fn scatterv(
         None => Finish::Nothing,
     };
     let a = [info.id, root as i64, recv_bytes as i64];
-    unsafe { issue(call, c, Op::Scatterv, &a, &[&payload], finish, r) }
+    let check = coll(Some(root), sends, expects);
+    unsafe { issue(call, c, Op::Scatterv, &a, &[&payload], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -595,23 +717,27 @@ unsafe fn allgather(
     let info = comm(call, c)?;
     let rn = count(call, c, rcount)?;
     let rt = datatype(call, c, rdt)?;
-    let data = if in_place(sbuf) {
+    let (data, sends) = if in_place(sbuf) {
         let mine = unsafe {
             rbuf.cast::<u8>()
                 .offset(info.rank as isize * rn as isize * rt.extent)
         };
-        unsafe { packed(mine.cast(), rn, &rt) }.into_owned()
+        (
+            unsafe { packed(mine.cast(), rn, &rt) }.into_owned(),
+            rt.sig(rn),
+        )
     } else {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
-        unsafe { packed(sbuf, sn, &st) }.into_owned()
+        (unsafe { packed(sbuf, sn, &st) }.into_owned(), st.sig(sn))
     };
+    let check = coll(None, Blocks::All(sends), Blocks::All(rt.sig(rn)));
     let finish = Finish::Unpack {
         buf: rbuf as usize,
         n: rn * info.size as usize,
         dt: rt,
     };
-    unsafe { issue(call, c, Op::Allgather, &[info.id], &[&data], finish, r) }
+    unsafe { issue(call, c, Op::Allgather, &[info.id], &[&data], finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -630,19 +756,20 @@ unsafe fn allgatherv(
     let info = comm(call, c)?;
     let rt = datatype(call, c, rdt)?;
     let counts = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-    let disp: Vec<isize> = unsafe { ints(displs, info.size) }
-        .into_iter()
-        .map(|d| d as isize)
-        .collect();
-    let data = if in_place(sbuf) {
+    let disp: Vec<isize> = unsafe { displs_of(displs, info.size) };
+    let (data, sends) = if in_place(sbuf) {
         let me = info.rank as usize;
         let p = unsafe { rbuf.cast::<u8>().offset(disp[me] * rt.extent) };
-        unsafe { packed(p.cast(), counts[me], &rt) }.into_owned()
+        (
+            unsafe { packed(p.cast(), counts[me], &rt) }.into_owned(),
+            rt.sig(counts[me]),
+        )
     } else {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
-        unsafe { packed(sbuf, sn, &st) }.into_owned()
+        (unsafe { packed(sbuf, sn, &st) }.into_owned(), st.sig(sn))
     };
+    let check = coll(None, Blocks::All(sends), each(&counts, &rt));
     let bytes: Vec<usize> = counts.iter().map(|&n| n * rt.size).collect();
     let a = [info.id, data.len() as i64];
     let payload: [&[u8]; 2] = [&data, &u64s(&bytes)];
@@ -652,7 +779,7 @@ unsafe fn allgatherv(
         displs: disp,
         dt: rt,
     };
-    unsafe { issue(call, c, Op::Allgatherv, &a, &payload, finish, r) }
+    unsafe { issue(call, c, Op::Allgatherv, &a, &payload, finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -670,19 +797,91 @@ unsafe fn alltoall(
     let info = comm(call, c)?;
     let rn = count(call, c, rcount)?;
     let rt = datatype(call, c, rdt)?;
-    let data = if in_place(sbuf) {
-        unsafe { packed(rbuf, rn * info.size as usize, &rt) }.into_owned()
+    let (data, sends) = if in_place(sbuf) {
+        (
+            unsafe { packed(rbuf, rn * info.size as usize, &rt) }.into_owned(),
+            rt.sig(rn),
+        )
     } else {
         let sn = count(call, c, scount)?;
         let st = datatype(call, c, sdt)?;
-        unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned()
+        (
+            unsafe { packed(sbuf, sn * info.size as usize, &st) }.into_owned(),
+            st.sig(sn),
+        )
     };
+    let check = coll(None, Blocks::All(sends), Blocks::All(rt.sig(rn)));
     let finish = Finish::Unpack {
         buf: rbuf as usize,
         n: rn * info.size as usize,
         dt: rt,
     };
-    unsafe { issue(call, c, Op::Alltoall, &[info.id], &[&data], finish, r) }
+    unsafe { issue(call, c, Op::Alltoall, &[info.id], &[&data], finish, check, r) }
+}
+
+/// One side of an all-to-all with a block per peer: `counts[i]` elements of `types[i]` at
+/// `buf` + `displs[i]` bytes.
+struct PeerBlocks {
+    buf: *const c_void,
+    counts: Vec<usize>,
+    displs: Vec<isize>,
+    types: Vec<Datatype>,
+}
+
+impl PeerBlocks {
+    /// Their signatures, for the checks.
+    fn sigs(&self) -> Blocks {
+        Blocks::Each(
+            self.counts
+                .iter()
+                .zip(&self.types)
+                .map(|(&k, t)| t.sig(k))
+                .collect(),
+        )
+    }
+
+    /// Bytes of data per peer.
+    fn bytes(&self) -> Vec<usize> {
+        self.counts
+            .iter()
+            .zip(&self.types)
+            .map(|(&k, t)| k * t.size)
+            .collect()
+    }
+
+    /// The blocks packed one after the other.
+    unsafe fn pack(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for ((&k, &d), t) in self.counts.iter().zip(&self.displs).zip(&self.types) {
+            let p = unsafe { self.buf.cast::<u8>().offset(d) };
+            out.extend_from_slice(&unsafe { packed(p.cast(), k, t) });
+        }
+        out
+    }
+}
+
+/// `MPI_Alltoallv` and `MPI_Alltoallw` once their blocks are known (`send` `None`: in place,
+/// the receive blocks are sent): packed here per peer, so the proxy runs an alltoallv of bytes.
+unsafe fn alltoall_blocks(
+    call: &str,
+    c: Handle,
+    info: &CommInfo,
+    send: Option<PeerBlocks>,
+    recv: PeerBlocks,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let send = send.as_ref().unwrap_or(&recv);
+    let data = unsafe { send.pack() };
+    let a = [info.id, data.len() as i64];
+    let payload: [&[u8]; 3] = [&u64s(&send.bytes()), &u64s(&recv.bytes()), &data];
+    let check = coll(None, send.sigs(), recv.sigs());
+    let finish = Finish::UnpackW {
+        buf: recv.buf as usize,
+        counts: recv.counts,
+        displs: recv.displs,
+        dts: recv.types,
+    };
+    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, check, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -700,42 +899,30 @@ unsafe fn alltoallv(
     r: Option<*mut Handle>,
 ) -> Res<()> {
     let info = comm(call, c)?;
-    let rt = datatype(call, c, rdt)?;
-    let rc = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-    let rd: Vec<isize> = unsafe { ints(rdispls, info.size) }
-        .into_iter()
-        .map(|d| d as isize)
-        .collect();
-    let (sc, data) = if in_place(sbuf) {
-        (
-            rc.iter().map(|&n| n * rt.size).collect::<Vec<_>>(),
-            unsafe { pack_v(rbuf, &rc, &rd, &rt) },
-        )
+    // Displacements in extents of the one datatype, made bytes.
+    let blocks =
+        |buf: *const c_void, counts: *const c_int, displs: *const c_int, dt| -> Res<PeerBlocks> {
+            let t = datatype(call, c, dt)?;
+            Ok(PeerBlocks {
+                buf,
+                counts: counts_of(call, c, &unsafe { ints(counts, info.size) })?,
+                displs: unsafe { displs_of(displs, info.size) }
+                    .into_iter()
+                    .map(|d| d * t.extent)
+                    .collect(),
+                types: vec![t; info.size as usize],
+            })
+        };
+    let recv = blocks(rbuf, rcounts, rdispls, rdt)?;
+    let send = if in_place(sbuf) {
+        None
     } else {
-        let st = datatype(call, c, sdt)?;
-        let sc = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
-        let sd: Vec<isize> = unsafe { ints(sdispls, info.size) }
-            .into_iter()
-            .map(|d| d as isize)
-            .collect();
-        (sc.iter().map(|&n| n * st.size).collect(), unsafe {
-            pack_v(sbuf, &sc, &sd, &st)
-        })
+        Some(blocks(sbuf, scounts, sdispls, sdt)?)
     };
-    let rb: Vec<usize> = rc.iter().map(|&n| n * rt.size).collect();
-    let a = [info.id, data.len() as i64];
-    let payload: [&[u8]; 3] = [&u64s(&sc), &u64s(&rb), &data];
-    let finish = Finish::UnpackV {
-        buf: rbuf as usize,
-        counts: rc,
-        displs: rd,
-        dt: rt,
-    };
-    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
+    unsafe { alltoall_blocks(call, c, &info, send, recv, r) }
 }
 
-/// `MPI_Alltoallw`: a datatype per peer and displacements in bytes; packed here per peer, so
-/// the proxy runs it as an alltoallv of bytes.
+/// `MPI_Alltoallw`: a datatype per peer and displacements in bytes.
 #[allow(clippy::too_many_arguments)]
 unsafe fn alltoallw(
     call: &str,
@@ -751,9 +938,12 @@ unsafe fn alltoallw(
     r: Option<*mut Handle>,
 ) -> Res<()> {
     let info = comm(call, c)?;
-    let n = info.size as usize;
-    let types = |p: *const Handle| -> Res<Vec<Datatype>> {
-        if p.is_null() {
+    let blocks = |buf: *const c_void,
+                  counts: *const c_int,
+                  displs: *const c_int,
+                  dts: *const Handle|
+     -> Res<PeerBlocks> {
+        if dts.is_null() {
             return Err(raise(
                 Some(c),
                 call,
@@ -761,52 +951,23 @@ unsafe fn alltoallw(
                 "the datatype array is NULL",
             ));
         }
-        unsafe { std::slice::from_raw_parts(p, n) }
-            .iter()
-            .map(|&h| datatype(call, c, h))
-            .collect()
+        Ok(PeerBlocks {
+            buf,
+            counts: counts_of(call, c, &unsafe { ints(counts, info.size) })?,
+            displs: unsafe { displs_of(displs, info.size) },
+            types: unsafe { std::slice::from_raw_parts(dts, info.size as usize) }
+                .iter()
+                .map(|&h| datatype(call, c, h))
+                .collect::<Res<_>>()?,
+        })
     };
-    let rts = types(rdts)?;
-    let rc = counts_of(call, c, &unsafe { ints(rcounts, info.size) })?;
-    let rd: Vec<isize> = unsafe { ints(rdispls, info.size) }
-        .into_iter()
-        .map(|d| d as isize)
-        .collect();
-    let pack_w = |buf: *const c_void, counts: &[usize], displs: &[isize], ts: &[Datatype]| {
-        let mut out = Vec::new();
-        for ((&k, &d), t) in counts.iter().zip(displs).zip(ts) {
-            let p = unsafe { buf.cast::<u8>().offset(d) };
-            out.extend_from_slice(&unsafe { packed(p.cast(), k, t) });
-        }
-        out
-    };
-    let (sc, data) = if in_place(sbuf) {
-        let bytes = rc
-            .iter()
-            .zip(&rts)
-            .map(|(&k, t)| k * t.size)
-            .collect::<Vec<_>>();
-        (bytes, pack_w(rbuf, &rc, &rd, &rts))
+    let recv = blocks(rbuf, rcounts, rdispls, rdts)?;
+    let send = if in_place(sbuf) {
+        None
     } else {
-        let sts = types(sdts)?;
-        let sc = counts_of(call, c, &unsafe { ints(scounts, info.size) })?;
-        let sd: Vec<isize> = unsafe { ints(sdispls, info.size) }
-            .into_iter()
-            .map(|d| d as isize)
-            .collect();
-        let bytes = sc.iter().zip(&sts).map(|(&k, t)| k * t.size).collect();
-        (bytes, pack_w(sbuf, &sc, &sd, &sts))
+        Some(blocks(sbuf, scounts, sdispls, sdts)?)
     };
-    let rb: Vec<usize> = rc.iter().zip(&rts).map(|(&k, t)| k * t.size).collect();
-    let a = [info.id, data.len() as i64];
-    let payload: [&[u8]; 3] = [&u64s(&sc), &u64s(&rb), &data];
-    let finish = Finish::UnpackW {
-        buf: rbuf as usize,
-        counts: rc,
-        displs: rd,
-        dts: rts,
-    };
-    unsafe { issue(call, c, Op::Alltoallv, &a, &payload, finish, r) }
+    unsafe { alltoall_blocks(call, c, &info, send, recv, r) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -823,172 +984,117 @@ unsafe fn reduce_scatter_block(
     let info = comm(call, c)?;
     let n = count(call, c, n)?;
     let counts = vec![n as c_int; info.size as usize];
-    unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
+    unsafe { reduce_scatter_counts(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
 }
 
-mpi! {
-    fn MPI_Barrier / PMPI_Barrier(c: Handle) -> c_int {
-        ret(unsafe { barrier("MPI_Barrier", c, None) })
-    }
+/// `MPI_Reduce_scatter`: `counts`, one per rank, says how much of the result each gets.
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_scatter(
+    call: &str,
+    sbuf: *const c_void,
+    rbuf: *mut c_void,
+    counts: *const c_int,
+    dt: Handle,
+    op: Handle,
+    c: Handle,
+    r: Option<*mut Handle>,
+) -> Res<()> {
+    let info = comm(call, c)?;
+    let counts = unsafe { ints(counts, info.size) };
+    unsafe { reduce_scatter_counts(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
+}
 
-    fn MPI_Ibarrier / PMPI_Ibarrier(c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ibarrier";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { barrier(call, c, r) }))
-    }
+/// Defines each collective's three entry points from one argument list and one implementation
+/// (`$imp(call, args..., request)`): the blocking form (`MPI_Bcast`, no request), the
+/// nonblocking one (`MPI_Ibcast`, a request) and the persistent one (`MPI_Bcast_init`, which
+/// keeps the arguments, [`persistent::Keep`], and runs the nonblocking form with them at each
+/// start, on a duplicate `$c` of its communicator). So the three check and pack their
+/// arguments in the same code.
+macro_rules! collectives {
+    ($(
+        $call:ident / $pcall:ident, $icall:ident / $picall:ident, $init:ident / $pinit:ident
+        ( $($arg:ident : $ty:ty),* ) on $c:ident => $imp:ident ( $($e:expr),* );
+    )*) => {
+        mpi! {$(
+            fn $call / $pcall($($arg: $ty),*) -> c_int {
+                ret(unsafe { $imp(stringify!($call), $($e,)* None) })
+            }
 
-    fn MPI_Bcast / PMPI_Bcast(buf: *mut c_void, n: c_int, dt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { bcast("MPI_Bcast", buf, n, dt, root, c, None) })
-    }
+            fn $icall / $picall($($arg: $ty,)* request: *mut Handle) -> c_int {
+                let call = stringify!($icall);
+                ret(request_ptr(call, $c, request).and_then(|r| unsafe { $imp(call, $($e,)* r) }))
+            }
 
-    fn MPI_Ibcast / PMPI_Ibcast(buf: *mut c_void, n: c_int, dt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ibcast";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { bcast(call, buf, n, dt, root, c, r) }))
-    }
+            fn $init / $pinit($($arg: $ty,)* _info: Handle, request: *mut Handle) -> c_int {
+                let n = persistent::size($c);
+                $(let $arg = <$ty as persistent::Keep>::keep($arg, n);)*
+                let first = $c;
+                let run = move |dup: Handle, r: Option<*mut Handle>| {
+                    let call = concat!("MPI_Start (", stringify!($init), ")");
+                    $(let $arg = <$ty as persistent::Keep>::lend(&$arg);)*
+                    let _ = $c;
+                    let $c = dup;
+                    unsafe { $imp(call, $($e,)* r) }
+                };
+                unsafe { persistent::init(stringify!($init), first, request, run) }
+            }
+        )*}
+    };
+}
 
-    fn MPI_Reduce / PMPI_Reduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Reduce", sbuf, rbuf, n, dt, op, Some(root), c, Op::Reduce, None) })
-    }
-
-    fn MPI_Ireduce / PMPI_Ireduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ireduce";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, Some(root), c, Op::Reduce, r) }))
-    }
-
-    fn MPI_Allreduce / PMPI_Allreduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Allreduce", sbuf, rbuf, n, dt, op, None, c, Op::Allreduce, None) })
-    }
-
-    fn MPI_Iallreduce / PMPI_Iallreduce(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iallreduce";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, None, c, Op::Allreduce, r) }))
-    }
-
-    fn MPI_Scan / PMPI_Scan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Scan", sbuf, rbuf, n, dt, op, None, c, Op::Scan, None) })
-    }
-
-    fn MPI_Iscan / PMPI_Iscan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iscan";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, None, c, Op::Scan, r) }))
-    }
-
-    fn MPI_Exscan / PMPI_Exscan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce("MPI_Exscan", sbuf, rbuf, n, dt, op, None, c, Op::Exscan, None) })
-    }
-
-    fn MPI_Iexscan / PMPI_Iexscan(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iexscan";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce(call, sbuf, rbuf, n, dt, op, None, c, Op::Exscan, r) }))
-    }
-
-    fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret(unsafe { reduce_scatter_block("MPI_Reduce_scatter_block", sbuf, rbuf, n, dt, op, c, None) })
-    }
-
-    fn MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block(sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ireduce_scatter_block";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { reduce_scatter_block(call, sbuf, rbuf, n, dt, op, c, r) }))
-    }
-
-    fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: Handle, op: Handle, c: Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Reduce_scatter";
-            let info = comm(call, c)?;
-            let counts = unsafe { ints(counts, info.size) };
-            unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info, None) }
-        })())
-    }
-
-    fn MPI_Ireduce_scatter / PMPI_Ireduce_scatter(sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: Handle, op: Handle, c: Handle, r: *mut Handle) -> c_int {
-        ret((|| {
-            let call = "MPI_Ireduce_scatter";
-            let r = request_ptr(call, c, r)?;
-            let info = comm(call, c)?;
-            let counts = unsafe { ints(counts, info.size) };
-            unsafe { reduce_scatter(call, sbuf, rbuf, &counts, dt, op, c, &info, r) }
-        })())
-    }
-
-    fn MPI_Gather / PMPI_Gather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { gather("MPI_Gather", sbuf, scount, sdt, rbuf, rcount, rdt, root, c, None) })
-    }
-
-    fn MPI_Igather / PMPI_Igather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Igather";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { gather(call, sbuf, scount, sdt, rbuf, rcount, rdt, root, c, r) }))
-    }
-
-    fn MPI_Gatherv / PMPI_Gatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { gatherv("MPI_Gatherv", sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, None) })
-    }
-
-    fn MPI_Igatherv / PMPI_Igatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Igatherv";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { gatherv(call, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c, r) }))
-    }
-
-    fn MPI_Scatter / PMPI_Scatter(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { scatter("MPI_Scatter", sbuf, scount, sdt, rbuf, rcount, rdt, root, c, None) })
-    }
-
-    fn MPI_Iscatter / PMPI_Iscatter(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iscatter";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { scatter(call, sbuf, scount, sdt, rbuf, rcount, rdt, root, c, r) }))
-    }
-
-    fn MPI_Scatterv / PMPI_Scatterv(sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) -> c_int {
-        ret(unsafe { scatterv("MPI_Scatterv", sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, None) })
-    }
-
-    fn MPI_Iscatterv / PMPI_Iscatterv(sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iscatterv";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { scatterv(call, sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c, r) }))
-    }
-
-    fn MPI_Allgather / PMPI_Allgather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) -> c_int {
-        ret(unsafe { allgather("MPI_Allgather", sbuf, scount, sdt, rbuf, rcount, rdt, c, None) })
-    }
-
-    fn MPI_Iallgather / PMPI_Iallgather(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iallgather";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { allgather(call, sbuf, scount, sdt, rbuf, rcount, rdt, c, r) }))
-    }
-
-    fn MPI_Allgatherv / PMPI_Allgatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, c: Handle) -> c_int {
-        ret(unsafe { allgatherv("MPI_Allgatherv", sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c, None) })
-    }
-
-    fn MPI_Iallgatherv / PMPI_Iallgatherv(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Iallgatherv";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { allgatherv(call, sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c, r) }))
-    }
-
-    fn MPI_Alltoall / PMPI_Alltoall(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) -> c_int {
-        ret(unsafe { alltoall("MPI_Alltoall", sbuf, scount, sdt, rbuf, rcount, rdt, c, None) })
-    }
-
-    fn MPI_Ialltoall / PMPI_Ialltoall(sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ialltoall";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoall(call, sbuf, scount, sdt, rbuf, rcount, rdt, c, r) }))
-    }
-
-    fn MPI_Alltoallv / PMPI_Alltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle) -> c_int {
-        ret(unsafe { alltoallv("MPI_Alltoallv", sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, None) })
-    }
-
-    fn MPI_Alltoallw / PMPI_Alltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle) -> c_int {
-        ret(unsafe { alltoallw("MPI_Alltoallw", sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c, None) })
-    }
-
-    fn MPI_Ialltoallw / PMPI_Ialltoallw(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ialltoallw";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoallw(call, sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c, r) }))
-    }
-
-    fn MPI_Ialltoallv / PMPI_Ialltoallv(sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle, r: *mut Handle) -> c_int {
-        let call = "MPI_Ialltoallv";
-        ret(request_ptr(call, c, r).and_then(|r| unsafe { alltoallv(call, sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c, r) }))
-    }
+collectives! {
+    MPI_Barrier / PMPI_Barrier, MPI_Ibarrier / PMPI_Ibarrier, MPI_Barrier_init / PMPI_Barrier_init
+        (c: Handle) on c => barrier(c);
+    MPI_Bcast / PMPI_Bcast, MPI_Ibcast / PMPI_Ibcast, MPI_Bcast_init / PMPI_Bcast_init
+        (buf: *mut c_void, n: c_int, dt: Handle, root: c_int, c: Handle) on c
+        => bcast(buf, n, dt, root, c);
+    MPI_Reduce / PMPI_Reduce, MPI_Ireduce / PMPI_Ireduce, MPI_Reduce_init / PMPI_Reduce_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, root: c_int, c: Handle) on c
+        => reduce(sbuf, rbuf, n, dt, op, Some(root), c, Op::Reduce);
+    MPI_Allreduce / PMPI_Allreduce, MPI_Iallreduce / PMPI_Iallreduce, MPI_Allreduce_init / PMPI_Allreduce_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce(sbuf, rbuf, n, dt, op, None, c, Op::Allreduce);
+    MPI_Scan / PMPI_Scan, MPI_Iscan / PMPI_Iscan, MPI_Scan_init / PMPI_Scan_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce(sbuf, rbuf, n, dt, op, None, c, Op::Scan);
+    MPI_Exscan / PMPI_Exscan, MPI_Iexscan / PMPI_Iexscan, MPI_Exscan_init / PMPI_Exscan_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce(sbuf, rbuf, n, dt, op, None, c, Op::Exscan);
+    MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block, MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block,
+    MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init
+        (sbuf: *const c_void, rbuf: *mut c_void, n: c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce_scatter_block(sbuf, rbuf, n, dt, op, c);
+    MPI_Reduce_scatter / PMPI_Reduce_scatter, MPI_Ireduce_scatter / PMPI_Ireduce_scatter,
+    MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init
+        (sbuf: *const c_void, rbuf: *mut c_void, counts: *const c_int, dt: Handle, op: Handle, c: Handle) on c
+        => reduce_scatter(sbuf, rbuf, counts, dt, op, c);
+    MPI_Gather / PMPI_Gather, MPI_Igather / PMPI_Igather, MPI_Gather_init / PMPI_Gather_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) on c
+        => gather(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+    MPI_Gatherv / PMPI_Gatherv, MPI_Igatherv / PMPI_Igatherv, MPI_Gatherv_init / PMPI_Gatherv_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, root: c_int, c: Handle) on c
+        => gatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, root, c);
+    MPI_Scatter / PMPI_Scatter, MPI_Iscatter / PMPI_Iscatter, MPI_Scatter_init / PMPI_Scatter_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) on c
+        => scatter(sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+    MPI_Scatterv / PMPI_Scatterv, MPI_Iscatterv / PMPI_Iscatterv, MPI_Scatterv_init / PMPI_Scatterv_init
+        (sbuf: *const c_void, scounts: *const c_int, displs: *const c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, root: c_int, c: Handle) on c
+        => scatterv(sbuf, scounts, displs, sdt, rbuf, rcount, rdt, root, c);
+    MPI_Allgather / PMPI_Allgather, MPI_Iallgather / PMPI_Iallgather, MPI_Allgather_init / PMPI_Allgather_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) on c
+        => allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    MPI_Allgatherv / PMPI_Allgatherv, MPI_Iallgatherv / PMPI_Iallgatherv, MPI_Allgatherv_init / PMPI_Allgatherv_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, displs: *const c_int, rdt: Handle, c: Handle) on c
+        => allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    MPI_Alltoall / PMPI_Alltoall, MPI_Ialltoall / PMPI_Ialltoall, MPI_Alltoall_init / PMPI_Alltoall_init
+        (sbuf: *const c_void, scount: c_int, sdt: Handle, rbuf: *mut c_void, rcount: c_int, rdt: Handle, c: Handle) on c
+        => alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    MPI_Alltoallv / PMPI_Alltoallv, MPI_Ialltoallv / PMPI_Ialltoallv, MPI_Alltoallv_init / PMPI_Alltoallv_init
+        (sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdt: Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdt: Handle, c: Handle) on c
+        => alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+    MPI_Alltoallw / PMPI_Alltoallw, MPI_Ialltoallw / PMPI_Ialltoallw, MPI_Alltoallw_init / PMPI_Alltoallw_init
+        (sbuf: *const c_void, scounts: *const c_int, sdispls: *const c_int, sdts: *const Handle, rbuf: *mut c_void, rcounts: *const c_int, rdispls: *const c_int, rdts: *const Handle, c: Handle) on c
+        => alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
 }
 
 /// The reductions (`Reduce` with a root, `Allreduce`, `Scan`, `Exscan`), blocking or not.
@@ -1018,7 +1124,12 @@ unsafe fn reduce(
         sbuf
     };
     let data = unsafe { packed(from, n, &t) }.into_owned();
-    match reduction(call, c, op)? {
+    let red = reduction(call, c, op)?;
+    let check = Coll {
+        op: Some(red.name()),
+        ..coll(root, Blocks::All(t.sig(n)), Blocks::All(t.sig(n)))
+    };
+    match red {
         Reduction::Builtin(b) => {
             let (e, k) = elem(call, c, &t)?;
             let a = match root {
@@ -1034,7 +1145,7 @@ unsafe fn reduce(
             } else {
                 Finish::Nothing
             };
-            unsafe { issue(call, c, wire, &a, &[&data], finish, request) }
+            unsafe { issue(call, c, wire, &a, &[&data], finish, check, request) }
         }
         Reduction::User(f) => {
             // Gather every contribution here (to all: the calls stay collective), combine
@@ -1067,6 +1178,7 @@ unsafe fn reduce(
                     &[info.id],
                     &[&data],
                     finish,
+                    check,
                     request,
                 )
             }
@@ -1075,7 +1187,7 @@ unsafe fn reduce(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn reduce_scatter(
+unsafe fn reduce_scatter_counts(
     call: &str,
     sbuf: *const c_void,
     rbuf: *mut c_void,
@@ -1096,7 +1208,12 @@ unsafe fn reduce_scatter(
     };
     let data = unsafe { packed(from, total, &t) }.into_owned();
     let me = info.rank as usize;
-    match reduction(call, c, op)? {
+    let red = reduction(call, c, op)?;
+    let check = Coll {
+        op: Some(red.name()),
+        ..coll(None, Blocks::All(t.sig(total)), Blocks::All(t.sig(total)))
+    };
+    match red {
         Reduction::Builtin(b) => {
             let (e, k) = elem(call, c, &t)?;
             let elems: Vec<usize> = counts.iter().map(|&n| n * k).collect();
@@ -1107,7 +1224,18 @@ unsafe fn reduce_scatter(
             };
             let a = [info.id, e as i64, b as i64];
             let payload: [&[u8]; 2] = [&u64s(&elems), &data];
-            unsafe { issue(call, c, Op::ReduceScatter, &a, &payload, finish, request) }
+            unsafe {
+                issue(
+                    call,
+                    c,
+                    Op::ReduceScatter,
+                    &a,
+                    &payload,
+                    finish,
+                    check,
+                    request,
+                )
+            }
         }
         Reduction::User(f) => {
             let first: usize = counts[..me].iter().sum();
@@ -1129,6 +1257,7 @@ unsafe fn reduce_scatter(
                     &[info.id],
                     &[&data],
                     finish,
+                    check,
                     request,
                 )
             }

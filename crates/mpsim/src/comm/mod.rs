@@ -392,8 +392,23 @@ impl Comm {
         self.inner.p2p
     }
 
-    /// The communicator's id (`docs/p2p.md` §6), shared by its clones.
-    pub(crate) fn id(&self) -> u64 {
+    /// The communicator's id (`docs/p2p.md` §6), shared by its clones and the same on every
+    /// member: what tells two communicators apart across ranks (tools that keep per-
+    /// communicator records, such as the C door's checks, key them by it).
+    ///
+    /// ```
+    /// use mpsim::{Comm, Launcher, Result};
+    ///
+    /// async fn program(world: Comm) -> Result<()> {
+    ///     let dup = world.dup()?;
+    ///     assert_ne!(dup.id(), world.id());
+    ///     assert_eq!(world.clone().id(), world.id());
+    ///     Ok(())
+    /// }
+    ///
+    /// Launcher::new(2).run(program).unwrap();
+    /// ```
+    pub fn id(&self) -> u64 {
         self.inner.id
     }
 
