@@ -161,20 +161,19 @@ impl Datatype {
             }
         };
         let mut last: Option<(u32, u64)> = None;
-        let mut push = |k: u32, n: u64, runs: &mut Vec<(u32, u64)>, long: &mut bool| {
-            match &mut last {
-                Some((lk, ln)) if *lk == k => *ln += n,
-                _ => {
-                    if let Some((lk, ln)) = last.take() {
-                        mix(lk, ln);
-                        if runs.len() < RUNS_MAX {
-                            runs.push((lk, ln));
-                        } else {
-                            *long = true;
-                        }
+        let mut push = |k: u32, n: u64, runs: &mut Vec<(u32, u64)>, long: &mut bool| match &mut last
+        {
+            Some((lk, ln)) if *lk == k => *ln += n,
+            _ => {
+                if let Some((lk, ln)) = last.take() {
+                    mix(lk, ln);
+                    if runs.len() < RUNS_MAX {
+                        runs.push((lk, ln));
+                    } else {
+                        *long = true;
                     }
-                    last = Some((k, n));
                 }
+                last = Some((k, n));
             }
         };
         let (mut runs, mut long) = (Vec::new(), false);

@@ -154,6 +154,65 @@ fn c_neighborhood_collectives_on_grids_and_graphs_give_what_mpi_requires() {
     assert_eq!(text(&out.stdout), "neighbor: ok\n");
 }
 
+/// `checks WHAT` on 3 ranks, simulated.
+fn checks(what: &str) -> Output {
+    run(
+        &["-np", "3", "--report-out", "/dev/null"],
+        "checks",
+        &[what],
+    )
+}
+
+#[test]
+fn c_check_collective_mismatch_is_found_by_class() {
+    for (what, says) in [
+        ("coll_root", "roots differ (0 and 1)"),
+        ("coll_op", "operations differ (MPI_SUM and MPI_MAX)"),
+        (
+            "coll_type",
+            "4 x MPI_INT to rank 1, which expects 4 x MPI_FLOAT",
+        ),
+        (
+            "coll_count",
+            "sends 2 x MPI_INT (8 bytes) to rank 0, which expects 1 x MPI_INT",
+        ),
+        ("coll_kind", "different collectives"),
+    ] {
+        let out = checks(what);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{what}: {err}");
+        assert!(
+            err.contains("mpsim: finding [collective-mismatch] MPI_COMM_WORLD")
+                && err.contains(says),
+            "{what}: {err}"
+        );
+    }
+}
+
+#[test]
+fn c_check_correct_programs_make_no_finding() {
+    for what in ["coll_ok", "p2p_ok"] {
+        let out = checks(what);
+        assert!(out.status.success(), "{what}: {}", text(&out.stderr));
+        assert!(
+            !text(&out.stderr).contains("finding"),
+            "{what}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn c_check_communicators_never_freed_are_a_warning() {
+    let out = checks("comm_leak");
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("mpsim: finding [comm-leak, warning] rank 1: MPI_Finalize with 2 communicators never freed"),
+        "{err}"
+    );
+}
+
 #[test]
 fn c_simulated_run_is_deterministic_with_modeled_compute() {
     let report = |extra: &[&str]| {

@@ -106,8 +106,6 @@ pub(crate) struct Proxy<'s> {
     pub checks: &'s crate::checks::Checks,
     /// Collectives this rank made so far, per communicator (by `Comm::id`).
     pub coll_seq: HashMap<u64, u64>,
-    /// Receives this rank posted so far (their order, for the type checks).
-    pub recv_seq: u64,
 }
 
 /// What executing a call gives: the reply's head values and payload.
@@ -247,7 +245,6 @@ impl<'s> Proxy<'s> {
             initialized: false,
             checks,
             coll_seq: HashMap::new(),
-            recv_seq: 0,
             zygote: segment
                 .header()
                 .zygote_pid
@@ -328,7 +325,13 @@ impl<'s> Proxy<'s> {
                 match self.world.abort(code).await {}
             }
             let comm_id = head.a[0];
-            let record = mpsim_door::check::Record::take(&head.a, &mut payload);
+            // `a[7]` carries a check record's length, except for the calls whose `a[7]` is a
+            // request id the rank chose (`wire::RANK_IDS`).
+            let record = if matches!(op, Op::Isend | Op::Irecv) {
+                None
+            } else {
+                mpsim_door::check::Record::take(&head.a, &mut payload)
+            };
             let result = crate::exec::execute(&mut self, op, &head.a, payload, record).await;
             let (reply, data) = match result {
                 Ok(a) => (
@@ -369,7 +372,11 @@ impl<'s> Proxy<'s> {
             }
             if op == Op::Finalize {
                 // Communicators of the rank's own (not the world, not self) left: a warning.
-                let leaked = self.comms.keys().filter(|&&id| id != 0x101 && id != 0x102).count();
+                let leaked = self
+                    .comms
+                    .keys()
+                    .filter(|&&id| id != 0x101 && id != 0x102)
+                    .count();
                 if leaked > 0 {
                     self.checks.comm_leak(&self.world, leaked);
                 }
@@ -413,7 +420,8 @@ impl<'s> Proxy<'s> {
         if self.charge_compute && head.cpu_ns > 0 {
             self.world.compute(Duration::from_nanos(head.cpu_ns)).await;
         }
-        crate::exec::execute(self, op, &head.a, payload)
+        // Queued calls are point-to-point: they carry no check record.
+        crate::exec::execute(self, op, &head.a, payload, None)
             .await
             .map(drop)
     }

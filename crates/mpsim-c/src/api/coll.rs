@@ -439,7 +439,18 @@ fn request_ptr(call: &str, c: Handle, r: *mut Handle) -> Res<Option<*mut Handle>
 
 unsafe fn barrier(call: &str, c: Handle, r: Option<*mut Handle>) -> Res<()> {
     let info = comm(call, c)?;
-    unsafe { issue(call, c, Op::Barrier, &[info.id], &[], Finish::Nothing, Coll::default(), r) }
+    unsafe {
+        issue(
+            call,
+            c,
+            Op::Barrier,
+            &[info.id],
+            &[],
+            Finish::Nothing,
+            Coll::default(),
+            r,
+        )
+    }
 }
 
 unsafe fn bcast(
@@ -737,7 +748,18 @@ unsafe fn allgather(
         n: rn * info.size as usize,
         dt: rt,
     };
-    unsafe { issue(call, c, Op::Allgather, &[info.id], &[&data], finish, check, r) }
+    unsafe {
+        issue(
+            call,
+            c,
+            Op::Allgather,
+            &[info.id],
+            &[&data],
+            finish,
+            check,
+            r,
+        )
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -816,7 +838,18 @@ unsafe fn alltoall(
         n: rn * info.size as usize,
         dt: rt,
     };
-    unsafe { issue(call, c, Op::Alltoall, &[info.id], &[&data], finish, check, r) }
+    unsafe {
+        issue(
+            call,
+            c,
+            Op::Alltoall,
+            &[info.id],
+            &[&data],
+            finish,
+            check,
+            r,
+        )
+    }
 }
 
 /// One side of an all-to-all with a block per peer: `counts[i]` elements of `types[i]` at
