@@ -103,6 +103,9 @@ macro_rules! keep_array {
     ($($t:ty),*) => {$(
         impl Keep for *const $t {
             type Kept = Option<Vec<$t>>;
+            // The pointer is the C program's argument, checked for null; MPI's contract gives
+            // it one entry per rank (the init calls are the unsafe boundary, not this method).
+            #[allow(clippy::not_unsafe_ptr_arg_deref)]
             fn keep(self, n: u32) -> Option<Vec<$t>> {
                 // SAFETY: an array argument holds one entry per rank (MPI).
                 (!self.is_null()).then(|| unsafe { std::slice::from_raw_parts(self, n as usize) }.to_vec())
