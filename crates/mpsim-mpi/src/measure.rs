@@ -73,22 +73,15 @@ pub(crate) struct Measure {
     pub end: RankEnd,
     pub trace: bool,
     /// The wait under way: its call, start, and what it awaits.
-    pub open: Option<(
-        &'static str,
-        u64,
-        Option<(&'static str, Source, Tag, ContextId)>,
-    )>,
+    pub open: Option<(&'static str, u64, Option<Awaited>)>,
 }
+
+/// What a wait awaits: the call, source, tag and context of its receive.
+pub(crate) type Awaited = (&'static str, Source, Tag, ContextId);
 
 impl Measure {
     /// A wait from `start` to `end`.
-    pub fn wait(
-        &mut self,
-        call: &'static str,
-        start: u64,
-        end: u64,
-        awaited: Option<(&'static str, Source, Tag, ContextId)>,
-    ) {
+    pub fn wait(&mut self, call: &'static str, start: u64, end: u64, awaited: Option<Awaited>) {
         let waited = end.saturating_sub(start);
         self.end.blocked_ns = self.end.blocked_ns.saturating_add(waited);
         if self.trace {
