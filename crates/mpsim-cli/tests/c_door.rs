@@ -118,40 +118,33 @@ fn c_ring_runs_simulated_and_on_threads() {
     );
 }
 
+/// Runs `tests/c/NAME.c` simulated on each of `nps` ranks and on threads on `threads_np`;
+/// each run must succeed and print `NAME: ok` alone.
+fn prints_ok_simulated_and_on_threads(name: &str, nps: &[&str], threads_np: &str) {
+    let want = format!("{name}: ok\n");
+    for np in nps {
+        let out = run(&["-np", np, "--report-out", "/dev/null"], name, &[]);
+        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), want, "np {np}");
+    }
+    let out = run(&["-np", threads_np, "--backend", "threads"], name, &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), want);
+}
+
 #[test]
 fn c_first_milestone_functions_give_what_mpi_requires() {
-    for np in ["1", "2", "3", "4", "7"] {
-        let out = run(&["-np", np, "--report-out", "/dev/null"], "features", &[]);
-        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
-        assert_eq!(text(&out.stdout), "features: ok\n", "np {np}");
-    }
-    let out = run(&["-np", "4", "--backend", "threads"], "features", &[]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "features: ok\n");
+    prints_ok_simulated_and_on_threads("features", &["1", "2", "3", "4", "7"], "4");
 }
 
 #[test]
 fn c_library_support_attributes_handlers_info_groups_arrays_give_what_mpi_requires() {
-    for np in ["1", "2", "4"] {
-        let out = run(&["-np", np, "--report-out", "/dev/null"], "library", &[]);
-        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
-        assert_eq!(text(&out.stdout), "library: ok\n", "np {np}");
-    }
-    let out = run(&["-np", "3", "--backend", "threads"], "library", &[]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "library: ok\n");
+    prints_ok_simulated_and_on_threads("library", &["1", "2", "4"], "3");
 }
 
 #[test]
 fn c_neighborhood_collectives_on_grids_and_graphs_give_what_mpi_requires() {
-    for np in ["1", "2", "4", "6"] {
-        let out = run(&["-np", np, "--report-out", "/dev/null"], "neighbor", &[]);
-        assert!(out.status.success(), "np {np}: {}", text(&out.stderr));
-        assert_eq!(text(&out.stdout), "neighbor: ok\n", "np {np}");
-    }
-    let out = run(&["-np", "6", "--backend", "threads"], "neighbor", &[]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "neighbor: ok\n");
+    prints_ok_simulated_and_on_threads("neighbor", &["1", "2", "4", "6"], "6");
 }
 
 /// `checks WHAT` on 3 ranks, simulated.
