@@ -62,9 +62,6 @@ struct Keyval {
     extra: usize,
     /// Freed by the program: no new attribute may use it; existing ones stay until deleted.
     freed: bool,
-    /// Legacy `MPI_Keyval_create`: `MPI_Attr_get` and the callbacks see the value as MPI-1 did
-    /// (no difference here: values are `void *` either way).
-    _legacy: bool,
 }
 
 #[derive(Default)]
@@ -114,7 +111,7 @@ fn delete_fn(p: usize) -> Option<DeleteFn> {
 }
 
 /// Makes a keyval of `kind`.
-fn create(kind: Kind, copy: usize, delete: usize, extra: usize, legacy: bool) -> c_int {
+fn create(kind: Kind, copy: usize, delete: usize, extra: usize) -> c_int {
     with(|t| {
         t.keyvals.push(Keyval {
             kind,
@@ -122,7 +119,6 @@ fn create(kind: Kind, copy: usize, delete: usize, extra: usize, legacy: bool) ->
             delete: delete_fn(delete),
             extra,
             freed: false,
-            _legacy: legacy,
         });
         FIRST_KEYVAL + t.keyvals.len() as c_int - 1
     })
@@ -362,7 +358,7 @@ unsafe fn free_keyval(call: &str, kind: Kind, k: *mut c_int) -> c_int {
 
 mpi! {
     fn MPI_Comm_create_keyval / PMPI_Comm_create_keyval(copy: usize, delete: usize, k: *mut c_int, extra: *mut c_void) -> c_int {
-        unsafe { put_keyval(k, create(Kind::Comm, copy, delete, extra as usize, false)) };
+        unsafe { put_keyval(k, create(Kind::Comm, copy, delete, extra as usize)) };
         0
     }
 
@@ -398,7 +394,7 @@ mpi! {
     }
 
     fn MPI_Type_create_keyval / PMPI_Type_create_keyval(copy: usize, delete: usize, k: *mut c_int, extra: *mut c_void) -> c_int {
-        unsafe { put_keyval(k, create(Kind::Type, copy, delete, extra as usize, false)) };
+        unsafe { put_keyval(k, create(Kind::Type, copy, delete, extra as usize)) };
         0
     }
 
@@ -427,7 +423,7 @@ mpi! {
 
     // MPI-1's names, removed in MPI-3.0 and kept by MPICH and Open MPI for older programs.
     fn MPI_Keyval_create / PMPI_Keyval_create(copy: usize, delete: usize, k: *mut c_int, extra: *mut c_void) -> c_int {
-        unsafe { put_keyval(k, create(Kind::Comm, copy, delete, extra as usize, true)) };
+        unsafe { put_keyval(k, create(Kind::Comm, copy, delete, extra as usize)) };
         0
     }
 
