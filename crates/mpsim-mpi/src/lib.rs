@@ -33,6 +33,24 @@
 //! requests in flight, then the second communicator), and [`MpiRank`]'s `block` spins briefly
 //! (only with a core per rank on the node), then naps with back-off (20 us doubling to 1 ms),
 //! so that an idle rank does not keep a core busy.
+//!
+//! # Deadlocks
+//!
+//! A rank that has napped to the longest nap joins rounds of a nonblocking sum on a third
+//! duplicate of `MPI_COMM_WORLD` (the control communicator) with its counts of messages sent
+//! and arrived and of calls made; two rounds in a row with the same totals, every message sent
+//! arrived and not every rank finished are a deadlock, declared by every rank at the same
+//! round (`watch.rs` argues why that is never a false one, and says what it takes from MPI
+//! for that). Rank 0 then gathers what each rank waits for and has the report the threads
+//! backend gives (`mpsim_proto::deadlock`). The rounds are also how a rank whose program ended
+//! waits for the others, so that messages sent to it and never received are counted and named
+//! in the run's warnings.
+//!
+//! # Report and trace
+//!
+//! When asked ([`MpiRank::measure`]), each rank measures its waits, computes and traffic in
+//! host time (`measure.rs`); [`World::gather_ends`] brings every rank's to rank 0, which makes
+//! the report with the threads backend's code and the trace with [`merge_trace`].
 
 //!
 //! # Building

@@ -28,8 +28,16 @@
 //! message slow on the network keeps `sent > arrived`); the naps only decide how soon it is
 //! seen, a few milliseconds after the ranks stop.
 //!
+//! What the argument takes from MPI: that a send whose message has reached its destination
+//! (where it is counted) completes at its sender within the polls the sender makes between
+//! two of its snapshots (a millisecond or more of polling apart), as MPI's progress rule
+//! requires eventually and Open MPI does at once; and that taking a message out of the
+//! unexpected queue with `MPI_Improbe`, without receiving it, does not complete its
+//! synchronous send (true of Open MPI 4.1, which acknowledges at the receive: the head-to-head
+//! `ssend` tests in `mpi_backend.rs` would pass otherwise).
+//!
 //! The cost: a counter added to at each send, arrival and call, and nothing else until a
-//! rank has napped to the longest nap (about a millisecond and a half with nothing arriving).
+//! rank has napped to the longest nap (about 1.3 ms with nothing arriving).
 
 use std::collections::BTreeSet;
 

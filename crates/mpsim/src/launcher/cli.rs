@@ -84,9 +84,10 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "PATH")]
     pub model: Option<PathBuf>,
     /// The end-of-run report, on standard output unless `--report-out` names a file: under sim
-    /// the prediction [default: text], under threads what each rank measured in host time
-    /// (only when asked for, by this flag or `--report-out`). Both are the same report, with
-    /// the same fields; one a backend cannot measure is `-` in text, `null` in JSON.
+    /// the prediction [default: text], under threads and mpi what each rank measured in host
+    /// time (only when asked for, by this flag or `--report-out`; under mpi rank 0 writes
+    /// it). All are the same report, with the same fields; one a backend cannot measure is `-`
+    /// in text, `null` in JSON.
     #[arg(long, value_enum)]
     pub report: Option<ReportFormat>,
     /// Write the report to FILE instead of standard output, which then carries the program's
@@ -95,7 +96,8 @@ pub struct LaunchArgs {
     #[arg(long, value_name = "FILE")]
     pub report_out: Option<PathBuf>,
     /// Write a trace of every rank's compute, blocking waits and messages: in virtual time
-    /// under sim, in host time since the run's start under threads. A PATH ending in
+    /// under sim, in host time since the run's start under threads and mpi (written by rank
+    /// 0 under mpi, each rank's clock started at a barrier). A PATH ending in
     /// `.pftrace` or `.perfetto-trace` gets Perfetto's protobuf format (about 40% of the
     /// size; Perfetto opens it), any other Chrome trace-event JSON (Perfetto and
     /// chrome://tracing open it, `mpsim plot` draws it up to 4 GiB).
