@@ -37,18 +37,22 @@ pub enum Req {
     /// A send in flight at the proxy, with the checksum of its buffer at the post
     /// ([`Guard`]): the buffer must not change until the send completes.
     Send { proxy: i64, guard: Option<Guard> },
-    /// A receive in flight at the proxy; its data goes to `buf` at completion.
+    /// A receive in flight at the proxy; its data goes to `buf` at completion, which first
+    /// checks that the program did not write the buffer meanwhile ([`Guard`]).
     Recv {
         proxy: i64,
         buf: usize,
         count: usize,
         dt: Datatype,
+        guard: Option<Guard>,
     },
-    /// A nonblocking collective in flight at the proxy; completing it puts its result in place
-    /// as `finish` says.
+    /// A nonblocking collective in flight at the proxy; completing it checks that the
+    /// program did not write the buffers its result goes to (`guards`), then puts the result
+    /// in place as `finish` says.
     Coll {
         proxy: i64,
         finish: crate::api::coll::Finish,
+        guards: Vec<Guard>,
     },
     /// Complete already (a transfer with `MPI_PROC_NULL`), with this status.
     Done { status: MpiStatus },
@@ -56,9 +60,11 @@ pub enum Req {
     Persistent(Box<Persistent>),
 }
 
-/// What a nonblocking send's buffer held when it was posted: MPI forbids writing it before the
-/// send completes (a real MPI may still be reading it), so the completion checks that it did
-/// not change. Contiguous buffers only (a derived datatype's runs are not rechecked).
+/// What a buffer of a nonblocking call held when the call was posted: MPI forbids writing a
+/// send's buffer before the send completes (a real MPI may still be reading it) and touching a
+/// receive's before it completes (a real MPI may be writing it), so the completion checks that
+/// it did not change. Contiguous buffers only: a derived datatype's gaps are the program's to
+/// write, and its runs are not rechecked. A receive can only be caught writing, not reading.
 #[derive(Clone, Copy, Debug)]
 pub struct Guard {
     pub addr: usize,
@@ -67,6 +73,13 @@ pub struct Guard {
 }
 
 impl Guard {
+    /// The guard of a contiguous buffer of `n` elements of `dt` at `addr`, if there is one
+    /// to check.
+    pub fn contiguous(addr: usize, n: usize, dt: &Datatype) -> Option<Guard> {
+        (dt.is_contiguous() && n > 0 && dt.size > 0 && addr != 0)
+            .then(|| Guard::of(addr, n * dt.size))
+    }
+
     /// The guard of `len` bytes at `addr`.
     pub fn of(addr: usize, len: usize) -> Guard {
         // SAFETY: the caller's send buffer, `len` bytes.

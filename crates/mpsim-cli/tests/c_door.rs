@@ -207,6 +207,44 @@ fn c_check_communicators_never_freed_are_a_warning() {
 }
 
 #[test]
+fn c_check_objects_never_freed_are_warnings_by_class() {
+    let out = checks("object_leak");
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for line in [
+        "[group-leak, warning] rank 1: MPI_Finalize with 1 group never freed (MPI_Group_free)",
+        "[type-leak, warning] rank 1: MPI_Finalize with 1 datatype never freed (MPI_Type_free)",
+        "[op-leak, warning] rank 1: MPI_Finalize with 1 operation never freed (MPI_Op_free)",
+        "[request-leak, warning] rank 1: MPI_Finalize with 1 inactive or completed request \
+         never freed",
+    ] {
+        assert!(err.contains(line), "{line}: {err}");
+    }
+    assert!(err.contains("mpsim: findings: 0 errors, 4 warnings"), "{err}");
+}
+
+/// A receive's buffer, and a nonblocking collective's buffers, written before the call
+/// completes: MPI forbids it, and the completion finds it (a checksum taken at the post).
+#[test]
+fn c_buffers_written_while_their_call_is_in_flight_are_reported() {
+    for (what, kind) in [
+        ("recv_inflight", "receive"),
+        ("icoll_send_inflight", "collective"),
+        ("icoll_recv_inflight", "collective"),
+    ] {
+        let out = misuse("3", what);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{what}: {err}");
+        assert!(
+            err.contains("rank 1")
+                && err.contains(&format!("written while its nonblocking {kind} was in flight"))
+                && err.contains("mpsim: finding [buffer-in-flight] the run's error"),
+            "{what}: {err}"
+        );
+    }
+}
+
+#[test]
 fn c_simulated_run_is_deterministic_with_modeled_compute() {
     let report = |extra: &[&str]| {
         let mut args = vec!["-np", "6", "--compute", "modeled"];

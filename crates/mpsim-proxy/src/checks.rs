@@ -13,7 +13,11 @@
 //!   are compared when the last member makes it (or at the end of the run, if some never did):
 //!   the same collective, root and operation, and each pair of ranks' type signatures match
 //!   (what one sends to the other is what the other expects from it, MPI 5.1.2).
-//! - **comm-leak** (a warning): communicators a rank never freed by `MPI_Finalize`.
+//! - **comm-leak**, **group-leak**, **type-leak**, **op-leak**, **request-leak** (warnings):
+//!   communicators, groups, datatypes, operations a rank never freed by `MPI_Finalize`, and
+//!   requests it neither waited for nor freed that were not in flight (persistent requests
+//!   left inactive, transfers with `MPI_PROC_NULL`). A request still in flight at
+//!   `MPI_Finalize` is an error of the run, also classed `request-leak`.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -63,6 +67,44 @@ struct Call {
     rec: Coll,
 }
 
+/// A kind of object a program makes and must free: its finding's class, its name, the call
+/// that frees it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Leak {
+    pub class: &'static str,
+    pub what: &'static str,
+    pub free: &'static str,
+}
+
+/// The kinds of objects whose leaks are warnings, in the order `MPI_Finalize` counts them.
+pub(crate) const LEAKS: [Leak; 5] = [
+    Leak {
+        class: "comm-leak",
+        what: "communicator",
+        free: "MPI_Comm_free",
+    },
+    Leak {
+        class: "group-leak",
+        what: "group",
+        free: "MPI_Group_free",
+    },
+    Leak {
+        class: "type-leak",
+        what: "datatype",
+        free: "MPI_Type_free",
+    },
+    Leak {
+        class: "op-leak",
+        what: "operation",
+        free: "MPI_Op_free",
+    },
+    Leak {
+        class: "request-leak",
+        what: "inactive or completed request",
+        free: "MPI_Request_free, or a wait",
+    },
+];
+
 /// How the report names communicator `c`.
 pub(crate) fn describe(c: &Comm, world: &Comm) -> String {
     if c.id() == world.id() {
@@ -108,18 +150,20 @@ impl Checks {
         }
     }
 
-    /// Rank `world.rank()` finalized with `n` communicators of its own not freed.
-    pub(crate) fn comm_leak(&self, world: &Comm, n: usize) {
+    /// Rank `world.rank()` finalized with `n` objects of a kind it never freed: a warning of
+    /// class `leak.class` (`comm-leak`, `group-leak`, ...).
+    pub(crate) fn leak(&self, world: &Comm, leak: Leak, n: usize) {
         let text = format!(
-            "rank {}: MPI_Finalize with {n} communicator{} never freed (MPI_Comm_free) at \
-             t={} ns",
+            "rank {}: MPI_Finalize with {n} {}{} never freed ({}) at t={} ns",
             world.rank(),
+            leak.what,
             if n == 1 { "" } else { "s" },
+            leak.free,
             world.now_ns()
         );
         self.ledger().findings.push(Finding {
             time_ns: world.now_ns(),
-            class: "comm-leak",
+            class: leak.class,
             error: false,
             text,
         });
@@ -315,7 +359,7 @@ pub fn classify(e: &mpsim::Error) -> &'static str {
     let t = e.to_string();
     if t.contains("MPI_Finalize with") && t.contains("request") {
         "request-leak"
-    } else if t.contains("was written while its nonblocking send was in flight") {
+    } else if t.contains("was written while its nonblocking") && t.contains("was in flight") {
         "buffer-in-flight"
     } else if t.contains("before MPI_Finalize; its last MPI call") {
         "crash"

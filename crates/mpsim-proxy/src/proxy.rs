@@ -377,8 +377,12 @@ impl<'s> Proxy<'s> {
                     .keys()
                     .filter(|&&id| id != 0x101 && id != 0x102)
                     .count();
-                if leaked > 0 {
-                    self.checks.comm_leak(&self.world, leaked);
+                // What the rank's library counted of the others (`api/init.rs`).
+                let counts = [leaked as i64, head.a[0], head.a[1], head.a[2], head.a[3]];
+                for (leak, n) in crate::checks::LEAKS.into_iter().zip(counts) {
+                    if n > 0 {
+                        self.checks.leak(&self.world, leak, n as usize);
+                    }
                 }
                 // The rank's part of the run is over; its process goes on to exit.
                 self.channel

@@ -19,7 +19,30 @@ use mpsim_door::check::{ARG, Blocks, Coll, Record};
 use mpsim_door::wire::{Elem, Op, ReduceOp, class};
 
 use super::p2p::store;
-use super::{Res, comm, count, datatype, packed, ret};
+use super::{Res, comm, count, datatype, ret};
+
+thread_local! {
+    /// The program's buffers the collective being issued packed its data from (address,
+    /// bytes; contiguous ones only): a nonblocking collective guards them until it completes
+    /// ([`issue`] takes them; a call that fails before that drops them, [`forget_sent`]).
+    static SENT: std::cell::RefCell<Vec<(usize, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`super::packed`], noting a contiguous buffer of the program's in [`SENT`].
+///
+/// # Safety
+/// As [`super::packed`]; `buf` is the program's own buffer.
+unsafe fn packed<'a>(buf: *const c_void, n: usize, dt: &Datatype) -> std::borrow::Cow<'a, [u8]> {
+    if dt.is_contiguous() && n > 0 && dt.size > 0 && !buf.is_null() {
+        SENT.with(|s| s.borrow_mut().push((buf as usize, n * dt.size)));
+    }
+    unsafe { super::packed(buf, n, dt) }
+}
+
+/// Drops what a failed call noted in [`SENT`].
+pub fn forget_sent() {
+    SENT.with(|s| s.borrow_mut().clear());
+}
 use crate::abi::*;
 use crate::door;
 use crate::dtype::Datatype;
@@ -266,7 +289,7 @@ unsafe fn fold(
         let x = layout(&all[i * block..(i + 1) * block]);
         unsafe { apply(f, &x, &mut acc, n, dt) };
     }
-    unsafe { packed(acc.as_ptr().cast(), n, t) }.into_owned()
+    unsafe { super::packed(acc.as_ptr().cast(), n, t) }.into_owned()
 }
 
 /// What completing a collective does with its result on this rank.
@@ -308,6 +331,30 @@ pub enum Finish {
 }
 
 impl Finish {
+    /// The guards of the contiguous buffers the result goes to ([`state::Guard`]), taken when
+    /// a nonblocking collective is posted and checked at its completion.
+    pub fn guards(&self) -> Vec<state::Guard> {
+        let at = |buf: usize, off: isize| buf.wrapping_add_signed(off);
+        match self {
+            Finish::Nothing => Vec::new(),
+            Finish::Unpack { buf, n, dt } => state::Guard::contiguous(*buf, *n, dt).into_iter().collect(),
+            Finish::UnpackV { buf, counts, displs, dt } => counts
+                .iter()
+                .zip(displs)
+                .filter_map(|(&n, &d)| state::Guard::contiguous(at(*buf, d * dt.extent), n, dt))
+                .collect(),
+            Finish::UnpackW { buf, counts, displs, dts } => counts
+                .iter()
+                .zip(displs)
+                .zip(dts)
+                .filter_map(|((&n, &d), t)| state::Guard::contiguous(at(*buf, d), n, t))
+                .collect(),
+            Finish::Fold { buf, n, dt, part, .. } => {
+                state::Guard::contiguous(*buf, part.map_or(*n, |p| p.1), dt).into_iter().collect()
+            }
+        }
+    }
+
     /// Puts `data`, the collective's result, where it goes.
     ///
     /// # Safety
@@ -377,6 +424,7 @@ unsafe fn issue(
     check: Coll,
     request: Option<*mut Handle>,
 ) -> Res<()> {
+    let sent = SENT.with(|s| std::mem::take(&mut *s.borrow_mut()));
     let record = Record::Coll(Coll {
         call: call.to_string(),
         ..check
@@ -397,9 +445,13 @@ unsafe fn issue(
             let nb = op.nonblocking().unwrap_or(op);
             let reply =
                 door::simple(nb, a, payload).map_err(|f| state::failed(Some(c), call, f))?;
+            let mut guards = finish.guards();
+            guards.extend(sent.iter().map(|&(addr, len)| state::Guard::of(addr, len)));
+            crate::door::checked(guards.iter().map(|g| g.len).sum());
             let h = store(Req::Coll {
                 proxy: reply.v[0],
                 finish,
+                guards,
             });
             unsafe { *r = h };
         }

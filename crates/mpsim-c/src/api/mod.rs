@@ -46,7 +46,10 @@ pub type Res<T> = Result<T, c_int>;
 pub fn ret(r: Res<()>) -> c_int {
     match r {
         Ok(()) => state::OK,
-        Err(c) => c,
+        Err(c) => {
+            coll::forget_sent();
+            c
+        }
     }
 }
 

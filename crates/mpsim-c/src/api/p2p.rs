@@ -94,8 +94,7 @@ unsafe fn send(
             status: MpiStatus::empty(),
         }
     } else {
-        let guard = (t.is_contiguous() && !data.is_empty())
-            .then(|| state::Guard::of(buf as usize, data.len()));
+        let guard = guard_of(buf as usize, n, &t);
         Req::Send { proxy: id, guard }
     })
 }
@@ -213,11 +212,13 @@ unsafe fn irecv(
     let id = door::request_id();
     let a = [a[0], a[1], a[2], a[3], 0, 0, 0, id];
     door::post(Op::Irecv, &a, &[], !errors_return).map_err(|f| state::failed(Some(c), call, f))?;
+    let guard = guard_of(buf as usize, n, &t);
     Ok(Req::Recv {
         proxy: id,
         buf: buf as usize,
         count: n,
         dt: t,
+        guard,
     })
 }
 
@@ -275,8 +276,7 @@ unsafe fn send_typed(p: &Persistent, mode: SendMode) -> Res<Req> {
     ];
     door::post(Op::Isend, &a, &[&data], !info.errors_return)
         .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
-    let guard =
-        (p.dt.is_contiguous() && !data.is_empty()).then(|| state::Guard::of(p.buf, data.len()));
+    let guard = guard_of(p.buf, p.count, &p.dt);
     Ok(Req::Send { proxy: id, guard })
 }
 
@@ -417,7 +417,8 @@ mpi! {
                 .map_err(|f| state::failed(None, "MPI_Imrecv", f))?;
             unsafe {
                 *message = MPI_MESSAGE_NULL;
-                *request = store(Req::Recv { proxy: r.v[0], buf: buf as usize, count, dt: t });
+                let guard = guard_of(buf as usize, count, &t);
+                *request = store(Req::Recv { proxy: r.v[0], buf: buf as usize, count, dt: t, guard });
             }
             Ok(())
         })())
@@ -520,6 +521,7 @@ pub fn start_recv(p: &Persistent) -> Res<Req> {
         buf: p.buf,
         count: p.count,
         dt: p.dt.clone(),
+        guard: guard_of(p.buf, p.count, &p.dt),
     })
 }
 
@@ -650,23 +652,52 @@ unsafe fn sendrecv_packed(
     })
 }
 
-/// Completes a request at its wait: a receive's data goes to its buffer; a send's buffer is
-/// checked unchanged since the post (else the run ends: `call` wrote it in flight).
+/// The guard of a nonblocking call's buffer, taken at its post ([`state::Guard`]).
+pub(crate) fn guard_of(buf: usize, n: usize, dt: &crate::dtype::Datatype) -> Option<state::Guard> {
+    let guard = state::Guard::contiguous(buf, n, dt);
+    door::checked(guard.map_or(0, |g| g.len));
+    guard
+}
+
+/// Completes a request at its wait: its buffers are checked unchanged since the post (else the
+/// run ends: the program wrote one while the call was in flight), then a receive's data goes
+/// to its buffer, a collective's result in place.
 pub unsafe fn finish_recv(req: &Req, data: &[u8]) {
-    match req {
-        Req::Recv { buf, count, dt, .. } => unsafe { deliver(data, *buf, *count, dt) },
-        Req::Coll { finish, .. } => unsafe { finish.apply(data) },
-        Req::Send { guard: Some(g), .. } if !g.unchanged() => {
+    let (guards, what, why): (&[state::Guard], _, _) = match req {
+        Req::Send { guard, .. } => (
+            guard.as_slice(),
+            "send",
+            "a real MPI may send the new bytes, or a mix",
+        ),
+        Req::Recv { guard, .. } => (
+            guard.as_slice(),
+            "receive",
+            "a real MPI may be writing it, and the message overwrites what was written",
+        ),
+        Req::Coll { guards, .. } => (
+            guards.as_slice(),
+            "collective",
+            "a real MPI may be reading or writing it",
+        ),
+        _ => (&[], "", ""),
+    };
+    for g in guards {
+        if !g.unchanged() {
             state::raise(
                 None,
                 "MPI_Wait",
                 class::BUFFER,
                 &format!(
-                    "the send buffer at {:#x} ({} bytes) was written while its nonblocking send was in flight (MPI forbids it: a real MPI may send the new bytes, or a mix)",
+                    "the buffer at {:#x} ({} bytes) was written while its nonblocking {what} was in flight (MPI forbids it: {why})",
                     g.addr, g.len
                 ),
             );
         }
+    }
+    door::checked(guards.iter().map(|g| g.len).sum());
+    match req {
+        Req::Recv { buf, count, dt, .. } => unsafe { deliver(data, *buf, *count, dt) },
+        Req::Coll { finish, .. } => unsafe { finish.apply(data) },
         _ => {}
     }
 }

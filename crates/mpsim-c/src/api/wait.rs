@@ -87,7 +87,13 @@ unsafe fn complete(h: *mut Handle, data: &[u8], status: MpiStatus) -> MpiStatus 
 /// `MPI_Finalize`: MPI lets them complete on their own; one never matched is the program's
 /// deadlock, reported as such).
 pub fn complete_freed(call: &str) -> Res<()> {
-    let freed = state::with(|s| std::mem::take(&mut s.freed));
+    let mut freed = state::with(|s| std::mem::take(&mut s.freed));
+    // The program cannot know when a freed receive completes; its buffer is not checked.
+    for r in &mut freed {
+        if let Req::Recv { guard, .. } = r {
+            *guard = None;
+        }
+    }
     if freed.is_empty() {
         return Ok(());
     }

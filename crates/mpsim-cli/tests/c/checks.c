@@ -94,6 +94,27 @@ int main(int argc, char **argv) {
         MPI_Comm_dup(MPI_COMM_WORLD, &dup);
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
         if (rank == 0) MPI_Comm_free(&half);
+    } else if (!strcmp(what, "object_leak")) {
+        /* Rank 1 frees nothing it made; the others free all (no finding of theirs). */
+        MPI_Group g;
+        MPI_Datatype t;
+        MPI_Op op;
+        MPI_Request r;
+        int x = rank, y = 0;
+        MPI_Comm_group(MPI_COMM_WORLD, &g);
+        MPI_Type_contiguous(2, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        MPI_Op_create(user_sum, 1, &op);
+        MPI_Send_init(&x, 1, MPI_INT, rank, 5, MPI_COMM_WORLD, &r);
+        MPI_Start(&r);
+        MPI_Recv(&y, 1, MPI_INT, rank, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Wait(&r, MPI_STATUS_IGNORE); /* inactive now, still to be freed */
+        if (rank != 1) {
+            MPI_Group_free(&g);
+            MPI_Type_free(&t);
+            MPI_Op_free(&op);
+            MPI_Request_free(&r);
+        }
     }
     MPI_Finalize();
     if (rank == 0) printf("checks %s: done\n", what);

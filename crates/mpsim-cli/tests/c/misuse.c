@@ -59,6 +59,28 @@ int main(int argc, char **argv) {
         } else if (rank == 1) {
             MPI_Recv(buf, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
+    } else if (!strcmp(what, "recv_inflight")) {
+        int buf[16] = {0};
+        MPI_Request r;
+        if (rank == 0) {
+            MPI_Send(buf, 16, MPI_INT, 1, 0, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            MPI_Irecv(buf, 16, MPI_INT, 0, 0, MPI_COMM_WORLD, &r);
+            buf[0] = 7; /* erroneous: the receive is in flight */
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+    } else if (!strcmp(what, "icoll_send_inflight")) {
+        int mine = rank, all[64];
+        MPI_Request r;
+        MPI_Igather(&mine, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD, &r);
+        if (rank == 1) mine = 42; /* erroneous: the gather may still read it */
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else if (!strcmp(what, "icoll_recv_inflight")) {
+        int v[4] = {1, 2, 3, 4};
+        MPI_Request r;
+        MPI_Ibcast(v, 4, MPI_INT, 0, MPI_COMM_WORLD, &r);
+        if (rank == 1) v[2] = 0; /* erroneous: the broadcast writes it */
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
     } else if (!strcmp(what, "icoll_free")) {
         /* MPI makes freeing a nonblocking collective's request erroneous. */
         int y = 0;
