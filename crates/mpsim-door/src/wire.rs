@@ -186,6 +186,10 @@ codes! {
         Iscan = 84,
         /// `MPI_Iexscan`, as [`Op::Exscan`].
         Iexscan = 85,
+        /// `MPI_Reduce_local` with a predefined operation: a[1] element type, a[2] operation;
+        /// the payload is `inbuf` then `inoutbuf` packed, the same length; the reply is the
+        /// new `inoutbuf`. Local: nothing is sent and no time passes.
+        ReduceLocal = 100,
     }
 }
 

@@ -430,6 +430,7 @@ pub(crate) async fn execute(
             });
             Ok(Answer::v(&[id]))
         }
+        Op::ReduceLocal => Ok(Answer::data(crate::reduce::local(&p.world, a, payload)?)),
         Op::Sendrecv => {
             let c = p.comm(a[0], call)?;
             let (dest, stag, src, rtag, cap) = (a[1], a[2], a[3], a[4], a[5] as usize);

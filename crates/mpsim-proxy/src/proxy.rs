@@ -598,6 +598,7 @@ pub(crate) fn op_name(op: Op) -> &'static str {
         Op::IreduceScatterBlock => "MPI_Ireduce_scatter_block",
         Op::Iscan => "MPI_Iscan",
         Op::Iexscan => "MPI_Iexscan",
+        Op::ReduceLocal => "MPI_Reduce_local",
     }
 }
 

@@ -173,6 +173,40 @@ macro_rules! by_elem {
     }};
 }
 
+/// `MPI_Reduce_local`: `payload` holds `inbuf` then `inoutbuf`; the new `inoutbuf`.
+pub(crate) fn local(comm: &Comm, a: &[i64], payload: Vec<u8>) -> Result<Vec<u8>> {
+    let bad = || {
+        Error::program(format!(
+            "the C library sent an unknown element type or operation ({}, {})",
+            a[1], a[2]
+        ))
+    };
+    let x = Args {
+        kind: Kind::Allreduce,
+        elem: Elem::from_u32(a[1] as u32).ok_or_else(bad)?,
+        op: ReduceOp::from_u32(a[2] as u32).ok_or_else(bad)?,
+        data: payload,
+        counts: Vec::new(),
+    };
+    by_elem!(local_typed, comm, x)
+}
+
+/// [`local`] for elements of type `T`.
+fn local_typed<T: Pod>(
+    _comm: &Comm,
+    _kind: Kind,
+    op: Option<Op<T>>,
+    err: impl FnOnce() -> Error,
+    data: &[u8],
+    _counts: &[usize],
+) -> Result<Vec<u8>> {
+    let op = op.ok_or_else(err)?;
+    let (a, b) = data.split_at(data.len() / 2);
+    let (a, mut b) = (elements::<T>(a), elements::<T>(b));
+    op.reduce_local(&a, &mut b)?;
+    Ok(bytemuck::cast_slice(&b).to_vec())
+}
+
 /// Runs the reduction `wire` of arguments `a` on `payload`.
 pub(crate) async fn run(comm: &Comm, wire: Wire, a: &[i64], payload: Vec<u8>) -> Result<Vec<u8>> {
     let x = args(comm, wire, a, payload)?;

@@ -1349,3 +1349,37 @@ unsafe fn reduce_scatter_counts(
         }
     }
 }
+
+mpi! {
+    fn MPI_Reduce_local / PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, n: c_int, dt: Handle, op: Handle) -> c_int {
+        ret((|| {
+            let call = "MPI_Reduce_local";
+            let c = MPI_COMM_WORLD;
+            super::live(call)?;
+            let n = count(call, c, n)?;
+            let t = datatype(call, c, dt)?;
+            if n == 0 {
+                return Ok(());
+            }
+            match reduction(call, c, op)? {
+                // The program's function, on its own buffers, as MPI calls it.
+                Reduction::User(f) => {
+                    let mut len = n as c_int;
+                    let mut d = dt;
+                    unsafe { (f.f)(inbuf as *mut c_void, inoutbuf.cast(), &mut len, &mut d) };
+                    Ok(())
+                }
+                Reduction::Builtin(b) => {
+                    let (e, k) = elem(call, c, &t)?;
+                    let world = comm(call, c)?;
+                    let mut data = unsafe { super::packed(inbuf, n, &t) }.into_owned();
+                    data.extend_from_slice(&unsafe { super::packed(inoutbuf, n, &t) });
+                    let a = [world.id, e as i64, b as i64, (n * k) as i64];
+                    let out = run(call, c, Op::ReduceLocal, &a, &[&data])?;
+                    unsafe { unpack(&out, inoutbuf, n, &t) };
+                    Ok(())
+                }
+            }
+        })())
+    }
+}

@@ -54,6 +54,11 @@ static int type_delete(MPI_Datatype t, int key, void *val, void *extra) {
     return MPI_SUCCESS;
 }
 
+static void tens_then_units(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    int *a = in, *b = inout;
+    for (int i = 0; i < *len; i++) b[i] = a[i] * 10 + b[i];
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -342,6 +347,21 @@ int main(int argc, char **argv) {
     MPI_Type_get_envelope(box, &ni, &na, &nd, &comb);
     CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && nd == 1, "envelope of a subarray");
     MPI_Type_free(&box);
+
+    /* Reductions here and now: a predefined operation, the program's own, an undefined one. */
+    int in3[3] = {1, 2, 3}, io3[3] = {10, 20, 30};
+    MPI_Reduce_local(in3, io3, 3, MPI_INT, MPI_SUM);
+    CHECK(io3[0] == 11 && io3[1] == 22 && io3[2] == 33, "Reduce_local MPI_SUM");
+    double dx[2] = {1.5, -2}, dy[2] = {1, 1};
+    MPI_Reduce_local(dx, dy, 2, MPI_DOUBLE, MPI_MAX);
+    CHECK(dy[0] == 1.5 && dy[1] == 1, "Reduce_local MPI_MAX");
+    MPI_Op digits;
+    MPI_Op_create(tens_then_units, 0, &digits);
+    int lo = 4, hi = 5;
+    MPI_Reduce_local(&lo, &hi, 1, MPI_INT, digits);
+    CHECK(hi == 45, "Reduce_local with the program's operation (inbuf first)");
+    MPI_Op_free(&digits);
+    CHECK(MPI_Reduce_local(dx, dy, 2, MPI_DOUBLE, MPI_BAND) == MPI_ERR_OP, "Reduce_local MPI_BAND on doubles");
 
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

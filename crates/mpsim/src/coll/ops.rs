@@ -175,6 +175,35 @@ impl<T: Pod> Op<T> {
         }
     }
 
+    /// `b = a ⊕ b`, element by element, here and now (MPI's `MPI_Reduce_local`: `a` is
+    /// `inbuf`, `b` is `inoutbuf`). Slices of different lengths are `Error::InvalidArgument`.
+    ///
+    /// ```
+    /// use mpsim::Op;
+    /// let mut acc = [1, 2, 3];
+    /// Op::sum().reduce_local(&[10, 20, 30], &mut acc)?;
+    /// assert_eq!(acc, [11, 22, 33]);
+    /// let before = |a: &[i32], b: &mut [i32]| b[0] = a[0] * 10 + b[0];
+    /// let mut x = [2];
+    /// Op::user(before, false).reduce_local(&[1], &mut x)?;
+    /// assert_eq!(x, [12]);
+    /// assert!(Op::<i32>::max().reduce_local(&[1, 2], &mut [3]).is_err());
+    /// # Ok::<(), mpsim::Error>(())
+    /// ```
+    pub fn reduce_local(&self, a: &[T], b: &mut [T]) -> crate::Result<()> {
+        if a.len() != b.len() {
+            return Err(crate::Error::InvalidArgument {
+                what: format!(
+                    "reduce_local: {} elements in and {} in-out (the same number is needed)",
+                    a.len(),
+                    b.len()
+                ),
+            });
+        }
+        self.reduce_right(a, b);
+        Ok(())
+    }
+
     /// `b = a ⊕ b`, element by element (`a` the lower ranks' part).
     pub(crate) fn reduce_right(&self, a: &[T], b: &mut [T]) {
         debug_assert_eq!(a.len(), b.len());
