@@ -48,6 +48,21 @@ pub const MPI_ERRORS_RETURN: Handle = 0x143;
 pub const MPI_REQUEST_NULL: Handle = 0x180;
 
 pub const MPI_DATATYPE_NULL: Handle = 0x200;
+/// Predefined datatypes `MPI_Type_match_size` gives (`dtype.rs` has every layout).
+pub const MPI_LONG_DOUBLE: Handle = 0x220;
+pub const MPI_INTEGER1: Handle = 0x2c1;
+pub const MPI_INTEGER2: Handle = 0x2c9;
+pub const MPI_INTEGER4: Handle = 0x2d1;
+pub const MPI_REAL4: Handle = 0x2d2;
+pub const MPI_INTEGER8: Handle = 0x2d9;
+pub const MPI_REAL8: Handle = 0x2da;
+pub const MPI_COMPLEX8: Handle = 0x2db;
+pub const MPI_COMPLEX16: Handle = 0x2e3;
+pub const MPI_COMPLEX32: Handle = 0x2eb;
+/// `MPI_Type_match_size`'s type classes.
+pub const MPI_TYPECLASS_INTEGER: i32 = 192;
+pub const MPI_TYPECLASS_REAL: i32 = 193;
+pub const MPI_TYPECLASS_COMPLEX: i32 = 194;
 
 pub const MPI_ANY_SOURCE: i32 = -1;
 pub const MPI_ANY_TAG: i32 = -2;

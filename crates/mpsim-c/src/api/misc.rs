@@ -183,6 +183,110 @@ mpi! {
         }
     }
 
+    fn MPI_Request_get_status_all / PMPI_Request_get_status_all(n: c_int, reqs: *const Handle, flag: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+        ret((|| {
+            let reqs = unsafe { handles(n, reqs) };
+            let mut got = Vec::with_capacity(reqs.len());
+            for &h in reqs {
+                got.push(super::wait::peek_active(h)?);
+            }
+            let all = got.iter().all(|g| !matches!(g, Some(None)));
+            unsafe { *flag = all as c_int };
+            if all && !statuses.is_null() {
+                for (i, g) in got.into_iter().enumerate() {
+                    let s = g.flatten().unwrap_or_else(MpiStatus::empty);
+                    unsafe { super::put_status(statuses.add(i), s) };
+                }
+            }
+            Ok(())
+        })())
+    }
+
+    fn MPI_Request_get_status_any / PMPI_Request_get_status_any(n: c_int, reqs: *const Handle, index: *mut c_int, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
+        ret((|| {
+            let reqs = unsafe { handles(n, reqs) };
+            let mut active = false;
+            for (i, &h) in reqs.iter().enumerate() {
+                match super::wait::peek_active(h)? {
+                    None => {}
+                    Some(None) => active = true,
+                    Some(Some(s)) => {
+                        unsafe {
+                            *index = i as c_int;
+                            *flag = 1;
+                            super::put_status(status, s);
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+            // None complete: with none active, MPI says flag true and index MPI_UNDEFINED.
+            unsafe {
+                *index = MPI_UNDEFINED;
+                *flag = (!active) as c_int;
+                if !active {
+                    super::put_status(status, MpiStatus::empty());
+                }
+            }
+            Ok(())
+        })())
+    }
+
+    fn MPI_Request_get_status_some / PMPI_Request_get_status_some(n: c_int, reqs: *const Handle, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MpiStatus) -> c_int {
+        ret((|| {
+            let reqs = unsafe { handles(n, reqs) };
+            let (mut active, mut k) = (false, 0usize);
+            for (i, &h) in reqs.iter().enumerate() {
+                match super::wait::peek_active(h)? {
+                    None => {}
+                    Some(None) => active = true,
+                    Some(Some(s)) => {
+                        active = true;
+                        unsafe {
+                            *indices.add(k) = i as c_int;
+                            if !statuses.is_null() {
+                                super::put_status(statuses.add(k), s);
+                            }
+                        }
+                        k += 1;
+                    }
+                }
+            }
+            unsafe { *outcount = if active { k as c_int } else { MPI_UNDEFINED } };
+            Ok(())
+        })())
+    }
+
+    fn MPI_Type_match_size / PMPI_Type_match_size(typeclass: c_int, size: c_int, out: *mut Handle) -> c_int {
+        // MPI's choice for C: the sized Fortran types of the class (as MPICH gives), which
+        // are predefined here with their C equivalents' layouts.
+        let t = match (typeclass, size) {
+            (MPI_TYPECLASS_INTEGER, 1) => Some(MPI_INTEGER1),
+            (MPI_TYPECLASS_INTEGER, 2) => Some(MPI_INTEGER2),
+            (MPI_TYPECLASS_INTEGER, 4) => Some(MPI_INTEGER4),
+            (MPI_TYPECLASS_INTEGER, 8) => Some(MPI_INTEGER8),
+            (MPI_TYPECLASS_REAL, 4) => Some(MPI_REAL4),
+            (MPI_TYPECLASS_REAL, 8) => Some(MPI_REAL8),
+            (MPI_TYPECLASS_REAL, 16) => Some(MPI_LONG_DOUBLE),
+            (MPI_TYPECLASS_COMPLEX, 8) => Some(MPI_COMPLEX8),
+            (MPI_TYPECLASS_COMPLEX, 16) => Some(MPI_COMPLEX16),
+            (MPI_TYPECLASS_COMPLEX, 32) => Some(MPI_COMPLEX32),
+            _ => None,
+        };
+        match t {
+            Some(t) => {
+                unsafe { *out = t };
+                0
+            }
+            None => raise(
+                None,
+                "MPI_Type_match_size",
+                class::ARG,
+                &format!("no predefined datatype of type class {typeclass} and size {size}"),
+            ),
+        }
+    }
+
     fn MPI_Request_get_status / PMPI_Request_get_status(h: Handle, flag: *mut c_int, status: *mut MpiStatus) -> c_int {
         ret(super::wait::peek(h).map(|s| unsafe {
             *flag = s.is_some() as c_int;
@@ -191,6 +295,14 @@ mpi! {
             }
         }))
     }
+}
+
+/// The `n` handles at `p` (none when `n` is not positive or `p` is null).
+unsafe fn handles<'a>(n: c_int, p: *const Handle) -> &'a [Handle] {
+    if n <= 0 || p.is_null() {
+        return &[];
+    }
+    unsafe { std::slice::from_raw_parts(p, n as usize) }
 }
 
 /// The C string at `p` (empty when null).
@@ -241,4 +353,34 @@ pub extern "C" fn PMPI_Pcontrol(_level: c_int) -> c_int {
 #[unsafe(no_mangle)]
 pub extern "C" fn MPI_Pcontrol(level: c_int) -> c_int {
     PMPI_Pcontrol(level)
+}
+
+/// Defines the `MPI_X_c2f`/`MPI_X_f2c` pairs: a handle here is a small number (predefined
+/// ones below 0x1000, the library's own counted up from 0x10000), so its Fortran integer is
+/// the same number and converting back gives the same handle.
+macro_rules! fortran_handles {
+    ($($c2f:ident / $pc2f:ident, $f2c:ident / $pf2c:ident;)*) => {
+        mpi! {$(
+            fn $c2f / $pc2f(h: Handle) -> c_int {
+                c_int::try_from(h).unwrap_or(-1)
+            }
+
+            fn $f2c / $pf2c(f: c_int) -> Handle {
+                Handle::try_from(f).unwrap_or(0)
+            }
+        )*}
+    };
+}
+
+fortran_handles! {
+    MPI_Comm_c2f / PMPI_Comm_c2f, MPI_Comm_f2c / PMPI_Comm_f2c;
+    MPI_Type_c2f / PMPI_Type_c2f, MPI_Type_f2c / PMPI_Type_f2c;
+    MPI_Group_c2f / PMPI_Group_c2f, MPI_Group_f2c / PMPI_Group_f2c;
+    MPI_Request_c2f / PMPI_Request_c2f, MPI_Request_f2c / PMPI_Request_f2c;
+    MPI_Op_c2f / PMPI_Op_c2f, MPI_Op_f2c / PMPI_Op_f2c;
+    MPI_Info_c2f / PMPI_Info_c2f, MPI_Info_f2c / PMPI_Info_f2c;
+    MPI_Errhandler_c2f / PMPI_Errhandler_c2f, MPI_Errhandler_f2c / PMPI_Errhandler_f2c;
+    MPI_Message_c2f / PMPI_Message_c2f, MPI_Message_f2c / PMPI_Message_f2c;
+    MPI_Win_c2f / PMPI_Win_c2f, MPI_Win_f2c / PMPI_Win_f2c;
+    MPI_File_c2f / PMPI_File_c2f, MPI_File_f2c / PMPI_File_f2c;
 }

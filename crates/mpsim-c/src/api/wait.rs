@@ -117,6 +117,16 @@ pub fn complete_freed(call: &str) -> Res<()> {
     Ok(())
 }
 
+/// [`peek`] for the `MPI_Request_get_status_all/any/some` family: `None` for a null or
+/// inactive request (which they skip), else whether it is complete, with its status.
+pub fn peek_active(h: Handle) -> Res<Option<Option<MpiStatus>>> {
+    match pending("MPI_Request_get_status", h)? {
+        Pending::Local(None) => Ok(None),
+        Pending::Local(Some(s)) => Ok(Some(Some(s))),
+        Pending::Proxy(_) => Ok(Some(peek(h)?)),
+    }
+}
+
 /// `MPI_Request_get_status`: whether the request behind `h` is complete, with its status,
 /// without freeing it. One at the proxy is tested there; complete, its data is delivered now
 /// (MPI: the operation is complete) and the handle holds a finished request, which the

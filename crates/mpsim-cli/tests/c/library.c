@@ -363,6 +363,32 @@ int main(int argc, char **argv) {
     MPI_Op_free(&digits);
     CHECK(MPI_Reduce_local(dx, dy, 2, MPI_DOUBLE, MPI_BAND) == MPI_ERR_OP, "Reduce_local MPI_BAND on doubles");
 
+    /* Sized types by class, Fortran handles, request status without completing. */
+    MPI_Datatype m;
+    MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &m);
+    MPI_Type_size(m, &tsize);
+    CHECK(tsize == 8, "Type_match_size REAL 8");
+    MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 2, &m);
+    MPI_Type_size(m, &tsize);
+    CHECK(tsize == 2, "Type_match_size INTEGER 2");
+    CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &m) == MPI_ERR_ARG, "no integer of 3 bytes");
+    CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_WORLD)) == MPI_COMM_WORLD, "Comm_c2f/f2c");
+    CHECK(MPI_Type_f2c(MPI_Type_c2f(MPI_DOUBLE)) == MPI_DOUBLE, "Type_c2f/f2c");
+    int token = rank, got_token = -1, sflag = 0, idx = -2, outc = -2, inds[2];
+    MPI_Request rr[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status sts[2];
+    MPI_Request_get_status_any(2, rr, &idx, &sflag, MPI_STATUS_IGNORE);
+    CHECK(sflag && idx == MPI_UNDEFINED, "Request_get_status_any of null requests");
+    MPI_Irecv(&got_token, 1, MPI_INT, (rank + size - 1) % size, 8, MPI_COMM_WORLD, &rr[0]);
+    MPI_Isend(&token, 1, MPI_INT, (rank + 1) % size, 8, MPI_COMM_WORLD, &rr[1]);
+    do MPI_Request_get_status_all(2, rr, &sflag, sts); while (!sflag);
+    CHECK(sts[0].MPI_SOURCE == (rank + size - 1) % size && got_token == (rank + size - 1) % size,
+          "Request_get_status_all: complete, data delivered, status given");
+    MPI_Request_get_status_some(2, rr, &outc, inds, MPI_STATUSES_IGNORE);
+    CHECK(outc == 2, "Request_get_status_some: both complete, not freed");
+    MPI_Waitall(2, rr, MPI_STATUSES_IGNORE);
+    CHECK(rr[0] == MPI_REQUEST_NULL && rr[1] == MPI_REQUEST_NULL, "freed by the wait");
+
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Finalize();
