@@ -35,18 +35,10 @@ only=${ONLY:-.}
 flags=${FLAGS:-}
 command -v python3 >/dev/null || { echo "python3 is needed to generate MBI's codes"; exit 1; }
 
-(cd "$root" && CARGO_INCREMENTAL=0 cargo build --release --quiet -p mpsim-cli -p mpsim-c) || exit 1
-mpsim="$root/target/release/mpsim"
-export MPSIM_LIB_DIR="$root/target/release"
-
 # The generators, fresh, and the codes they write.
-rm -rf "$out/src" "$out/bin" "$out/logs"
-mkdir -p "$out/src" "$out/bin" "$out/logs"
-if [ -d "$mbi/scripts" ]; then
-    cp -r "$mbi/scripts" "$out/src/"
-else
-    git -C "$mbi" archive HEAD scripts | tar -x -C "$out/src"
-fi
+# shellcheck source=bench/suite-prelude.sh
+. "$here/suite-prelude.sh"
+suite_prelude "$mbi" scripts
 mkdir -p "$out/src/gencodes"
 for g in "$out/src/scripts/"*Generator.py; do
     (cd "$out/src/gencodes" && python3 "$g" >/dev/null) || { echo "generator $g failed"; exit 1; }

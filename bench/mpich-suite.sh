@@ -20,18 +20,10 @@ jobs=${JOBS:-2}
 limit=${TIMEOUT:-60}
 only=${ONLY:-.}
 
-(cd "$root" && CARGO_INCREMENTAL=0 cargo build --release --quiet -p mpsim-cli -p mpsim-c) || exit 1
-mpsim="$root/target/release/mpsim"
-export MPSIM_LIB_DIR="$root/target/release"
-
 # The suite's sources, fresh.
-rm -rf "$out/src" "$out/bin" "$out/logs"
-mkdir -p "$out/src" "$out/bin" "$out/logs"
-if [ -d "$mpich/test/mpi" ]; then
-    cp -r "$mpich/test/mpi" "$out/src/"
-else
-    git -C "$mpich" archive HEAD test/mpi | tar -x -C "$out/src" --strip-components=1
-fi
+# shellcheck source=bench/suite-prelude.sh
+. "$here/suite-prelude.sh"
+suite_prelude "$mpich" test/mpi 1
 t="$out/src/mpi"
 
 # What MPICH's configure would generate: an empty MPIX header and a configuration header

@@ -22,17 +22,9 @@ np=${3:-4}
 limit=${TIMEOUT:-120}
 sizes=${SIZES:-1:4096}
 
-(cd "$root" && CARGO_INCREMENTAL=0 cargo build --release --quiet -p mpsim-cli -p mpsim-c) || exit 1
-mpsim="$root/target/release/mpsim"
-export MPSIM_LIB_DIR="$root/target/release"
-
-rm -rf "$out/src" "$out/bin" "$out/logs"
-mkdir -p "$out/src" "$out/bin" "$out/logs"
-if [ -d "$osu/c/mpi" ]; then
-    cp -r "$osu/c" "$out/src/"
-else
-    git -C "$osu" archive HEAD c | tar -x -C "$out/src"
-fi
+# shellcheck source=bench/suite-prelude.sh
+. "$here/suite-prelude.sh"
+suite_prelude "$osu" c
 s="$out/src/c"
 : > "$s/util/config.h" # what OSU's configure would write: nothing this build needs
 util="$s/util/osu_util.c $s/util/osu_util_mpi.c $s/util/osu_util_graph.c $s/util/osu_util_papi.c"

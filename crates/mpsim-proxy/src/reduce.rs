@@ -127,18 +127,27 @@ fn args(comm: &Comm, wire: Wire, a: &[i64], payload: Vec<u8>) -> Result<Args> {
     } else {
         (Vec::new(), payload)
     };
+    let (elem, op) = elem_and_op(e, o)?;
+    Ok(Args {
+        kind,
+        elem,
+        op,
+        data,
+        counts,
+    })
+}
+
+/// The element type and operation of wire numbers `e` and `o`.
+fn elem_and_op(e: i64, o: i64) -> Result<(Elem, ReduceOp)> {
     let bad = || {
         Error::program(format!(
             "the C library sent an unknown element type or operation ({e}, {o})"
         ))
     };
-    Ok(Args {
-        kind,
-        elem: Elem::from_u32(e as u32).ok_or_else(bad)?,
-        op: ReduceOp::from_u32(o as u32).ok_or_else(bad)?,
-        data,
-        counts,
-    })
+    Ok((
+        Elem::from_u32(e as u32).ok_or_else(bad)?,
+        ReduceOp::from_u32(o as u32).ok_or_else(bad)?,
+    ))
 }
 
 /// Calls `$f::<T>(comm, kind, op, err, data, counts)` with the `T` of the element type (and
@@ -175,16 +184,11 @@ macro_rules! by_elem {
 
 /// `MPI_Reduce_local`: `payload` holds `inbuf` then `inoutbuf`; the new `inoutbuf`.
 pub(crate) fn local(comm: &Comm, a: &[i64], payload: Vec<u8>) -> Result<Vec<u8>> {
-    let bad = || {
-        Error::program(format!(
-            "the C library sent an unknown element type or operation ({}, {})",
-            a[1], a[2]
-        ))
-    };
+    let (elem, op) = elem_and_op(a[1], a[2])?;
     let x = Args {
         kind: Kind::Allreduce,
-        elem: Elem::from_u32(a[1] as u32).ok_or_else(bad)?,
-        op: ReduceOp::from_u32(a[2] as u32).ok_or_else(bad)?,
+        elem,
+        op,
         data: payload,
         counts: Vec::new(),
     };
