@@ -220,7 +220,10 @@ fn c_check_objects_never_freed_are_warnings_by_class() {
     ] {
         assert!(err.contains(line), "{line}: {err}");
     }
-    assert!(err.contains("mpsim: findings: 0 errors, 4 warnings"), "{err}");
+    assert!(
+        err.contains("mpsim: findings: 0 errors, 4 warnings"),
+        "{err}"
+    );
 }
 
 /// A receive's buffer, and a nonblocking collective's buffers, written before the call
@@ -237,7 +240,9 @@ fn c_buffers_written_while_their_call_is_in_flight_are_reported() {
         assert!(!out.status.success(), "{what}: {err}");
         assert!(
             err.contains("rank 1")
-                && err.contains(&format!("written while its nonblocking {kind} was in flight"))
+                && err.contains(&format!(
+                    "written while its nonblocking {kind} was in flight"
+                ))
                 && err.contains("mpsim: finding [buffer-in-flight] the run's error"),
             "{what}: {err}"
         );

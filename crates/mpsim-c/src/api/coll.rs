@@ -337,21 +337,35 @@ impl Finish {
         let at = |buf: usize, off: isize| buf.wrapping_add_signed(off);
         match self {
             Finish::Nothing => Vec::new(),
-            Finish::Unpack { buf, n, dt } => state::Guard::contiguous(*buf, *n, dt).into_iter().collect(),
-            Finish::UnpackV { buf, counts, displs, dt } => counts
+            Finish::Unpack { buf, n, dt } => {
+                state::Guard::contiguous(*buf, *n, dt).into_iter().collect()
+            }
+            Finish::UnpackV {
+                buf,
+                counts,
+                displs,
+                dt,
+            } => counts
                 .iter()
                 .zip(displs)
                 .filter_map(|(&n, &d)| state::Guard::contiguous(at(*buf, d * dt.extent), n, dt))
                 .collect(),
-            Finish::UnpackW { buf, counts, displs, dts } => counts
+            Finish::UnpackW {
+                buf,
+                counts,
+                displs,
+                dts,
+            } => counts
                 .iter()
                 .zip(displs)
                 .zip(dts)
                 .filter_map(|((&n, &d), t)| state::Guard::contiguous(at(*buf, d), n, t))
                 .collect(),
-            Finish::Fold { buf, n, dt, part, .. } => {
-                state::Guard::contiguous(*buf, part.map_or(*n, |p| p.1), dt).into_iter().collect()
-            }
+            Finish::Fold {
+                buf, n, dt, part, ..
+            } => state::Guard::contiguous(*buf, part.map_or(*n, |p| p.1), dt)
+                .into_iter()
+                .collect(),
         }
     }
 

@@ -9,13 +9,14 @@ use std::ffi::{c_int, c_void};
 
 use mpsim_door::wire::class;
 
-use super::{Res, datatype, ret};
+use super::{Res, ret};
 use crate::abi::*;
 use crate::state::raise;
 
-/// The datatype `dt` for a status call (errors go to `MPI_COMM_WORLD`'s handler).
+/// The datatype `dt` for a query or status call, committed or not (MPI lets the queries take
+/// either; errors go to `MPI_COMM_WORLD`'s handler).
 fn dtype(call: &str, dt: Handle) -> Res<crate::dtype::Datatype> {
-    datatype(call, MPI_COMM_WORLD, dt)
+    super::types::old(call, dt)
 }
 
 /// Sets `status` so that `MPI_Get_elements` with `dt` gives `n`.

@@ -389,6 +389,27 @@ int main(int argc, char **argv) {
     MPI_Waitall(2, rr, MPI_STATUSES_IGNORE);
     CHECK(rr[0] == MPI_REQUEST_NULL && rr[1] == MPI_REQUEST_NULL, "freed by the wait");
 
+    /* MPI-4's large-count forms: the same calls with MPI_Count counts. */
+    long long ring_in = -1, ring_out = rank;
+    MPI_Status lst;
+    MPI_Count lc;
+    MPI_Sendrecv_c(&ring_out, 1, MPI_LONG_LONG, (rank + 1) % size, 9, &ring_in, 1, MPI_LONG_LONG,
+                   (rank + size - 1) % size, 9, MPI_COMM_WORLD, &lst);
+    MPI_Get_count_c(&lst, MPI_LONG_LONG, &lc);
+    CHECK(ring_in == (rank + size - 1) % size && lc == 1, "Sendrecv_c, Get_count_c");
+    long long lsum = 0, lone = 1;
+    MPI_Allreduce_c(&lone, &lsum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(lsum == size, "Allreduce_c");
+    MPI_Datatype three;
+    MPI_Type_contiguous_c(3, MPI_INT, &three);
+    MPI_Count lsize, llb, lext;
+    MPI_Type_size_c(three, &lsize);
+    MPI_Type_get_extent_c(three, &llb, &lext);
+    CHECK(lsize == 12 && llb == 0 && lext == 12, "Type_contiguous_c, Type_size_c, Type_get_extent_c");
+    MPI_Type_free(&three);
+    CHECK(MPI_Send_c(&lone, (MPI_Count)1 << 40, MPI_LONG_LONG, rank, 0, MPI_COMM_WORLD) == MPI_ERR_COUNT,
+          "a count beyond int's range is MPI_ERR_COUNT");
+
     int all;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Finalize();
