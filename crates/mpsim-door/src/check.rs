@@ -36,6 +36,11 @@ impl Sig {
     /// same length when either side is raw bytes. `None`: cannot tell (long signatures of
     /// different lengths).
     pub fn received_as(&self, recv: &Sig, prefix: bool) -> Option<bool> {
+        // No data is the empty signature, however it was written (`0 x MPI_INT`, or one
+        // element of a datatype of size 0).
+        if self.bytes == 0 && (prefix || recv.bytes == 0) {
+            return Some(true);
+        }
         if self.raw || recv.raw {
             return Some(if prefix {
                 self.bytes <= recv.bytes

@@ -144,6 +144,13 @@ pub unsafe fn packed<'a>(buf: *const libc::c_void, count: usize, dt: &Datatype) 
 /// `out` is null or points to an `MPI_Status`.
 pub unsafe fn put_status(out: *mut MpiStatus, status: MpiStatus) {
     if !out.is_null() {
-        unsafe { *out = status };
+        // MPI: a call sets the MPI_ERROR field only when it returns MPI_ERR_IN_STATUS (which
+        // no call here does); programs may keep their own value there.
+        unsafe {
+            *out = MpiStatus {
+                error: (*out).error,
+                ..status
+            }
+        };
     }
 }

@@ -219,7 +219,7 @@ unsafe fn all(call: &str, hs: &mut [Handle], out: *mut MpiStatus, test: bool) ->
         unsafe {
             let status = complete(h, data, status);
             if !out.is_null() {
-                *out.add(i) = status;
+                super::put_status(out.add(i), status);
             }
         }
     }

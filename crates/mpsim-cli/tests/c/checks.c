@@ -55,6 +55,12 @@ int main(int argc, char **argv) {
         /* Raw bytes match any signature. */
         if (rank == 0) MPI_Bcast(doubles, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD);
         else MPI_Bcast(doubles, 32, MPI_BYTE, 0, MPI_COMM_WORLD);
+        /* No data is the empty signature, however it is written. */
+        MPI_Datatype empty;
+        MPI_Type_contiguous(0, MPI_INT, &empty);
+        MPI_Type_commit(&empty);
+        MPI_Bcast(ints, rank == 0 ? 1 : 0, rank == 0 ? empty : MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Type_free(&empty);
         MPI_Type_free(&two);
     } else if (!strcmp(what, "p2p_type")) {
         if (rank == 0) MPI_Send(ints, 2, MPI_INT, 1, 7, MPI_COMM_WORLD);

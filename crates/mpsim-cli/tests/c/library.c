@@ -393,10 +393,12 @@ int main(int argc, char **argv) {
     long long ring_in = -1, ring_out = rank;
     MPI_Status lst;
     MPI_Count lc;
+    lst.MPI_ERROR = 12345; /* MPI: only calls returning MPI_ERR_IN_STATUS set it */
     MPI_Sendrecv_c(&ring_out, 1, MPI_LONG_LONG, (rank + 1) % size, 9, &ring_in, 1, MPI_LONG_LONG,
                    (rank + size - 1) % size, 9, MPI_COMM_WORLD, &lst);
     MPI_Get_count_c(&lst, MPI_LONG_LONG, &lc);
     CHECK(ring_in == (rank + size - 1) % size && lc == 1, "Sendrecv_c, Get_count_c");
+    CHECK(lst.MPI_ERROR == 12345, "a status's MPI_ERROR is the program's");
     long long lsum = 0, lone = 1;
     MPI_Allreduce_c(&lone, &lsum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     CHECK(lsum == size, "Allreduce_c");
