@@ -212,23 +212,56 @@ impl Datatype {
         self.size.checked_mul(count)
     }
 
-    /// A derived datatype made of `blocks` (displacement in bytes, count) of `old`.
+    /// Whether `n` elements are one run of `n * size` bytes from the start.
+    pub fn dense(&self) -> bool {
+        self.lb == 0
+            && self.extent == self.size as isize
+            && (self.runs.is_empty() || self.runs == [(0, self.size)])
+    }
+
+    /// How many runs `n` elements of this type make at most (before runs that meet merge).
+    pub fn runs_for(&self, n: usize) -> usize {
+        match (n, self.dense()) {
+            (0, _) => 0,
+            (_, true) => 1,
+            (n, false) => n.saturating_mul(self.runs.len()),
+        }
+    }
+
+    /// A derived datatype made of `blocks` (displacement in bytes, count) of `old`; `None`
+    /// when it would hold more than [`RUNS_LIMIT`] separate runs of bytes.
     pub fn derived(
         old: &Datatype,
         blocks: &[(isize, usize)],
         extent: Option<(isize, isize)>,
-    ) -> Datatype {
+    ) -> Option<Datatype> {
+        let needed = blocks
+            .iter()
+            .fold(0usize, |a, &(_, n)| a.saturating_add(old.runs_for(n)));
+        if needed > RUNS_LIMIT {
+            return None;
+        }
         let mut runs: Vec<(isize, usize)> = Vec::new();
         let (mut lo, mut hi) = (isize::MAX, isize::MIN);
+        let dense = old.dense();
         for &(disp, n) in blocks {
-            for i in 0..n {
-                let base = disp + i as isize * old.extent;
-                for &(off, len) in &old.runs {
-                    push_run(&mut runs, base + off, len);
-                }
-                lo = lo.min(base + old.lb);
-                hi = hi.max(base + old.lb + old.extent);
+            if n == 0 {
+                continue;
             }
+            if dense {
+                push_run(&mut runs, disp, n * old.size);
+            } else {
+                for i in 0..n {
+                    let base = disp + i as isize * old.extent;
+                    for &(off, len) in &old.runs {
+                        push_run(&mut runs, base + off, len);
+                    }
+                }
+            }
+            // The elements' bounds: the first's and the last's (extents may be negative).
+            let last = disp + (n as isize - 1) * old.extent;
+            lo = lo.min(disp.min(last) + old.lb);
+            hi = hi.max(disp.max(last) + old.lb + old.extent);
         }
         let count: usize = blocks.iter().map(|b| b.1).sum();
         if count == 0 {
@@ -241,7 +274,7 @@ impl Datatype {
             push_prims(&mut prims, &old.prims);
             push_prims(&mut kinds, &old.kinds);
         }
-        Datatype {
+        Some(Datatype {
             runs,
             size: old.size * count,
             lb,
@@ -254,11 +287,18 @@ impl Datatype {
             committed: false,
             predefined: false,
             name: String::new(),
-        }
+        })
     }
 
-    /// A struct datatype: `blocks` (displacement, count, type).
-    pub fn structure(blocks: &[(isize, usize, &Datatype)]) -> Datatype {
+    /// A struct datatype: `blocks` (displacement, count, type); `None` when it would hold
+    /// more than [`RUNS_LIMIT`] separate runs of bytes.
+    pub fn structure(blocks: &[(isize, usize, &Datatype)]) -> Option<Datatype> {
+        let needed = blocks
+            .iter()
+            .fold(0usize, |a, &(_, n, t)| a.saturating_add(t.runs_for(n)));
+        if needed > RUNS_LIMIT {
+            return None;
+        }
         let mut runs = Vec::new();
         let (mut lo, mut hi) = (isize::MAX, isize::MIN);
         let mut size = 0;
@@ -276,13 +316,20 @@ impl Datatype {
             if n > 0 {
                 align = align.max(t.align);
             }
-            for i in 0..n {
-                let base = disp + i as isize * t.extent;
-                for &(off, len) in &t.runs {
-                    push_run(&mut runs, base + off, len);
+            if n > 0 {
+                if t.dense() {
+                    push_run(&mut runs, disp, n * t.size);
+                } else {
+                    for i in 0..n {
+                        let base = disp + i as isize * t.extent;
+                        for &(off, len) in &t.runs {
+                            push_run(&mut runs, base + off, len);
+                        }
+                    }
                 }
-                lo = lo.min(base + t.lb);
-                hi = hi.max(base + t.lb + t.extent);
+                let last = disp + (n as isize - 1) * t.extent;
+                lo = lo.min(disp.min(last) + t.lb);
+                hi = hi.max(disp.max(last) + t.lb + t.extent);
             }
             size += t.size * n;
             primitives += t.primitives * n;
@@ -302,7 +349,7 @@ impl Datatype {
         // Padded to the strictest alignment of its parts, as C pads the struct it describes.
         let a = align as isize;
         let extent = (hi - lo + a - 1).div_euclid(a) * a;
-        Datatype {
+        Some(Datatype {
             runs,
             size,
             lb: lo,
@@ -315,7 +362,7 @@ impl Datatype {
             committed: false,
             predefined: false,
             name: String::new(),
-        }
+        })
     }
 
     /// Copies `count` elements at `buf` into `out`, packed.
@@ -379,6 +426,11 @@ fn push_run(runs: &mut Vec<(isize, usize)>, off: isize, len: usize) {
     }
     runs.push((off, len));
 }
+
+/// The most separate runs of bytes a derived datatype may hold here (16 bytes each in memory):
+/// a larger one, such as a vector of a billion strided elements, is `MPI_ERR_TYPE` rather than
+/// memory the host does not have.
+pub const RUNS_LIMIT: usize = 1 << 24;
 
 /// The predefined datatype of handle `h`, if it is one.
 pub fn predefined(h: Handle) -> Option<Datatype> {
@@ -506,7 +558,7 @@ mod tests {
     fn vector_packs_its_blocks() {
         let int = predefined(0x209).unwrap();
         let blocks: Vec<_> = (0..3).map(|i| (i * 16, 2)).collect();
-        let v = Datatype::derived(&int, &blocks, None);
+        let v = Datatype::derived(&int, &blocks, None).expect("small");
         assert_eq!(v.runs, [(0, 8), (16, 8), (32, 8)]);
         assert_eq!((v.size, v.extent), (24, 40));
         let src: Vec<i32> = (0..10).collect();
@@ -531,14 +583,14 @@ mod tests {
             predefined(0x243).unwrap(),
             predefined(0x208).unwrap(),
         );
-        let s = Datatype::structure(&[(0, 1, &int), (4, 1, &ch)]);
+        let s = Datatype::structure(&[(0, 1, &int), (4, 1, &ch)]).expect("small");
         assert_eq!((s.size, s.extent, s.align), (5, 8, 4));
-        let t = Datatype::structure(&[(0, 1, &ch), (2, 1, &short), (4, 1, &int)]);
+        let t = Datatype::structure(&[(0, 1, &ch), (2, 1, &short), (4, 1, &int)]).expect("small");
         assert_eq!(t.elements_in(7), Some(3));
         assert_eq!(t.elements_in(3), Some(2));
         assert_eq!(t.elements_in(2), None);
         assert_eq!(t.elements_in(14), Some(6));
-        let v = Datatype::derived(&t, &[(0, 3)], None);
+        let v = Datatype::derived(&t, &[(0, 3)], None).expect("small");
         assert_eq!(v.elements_in(7 + 3), Some(5));
         let ldi = predefined(0x22d).unwrap();
         assert_eq!((ldi.size, ldi.extent), (20, 32));

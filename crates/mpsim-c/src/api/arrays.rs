@@ -170,7 +170,7 @@ mpi! {
             }
             let dims = by_order(call, order, k)?;
             let (blocks, extent) = rows(&t, &full, &dims, &owned);
-            store(Datatype::derived(&t, &blocks, Some((0, extent))), out)?;
+            store(super::types::built(call, Datatype::derived(&t, &blocks, Some((0, extent))))?, out)?;
             let ints = [&[ndims][..], sz, sub, st, &[order]].concat();
             super::envelope::record(unsafe { *out }, super::envelope::combiner::SUBARRAY, ints, vec![], &[oldtype]);
             Ok(())
@@ -204,7 +204,7 @@ mpi! {
             }
             let dims = by_order(call, order, k)?;
             let (blocks, extent) = rows(&t, &full, &dims, &owned);
-            store(Datatype::derived(&t, &blocks, Some((0, extent))), out)?;
+            store(super::types::built(call, Datatype::derived(&t, &blocks, Some((0, extent))))?, out)?;
             let ints = [&[nprocs, rank, ndims][..], gs, ds, da, ps, &[order]].concat();
             super::envelope::record(unsafe { *out }, super::envelope::combiner::DARRAY, ints, vec![], &[oldtype]);
             Ok(())

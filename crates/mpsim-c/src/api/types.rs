@@ -26,6 +26,42 @@ fn n(call: &str, v: c_int) -> Res<usize> {
     usize::try_from(v).map_err(|_| raise(None, call, class::COUNT, &format!("negative count {v}")))
 }
 
+/// The datatype `made`, or `MPI_ERR_TYPE` when it holds too many separate runs of bytes
+/// (`dtype::RUNS_LIMIT`).
+pub(super) fn built(call: &str, made: Option<Datatype>) -> Res<Datatype> {
+    made.ok_or_else(|| {
+        raise(
+            None,
+            call,
+            class::TYPE,
+            &format!(
+                "the datatype would hold more than {} separate runs of bytes, beyond this \
+                 version's limit",
+                crate::dtype::RUNS_LIMIT
+            ),
+        )
+    })
+}
+
+/// The blocks of a vector of `count` blocks of `len` elements of `t`, `stride` bytes apart:
+/// one block when they meet (however many), and `MPI_ERR_TYPE` rather than a list too long to
+/// hold.
+fn vector_blocks(
+    call: &str,
+    t: &Datatype,
+    count: usize,
+    len: usize,
+    stride: isize,
+) -> Res<Vec<(isize, usize)>> {
+    if t.dense() && stride == len as isize * t.extent {
+        return Ok(vec![(0, count.saturating_mul(len))]);
+    }
+    if count > crate::dtype::RUNS_LIMIT {
+        return built(call, None).map(|_| Vec::new());
+    }
+    Ok((0..count).map(|i| (i as isize * stride, len)).collect())
+}
+
 pub(super) fn store(t: Datatype, out: *mut Handle) -> Res<()> {
     let h = state::with(|s| {
         let h = s.handle();
@@ -61,7 +97,7 @@ mpi! {
         ret((|| {
             let call = "MPI_Type_contiguous";
             let t = old(call, oldtype)?;
-            store(Datatype::derived(&t, &[(0, n(call, count)?)], None), out)?;
+            store(built(call, Datatype::derived(&t, &[(0, n(call, count)?)], None))?, out)?;
             made(out, combiner::CONTIGUOUS, vec![count], vec![], &[oldtype])
         })())
     }
@@ -71,8 +107,8 @@ mpi! {
             let call = "MPI_Type_vector";
             let t = old(call, oldtype)?;
             let (count, len) = (n(call, count)?, n(call, len)?);
-            let blocks: Vec<_> = (0..count).map(|i| (i as isize * stride as isize * t.extent, len)).collect();
-            store(Datatype::derived(&t, &blocks, None), out)?;
+            let blocks = vector_blocks(call, &t, count, len, stride as isize * t.extent)?;
+            store(built(call, Datatype::derived(&t, &blocks, None))?, out)?;
             made(out, combiner::VECTOR, vec![count as c_int, len as c_int, stride], vec![], &[oldtype])
         })())
     }
@@ -82,8 +118,8 @@ mpi! {
             let call = "MPI_Type_create_hvector";
             let t = old(call, oldtype)?;
             let (count, len) = (n(call, count)?, n(call, len)?);
-            let blocks: Vec<_> = (0..count).map(|i| (i as isize * stride, len)).collect();
-            store(Datatype::derived(&t, &blocks, None), out)?;
+            let blocks = vector_blocks(call, &t, count, len, stride)?;
+            store(built(call, Datatype::derived(&t, &blocks, None))?, out)?;
             made(out, combiner::HVECTOR, vec![count as c_int, len as c_int], vec![stride], &[oldtype])
         })())
     }
@@ -95,7 +131,7 @@ mpi! {
             let k = n(call, count)?;
             let (l, d) = unsafe { (slice(k, lens), slice(k, displs)) };
             let blocks = l.iter().zip(d).map(|(&l, &d)| Ok((d as isize * t.extent, n(call, l)?))).collect::<Res<Vec<_>>>()?;
-            store(Datatype::derived(&t, &blocks, None), out)?;
+            store(built(call, Datatype::derived(&t, &blocks, None))?, out)?;
             made(out, combiner::INDEXED, [&[count][..], l, d].concat(), vec![], &[oldtype])
         })())
     }
@@ -107,7 +143,7 @@ mpi! {
             let k = n(call, count)?;
             let (l, d) = unsafe { (slice(k, lens), slice(k, displs)) };
             let blocks = l.iter().zip(d).map(|(&l, &d)| Ok((d, n(call, l)?))).collect::<Res<Vec<_>>>()?;
-            store(Datatype::derived(&t, &blocks, None), out)?;
+            store(built(call, Datatype::derived(&t, &blocks, None))?, out)?;
             made(out, combiner::HINDEXED, [&[count][..], l].concat(), d.to_vec(), &[oldtype])
         })())
     }
@@ -120,7 +156,7 @@ mpi! {
             let len = n(call, len)?;
             let d = unsafe { slice(k, displs) };
             let blocks: Vec<_> = d.iter().map(|&d| (d as isize * t.extent, len)).collect();
-            store(Datatype::derived(&t, &blocks, None), out)?;
+            store(built(call, Datatype::derived(&t, &blocks, None))?, out)?;
             made(out, combiner::INDEXED_BLOCK, [&[count, len as c_int][..], d].concat(), vec![], &[oldtype])
         })())
     }
@@ -132,7 +168,7 @@ mpi! {
             let (l, d, ty) = unsafe { (slice(k, lens), slice(k, displs), slice(k, types)) };
             let olds = ty.iter().map(|&h| old(call, h)).collect::<Res<Vec<_>>>()?;
             let blocks = (0..k).map(|i| Ok((d[i], n(call, l[i])?, &olds[i]))).collect::<Res<Vec<_>>>()?;
-            store(Datatype::structure(&blocks), out)?;
+            store(built(call, Datatype::structure(&blocks))?, out)?;
             made(out, combiner::STRUCT, [&[count][..], l].concat(), d.to_vec(), ty)
         })())
     }
