@@ -6,31 +6,14 @@
 //! once (`cargo build -p mpsim-c`, into a target directory of its own) and points `mpsim cc` at
 //! it with `MPSIM_LIB_DIR`.
 
-use std::path::{Path, PathBuf};
+#[path = "common/c_door.rs"]
+mod c_lib;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 const MPSIM: &str = env!("CARGO_BIN_EXE_mpsim");
-
-/// The directory holding `libmpsim_mpi.so`, built once.
-fn lib_dir() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let target = Path::new(MPSIM)
-            .ancestors()
-            .nth(2)
-            .expect("target/<profile>/mpsim")
-            .join("c-door");
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "mpsim-c", "--locked", "--quiet"])
-            .env("CARGO_TARGET_DIR", &target)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building mpsim-c failed");
-        target.join("debug")
-    })
-}
 
 /// `tests/c/<name>.c` built by `mpsim cc`, once per name.
 fn program(name: &str) -> PathBuf {
@@ -40,22 +23,7 @@ fn program(name: &str) -> PathBuf {
     let dir = DIR.get_or_init(|| tempfile::tempdir().expect("a temporary directory"));
     let exe = dir.path().join(name);
     if !exe.exists() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
-        let out = Command::new(MPSIM)
-            .arg("cc")
-            .arg("-O1")
-            .arg("-o")
-            .arg(&exe)
-            .arg(&src)
-            .arg("-lm")
-            .env("MPSIM_LIB_DIR", lib_dir())
-            .output()
-            .expect("mpsim cc runs");
-        assert!(
-            out.status.success(),
-            "mpsim cc failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        c_lib::build(name, &exe);
     }
     exe
 }

@@ -13,6 +13,9 @@
 #[path = "../../mpsim/tests/p2p_stress.rs"]
 mod stress;
 
+#[path = "common/c_door.rs"]
+mod c_lib;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::Arc;
@@ -25,34 +28,10 @@ const SEED: u64 = 0x5EED_0000_0008_0001;
 const RANKS: u32 = 8;
 const TOTAL: usize = 20_000;
 
-/// Builds `libmpsim_mpi.so` (as `c_door.rs` does, into the same directory) and the C program.
+/// Builds the C program (and the MPI library, as `c_door.rs` does, into the same directory).
 fn build_c(dir: &Path) -> PathBuf {
-    let target = Path::new(MPSIM)
-        .ancestors()
-        .nth(2)
-        .expect("target/<profile>/mpsim")
-        .join("c-door");
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "-p", "mpsim-c", "--locked", "--quiet"])
-        .env("CARGO_TARGET_DIR", &target)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .expect("cargo runs");
-    assert!(status.success(), "building mpsim-c failed");
     let exe = dir.join("p2p_stress");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/p2p_stress.c");
-    let out = Command::new(MPSIM)
-        .args(["cc", "-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .env("MPSIM_LIB_DIR", target.join("debug"))
-        .output()
-        .expect("mpsim cc runs");
-    assert!(
-        out.status.success(),
-        "mpsim cc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    c_lib::build("p2p_stress", &exe);
     exe
 }
 
