@@ -43,7 +43,8 @@ codes! {
         /// compute (else the rank need not measure it), 1 if the rank may queue the calls that
         /// need no answer (a simulated run)]`.
         Init = 1,
-        /// `MPI_Finalize`.
+        /// `MPI_Finalize`: `a = [MPI_COMM_WORLD, groups, datatypes, operations, requests]`,
+        /// what the rank made and never freed (requests not in flight), for the checks.
         Finalize = 2,
         /// `MPI_Abort(comm, a[1] = code)`.
         Abort = 3,

@@ -378,7 +378,7 @@ impl<'s> Proxy<'s> {
                     .filter(|&&id| id != 0x101 && id != 0x102)
                     .count();
                 // What the rank's library counted of the others (`api/init.rs`).
-                let counts = [leaked as i64, head.a[0], head.a[1], head.a[2], head.a[3]];
+                let counts = [leaked as i64, head.a[1], head.a[2], head.a[3], head.a[4]];
                 for (leak, n) in crate::checks::LEAKS.into_iter().zip(counts) {
                     if n > 0 {
                         self.checks.leak(&self.world, leak, n as usize);

@@ -20,6 +20,10 @@ use mpsim_door::wire::{Elem, Op, ReduceOp, class};
 
 use super::p2p::store;
 use super::{Res, comm, count, datatype, ret};
+use crate::abi::*;
+use crate::door;
+use crate::dtype::Datatype;
+use crate::state::{self, CommInfo, Req, UserOp, raise};
 
 thread_local! {
     /// The program's buffers the collective being issued packed its data from (address,
@@ -43,10 +47,6 @@ unsafe fn packed<'a>(buf: *const c_void, n: usize, dt: &Datatype) -> std::borrow
 pub fn forget_sent() {
     SENT.with(|s| s.borrow_mut().clear());
 }
-use crate::abi::*;
-use crate::door;
-use crate::dtype::Datatype;
-use crate::state::{self, CommInfo, Req, UserOp, raise};
 
 /// A reduction's operation: built in, or the program's own.
 enum Reduction {

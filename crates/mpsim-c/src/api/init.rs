@@ -155,10 +155,11 @@ mpi! {
             // still works (libraries flush their state in these callbacks).
             super::attr::delete_all("MPI_Finalize", MPI_COMM_SELF)?;
             super::attr::delete_all("MPI_Finalize", MPI_COMM_WORLD)?;
-            // What the program made and never freed, for the checks' leak warnings.
+            // What the program made and never freed, for the checks' leak warnings (a[0] is
+            // the communicator whose error handler applies, as in every call).
             let leaks = state::with(|s| {
                 let requests = s.requests.values().filter(|r| !matches!(r, Req::Send { .. } | Req::Recv { .. } | Req::Coll { .. })).count();
-                [s.groups.len(), s.types.len(), s.ops.len(), requests].map(|n| n as i64)
+                [MPI_COMM_WORLD, s.groups.len(), s.types.len(), s.ops.len(), requests].map(|n| n as i64)
             });
             door::simple(Op::Finalize, &leaks, &[]).map_err(|f| state::failed(None, "MPI_Finalize", f))?;
             state::with(|s| s.finalized = true);
