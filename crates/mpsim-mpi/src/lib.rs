@@ -61,6 +61,8 @@
 #[cfg(feature = "mpi")]
 mod measure;
 #[cfg(feature = "mpi")]
+mod native;
+#[cfg(feature = "mpi")]
 mod rank;
 #[cfg(feature = "mpi")]
 mod raw;

@@ -43,7 +43,9 @@
 //!
 //! Files: `algo.rs` names the algorithms and chooses one; `cost.rs` what each costs on a
 //! machine model; `policy.rs` what a run names, its choices and what the report lists per
-//! collective; `ops.rs` the reduction operations; one file per family of collectives.
+//! collective; `ops.rs` the reduction operations; `native.rs` when a backend's library runs
+//! a call instead (MPI's own collectives on `--backend mpi`); one file per family of
+//! collectives.
 
 pub(crate) mod algo;
 mod allgather;
@@ -52,6 +54,7 @@ mod barrier;
 mod bcast;
 pub(crate) mod cost;
 mod gather;
+mod native;
 mod nonblocking;
 pub(crate) mod ops;
 pub(crate) mod policy;
