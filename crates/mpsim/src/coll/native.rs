@@ -1,4 +1,4 @@
-//! Collectives the backend's library runs itself (`docs/collectives.md` §8): on `--backend mpi`
+//! Collectives the backend's library runs itself (`docs/collectives.md` §9): on `--backend mpi`
 //! a call runs as MPI's own collective (`MPI_Iallreduce` and kin, completed by the backend's
 //! polling) when nothing names its algorithm, rather than as mpsim's algorithm over MPI's
 //! point-to-point. What stays mpsim's:

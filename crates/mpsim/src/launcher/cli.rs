@@ -66,7 +66,7 @@ pub struct LaunchArgs {
     /// the model file's `[collectives]`. A collective not named runs the cheapest algorithm by
     /// the machine model's costs (sim), the fixed table's (threads), or MPI's own collective
     /// where it has one (mpi: built-in operations on primitive types; `docs/collectives.md`
-    /// §8). An algorithm that needs
+    /// §9). An algorithm that needs
     /// a commutative operation, named for a reduction given one that is not, fails that call
     /// (InvalidOp).
     #[arg(long, value_name = "LIST", value_parser = choices)]
