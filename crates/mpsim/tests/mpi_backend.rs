@@ -589,7 +589,7 @@ async fn repro_program(world: Comm, out: Digests) -> Result<()> {
 }
 
 /// A run's report names the collectives MPI ran (`mpi_library`) and those mpsim's algorithms
-/// ran (a user operation's allreduce).
+/// ran (a user operation's allreduce, a nonblocking one on a fresh communicator).
 fn native_report_case() -> Result<()> {
     let out = std::path::PathBuf::from(std::env::var("MPSIM_MPI_OUT").expect("the harness's dir"));
     let report = out.join("native-report.json");
@@ -603,6 +603,11 @@ fn native_report_case() -> Result<()> {
             let user = Op::user(|a: &[u64], b: &mut [u64]| b[0] += a[0], true);
             world.allreduce(&[1u64], &mut x, &user).await?;
             assert_eq!(x[0], u64::from(RANKS));
+            // A nonblocking collective on a communicator that has no MPI communicator yet (no
+            // blocking collective on it so far): mpsim's algorithm.
+            let dup = world.dup()?;
+            dup.iallreduce(&[2u64], &mut x, &Op::sum())?.wait().await?;
+            assert_eq!(x[0], 2 * u64::from(RANKS));
             let sub = world.split(Some(world.rank() % 2), 0).await?.expect("a color");
             sub.barrier().await?;
             sub.barrier().await
@@ -621,7 +626,7 @@ fn native_report_case() -> Result<()> {
             .sum::<u64>()
     };
     assert_eq!(calls("allreduce", "mpi_library"), 1, "{text}");
-    assert_eq!(calls("allreduce", "recursive_doubling"), 1, "{text}");
+    assert_eq!(calls("allreduce", "recursive_doubling"), 2, "{text}");
     // Two barriers on rank 0's half, by MPI (the report is rank 0's: its half's calls).
     assert_eq!(calls("barrier", "mpi_library"), 2, "{text}");
     Ok(())
