@@ -31,8 +31,8 @@ use mpsim_proto::matching::{Source, Tag};
 use mpsim_proto::p2p::{Completion, ReqId, Status};
 use mpsim_proto::runtime::{NativeCall, NativeComm, Payload, RankRuntime};
 
-use crate::raw::{self, Code, Coll};
 use crate::rank::{Kind, MpiRank, Op, WORLD};
+use crate::raw::{self, Code, Coll};
 
 impl MpiRank {
     /// Makes `comm`'s MPI communicator (every member calls it at the same point).
@@ -136,7 +136,11 @@ impl MpiRank {
                 let (Some(b), Some(_)) = (int(block), int(block * size)) else {
                     return Ok(None);
                 };
-                let send = if me == root { send.to_vec() } else { Vec::new() };
+                let send = if me == root {
+                    send.to_vec()
+                } else {
+                    Vec::new()
+                };
                 let coll = Coll::Scatter {
                     block: b,
                     root: root_of(root),
@@ -159,8 +163,8 @@ impl MpiRank {
             }
         };
         let mut recv = recv;
-        let raw_req = raw::icoll(&coll, &send, &mut recv, mpi_comm)
-            .map_err(|c| self.mpi_error(name, c))?;
+        let raw_req =
+            raw::icoll(&coll, &send, &mut recv, mpi_comm).map_err(|c| self.mpi_error(name, c))?;
         let what = Waiting {
             call: name,
             peer: Source::Any,

@@ -14,8 +14,7 @@ use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, Tag};
 use mpsim_proto::p2p::{BSEND_OVERHEAD, Completion, MessageId, ReqId, SendMode, Status};
 use mpsim_proto::runtime::{
-    Call, NativeCall, NativeComm, Needs, Payload, Probed, RankRuntime, Started, Wait, Waited,
-    Work,
+    Call, NativeCall, NativeComm, Needs, Payload, Probed, RankRuntime, Started, Wait, Waited, Work,
 };
 
 use crate::measure::{Measure, RankEnd, by_size};

@@ -547,22 +547,57 @@ pub fn elem_bytes(elem: mpsim_proto::runtime::Elem) -> usize {
 /// A nonblocking collective of the library, with its arguments: what [`icoll`] starts.
 pub enum Coll {
     Barrier,
-    Bcast { count: c_int, root: c_int },
-    Reduce { count: c_int, ty: ffi::MPI_Datatype, op: ffi::MPI_Op, root: c_int },
-    Allreduce { count: c_int, ty: ffi::MPI_Datatype, op: ffi::MPI_Op },
-    Scan { count: c_int, ty: ffi::MPI_Datatype, op: ffi::MPI_Op },
-    Exscan { count: c_int, ty: ffi::MPI_Datatype, op: ffi::MPI_Op },
+    Bcast {
+        count: c_int,
+        root: c_int,
+    },
+    Reduce {
+        count: c_int,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        root: c_int,
+    },
+    Allreduce {
+        count: c_int,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+    },
+    Scan {
+        count: c_int,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+    },
+    Exscan {
+        count: c_int,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+    },
     /// Bytes per rank.
-    Gather { block: c_int, root: c_int },
-    Scatter { block: c_int, root: c_int },
-    Allgather { block: c_int },
-    Alltoall { block: c_int },
+    Gather {
+        block: c_int,
+        root: c_int,
+    },
+    Scatter {
+        block: c_int,
+        root: c_int,
+    },
+    Allgather {
+        block: c_int,
+    },
+    Alltoall {
+        block: c_int,
+    },
 }
 
 /// Starts `coll` on `comm` reading `send` and writing `recv` (`MPI_Ibarrier`, `MPI_Ibcast` on
 /// `recv`, `MPI_Ireduce`, ...). Both must stay where they are until the request completes
 /// (the caller keeps the vectors), and be as long as `coll` says (the caller's checks).
-pub fn icoll(coll: &Coll, send: &[u8], recv: &mut [u8], comm: MPI_Comm) -> Result<MPI_Request, Code> {
+pub fn icoll(
+    coll: &Coll,
+    send: &[u8],
+    recv: &mut [u8],
+    comm: MPI_Comm,
+) -> Result<MPI_Request, Code> {
     let mut req = request_null();
     let s = send.as_ptr().cast::<c_void>();
     let r = recv.as_mut_ptr().cast::<c_void>();
@@ -573,16 +608,17 @@ pub fn icoll(coll: &Coll, send: &[u8], recv: &mut [u8], comm: MPI_Comm) -> Resul
         match *coll {
             Coll::Barrier => ffi::MPI_Ibarrier(comm, &mut req),
             Coll::Bcast { count, root } => ffi::MPI_Ibcast(r, count, b, root, comm, &mut req),
-            Coll::Reduce { count, ty, op, root } => {
-                ffi::MPI_Ireduce(s, r, count, ty, op, root, comm, &mut req)
-            }
+            Coll::Reduce {
+                count,
+                ty,
+                op,
+                root,
+            } => ffi::MPI_Ireduce(s, r, count, ty, op, root, comm, &mut req),
             Coll::Allreduce { count, ty, op } => {
                 ffi::MPI_Iallreduce(s, r, count, ty, op, comm, &mut req)
             }
             Coll::Scan { count, ty, op } => ffi::MPI_Iscan(s, r, count, ty, op, comm, &mut req),
-            Coll::Exscan { count, ty, op } => {
-                ffi::MPI_Iexscan(s, r, count, ty, op, comm, &mut req)
-            }
+            Coll::Exscan { count, ty, op } => ffi::MPI_Iexscan(s, r, count, ty, op, comm, &mut req),
             Coll::Gather { block, root } => {
                 ffi::MPI_Igather(s, block, b, r, block, b, root, comm, &mut req)
             }

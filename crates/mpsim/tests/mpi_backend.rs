@@ -19,8 +19,8 @@ use std::process::{Command, ExitCode};
 use std::sync::{Arc, Mutex};
 
 use mpsim::{
-    AlgorithmChoices, BSEND_OVERHEAD, Backend, Comm, Launcher, Op, PROC_NULL, Result, RunConfig, SendMode, Source,
-    Tag, wait_all,
+    AlgorithmChoices, BSEND_OVERHEAD, Backend, Comm, Launcher, Op, PROC_NULL, Result, RunConfig,
+    SendMode, Source, Tag, wait_all,
 };
 
 const RANKS: u32 = 4;
@@ -296,7 +296,7 @@ where
 {
     let simulated: Digests = Arc::default();
     let sim = Launcher::new(RANKS)
-        .collectives(choices.clone())
+        .collectives(choices)
         .simulate(|world| program(world, Arc::clone(&simulated)));
     if let Some(e) = sim.error {
         return Err(e);
@@ -515,17 +515,25 @@ async fn coll_program(world: Comm, out: Digests) -> Result<()> {
         if r > 0 {
             got.extend(ex.iter().map(|&x| u64::from(x)));
         }
-        for (op, name) in [(Op::<i32>::prod(), 1), (Op::min(), 2), (Op::band(), 3), (Op::lxor(), 4)] {
+        for (op, name) in [
+            (Op::<i32>::prod(), 1),
+            (Op::min(), 2),
+            (Op::band(), 3),
+            (Op::lxor(), 4),
+        ] {
             let mut x = [0i32; 2];
-            comm.allreduce(&[r as i32 + name, -(r as i32)], &mut x, &op).await?;
+            comm.allreduce(&[r as i32 + name, -(r as i32)], &mut x, &op)
+                .await?;
             got.extend(x.iter().map(|&v| v as u64));
         }
         let mut fl = [0f32; 3];
-        comm.allreduce(&[r as f32, 0.5, -1.0], &mut fl, &Op::max()).await?;
+        comm.allreduce(&[r as f32, 0.5, -1.0], &mut fl, &Op::max())
+            .await?;
         got.extend(fl.iter().map(|&v| u64::from(v.to_bits())));
         let mut concat = [0u64];
-        let user = Op::user(|a: &[u64], b: &mut [u64]| b[0] = a[0] * 10 + b[0], false);
-        comm.allreduce(&[u64::from(r) + 1], &mut concat, &user).await?;
+        let user = Op::user(|a: &[u64], b: &mut [u64]| b[0] += a[0] * 10, false);
+        comm.allreduce(&[u64::from(r) + 1], &mut concat, &user)
+            .await?;
         got.extend(concat);
         let mut bc = [if r == 0 { 99u8 } else { 0 }; 3];
         let mut ig = vec![0u64; n];
@@ -571,14 +579,20 @@ async fn repro_program(world: Comm, out: Digests) -> Result<()> {
     let half = world.split(Some(me % 2), 0).await?.expect("a color");
     for comm in [&world, &half] {
         let r = f64::from(comm.rank());
-        let mine: Vec<f64> = (0..1000).map(|i| (r + 1.0) * 0.1 + f64::from(i) * 1e-3).collect();
+        let mine: Vec<f64> = (0..1000)
+            .map(|i| (r + 1.0) * 0.1 + f64::from(i) * 1e-3)
+            .collect();
         let mut sum = vec![0f64; 1000];
         comm.allreduce(&mine, &mut sum, &Op::sum()).await?;
         let mut red = vec![0f64; 1000];
         comm.reduce(&mine, &mut red, &Op::sum(), 0).await?;
         let mut rs = vec![0f64; 1000 / comm.size() as usize];
-        comm.reduce_scatter_block(&mine[..rs.len() * comm.size() as usize], &mut rs, &Op::sum())
-            .await?;
+        comm.reduce_scatter_block(
+            &mine[..rs.len() * comm.size() as usize],
+            &mut rs,
+            &Op::sum(),
+        )
+        .await?;
         let mut bits: Vec<u64> = sum.iter().chain(&rs).map(|x| x.to_bits()).collect();
         if comm.rank() == 0 {
             bits.extend(red.iter().map(|x| x.to_bits()));
@@ -608,7 +622,10 @@ fn native_report_case() -> Result<()> {
             let dup = world.dup()?;
             dup.iallreduce(&[2u64], &mut x, &Op::sum())?.wait().await?;
             assert_eq!(x[0], 2 * u64::from(RANKS));
-            let sub = world.split(Some(world.rank() % 2), 0).await?.expect("a color");
+            let sub = world
+                .split(Some(world.rank() % 2), 0)
+                .await?
+                .expect("a color");
             sub.barrier().await?;
             sub.barrier().await
         })?;

@@ -11,13 +11,13 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use mpsim_proto::runtime::NativeCall;
-use super::native::{native_blocking, native_nonblocking};
 use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::real;
+use super::native::{native_blocking, native_nonblocking};
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 impl Comm {
     /// Gathers every rank's `send` into every rank's `recv`, in rank order (MPI's

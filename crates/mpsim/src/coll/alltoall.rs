@@ -6,12 +6,12 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use mpsim_proto::runtime::NativeCall;
-use super::native::{native_blocking, native_nonblocking};
 use super::algo::{Algorithm, Chosen, Collective};
+use super::native::{native_blocking, native_nonblocking};
 use super::{Ctx, Layout, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 impl Comm {
     /// Sends block `j` of `send` to rank `j`, which receives it as block `i` of its `recv`

@@ -8,8 +8,8 @@ use mpsim_proto::error::Result;
 use mpsim_proto::runtime::NativeCall;
 
 use super::Ctx;
-use super::native::{native_blocking, native_nonblocking};
 use super::algo::{Algorithm, Chosen, Collective, Shape};
+use super::native::{native_blocking, native_nonblocking};
 use crate::Comm;
 use crate::request::Request;
 
@@ -28,7 +28,12 @@ impl Comm {
     pub async fn barrier(&self) -> Result<()> {
         const CALL: &str = "barrier";
         let chosen = self.barrier_algorithm(CALL)?;
-        native_blocking!(self, (CALL, Collective::Barrier, chosen), NativeCall::Barrier, None);
+        native_blocking!(
+            self,
+            (CALL, Collective::Barrier, chosen),
+            NativeCall::Barrier,
+            None
+        );
         dissemination(&Ctx::new(self, CALL, Collective::Barrier, chosen, 0)).await
     }
 
@@ -49,7 +54,12 @@ impl Comm {
     pub fn ibarrier(&self) -> Result<Request<'static>> {
         const CALL: &str = "ibarrier";
         let chosen = self.barrier_algorithm(CALL)?;
-        native_nonblocking!(self, (CALL, Collective::Barrier, chosen), NativeCall::Barrier, None);
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Barrier, chosen),
+            NativeCall::Barrier,
+            None
+        );
         let what = (Collective::Barrier, chosen, 0);
         Ok(self.start_coll::<u8, _>(CALL, what, None, |cx| async move {
             dissemination(&cx).await?;

@@ -5,12 +5,12 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use mpsim_proto::runtime::NativeCall;
-use super::native::{native_blocking, native_nonblocking};
 use super::algo::{Algorithm, Chosen, Collective};
+use super::native::{native_blocking, native_nonblocking};
 use super::{Ctx, Layout, allgather};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 /// The communicator rank of relative rank `v` for `root` on `n` ranks.
 pub(super) fn real(v: u64, root: u32, n: u32) -> u32 {

@@ -8,13 +8,13 @@ use std::ops::Range;
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use mpsim_proto::runtime::NativeCall;
-use super::native::{native_blocking, native_nonblocking};
 use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::real;
+use super::native::{native_blocking, native_nonblocking};
 use super::{Ctx, Layout, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 /// The lowest set bit of relative rank `v`, or for the root the first power of two at or
 /// above `n`: `v`'s subtree is `v..v + low` (cut at `n`).

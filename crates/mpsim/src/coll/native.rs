@@ -206,7 +206,8 @@ impl Comm {
                 _ => Reason::Library,
             },
         };
-        self.coll_policy().record(coll, chosen, self.rank() == 0, ns);
+        self.coll_policy()
+            .record(coll, chosen, self.rank() == 0, ns);
     }
 }
 

@@ -21,14 +21,14 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use mpsim_proto::runtime::NativeCall;
-use super::native::{self, native_blocking, native_nonblocking};
 use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::{self, real};
+use super::native::{self, native_blocking, native_nonblocking};
 use super::ops::Op;
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 impl Comm {
     /// Combines every rank's `send` element by element with `op`, in rank order, into the
@@ -64,7 +64,8 @@ impl Comm {
                 NativeCall::Reduce {
                     send: bytemuck::cast_slice(send),
                     elem,
-                    op: rop, root,
+                    op: rop,
+                    root,
                 },
                 (self.rank() == root).then(|| bytemuck::cast_slice_mut(recv))
             );
@@ -105,7 +106,8 @@ impl Comm {
                 NativeCall::Reduce {
                     send: bytemuck::cast_slice(send),
                     elem,
-                    op: rop, root,
+                    op: rop,
+                    root,
                 },
                 (self.rank() == root).then(|| bytemuck::cast_slice_mut(recv))
             );

@@ -5,13 +5,13 @@
 use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
-use mpsim_proto::runtime::NativeCall;
-use super::native::{self, native_blocking, native_nonblocking};
 use super::algo::Collective;
+use super::native::{self, native_blocking, native_nonblocking};
 use super::ops::Op;
 use super::{Ctx, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 impl Comm {
     /// Inclusive prefix reduction (MPI's `MPI_Scan`): rank `r`'s `recv` gets
