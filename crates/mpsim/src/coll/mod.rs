@@ -3,7 +3,8 @@
 //! `reduce_scatter(_block)`, `scan`, `exscan`, each a real algorithm (binomial trees,
 //! recursive doubling and halving, Rabenseifner's, Bruck's, rings) made of point-to-point
 //! messages, so that the simulator times the algorithm itself and every backend runs the
-//! same code.
+//! same code; except that on `--backend mpi` a call the run names no algorithm for runs as
+//! MPI's own collective where MPI has one (`native.rs`).
 //!
 //! # Traffic
 //!
