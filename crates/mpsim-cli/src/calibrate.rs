@@ -125,7 +125,9 @@ pub enum CalibrateBackend {
     /// The in-process threads backend: 2 ranks as threads of this process.
     Threads,
     /// The system MPI (Open MPI here): a C program built with `mpicc -O2`, run by
-    /// `mpirun -np 2`.
+    /// `mpirun -np 2`. Not mpsim's mpi backend: a model describes the machine and its MPI
+    /// library, to which the simulator adds no cost of mpsim's own layer, so the C program,
+    /// without that layer, is the measure.
     Mpi,
 }
 

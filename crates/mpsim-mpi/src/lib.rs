@@ -27,6 +27,17 @@
 //!   weaker there: a synchronous send completes once the destination's backend has taken the
 //!   message in, which may be before the program's receive matched it.
 //!
+//! # Collectives
+//!
+//! Collectives that the API layer hands over (`RankRuntime::start_native`: nothing names
+//! their algorithm, built-in operations on primitive types) run as MPI's own nonblocking
+//! collectives on an MPI communicator per mpsim communicator: a fourth duplicate of
+//! `MPI_COMM_WORLD` for the world, one made by `MPI_Comm_create_group` at a communicator's
+//! first native blocking collective for the others (`native.rs` and mpsim's
+//! `docs/collectives.md` §9 argue why making it then is safe). The others, and every
+//! collective of a `--reproducible` run, are mpsim's algorithms over the point-to-point
+//! above.
+//!
 //! # Progress
 //!
 //! Open MPI moves messages only inside MPI calls: every wait polls (`MPI_Testsome` over the
@@ -60,6 +71,8 @@
 
 #[cfg(feature = "mpi")]
 mod measure;
+#[cfg(feature = "mpi")]
+mod native;
 #[cfg(feature = "mpi")]
 mod rank;
 #[cfg(feature = "mpi")]

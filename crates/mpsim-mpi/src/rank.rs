@@ -14,16 +14,16 @@ use mpsim_proto::error::{Error, Site};
 use mpsim_proto::matching::{ContextId, Envelope, Pattern, Source, Tag};
 use mpsim_proto::p2p::{BSEND_OVERHEAD, Completion, MessageId, ReqId, SendMode, Status};
 use mpsim_proto::runtime::{
-    Call, Needs, Payload, Probed, RankRuntime, Started, Wait, Waited, Work,
+    Call, NativeCall, NativeComm, Needs, Payload, Probed, RankRuntime, Started, Wait, Waited, Work,
 };
 
 use crate::measure::{Measure, RankEnd, by_size};
 use crate::raw::{self, Code, MPI_Comm, MPI_Message, MPI_Request};
-use crate::table::{Arrived, Kind, Op, Table, Taken, sent};
+pub(crate) use crate::table::{Arrived, Kind, Op, Table, Taken, sent};
 use crate::watch::{self, Snapshot, Verdict, Watch};
 
 /// The world's point-to-point context, whose traffic MPI matches (crate docs).
-const WORLD: ContextId = ContextId(0);
+pub(crate) const WORLD: ContextId = ContextId(0);
 
 /// The header of a message on the matched-here communicator: its context (8 bytes) and its
 /// sender's rank in the communicator (4), little-endian.
@@ -40,7 +40,7 @@ pub struct MpiRank {
     start: Instant,
     /// Whether ranks spin before they nap when nothing came (a core per rank on this node).
     spin: bool,
-    state: RefCell<State>,
+    pub(crate) state: RefCell<State>,
     /// The next nap of `block` when nothing comes; reset when something does.
     nap: Cell<Duration>,
     /// What the program waits for in a blocking probe (`block` looks for it).
@@ -56,6 +56,12 @@ pub struct MpiRank {
     failed: RefCell<Option<Error>>,
     /// What `--report` and `--trace` need, when asked (`measure.rs`).
     measure: Option<RefCell<Measure>>,
+    /// The library's communicator of each mpsim communicator that has one, by its
+    /// point-to-point context (`native.rs`): the world's from the start, the others' made at
+    /// their first native collective, on the world's as base.
+    pub(crate) natives: RefCell<std::collections::HashMap<u64, MPI_Comm>>,
+    /// The world's native communicator.
+    pub(crate) coll: MPI_Comm,
 }
 
 /// The program's pending wait, recorded when a poll finds it pending.
@@ -68,8 +74,8 @@ struct WaitingNow {
 }
 
 #[derive(Default)]
-struct State {
-    table: Table,
+pub(crate) struct State {
+    pub(crate) table: Table,
     /// Receives posted on other contexts, in the order posted (slot indices).
     posted: Vec<u32>,
     /// Messages on other contexts no receive has matched yet, in the order they arrived.
@@ -81,8 +87,8 @@ struct State {
     /// Warnings of the run (data discarded).
     warnings: Vec<String>,
     /// Messages sent, and messages arrived here (the watchdog's counts, `watch.rs`).
-    sent: u64,
-    arrived: u64,
+    pub(crate) sent: u64,
+    pub(crate) arrived: u64,
     /// Messages on the world's context the watchdog took out of MPI's unexpected queue
     /// (`hold`), in the order they arrived: receives and probes look here first.
     held: std::collections::VecDeque<(MPI_Message, Status)>,
@@ -103,6 +109,7 @@ impl MpiRank {
         direct: MPI_Comm,
         here: MPI_Comm,
         control: MPI_Comm,
+        coll: MPI_Comm,
         start: Instant,
         spin: bool,
     ) -> Self {
@@ -123,6 +130,8 @@ impl MpiRank {
             watch: RefCell::new(Watch::new(control, size)),
             failed: RefCell::new(None),
             measure: None,
+            natives: RefCell::new(std::collections::HashMap::from([(WORLD.0, coll)])),
+            coll,
         }
     }
 
@@ -177,6 +186,7 @@ impl MpiRank {
             std::thread::sleep(nap);
             nap = (nap * 2).min(LAST_NAP);
         }
+        self.free_natives();
         let mut st = self.state.borrow_mut();
         if st.attached.take().is_some() {
             raw::buffer_detach().map_err(|c| self.mpi_error("buffer_detach", c))?;
@@ -315,7 +325,7 @@ impl MpiRank {
 
     /// An MPI call that failed where mpsim has no error of its own for it.
     #[cold]
-    fn mpi_error(&self, call: &'static str, code: Code) -> Error {
+    pub(crate) fn mpi_error(&self, call: &'static str, code: Code) -> Error {
         Error::Internal {
             what: format!(
                 "rank {}: MPI failed in {call}: {}",
@@ -352,6 +362,10 @@ impl MpiRank {
             let cancelled = raw::cancelled(&status);
             let completion = match op {
                 Op::Send => sent(cancelled),
+                Op::Coll { keep, call, .. } => {
+                    st.arrived += 1;
+                    self.collected(buf, keep, call, code)
+                }
                 Op::Recv {
                     capacity,
                     call,
@@ -906,6 +920,10 @@ impl MpiRank {
                     return Err(self.invalid("cancel"));
                 };
                 match &mut slot.kind {
+                    Kind::Active {
+                        op: Op::Coll { call, .. },
+                        ..
+                    } => return Err(self.uncancellable(call)),
                     Kind::Active { raw: r, .. } => {
                         raw::cancel(r).map_err(|c| self.mpi_error("cancel", c))?;
                     }
@@ -1173,6 +1191,29 @@ impl MpiRank {
 }
 
 impl RankRuntime for MpiRank {
+    fn native_collectives(&self) -> bool {
+        true
+    }
+
+    fn native_ready(&self, comm: NativeComm<'_>) -> bool {
+        self.natives.borrow().contains_key(&comm.context.0)
+    }
+
+    fn make_native(&self, comm: NativeComm<'_>) -> Result<(), Error> {
+        self.acts.set(self.acts.get() + 1);
+        self.make_native_comm(comm)
+    }
+
+    fn start_native(
+        &self,
+        comm: NativeComm<'_>,
+        call: NativeCall<'_>,
+        name: &'static str,
+    ) -> Result<Option<ReqId>, Error> {
+        self.acts.set(self.acts.get() + 1);
+        self.start_native_coll(comm, call, name)
+    }
+
     fn rank(&self) -> u32 {
         self.rank
     }

@@ -461,3 +461,178 @@ pub fn test(req: &mut MPI_Request) -> Result<bool, Code> {
     check(unsafe { ffi::MPI_Test(req, &mut flag, &mut status) })?;
     Ok(flag != 0)
 }
+
+/// A communicator of the processes `ranks` of `base` (their ranks in `base`, in the new
+/// communicator's order), made by them alone (`MPI_Comm_create_group` with `tag`), its errors
+/// returned. Collective over those processes only.
+pub fn create_group(base: MPI_Comm, ranks: &[c_int], tag: c_int) -> Result<MPI_Comm, Code> {
+    let n = c_int::try_from(ranks.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
+    let mut whole = MaybeUninit::<ffi::MPI_Group>::uninit();
+    // SAFETY: a valid communicator; out-parameter.
+    check(unsafe { ffi::MPI_Comm_group(base, whole.as_mut_ptr()) })?;
+    // SAFETY: written above.
+    let mut whole = unsafe { whole.assume_init() };
+    let mut part = MaybeUninit::<ffi::MPI_Group>::uninit();
+    // SAFETY: `ranks` holds `n` ranks of the group; out-parameter.
+    let made = check(unsafe { ffi::MPI_Group_incl(whole, n, ranks.as_ptr(), part.as_mut_ptr()) });
+    // SAFETY: a group this function made.
+    unsafe { ffi::MPI_Group_free(&mut whole) };
+    made?;
+    // SAFETY: written above.
+    let mut part = unsafe { part.assume_init() };
+    let mut new = MaybeUninit::<MPI_Comm>::uninit();
+    // SAFETY: a valid communicator and group; out-parameter.
+    let made = check(unsafe { ffi::MPI_Comm_create_group(base, part, tag, new.as_mut_ptr()) });
+    // SAFETY: a group this function made.
+    unsafe { ffi::MPI_Group_free(&mut part) };
+    made?;
+    // SAFETY: written above.
+    let new = unsafe { new.assume_init() };
+    // SAFETY: a valid communicator and the library's handler.
+    check(unsafe { ffi::MPI_Comm_set_errhandler(new, ffi::RSMPI_ERRORS_RETURN) })?;
+    Ok(new)
+}
+
+/// An element type of a reduction, as the library names it.
+pub fn datatype(elem: mpsim_proto::runtime::Elem) -> ffi::MPI_Datatype {
+    use mpsim_proto::runtime::Elem;
+    // SAFETY: constants the library defines, read after MPI_Init.
+    unsafe {
+        match elem {
+            Elem::I8 => ffi::RSMPI_INT8_T,
+            Elem::I16 => ffi::RSMPI_INT16_T,
+            Elem::I32 => ffi::RSMPI_INT32_T,
+            Elem::I64 => ffi::RSMPI_INT64_T,
+            Elem::U8 => ffi::RSMPI_UINT8_T,
+            Elem::U16 => ffi::RSMPI_UINT16_T,
+            Elem::U32 => ffi::RSMPI_UINT32_T,
+            Elem::U64 => ffi::RSMPI_UINT64_T,
+            Elem::F32 => ffi::RSMPI_FLOAT,
+            Elem::F64 => ffi::RSMPI_DOUBLE,
+        }
+    }
+}
+
+/// A built-in reduction, as the library names it.
+pub fn operation(op: mpsim_proto::runtime::ReduceOp) -> ffi::MPI_Op {
+    use mpsim_proto::runtime::ReduceOp;
+    // SAFETY: as `datatype`.
+    unsafe {
+        match op {
+            ReduceOp::Sum => ffi::RSMPI_SUM,
+            ReduceOp::Prod => ffi::RSMPI_PROD,
+            ReduceOp::Min => ffi::RSMPI_MIN,
+            ReduceOp::Max => ffi::RSMPI_MAX,
+            ReduceOp::Band => ffi::RSMPI_BAND,
+            ReduceOp::Bor => ffi::RSMPI_BOR,
+            ReduceOp::Bxor => ffi::RSMPI_BXOR,
+            ReduceOp::Land => ffi::RSMPI_LAND,
+            ReduceOp::Lor => ffi::RSMPI_LOR,
+            ReduceOp::Lxor => ffi::RSMPI_LXOR,
+        }
+    }
+}
+
+/// The bytes of one element of `elem`.
+pub fn elem_bytes(elem: mpsim_proto::runtime::Elem) -> usize {
+    use mpsim_proto::runtime::Elem;
+    match elem {
+        Elem::I8 | Elem::U8 => 1,
+        Elem::I16 | Elem::U16 => 2,
+        Elem::I32 | Elem::U32 | Elem::F32 => 4,
+        Elem::I64 | Elem::U64 | Elem::F64 => 8,
+    }
+}
+
+/// A nonblocking collective of the library, with its arguments: what [`icoll`] starts.
+pub enum Coll {
+    Barrier,
+    Bcast {
+        count: c_int,
+        root: c_int,
+    },
+    Reduce {
+        count: c_int,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+        root: c_int,
+    },
+    Allreduce {
+        count: c_int,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+    },
+    Scan {
+        count: c_int,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+    },
+    Exscan {
+        count: c_int,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+    },
+    /// Bytes per rank.
+    Gather {
+        block: c_int,
+        root: c_int,
+    },
+    Scatter {
+        block: c_int,
+        root: c_int,
+    },
+    Allgather {
+        block: c_int,
+    },
+    Alltoall {
+        block: c_int,
+    },
+}
+
+/// Starts `coll` on `comm` reading `send` and writing `recv` (`MPI_Ibarrier`, `MPI_Ibcast` on
+/// `recv`, `MPI_Ireduce`, ...). Both must stay where they are until the request completes
+/// (the caller keeps the vectors), and be as long as `coll` says (the caller's checks).
+pub fn icoll(
+    coll: &Coll,
+    send: &[u8],
+    recv: &mut [u8],
+    comm: MPI_Comm,
+) -> Result<MPI_Request, Code> {
+    let mut req = request_null();
+    let s = send.as_ptr().cast::<c_void>();
+    let r = recv.as_mut_ptr().cast::<c_void>();
+    let b = byte();
+    // SAFETY: the buffers are valid for the counts the caller checked, and stay in place until
+    // the request completes; `req` is an out-parameter.
+    let code = unsafe {
+        match *coll {
+            Coll::Barrier => ffi::MPI_Ibarrier(comm, &mut req),
+            Coll::Bcast { count, root } => ffi::MPI_Ibcast(r, count, b, root, comm, &mut req),
+            Coll::Reduce {
+                count,
+                ty,
+                op,
+                root,
+            } => ffi::MPI_Ireduce(s, r, count, ty, op, root, comm, &mut req),
+            Coll::Allreduce { count, ty, op } => {
+                ffi::MPI_Iallreduce(s, r, count, ty, op, comm, &mut req)
+            }
+            Coll::Scan { count, ty, op } => ffi::MPI_Iscan(s, r, count, ty, op, comm, &mut req),
+            Coll::Exscan { count, ty, op } => ffi::MPI_Iexscan(s, r, count, ty, op, comm, &mut req),
+            Coll::Gather { block, root } => {
+                ffi::MPI_Igather(s, block, b, r, block, b, root, comm, &mut req)
+            }
+            Coll::Scatter { block, root } => {
+                ffi::MPI_Iscatter(s, block, b, r, block, b, root, comm, &mut req)
+            }
+            Coll::Allgather { block } => {
+                ffi::MPI_Iallgather(s, block, b, r, block, b, comm, &mut req)
+            }
+            Coll::Alltoall { block } => {
+                ffi::MPI_Ialltoall(s, block, b, r, block, b, comm, &mut req)
+            }
+        }
+    };
+    check(code)?;
+    Ok(req)
+}

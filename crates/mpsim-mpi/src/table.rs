@@ -26,6 +26,15 @@ pub(crate) enum Op {
         call: &'static str,
         counted: bool,
     },
+    /// A collective of the library's own (`native.rs`) for the program's call `call`: `send`
+    /// is the memory it reads (`_send`) (the slot's `buf` the one it writes), `keep` whether its
+    /// completion hands `buf` back as the rank's result.
+    Coll {
+        /// Read by MPI alone, kept here until the request completes.
+        _send: Vec<u8>,
+        keep: bool,
+        call: &'static str,
+    },
 }
 
 /// A message that arrived on the matched-here communicator, with its envelope (from its
@@ -51,7 +60,7 @@ pub(crate) enum Taken {
 #[derive(Debug)]
 pub(crate) enum Kind {
     Free,
-    /// An MPI request in flight; `buf` is the memory it reads or writes.
+    /// An MPI request in flight; `buf` is the memory it reads (`_send`) or writes.
     Active {
         raw: MPI_Request,
         buf: Vec<u8>,

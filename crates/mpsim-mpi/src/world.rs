@@ -15,6 +15,9 @@ pub struct World {
     direct: MPI_Comm,
     here: MPI_Comm,
     control: MPI_Comm,
+    /// The world's native collectives (`native.rs`), and the base of the communicators made
+    /// for the others.
+    coll: MPI_Comm,
     spin: bool,
     // Last: finalises MPI when dropped, after the communicators above are freed.
     _universe: mpi::environment::Universe,
@@ -36,6 +39,7 @@ impl World {
         let direct = raw::dup(world).map_err(|c| fail("MPI_Comm_dup", c))?;
         let here = raw::dup(world).map_err(|c| fail("MPI_Comm_dup", c))?;
         let control = raw::dup(world).map_err(|c| fail("MPI_Comm_dup", c))?;
+        let coll = raw::dup(world).map_err(|c| fail("MPI_Comm_dup", c))?;
         let on_node = raw::node_size(world).map_err(|c| fail("MPI_Comm_split_type", c))?;
         // The node's cores, not this process's: mpirun binds each process to a core (or a
         // socket), which `available_parallelism` would count alone.
@@ -46,6 +50,7 @@ impl World {
             direct,
             here,
             control,
+            coll,
             spin: on_node <= cores,
             _universe: universe,
         })
@@ -66,6 +71,7 @@ impl World {
             self.direct,
             self.here,
             self.control,
+            self.coll,
             Instant::now(),
             self.spin,
         ))
@@ -117,6 +123,7 @@ impl Drop for World {
         raw::free(&mut self.direct);
         raw::free(&mut self.here);
         raw::free(&mut self.control);
+        raw::free(&mut self.coll);
     }
 }
 

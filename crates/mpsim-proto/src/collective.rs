@@ -49,7 +49,7 @@ pub enum Collective {
 pub const COLLECTIVES: usize = 15;
 
 /// How many [`Algorithm`]s there are.
-pub const ALGORITHMS: usize = 14;
+pub const ALGORITHMS: usize = 15;
 
 impl Collective {
     /// Every collective.
@@ -228,6 +228,10 @@ pub enum Algorithm {
     /// count: a binomial reduce to rank 0 over rank numbers (a fixed bracketing), then a
     /// bcast (allreduce), a send to the root (reduce) or a scatterv (reduce-scatter).
     Reproducible,
+    /// The backend's library's own collective (MPI's `MPI_Iallreduce` and kin, on `--backend
+    /// mpi`): what the run report names a call that ran so; no collective lists it, so `--coll`
+    /// cannot name it.
+    Native,
 }
 
 impl Algorithm {
@@ -247,6 +251,7 @@ impl Algorithm {
         Algorithm::Linear,
         Algorithm::ReduceThenScatter,
         Algorithm::Reproducible,
+        Algorithm::Native,
     ];
 
     /// Its name (what `--coll` and a model's `[collectives]` take).
@@ -266,6 +271,7 @@ impl Algorithm {
             Algorithm::Linear => "linear",
             Algorithm::ReduceThenScatter => "reduce_then_scatter",
             Algorithm::Reproducible => "reproducible",
+            Algorithm::Native => "mpi_library",
         }
     }
 

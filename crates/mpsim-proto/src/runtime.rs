@@ -14,6 +14,12 @@
 //! module): the types they share are in [`fast`]; a new backend needs none of it. What the
 //! endpoint-based backends share when they answer a call is in [`endpoint`].
 //!
+//! A backend over a library with collectives of its own (the MPI backend) may run them
+//! itself: [`RankRuntime::native_collectives`] says so, and the API layer then asks it to
+//! start a collective ([`NativeCall`]) on a communicator ([`NativeComm`]) instead of running
+//! mpsim's algorithm over point-to-point, unless the run names an algorithm (`--coll`,
+//! `--reproducible`). The defaults say no, so the built-in backends run mpsim's algorithms.
+//!
 //! Only `std::task` here: no threads, no clocks.
 
 pub mod endpoint;
@@ -220,6 +226,164 @@ pub enum Work {
     Sync(Duration),
 }
 
+/// An element type a library's own reduction knows ([`NativeCall`]): the primitive numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    /// `i8`.
+    I8,
+    /// `i16`.
+    I16,
+    /// `i32`.
+    I32,
+    /// `i64`.
+    I64,
+    /// `u8`.
+    U8,
+    /// `u16`.
+    U16,
+    /// `u32`.
+    U32,
+    /// `u64`.
+    U64,
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+}
+
+/// A built-in reduction a library's own collective runs ([`NativeCall`]), MPI's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// `MPI_SUM`.
+    Sum,
+    /// `MPI_PROD`.
+    Prod,
+    /// `MPI_MIN`.
+    Min,
+    /// `MPI_MAX`.
+    Max,
+    /// `MPI_BAND`.
+    Band,
+    /// `MPI_BOR`.
+    Bor,
+    /// `MPI_BXOR`.
+    Bxor,
+    /// `MPI_LAND`.
+    Land,
+    /// `MPI_LOR`.
+    Lor,
+    /// `MPI_LXOR`.
+    Lxor,
+}
+
+/// The communicator of a native collective: what tells it apart (its point-to-point context,
+/// the same on every member; the world's is `ContextId(0)`), this rank's number in it, its
+/// size, and the world rank of each of its ranks.
+#[derive(Clone, Copy)]
+pub struct NativeComm<'a> {
+    /// The communicator's point-to-point context.
+    pub context: crate::matching::ContextId,
+    /// This rank's number in it.
+    pub rank: u32,
+    /// Its size.
+    pub size: u32,
+    /// The world rank of each of its ranks.
+    pub world_rank_of: &'a dyn Fn(u32) -> u32,
+}
+
+impl std::fmt::Debug for NativeComm<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeComm")
+            .field("context", &self.context)
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .finish()
+    }
+}
+
+/// A collective the backend's library runs itself ([`RankRuntime::start_native`]): this rank's
+/// input as bytes (copied by the backend), every rank's of the same length unless said. The
+/// request's completion carries this rank's result as its payload (none where the rank gets
+/// none: a barrier, a reduce or gather off the root).
+#[derive(Clone, Copy, Debug)]
+pub enum NativeCall<'a> {
+    /// `MPI_Ibarrier`.
+    Barrier,
+    /// `MPI_Ibcast` of `data` (the root's is sent; every rank's has the length of the root's).
+    Bcast {
+        /// The rank's buffer.
+        data: &'a [u8],
+        /// The root.
+        root: u32,
+    },
+    /// `MPI_Ireduce` of `count` elements of `elem` by `op` to `root`.
+    Reduce {
+        /// This rank's contribution.
+        send: &'a [u8],
+        /// Its element type.
+        elem: Elem,
+        /// The operation.
+        op: ReduceOp,
+        /// The root.
+        root: u32,
+    },
+    /// `MPI_Iallreduce`.
+    Allreduce {
+        /// This rank's contribution.
+        send: &'a [u8],
+        /// Its element type.
+        elem: Elem,
+        /// The operation.
+        op: ReduceOp,
+    },
+    /// `MPI_Iscan`.
+    Scan {
+        /// This rank's contribution.
+        send: &'a [u8],
+        /// Its element type.
+        elem: Elem,
+        /// The operation.
+        op: ReduceOp,
+    },
+    /// `MPI_Iexscan` (rank 0's result is undefined in MPI: its payload is `send`'s length of
+    /// zero bytes, which the caller does not copy).
+    Exscan {
+        /// This rank's contribution.
+        send: &'a [u8],
+        /// Its element type.
+        elem: Elem,
+        /// The operation.
+        op: ReduceOp,
+    },
+    /// `MPI_Igather` of `send` from every rank to `root` (the root gets `size` blocks).
+    Gather {
+        /// This rank's block.
+        send: &'a [u8],
+        /// The root.
+        root: u32,
+    },
+    /// `MPI_Iscatter` of `block` bytes to each rank from the root's `send` (`size` blocks;
+    /// empty elsewhere).
+    Scatter {
+        /// The root's blocks.
+        send: &'a [u8],
+        /// Bytes per rank.
+        block: usize,
+        /// The root.
+        root: u32,
+    },
+    /// `MPI_Iallgather` of `send` (every rank gets `size` blocks).
+    Allgather {
+        /// This rank's block.
+        send: &'a [u8],
+    },
+    /// `MPI_Ialltoall` of `send`'s `size` equal blocks.
+    Alltoall {
+        /// One block per rank.
+        send: &'a [u8],
+    },
+}
+
 /// The backend side of one rank: start a call, poll a wait, block until a wait may be over,
 /// let others progress, compute, read the time; and the run-wide act of abort.
 ///
@@ -276,6 +440,44 @@ pub trait RankRuntime {
     /// The rank's virtual time, under a simulator (errors carry it); `None` on real backends.
     fn virtual_time(&self) -> Option<u64> {
         None
+    }
+
+    /// Whether this backend runs collectives with a library's own ([`RankRuntime::start_native`]).
+    /// The built-in backends do not: mpsim's algorithms run there.
+    fn native_collectives(&self) -> bool {
+        false
+    }
+
+    /// Whether the communicator `comm` has what [`RankRuntime::start_native`] needs (an MPI
+    /// communicator of its own) already. When it has not, the caller brings every member to
+    /// the same point first (a barrier of mpsim's own, which the deadlock watchdog sees) and
+    /// then calls [`RankRuntime::make_native`] on every member.
+    fn native_ready(&self, comm: NativeComm<'_>) -> bool {
+        let _ = comm;
+        false
+    }
+
+    /// Makes what native collectives on `comm` need (collective over its members, which have
+    /// all reached this call: see [`RankRuntime::native_ready`]).
+    fn make_native(&self, comm: NativeComm<'_>) -> Result<(), Error> {
+        let _ = comm;
+        Err(Error::Unsupported {
+            what: "this backend has no collectives of its own".into(),
+        })
+    }
+
+    /// Starts `call` on `comm` as the library's own nonblocking collective, for the program's
+    /// call `name` (which errors and reports name): the request, whose completion's payload
+    /// is the rank's result, waited for and tested as any other; `Ok(None)` when the backend
+    /// has none for it (the caller then runs mpsim's algorithm).
+    fn start_native(
+        &self,
+        comm: NativeComm<'_>,
+        call: NativeCall<'_>,
+        name: &'static str,
+    ) -> Result<Option<ReqId>, Error> {
+        let _ = (comm, call, name);
+        Ok(None)
     }
 
     /// The program called `abort` with `code` (MPI's `MPI_Abort`): the backend stops the whole

@@ -163,8 +163,9 @@ pub struct CollectiveLine {
     /// The algorithm (`ring`).
     pub algorithm: &'static str,
     /// Why it was chosen: `forced`, `--coll`, `--reproducible`, `model file`, `model file:
-    /// reproducible`, `only algorithm`, `model cost`, `table: no model` or `table: counts vary
-    /// by rank` (`docs/collectives.md` §4).
+    /// reproducible`, `only algorithm`, `model cost`, `table: no model`, `table: counts vary
+    /// by rank` (`docs/collectives.md` §4), or `the backend's library` (algorithm
+    /// `mpi_library`: MPI's own collective, on `--backend mpi`).
     pub reason: &'static str,
     /// Collective operations: each call on a communicator counts once (on its rank 0).
     pub calls: u64,

@@ -19,8 +19,8 @@ use std::process::{Command, ExitCode};
 use std::sync::{Arc, Mutex};
 
 use mpsim::{
-    BSEND_OVERHEAD, Backend, Comm, Launcher, Op, PROC_NULL, Result, RunConfig, SendMode, Source,
-    Tag, wait_all,
+    AlgorithmChoices, BSEND_OVERHEAD, Backend, Comm, Launcher, Op, PROC_NULL, Result, RunConfig,
+    SendMode, Source, Tag, wait_all,
 };
 
 const RANKS: u32 = 4;
@@ -40,6 +40,8 @@ fn main() -> ExitCode {
 const CASES: &[(&str, Option<&str>)] = &[
     ("mpi_p2p_same_results_as_sim", None),
     ("mpi_collectives_same_results_as_sim", None),
+    ("mpi_collectives_native_report_names_the_library", None),
+    ("mpi_collectives_reproducible_same_bits_as_sim", None),
     ("mpi_p2p_stress_4_ranks_every_mode_and_wildcard", None),
     (
         "mpi_truncate_names_rank_call_and_sizes",
@@ -165,6 +167,10 @@ fn rank_main(case: &str) -> ExitCode {
     let result = match case {
         "mpi_p2p_same_results_as_sim" => same_as_sim(p2p_program),
         "mpi_collectives_same_results_as_sim" => same_as_sim(coll_program),
+        "mpi_collectives_native_report_names_the_library" => native_report_case(),
+        "mpi_collectives_reproducible_same_bits_as_sim" => {
+            same_as_sim_with(reproducible(), repro_program)
+        }
         "mpi_p2p_stress_4_ranks_every_mode_and_wildcard" => stress_case(),
         "mpi_truncate_names_rank_call_and_sizes" => {
             mpi.run(|world: Comm| async move { truncate_on(&world).await })
@@ -272,14 +278,33 @@ where
     F: Fn(Comm, Digests) -> Fut + Sync + Copy,
     Fut: Future<Output = Result<()>>,
 {
+    same_as_sim_with(AlgorithmChoices::default(), program)
+}
+
+/// `--reproducible`.
+fn reproducible() -> AlgorithmChoices {
+    let mut choices = AlgorithmChoices::default();
+    choices.reproducible = true;
+    choices
+}
+
+/// [`same_as_sim`], both runs naming the collectives' algorithms `choices`.
+fn same_as_sim_with<F, Fut>(choices: AlgorithmChoices, program: F) -> Result<()>
+where
+    F: Fn(Comm, Digests) -> Fut + Sync + Copy,
+    Fut: Future<Output = Result<()>>,
+{
     let simulated: Digests = Arc::default();
-    let sim = Launcher::new(RANKS).simulate(|world| program(world, Arc::clone(&simulated)));
+    let sim = Launcher::new(RANKS)
+        .collectives(choices)
+        .simulate(|world| program(world, Arc::clone(&simulated)));
     if let Some(e) = sim.error {
         return Err(e);
     }
     let real: Digests = Arc::default();
     Launcher::new(RANKS)
         .backend(Backend::Mpi)
+        .collectives(choices)
         .run(|world| program(world, Arc::clone(&real)))?;
     let real = real.lock().expect("not poisoned");
     let simulated = simulated.lock().expect("not poisoned");
@@ -478,8 +503,149 @@ async fn coll_program(world: Comm, out: Digests) -> Result<()> {
         let req = comm.iallreduce(&[u64::from(r), 1], &mut nb, &Op::sum())?;
         req.wait().await?;
         got.extend(nb);
+        // Every other collective MPI runs natively, blocking and nonblocking, several
+        // element types and operations; and some it does not (a user operation, minloc).
+        let root = comm.size() - 1;
+        let blocks: Vec<i16> = (0..n as i16).map(|i| i * 7 - r as i16).collect();
+        let mut sc = [0i16; 1];
+        comm.scatter(&blocks, &mut sc, root).await?;
+        got.push(sc[0] as u64);
+        let mut ex = [0u32; 2];
+        comm.exscan(&[r + 1, 1 << r], &mut ex, &Op::bor()).await?;
+        if r > 0 {
+            got.extend(ex.iter().map(|&x| u64::from(x)));
+        }
+        for (op, name) in [
+            (Op::<i32>::prod(), 1),
+            (Op::min(), 2),
+            (Op::band(), 3),
+            (Op::lxor(), 4),
+        ] {
+            let mut x = [0i32; 2];
+            comm.allreduce(&[r as i32 + name, -(r as i32)], &mut x, &op)
+                .await?;
+            got.extend(x.iter().map(|&v| v as u64));
+        }
+        let mut fl = [0f32; 3];
+        comm.allreduce(&[r as f32, 0.5, -1.0], &mut fl, &Op::max())
+            .await?;
+        got.extend(fl.iter().map(|&v| u64::from(v.to_bits())));
+        let mut concat = [0u64];
+        let user = Op::user(|a: &[u64], b: &mut [u64]| b[0] += a[0] * 10, false);
+        comm.allreduce(&[u64::from(r) + 1], &mut concat, &user)
+            .await?;
+        got.extend(concat);
+        let mut bc = [if r == 0 { 99u8 } else { 0 }; 3];
+        let mut ig = vec![0u64; n];
+        let mut iag = vec![0u32; n];
+        let mut ia2a = vec![0u8; n];
+        let a2a_send: Vec<u8> = (0..n as u8).map(|d| r as u8 * 16 + d).collect();
+        let mut ired = [0u64];
+        let mut iscan = [0i64];
+        let mut iscat = [0u16];
+        let iscat_send: Vec<u16> = (0..n as u16).map(|i| i + 1000).collect();
+        let mut reqs = vec![
+            comm.ibarrier()?,
+            comm.ibcast(&mut bc, 0)?,
+            comm.igather(&[u64::from(r) * 3], &mut ig, 1 % comm.size())?,
+            comm.iallgather(&[r + 40], &mut iag)?,
+            comm.ialltoall(&a2a_send, &mut ia2a)?,
+            comm.ireduce(&[u64::from(r) + 5], &mut ired, &Op::sum(), 0)?,
+            comm.iscan(&[i64::from(r) - 1], &mut iscan, &Op::sum())?,
+            comm.iscatter(&iscat_send, &mut iscat, 0)?,
+        ];
+        wait_all(&mut reqs).await?;
+        drop(reqs);
+        got.extend(bc.iter().map(|&x| u64::from(x)));
+        if r == 1 % comm.size() {
+            got.extend(ig.iter().copied());
+        }
+        got.extend(iag.iter().map(|&x| u64::from(x)));
+        got.extend(ia2a.iter().map(|&x| u64::from(x)));
+        if r == 0 {
+            got.extend(ired);
+        }
+        got.push(iscan[0] as u64);
+        got.push(u64::from(iscat[0]));
         keep(&out, &world, got);
     }
+    Ok(())
+}
+
+/// Floating-point reductions under `--reproducible`: the same bits as the simulator's, on the
+/// world and on a split (mpsim's algorithms over MPI point-to-point).
+async fn repro_program(world: Comm, out: Digests) -> Result<()> {
+    let me = world.rank();
+    let half = world.split(Some(me % 2), 0).await?.expect("a color");
+    for comm in [&world, &half] {
+        let r = f64::from(comm.rank());
+        let mine: Vec<f64> = (0..1000)
+            .map(|i| (r + 1.0) * 0.1 + f64::from(i) * 1e-3)
+            .collect();
+        let mut sum = vec![0f64; 1000];
+        comm.allreduce(&mine, &mut sum, &Op::sum()).await?;
+        let mut red = vec![0f64; 1000];
+        comm.reduce(&mine, &mut red, &Op::sum(), 0).await?;
+        let mut rs = vec![0f64; 1000 / comm.size() as usize];
+        comm.reduce_scatter_block(
+            &mine[..rs.len() * comm.size() as usize],
+            &mut rs,
+            &Op::sum(),
+        )
+        .await?;
+        let mut bits: Vec<u64> = sum.iter().chain(&rs).map(|x| x.to_bits()).collect();
+        if comm.rank() == 0 {
+            bits.extend(red.iter().map(|x| x.to_bits()));
+        }
+        keep(&out, &world, bits);
+    }
+    Ok(())
+}
+
+/// A run's report names the collectives MPI ran (`mpi_library`) and those mpsim's algorithms
+/// ran (a user operation's allreduce, a nonblocking one on a fresh communicator).
+fn native_report_case() -> Result<()> {
+    let out = std::path::PathBuf::from(std::env::var("MPSIM_MPI_OUT").expect("the harness's dir"));
+    let report = out.join("native-report.json");
+    Launcher::new(RANKS)
+        .backend(Backend::Mpi)
+        .report_out(&report)
+        .run(|world: Comm| async move {
+            let mut x = [0u64];
+            world.allreduce(&[1u64], &mut x, &Op::sum()).await?;
+            assert_eq!(x[0], u64::from(RANKS));
+            let user = Op::user(|a: &[u64], b: &mut [u64]| b[0] += a[0], true);
+            world.allreduce(&[1u64], &mut x, &user).await?;
+            assert_eq!(x[0], u64::from(RANKS));
+            // A nonblocking collective on a communicator that has no MPI communicator yet (no
+            // blocking collective on it so far): mpsim's algorithm.
+            let dup = world.dup()?;
+            dup.iallreduce(&[2u64], &mut x, &Op::sum())?.wait().await?;
+            assert_eq!(x[0], 2 * u64::from(RANKS));
+            let sub = world
+                .split(Some(world.rank() % 2), 0)
+                .await?
+                .expect("a color");
+            sub.barrier().await?;
+            sub.barrier().await
+        })?;
+    if std::env::var("OMPI_COMM_WORLD_RANK").as_deref() != Ok("0") {
+        return Ok(());
+    }
+    let text = std::fs::read_to_string(&report).expect("the report");
+    let report: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let lines = report["collectives"].as_array().expect("collectives");
+    let calls = |coll: &str, algo: &str| {
+        lines
+            .iter()
+            .filter(|l| l["collective"] == coll && l["algorithm"] == algo)
+            .map(|l| l["calls"].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    assert_eq!(calls("allreduce", "mpi_library"), 1, "{text}");
+    assert_eq!(calls("allreduce", "recursive_doubling"), 2, "{text}");
+    // Two barriers on rank 0's half, by MPI (the report is rank 0's: its half's calls).
+    assert_eq!(calls("barrier", "mpi_library"), 2, "{text}");
     Ok(())
 }
 

@@ -36,10 +36,13 @@ pub enum Reason {
     /// The fixed table: the ranks' counts differ (`alltoallv`), so no rank knows the call's
     /// size.
     TableRankCounts,
+    /// Run by the backend's library (`--backend mpi`), nothing naming an algorithm
+    /// (`coll/native.rs`).
+    Library,
 }
 
 /// How many [`Reason`]s there are.
-pub(crate) const REASONS: usize = 9;
+pub(crate) const REASONS: usize = 10;
 
 impl Reason {
     /// What the report says.
@@ -54,6 +57,7 @@ impl Reason {
             Reason::ModelCost => "model cost",
             Reason::TableNoModel => "table: no model",
             Reason::TableRankCounts => "table: counts vary by rank",
+            Reason::Library => "the backend's library",
         }
     }
 
@@ -67,6 +71,7 @@ impl Reason {
         Reason::ModelCost,
         Reason::TableNoModel,
         Reason::TableRankCounts,
+        Reason::Library,
     ];
 
     pub(crate) fn index(self) -> usize {

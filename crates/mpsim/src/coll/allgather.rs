@@ -13,9 +13,11 @@ use mpsim_proto::error::Result;
 
 use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::real;
+use super::native::{native_blocking, native_nonblocking};
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 impl Comm {
     /// Gathers every rank's `send` into every rank's `recv`, in rank order (MPI's
@@ -34,6 +36,14 @@ impl Comm {
     pub async fn allgather<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         const CALL: &str = "allgather";
         let chosen = self.allgather_algorithm(CALL, send, recv.len())?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Allgather, chosen),
+            NativeCall::Allgather {
+                send: bytemuck::cast_slice(send)
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let cx = Ctx::new(self, CALL, Collective::Allgather, chosen, 0);
         run_allgather(&cx, chosen.algo, send, recv).await
     }
@@ -54,6 +64,14 @@ impl Comm {
     pub fn iallgather<'b, T: Pod>(&self, send: &[T], recv: &'b mut [T]) -> Result<Request<'b>> {
         const CALL: &str = "iallgather";
         let chosen = self.allgather_algorithm(CALL, send, recv.len())?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Allgather, chosen),
+            NativeCall::Allgather {
+                send: bytemuck::cast_slice(send)
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let send = send.to_vec();
         let mut out = zeroed(recv.len());
         let what = (Collective::Allgather, chosen, 0);

@@ -7,9 +7,11 @@ use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
 use super::algo::{Algorithm, Chosen, Collective};
+use super::native::{native_blocking, native_nonblocking};
 use super::{Ctx, Layout, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 impl Comm {
     /// Sends block `j` of `send` to rank `j`, which receives it as block `i` of its `recv`
@@ -31,6 +33,14 @@ impl Comm {
     pub async fn alltoall<T: Pod>(&self, send: &[T], recv: &mut [T]) -> Result<()> {
         const CALL: &str = "alltoall";
         let chosen = self.alltoall_algorithm(CALL, send, recv.len())?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Alltoall, chosen),
+            NativeCall::Alltoall {
+                send: bytemuck::cast_slice(send)
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let cx = Ctx::new(self, CALL, Collective::Alltoall, chosen, 0);
         run_alltoall(&cx, chosen.algo, send, recv).await
     }
@@ -52,6 +62,14 @@ impl Comm {
     pub fn ialltoall<'b, T: Pod>(&self, send: &[T], recv: &'b mut [T]) -> Result<Request<'b>> {
         const CALL: &str = "ialltoall";
         let chosen = self.alltoall_algorithm(CALL, send, recv.len())?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Alltoall, chosen),
+            NativeCall::Alltoall {
+                send: bytemuck::cast_slice(send)
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let send = send.to_vec();
         let mut out = zeroed(recv.len());
         let what = (Collective::Alltoall, chosen, 0);

@@ -5,8 +5,11 @@
 
 use mpsim_proto::error::Result;
 
+use mpsim_proto::runtime::NativeCall;
+
 use super::Ctx;
 use super::algo::{Algorithm, Chosen, Collective, Shape};
+use super::native::{native_blocking, native_nonblocking};
 use crate::Comm;
 use crate::request::Request;
 
@@ -25,6 +28,12 @@ impl Comm {
     pub async fn barrier(&self) -> Result<()> {
         const CALL: &str = "barrier";
         let chosen = self.barrier_algorithm(CALL)?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Barrier, chosen),
+            NativeCall::Barrier,
+            None
+        );
         dissemination(&Ctx::new(self, CALL, Collective::Barrier, chosen, 0)).await
     }
 
@@ -45,6 +54,12 @@ impl Comm {
     pub fn ibarrier(&self) -> Result<Request<'static>> {
         const CALL: &str = "ibarrier";
         let chosen = self.barrier_algorithm(CALL)?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Barrier, chosen),
+            NativeCall::Barrier,
+            None
+        );
         let what = (Collective::Barrier, chosen, 0);
         Ok(self.start_coll::<u8, _>(CALL, what, None, |cx| async move {
             dissemination(&cx).await?;
@@ -69,7 +84,7 @@ impl Comm {
 }
 
 /// The dissemination barrier.
-async fn dissemination(cx: &Ctx) -> Result<()> {
+pub(super) async fn dissemination(cx: &Ctx) -> Result<()> {
     let (r, n) = (u64::from(cx.rank), u64::from(cx.size));
     let mut k = 1u64;
     while k < n {

@@ -6,9 +6,11 @@ use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
 use super::algo::{Algorithm, Chosen, Collective};
+use super::native::{native_blocking, native_nonblocking};
 use super::{Ctx, Layout, allgather};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 /// The communicator rank of relative rank `v` for `root` on `n` ranks.
 pub(super) fn real(v: u64, root: u32, n: u32) -> u32 {
@@ -32,6 +34,15 @@ impl Comm {
     pub async fn bcast<T: Pod>(&self, buf: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "bcast";
         let chosen = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Bcast, chosen),
+            NativeCall::Bcast {
+                data: bytemuck::cast_slice(buf),
+                root
+            },
+            Some(bytemuck::cast_slice_mut(buf))
+        );
         let cx = Ctx::new(self, CALL, Collective::Bcast, chosen, root);
         run(&cx, buf, root, chosen.algo).await
     }
@@ -53,6 +64,15 @@ impl Comm {
     pub fn ibcast<'b, T: Pod>(&self, buf: &'b mut [T], root: u32) -> Result<Request<'b>> {
         const CALL: &str = "ibcast";
         let chosen = self.bcast_algorithm::<T>(CALL, buf.len(), root)?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Bcast, chosen),
+            NativeCall::Bcast {
+                data: bytemuck::cast_slice(buf),
+                root
+            },
+            Some(bytemuck::cast_slice_mut(buf))
+        );
         let mut data = buf.to_vec();
         let what = (Collective::Bcast, chosen, root);
         Ok(

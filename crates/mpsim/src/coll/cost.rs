@@ -14,7 +14,7 @@
 //!   bytes each way (a `sendrecv`) ends that long after it began, on the rank that ends last.
 //!
 //! The gamma term (time per combined element) is 0: the simulator charges no virtual time for
-//! a reduction's local combining under modeled compute (`docs/collectives.md` §9).
+//! a reduction's local combining under modeled compute (`docs/collectives.md` §10).
 //!
 //! # Exact and bounded
 //!

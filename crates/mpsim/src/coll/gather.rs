@@ -10,9 +10,11 @@ use mpsim_proto::error::Result;
 
 use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::real;
+use super::native::{native_blocking, native_nonblocking};
 use super::{Ctx, Layout, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 /// The lowest set bit of relative rank `v`, or for the root the first power of two at or
 /// above `n`: `v`'s subtree is `v..v + low` (cut at `n`).
@@ -55,6 +57,15 @@ impl Comm {
     pub async fn gather<T: Pod>(&self, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "gather";
         let chosen = self.gather_algorithm(CALL, send, recv.len(), root)?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Gather, chosen),
+            NativeCall::Gather {
+                send: bytemuck::cast_slice(send),
+                root
+            },
+            (self.rank() == root).then(|| bytemuck::cast_slice_mut(recv))
+        );
         let cx = Ctx::new(self, CALL, Collective::Gather, chosen, root);
         run_gather(&cx, chosen.algo, send, recv, root).await
     }
@@ -82,6 +93,15 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "igather";
         let chosen = self.gather_algorithm(CALL, send, recv.len(), root)?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Gather, chosen),
+            NativeCall::Gather {
+                send: bytemuck::cast_slice(send),
+                root
+            },
+            (self.rank() == root).then(|| bytemuck::cast_slice_mut(recv))
+        );
         let is_root = self.rank() == root;
         let send = send.to_vec();
         let mut out = zeroed(if is_root { recv.len() } else { 0 });
@@ -222,6 +242,16 @@ impl Comm {
     pub async fn scatter<T: Pod>(&self, send: &[T], recv: &mut [T], root: u32) -> Result<()> {
         const CALL: &str = "scatter";
         let chosen = self.scatter_algorithm(CALL, send, recv.len(), root)?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Scatter, chosen),
+            NativeCall::Scatter {
+                send: bytemuck::cast_slice(send),
+                block: size_of_val(recv),
+                root
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let cx = Ctx::new(self, CALL, Collective::Scatter, chosen, root);
         run_scatter(&cx, chosen.algo, send, recv, root).await
     }
@@ -247,6 +277,16 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "iscatter";
         let chosen = self.scatter_algorithm(CALL, send, recv.len(), root)?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Scatter, chosen),
+            NativeCall::Scatter {
+                send: bytemuck::cast_slice(send),
+                block: size_of_val(recv),
+                root
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let send = if self.rank() == root {
             send.to_vec()
         } else {

@@ -3,7 +3,8 @@
 //! `reduce_scatter(_block)`, `scan`, `exscan`, each a real algorithm (binomial trees,
 //! recursive doubling and halving, Rabenseifner's, Bruck's, rings) made of point-to-point
 //! messages, so that the simulator times the algorithm itself and every backend runs the
-//! same code.
+//! same code; except that on `--backend mpi` a call the run names no algorithm for runs as
+//! MPI's own collective where MPI has one (`native.rs`).
 //!
 //! # Traffic
 //!
@@ -43,7 +44,9 @@
 //!
 //! Files: `algo.rs` names the algorithms and chooses one; `cost.rs` what each costs on a
 //! machine model; `policy.rs` what a run names, its choices and what the report lists per
-//! collective; `ops.rs` the reduction operations; one file per family of collectives.
+//! collective; `ops.rs` the reduction operations; `native.rs` when a backend's library runs
+//! a call instead (MPI's own collectives on `--backend mpi`); one file per family of
+//! collectives.
 
 pub(crate) mod algo;
 mod allgather;
@@ -52,6 +55,7 @@ mod barrier;
 mod bcast;
 pub(crate) mod cost;
 mod gather;
+mod native;
 mod nonblocking;
 pub(crate) mod ops;
 pub(crate) mod policy;

@@ -96,6 +96,12 @@ impl Policy {
         })
     }
 
+    /// Whether the run keeps mpsim's own algorithms for every collective, where a backend
+    /// could run its library's (`--reproducible`, or the model file's `reproducible`).
+    pub fn keeps_own(&self) -> bool {
+        self.flag.reproducible || self.file.reproducible
+    }
+
     /// The algorithm for a call nobody named one for: its only one; else the cheapest by the
     /// model's costs (the first of the cheapest, in [`Collective::algorithms`]' order); else
     /// the fixed table.

@@ -23,10 +23,12 @@ use mpsim_proto::error::Result;
 
 use super::algo::{Algorithm, Chosen, Collective};
 use super::bcast::{self, real};
+use super::native::{self, native_blocking, native_nonblocking};
 use super::ops::Op;
 use super::{Ctx, Layout, disjoint, pof2_below, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 impl Comm {
     /// Combines every rank's `send` element by element with `op`, in rank order, into the
@@ -55,6 +57,19 @@ impl Comm {
     ) -> Result<()> {
         const CALL: &str = "reduce";
         let chosen = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_blocking!(
+                self,
+                (CALL, Collective::Reduce, chosen),
+                NativeCall::Reduce {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                    root,
+                },
+                (self.rank() == root).then(|| bytemuck::cast_slice_mut(recv))
+            );
+        }
         let cx = Ctx::new(self, CALL, Collective::Reduce, chosen, root);
         run_reduce(&cx, chosen.algo, send, recv, op, root).await
     }
@@ -84,6 +99,19 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "ireduce";
         let chosen = self.reduce_algorithm(CALL, send, recv.len(), op, root)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_nonblocking!(
+                self,
+                (CALL, Collective::Reduce, chosen),
+                NativeCall::Reduce {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                    root,
+                },
+                (self.rank() == root).then(|| bytemuck::cast_slice_mut(recv))
+            );
+        }
         let (send, op) = (send.to_vec(), op.clone());
         let is_root = self.rank() == root;
         let mut out = if is_root {
@@ -136,6 +164,18 @@ impl Comm {
     pub async fn allreduce<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "allreduce";
         let chosen = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_blocking!(
+                self,
+                (CALL, Collective::Allreduce, chosen),
+                NativeCall::Allreduce {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                },
+                Some(bytemuck::cast_slice_mut(recv))
+            );
+        }
         let cx = Ctx::new(self, CALL, Collective::Allreduce, chosen, 0);
         run_allreduce(&cx, chosen.algo, send, recv, op).await
     }
@@ -163,6 +203,18 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "iallreduce";
         let chosen = self.allreduce_algorithm(CALL, send, recv.len(), op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_nonblocking!(
+                self,
+                (CALL, Collective::Allreduce, chosen),
+                NativeCall::Allreduce {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                },
+                Some(bytemuck::cast_slice_mut(recv))
+            );
+        }
         let (send, op) = (send.to_vec(), op.clone());
         let mut out = zeroed(send.len());
         let what = (Collective::Allreduce, chosen, 0);

@@ -6,10 +6,12 @@ use bytemuck::Pod;
 use mpsim_proto::error::Result;
 
 use super::algo::Collective;
+use super::native::{self, native_blocking, native_nonblocking};
 use super::ops::Op;
 use super::{Ctx, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 impl Comm {
     /// Inclusive prefix reduction (MPI's `MPI_Scan`): rank `r`'s `recv` gets
@@ -29,6 +31,18 @@ impl Comm {
     pub async fn scan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "scan";
         let chosen = self.same_length_reduction(CALL, Collective::Scan, send, recv.len(), op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_blocking!(
+                self,
+                (CALL, Collective::Scan, chosen),
+                NativeCall::Scan {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                },
+                Some(bytemuck::cast_slice_mut(recv))
+            );
+        }
         scan(
             &Ctx::new(self, CALL, Collective::Scan, chosen, 0),
             send,
@@ -60,6 +74,18 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "iscan";
         let chosen = self.same_length_reduction(CALL, Collective::Scan, send, recv.len(), op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_nonblocking!(
+                self,
+                (CALL, Collective::Scan, chosen),
+                NativeCall::Scan {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                },
+                Some(bytemuck::cast_slice_mut(recv))
+            );
+        }
         let (send, op) = (send.to_vec(), op.clone());
         let mut out = zeroed(recv.len());
         let what = (Collective::Scan, chosen, 0);
@@ -89,6 +115,18 @@ impl Comm {
     pub async fn exscan<T: Pod>(&self, send: &[T], recv: &mut [T], op: &Op<T>) -> Result<()> {
         const CALL: &str = "exscan";
         let chosen = self.same_length_reduction(CALL, Collective::Exscan, send, recv.len(), op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_blocking!(
+                self,
+                (CALL, Collective::Exscan, chosen),
+                NativeCall::Exscan {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                },
+                (self.rank() > 0).then(|| bytemuck::cast_slice_mut(recv))
+            );
+        }
         exscan(
             &Ctx::new(self, CALL, Collective::Exscan, chosen, 0),
             send,
@@ -121,6 +159,18 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "iexscan";
         let chosen = self.same_length_reduction(CALL, Collective::Exscan, send, recv.len(), op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_nonblocking!(
+                self,
+                (CALL, Collective::Exscan, chosen),
+                NativeCall::Exscan {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                },
+                (self.rank() > 0).then(|| bytemuck::cast_slice_mut(recv))
+            );
+        }
         let (send, op) = (send.to_vec(), op.clone());
         let first = self.rank() == 0;
         let mut out = zeroed(if first { 0 } else { recv.len() });

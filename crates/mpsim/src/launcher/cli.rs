@@ -64,14 +64,18 @@ pub struct LaunchArgs {
     /// Collective algorithms to run, as `collective=algorithm` pairs
     /// (`allreduce=ring,bcast=binomial`; may be repeated), on either backend; under sim over
     /// the model file's `[collectives]`. A collective not named runs the cheapest algorithm by
-    /// the machine model's costs (sim), or the fixed table's (threads). An algorithm that needs
+    /// the machine model's costs (sim), the fixed table's (threads), or MPI's own collective
+    /// where it has one (mpi: built-in operations on primitive types; `docs/collectives.md`
+    /// §9). An algorithm that needs
     /// a commutative operation, named for a reduction given one that is not, fails that call
     /// (InvalidOp).
     #[arg(long, value_name = "LIST", value_parser = choices)]
     pub coll: Vec<AlgorithmChoices>,
     /// Reductions (reduce, allreduce, reduce_scatter) run their `reproducible` algorithm, whose
     /// floating-point results do not depend on the algorithm or the process count (a fixed
-    /// binomial tree over ranks at rank 0), unless `--coll` names another.
+    /// binomial tree over ranks at rank 0), unless `--coll` names another. Under `--backend
+    /// mpi` it also keeps every collective on mpsim's algorithms over MPI point-to-point, none
+    /// on MPI's own, so that results are those of sim and threads.
     #[arg(long)]
     pub reproducible: bool,
     /// Under sim: how computation between calls is charged [default: the model's `mode`,

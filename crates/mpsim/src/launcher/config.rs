@@ -52,8 +52,10 @@ pub struct RunConfig {
     /// Report an `rsend` that arrives before its receive is posted (`--strict`).
     pub strict: bool,
     /// The collective algorithms the run names (`--coll allreduce=ring,bcast=binomial`), and
-    /// whether reductions are reproducible (`--reproducible`), on either backend; under `sim`
-    /// they come before the model file's `[collectives]` (`docs/collectives.md` §4).
+    /// whether reductions are reproducible (`--reproducible`), on every backend; under `sim`
+    /// they come before the model file's `[collectives]` (`docs/collectives.md` §4); under
+    /// `mpi` what they name runs mpsim's algorithms rather than MPI's own (§9), and
+    /// `reproducible` keeps every collective on mpsim's.
     pub collectives: AlgorithmChoices,
     /// The report's format (`--report`): under `sim` there is always a report (text unless
     /// said, or JSON for a [`RunConfig::report_out`] ending in `.json`); under `threads` only
