@@ -196,7 +196,8 @@ fn c_check_point_to_point_type_mismatch_is_found_by_class() {
         let err = text(&out.stderr);
         assert!(!out.status.success(), "{what}: {err}");
         assert_eq!(
-            err.matches("mpsim: finding [type-mismatch] MPI_COMM_WORLD").count(),
+            err.matches("mpsim: finding [type-mismatch] MPI_COMM_WORLD")
+                .count(),
             1,
             "{what}: {err}"
         );
@@ -207,7 +208,14 @@ fn c_check_point_to_point_type_mismatch_is_found_by_class() {
         );
         // Virtual times are the same byte for byte under a modeled compute.
         let modeled = |threads: &str| {
-            let args = ["-np", "3", "--report-out", "/dev/null", "--compute", "modeled"];
+            let args = [
+                "-np",
+                "3",
+                "--report-out",
+                "/dev/null",
+                "--compute",
+                "modeled",
+            ];
             let mut args = args.to_vec();
             args.extend(["--sim-threads", threads]);
             text(&run(&args, "checks", &[what]).stderr)

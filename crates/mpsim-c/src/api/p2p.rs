@@ -156,7 +156,16 @@ fn receive_args(
         return Ok(None);
     }
     let t = datatype(call, c, dt)?;
-    let mut a = [info.id, source as i64, tag as i64, (t.size * n) as i64, 0, 0, 0, 0];
+    let mut a = [
+        info.id,
+        source as i64,
+        tag as i64,
+        (t.size * n) as i64,
+        0,
+        0,
+        0,
+        0,
+    ];
     let sig = with_sig(&mut a, &t, n);
     Ok(Some(ReceiveArgs {
         n,
@@ -178,8 +187,7 @@ unsafe fn recv(
     tag: c_int,
     c: Handle,
 ) -> Res<MpiStatus> {
-    let Some(ReceiveArgs { n, t, a, sig, .. }) = receive_args(call, n, dt, source, tag, c)?
-    else {
+    let Some(ReceiveArgs { n, t, a, sig, .. }) = receive_args(call, n, dt, source, tag, c)? else {
         return Ok(MpiStatus::proc_null());
     };
     let cap = t.size * n;
@@ -229,7 +237,8 @@ unsafe fn irecv(
     };
     let id = door::request_id();
     a[7] = id;
-    door::post(Op::Irecv, &a, &[&sig], !errors_return).map_err(|f| state::failed(Some(c), call, f))?;
+    door::post(Op::Irecv, &a, &[&sig], !errors_return)
+        .map_err(|f| state::failed(Some(c), call, f))?;
     Ok(Req::Recv {
         proxy: id,
         buf: buf as usize,
