@@ -150,6 +150,48 @@ fn c_check_collective_mismatch_is_found_by_class() {
     }
 }
 
+/// A message's type signature against its receive's (MPI 3.3.1), whether the send and the
+/// receive were queued by the rank (a blocking or nonblocking send, a nonblocking receive) or
+/// not; the same findings sequential or parallel.
+#[test]
+fn c_check_point_to_point_type_mismatch_is_found_by_class() {
+    for (what, recv) in [
+        ("p2p_type", "2 x MPI_FLOAT (MPI_Recv"),
+        ("p2p_isend", "2 x MPI_FLOAT (MPI_Recv"),
+        ("p2p_size", "1 x MPI_DOUBLE (MPI_Irecv"),
+    ] {
+        let out = checks(what);
+        let err = text(&out.stderr);
+        assert!(!out.status.success(), "{what}: {err}");
+        assert_eq!(
+            err.matches("mpsim: finding [type-mismatch] MPI_COMM_WORLD")
+                .count(),
+            1,
+            "{what}: {err}"
+        );
+        assert!(
+            err.contains("rank 0 sent 2 x MPI_INT with tag 7")
+                && err.contains(&format!("rank 1 received it as {recv}")),
+            "{what}: {err}"
+        );
+        // Virtual times are the same byte for byte under a modeled compute.
+        let modeled = |threads: &str| {
+            let args = [
+                "-np",
+                "3",
+                "--report-out",
+                "/dev/null",
+                "--compute",
+                "modeled",
+            ];
+            let mut args = args.to_vec();
+            args.extend(["--sim-threads", threads]);
+            text(&run(&args, "checks", &[what]).stderr)
+        };
+        assert_eq!(modeled("1"), modeled("2"), "{what}");
+    }
+}
+
 #[test]
 fn c_check_correct_programs_make_no_finding() {
     for what in ["coll_ok", "p2p_ok"] {

@@ -4,10 +4,13 @@
 //! it in a ledger of their own (`mpsim-proxy`'s `checks`).
 //!
 //! A call that carries a record appends it, encoded, to its payload and puts its length in
-//! argument word [`ARG`] (0: no record); the proxy takes it off before executing the call.
+//! argument word [`ARG`] (0: no record); the proxy takes it off before executing the call,
+//! queued or not (a queued call's payload carries its record the same way).
 
-/// The argument word holding the length of the record at the end of the payload.
-pub const ARG: usize = 7;
+/// The argument word holding the length of the record at the end of the payload: no call uses
+/// it for anything else (the most any call takes is six words, `Sendrecv`'s; `a[7]` is the
+/// request id a rank chose for `Isend` and `Irecv`, [`crate::wire::RANK_IDS`]).
+pub const ARG: usize = 6;
 
 /// Signatures keep at most this many runs; a longer one is compared by its hash alone.
 pub const RUNS_MAX: usize = 64;

@@ -13,13 +13,15 @@
 //!   are compared when the last member makes it (or at the end of the run, if some never did):
 //!   the same collective, root and operation, and each pair of ranks' type signatures match
 //!   (what one sends to the other is what the other expects from it, MPI 5.1.2).
+//! - **type-mismatch**: a point-to-point message's type signature against the receive's
+//!   (`MPI_BYTE` and `MPI_PACKED` match anything, MPI 3.3.1).
 //! - **comm-leak**, **group-leak**, **type-leak**, **op-leak**, **request-leak** (warnings):
 //!   communicators, groups, datatypes, operations a rank never freed by `MPI_Finalize`, and
 //!   requests it neither waited for nor freed that were not in flight (persistent requests
 //!   left inactive, transfers with `MPI_PROC_NULL`). A request still in flight at
 //!   `MPI_Finalize` is an error of the run, also classed `request-leak`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
 
 use mpsim::Comm;
@@ -51,6 +53,9 @@ pub struct Checks {
 struct Ledger {
     /// Collectives not yet made by every member: (communicator id, sequence number).
     colls: BTreeMap<(u64, u64), Entry>,
+    /// Point-to-point sends not yet received: (communicator id, source, destination, tag),
+    /// in the order they were sent (MPI's non-overtaking rule makes it the order they match).
+    sends: HashMap<(u64, u32, u32, i32), VecDeque<Sent>>,
     findings: Vec<Finding>,
 }
 
@@ -105,6 +110,33 @@ pub(crate) const LEAKS: [Leak; 5] = [
     },
 ];
 
+/// A message sent, as its receive will see it.
+pub(crate) struct Sent {
+    pub sig: Option<Sig>,
+    pub call: &'static str,
+    pub world: u32,
+    pub time_ns: u64,
+}
+
+/// A receive's expectation.
+#[derive(Clone, Debug)]
+pub(crate) struct Expect {
+    pub sig: Sig,
+    pub call: &'static str,
+    pub time_ns: u64,
+}
+
+/// A receive's part in the type checks, held with it until it completes.
+pub(crate) struct RecvCheck {
+    pub comm: Comm,
+    /// Its source and tag patterns (the wire's, wildcards included).
+    pub source: i64,
+    pub tag: i64,
+    /// Its place among the rank's receives, in the order they were posted.
+    pub seq: u64,
+    pub expect: Option<Expect>,
+}
+
 /// How the report names communicator `c`.
 pub(crate) fn describe(c: &Comm, world: &Comm) -> String {
     if c.id() == world.id() {
@@ -148,6 +180,76 @@ impl Checks {
         {
             l.findings.push(f);
         }
+    }
+
+    /// A point-to-point message from `source` to `dest` with `tag` on `c` was sent.
+    pub(crate) fn sent(&self, c: &Comm, source: u32, dest: u32, tag: i32, s: Sent) {
+        self.ledger()
+            .sends
+            .entry((c.id(), source, dest, tag))
+            .or_default()
+            .push_back(s);
+    }
+
+    /// Rank `c.rank()` received a message from `source` with `tag` on `c` into a receive
+    /// that expected `expect` (`None`: not known), the `k`-th of the messages of that stream
+    /// not yet received it could be (the receives posted before it, still pending, may take
+    /// the earlier ones: among those `k`, one that matches is taken first).
+    pub(crate) fn received(
+        &self,
+        c: &Comm,
+        world: &Comm,
+        source: u32,
+        tag: i32,
+        expect: Option<&Expect>,
+        k: usize,
+    ) {
+        let mut l = self.ledger();
+        let key = (c.id(), source, c.rank(), tag);
+        let Some(queue) = l.sends.get_mut(&key) else {
+            return;
+        };
+        let window = k.clamp(1, queue.len().max(1));
+        let pick = expect
+            .and_then(|e| {
+                queue.iter().take(window).position(|s| {
+                    s.sig
+                        .as_ref()
+                        .is_none_or(|sig| sig.received_as(&e.sig, true) != Some(false))
+                })
+            })
+            .unwrap_or(0);
+        let Some(sent) = queue.remove(pick) else {
+            return;
+        };
+        if queue.is_empty() {
+            l.sends.remove(&key);
+        }
+        let (Some(e), Some(sig)) = (expect, sent.sig.as_ref()) else {
+            return;
+        };
+        if sig.received_as(&e.sig, true) != Some(false) {
+            return;
+        }
+        let text = format!(
+            "{}: rank {} sent {} with tag {tag} ({} at t={} ns); rank {} received it as {} \
+             ({} at t={} ns): the type signatures differ",
+            describe(c, world),
+            sent.world,
+            sig.text,
+            sent.call,
+            sent.time_ns,
+            world.rank(),
+            e.sig.text,
+            e.call,
+            e.time_ns,
+        );
+        l.findings.push(Finding {
+            time_ns: sent.time_ns.min(e.time_ns),
+            class: "type-mismatch",
+            error: true,
+            text,
+        });
     }
 
     /// Rank `world.rank()` finalized with `n` objects of a kind it never freed: a warning of

@@ -263,5 +263,6 @@ pub(crate) fn start(c: &Comm, op: Op, a: &[i64], payload: Vec<u8>) -> Result<Hel
         req: Some(req),
         buf: Some(buf),
         coll: true,
+        check: None,
     })
 }

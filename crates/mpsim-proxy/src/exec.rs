@@ -4,6 +4,9 @@ use mpsim::{Comm, Error, Request, Result, Status, wait_all, wait_any, wait_some}
 use mpsim_door::wire::{Op, WireStatus};
 
 use mpsim_door::check::Record;
+use mpsim_door::wire::{ANY_SOURCE, ANY_TAG};
+
+use crate::checks::{Expect, RecvCheck, Sent};
 
 use crate::proxy::{Answer, Buf, Held, HeldComm, Proxy, mode, source, tag, wire_status};
 
@@ -26,7 +29,7 @@ pub(crate) fn bad(call: &str, what: &str) -> Error {
 }
 
 /// Starts a receive into a buffer of `cap` bytes that the request owns.
-fn post_recv(comm: &Comm, cap: usize, src: i64, t: i64) -> Result<Held> {
+fn post_recv(comm: &Comm, cap: usize, src: i64, t: i64, check: RecvCheck) -> Result<Held> {
     let mut buf = Buf::zeroed(cap);
     // SAFETY: the request is stored beside the buffer it borrows and dropped before it
     // (`Held`'s field order).
@@ -36,6 +39,7 @@ fn post_recv(comm: &Comm, cap: usize, src: i64, t: i64) -> Result<Held> {
         req: Some(req),
         buf: Some(buf),
         coll: false,
+        check: Some(check),
     })
 }
 
@@ -88,6 +92,95 @@ impl Proxy<'_> {
         self.requests
             .remove(&id)
             .ok_or_else(|| bad(call, &format!("unknown request {id:#x}")))
+    }
+
+    /// A send from this rank to `dest` with `tag` on `c`, for the type checks.
+    fn record_send(
+        &self,
+        c: &Comm,
+        dest: u32,
+        tag: i32,
+        record: Option<Record>,
+        call: &'static str,
+    ) {
+        let sig = match record {
+            Some(Record::P2p(s)) => Some(s),
+            _ => None,
+        };
+        let sent = Sent {
+            sig,
+            call,
+            world: self.world.rank(),
+            time_ns: c.now_ns(),
+        };
+        self.checks.sent(c, c.rank(), dest, tag, sent);
+    }
+
+    /// A receive posted now on `c` from `src` with `tag`, for the type checks.
+    fn recv_check(
+        &mut self,
+        c: &Comm,
+        src: i64,
+        tag: i64,
+        record: Option<Record>,
+        call: &'static str,
+    ) -> RecvCheck {
+        self.recv_seq += 1;
+        RecvCheck {
+            comm: c.clone(),
+            source: src,
+            tag,
+            seq: self.recv_seq,
+            expect: match record {
+                Some(Record::P2p(sig)) => Some(Expect {
+                    sig,
+                    call,
+                    time_ns: c.now_ns(),
+                }),
+                _ => None,
+            },
+        }
+    }
+
+    /// Receive `rc` completed with status `s`: the checks compare it with the send it matched,
+    /// one of the first `k` of its stream, `k - 1` being the receives posted before it and
+    /// still pending that could match the same stream.
+    fn received(&self, rc: &RecvCheck, s: &Status) {
+        if s.cancelled || s.source == Status::NO_SOURCE || s.tag == Status::NO_TAG {
+            return;
+        }
+        let id = rc.comm.id();
+        let could = |o: &RecvCheck| {
+            o.comm.id() == id
+                && o.seq < rc.seq
+                && (o.source == ANY_SOURCE as i64 || o.source == s.source as i64)
+                && (o.tag == ANY_TAG as i64 || o.tag == s.tag as i64)
+        };
+        let k = 1 + self
+            .requests
+            .values()
+            .filter(|h| h.check.as_ref().is_some_and(could))
+            .count();
+        self.checks.received(
+            &rc.comm,
+            &self.world,
+            s.source,
+            s.tag,
+            rc.expect.as_ref(),
+            k,
+        );
+    }
+
+    /// Completed requests `done` (with their statuses) seen by the type checks, receives in
+    /// the order they were posted.
+    fn received_all<'h>(&self, done: impl Iterator<Item = (&'h Held, &'h Status)>) {
+        let mut list: Vec<(&RecvCheck, &Status)> = done
+            .filter_map(|(h, s)| h.check.as_ref().map(|c| (c, s)))
+            .collect();
+        list.sort_by_key(|(c, _)| c.seq);
+        for (c, s) in list {
+            self.received(c, s);
+        }
     }
 
     /// Counts a collective on `c` and gives the checks its record.
@@ -179,6 +272,7 @@ pub(crate) async fn execute(
         Op::Send => {
             let c = p.comm(a[0], call)?;
             let (dest, t) = (a[1] as u32, a[2] as i32);
+            p.record_send(&c, dest, t, record, call);
             match mode(a[3]) {
                 mpsim::SendMode::Standard => c.send(&payload, dest, t).await?,
                 mpsim::SendMode::Synchronous => c.ssend(&payload, dest, t).await?,
@@ -189,19 +283,23 @@ pub(crate) async fn execute(
         }
         Op::Isend => {
             let c = p.comm(a[0], call)?;
+            p.record_send(&c, a[1] as u32, a[2] as i32, record, call);
             let r = c.start_send(mode(a[3]), &payload, a[1] as u32, a[2] as i32)?;
             let held = Held {
                 req: Some(r),
                 buf: None,
                 coll: false,
+                check: None,
             };
             let id = p.hold_as(a[7], held, call)?;
             Ok(Answer::v(&[id]))
         }
         Op::Recv => {
             let c = p.comm(a[0], call)?;
+            let rc = p.recv_check(&c, a[1], a[2], record, "MPI_Recv");
             let mut buf = vec![0u8; a[3] as usize];
             let s = c.recv(&mut buf, source(a[1]), tag(a[2])).await?;
+            p.received(&rc, &s);
             buf.truncate(s.bytes);
             Ok(Answer {
                 status: wire_status(&s),
@@ -210,7 +308,8 @@ pub(crate) async fn execute(
         }
         Op::Irecv => {
             let c = p.comm(a[0], call)?;
-            let r = post_recv(&c, a[3] as usize, a[1], a[2])?;
+            let rc = p.recv_check(&c, a[1], a[2], record, "MPI_Irecv");
+            let r = post_recv(&c, a[3] as usize, a[1], a[2], rc)?;
             let id = p.hold_as(a[7], r, call)?;
             Ok(Answer::v(&[id]))
         }
@@ -222,6 +321,7 @@ pub(crate) async fn execute(
             };
             let s = if op == Op::Wait {
                 let s = r.wait().await?;
+                p.received_all(std::iter::once((&h, &s)));
                 let (status, payload) = data_of(h, &s);
                 return Ok(Answer {
                     status,
@@ -233,6 +333,7 @@ pub(crate) async fn execute(
             };
             match s {
                 Some(s) => {
+                    p.received_all(std::iter::once((&h, &s)));
                     let (status, payload) = data_of(h, &s);
                     Ok(Answer {
                         status,
@@ -261,6 +362,7 @@ pub(crate) async fn execute(
             };
             let all: Vec<usize> = (0..taken.reqs.len()).collect();
             let done = taken.settle(p, &all);
+            p.received_all(done.iter().map(|(_, h)| h).zip(&statuses));
             let mut per = vec![WireStatus::default(); list.len()];
             let mut datas = Vec::new();
             for ((i, h), s) in done.into_iter().zip(&statuses) {
@@ -293,6 +395,7 @@ pub(crate) async fn execute(
                 Some((k, s)) => {
                     let mut done = taken.settle(p, &[k]);
                     let (i, h) = done.pop().expect("the completed request");
+                    p.received_all(std::iter::once((&h, &s)));
                     let (status, payload) = data_of(h, &s);
                     Ok(Answer {
                         status,
@@ -312,6 +415,7 @@ pub(crate) async fn execute(
             };
             let ks: Vec<usize> = got.iter().map(|g| g.0).collect();
             let done = taken.settle(p, &ks);
+            p.received_all(done.iter().map(|(_, h)| h).zip(got.iter().map(|g| &g.1)));
             let mut entries = Vec::new();
             let mut datas = Vec::new();
             for ((i, h), (_, s)) in done.into_iter().zip(&got) {
@@ -382,6 +486,9 @@ pub(crate) async fn execute(
             };
             match m {
                 Some(m) => {
+                    // The message is matched now: its send leaves the type checks' queue.
+                    let rc = p.recv_check(&c, a[1], a[2], None, call);
+                    p.received(&rc, &m.status());
                     let status = wire_status(&m.status());
                     let id = p.id();
                     p.messages.insert(id, m);
@@ -427,6 +534,7 @@ pub(crate) async fn execute(
                 req: Some(req),
                 buf: Some(buf),
                 coll: false,
+                check: None,
             });
             Ok(Answer::v(&[id]))
         }
@@ -436,6 +544,11 @@ pub(crate) async fn execute(
             let (dest, stag, src, rtag, cap) = (a[1], a[2], a[3], a[4], a[5] as usize);
             let null = mpsim_door::wire::PROC_NULL as i64;
             let mut buf = vec![0u8; cap];
+            // Its signatures are not checked; its messages keep the checks' queues in step.
+            if dest != null {
+                p.record_send(&c, dest as u32, stag as i32, None, call);
+            }
+            let rc = p.recv_check(&c, src, rtag, None, call);
             let s = match (dest == null, src == null) {
                 (true, true) => None,
                 (false, true) => {
@@ -457,6 +570,7 @@ pub(crate) async fn execute(
             };
             match s {
                 Some(s) => {
+                    p.received(&rc, &s);
                     buf.truncate(s.bytes);
                     Ok(Answer {
                         status: wire_status(&s),

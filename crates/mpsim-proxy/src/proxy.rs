@@ -30,6 +30,8 @@ pub(crate) struct Held {
     /// A nonblocking collective's: its whole buffer is the result (a receive's is cut to the
     /// bytes received).
     pub coll: bool,
+    /// A receive's: what the type checks need when it completes.
+    pub check: Option<crate::checks::RecvCheck>,
 }
 
 /// A request's buffer, aligned for any element type a reduction works on (8 bytes), so a
@@ -106,6 +108,8 @@ pub(crate) struct Proxy<'s> {
     pub checks: &'s crate::checks::Checks,
     /// Collectives this rank made so far, per communicator (by `Comm::id`).
     pub coll_seq: HashMap<u64, u64>,
+    /// Receives this rank posted so far (their order, for the type checks).
+    pub recv_seq: u64,
 }
 
 /// What executing a call gives: the reply's head values and payload.
@@ -245,6 +249,7 @@ impl<'s> Proxy<'s> {
             initialized: false,
             checks,
             coll_seq: HashMap::new(),
+            recv_seq: 0,
             zygote: segment
                 .header()
                 .zygote_pid
@@ -325,13 +330,7 @@ impl<'s> Proxy<'s> {
                 match self.world.abort(code).await {}
             }
             let comm_id = head.a[0];
-            // `a[7]` carries a check record's length, except for the calls whose `a[7]` is a
-            // request id the rank chose (`wire::RANK_IDS`).
-            let record = if matches!(op, Op::Isend | Op::Irecv) {
-                None
-            } else {
-                mpsim_door::check::Record::take(&head.a, &mut payload)
-            };
+            let record = mpsim_door::check::Record::take(&head.a, &mut payload);
             let result = crate::exec::execute(&mut self, op, &head.a, payload, record).await;
             let (reply, data) = match result {
                 Ok(a) => (
@@ -410,7 +409,7 @@ impl<'s> Proxy<'s> {
     /// Executes a call the rank queued (one that needs no answer): as any call, after charging
     /// its compute, but its error always ends the run (the rank queues only calls whose errors
     /// would), and its answer goes nowhere.
-    async fn run_queued(&mut self, head: CallHead, payload: Vec<u8>) -> Result<()> {
+    async fn run_queued(&mut self, head: CallHead, mut payload: Vec<u8>) -> Result<()> {
         let op = Op::from_u32(head.op)
             .filter(|op| queueable(*op))
             .ok_or_else(|| {
@@ -424,8 +423,8 @@ impl<'s> Proxy<'s> {
         if self.charge_compute && head.cpu_ns > 0 {
             self.world.compute(Duration::from_nanos(head.cpu_ns)).await;
         }
-        // Queued calls are point-to-point: they carry no check record.
-        crate::exec::execute(self, op, &head.a, payload, None)
+        let record = mpsim_door::check::Record::take(&head.a, &mut payload);
+        crate::exec::execute(self, op, &head.a, payload, record)
             .await
             .map(drop)
     }

@@ -255,6 +255,7 @@ fn start_typed<T: Pod>(
         req: Some(req),
         buf: Some(buf),
         coll: true,
+        check: None,
     })
 }
 

@@ -4,6 +4,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use mpsim_door::check;
 use mpsim_door::wire::{Op, SendMode, class};
 
 use super::{Res, comm, count, datatype, live, packed, put_status, ret};
@@ -56,6 +57,15 @@ fn check_tag(call: &str, c: Handle, tag: c_int, receive: bool) -> Res<()> {
     }
 }
 
+/// Puts into argument words `a` the type signature of `n` elements of `t` for the run's
+/// checks (`mpsim_door::check`): gives the record, which goes at the end of the payload, its
+/// length in `a[check::ARG]`.
+fn with_sig(a: &mut [i64; 8], t: &Datatype, n: usize) -> Vec<u8> {
+    let record = check::Record::P2p(t.sig(n)).encode();
+    a[check::ARG] = record.len() as i64;
+    record
+}
+
 /// A send in `mode`, blocking or not.
 #[allow(clippy::too_many_arguments)]
 unsafe fn send(
@@ -84,10 +94,11 @@ unsafe fn send(
     } else {
         (Op::Isend, door::request_id())
     };
-    let a = [info.id, dest as i64, tag as i64, mode as i64, 0, 0, 0, id];
+    let mut a = [info.id, dest as i64, tag as i64, mode as i64, 0, 0, 0, id];
+    let sig = with_sig(&mut a, &t, n);
     // Its errors (a bad destination, say) would end the run unless they return: then it waits
     // for its answer.
-    door::post(op, &a, &[&data], !info.errors_return)
+    door::post(op, &a, &[&data, &sig], !info.errors_return)
         .map_err(|f| state::failed(Some(c), call, f))?;
     Ok(if blocking {
         Req::Done {
@@ -117,7 +128,9 @@ unsafe fn deliver(bytes: &[u8], buf: usize, n: usize, t: &Datatype) {
 struct ReceiveArgs {
     n: usize,
     t: Datatype,
-    a: [i64; 4],
+    a: [i64; 8],
+    /// The check record (`a[check::ARG]` says its length), the payload's end.
+    sig: Vec<u8>,
     /// The communicator's errors return to the program.
     errors_return: bool,
 }
@@ -142,11 +155,22 @@ fn receive_args(
         return Ok(None);
     }
     let t = datatype(call, c, dt)?;
-    let a = [info.id, source as i64, tag as i64, (t.size * n) as i64];
+    let mut a = [
+        info.id,
+        source as i64,
+        tag as i64,
+        (t.size * n) as i64,
+        0,
+        0,
+        0,
+        0,
+    ];
+    let sig = with_sig(&mut a, &t, n);
     Ok(Some(ReceiveArgs {
         n,
         t,
         a,
+        sig,
         errors_return: info.errors_return,
     }))
 }
@@ -162,21 +186,21 @@ unsafe fn recv(
     tag: c_int,
     c: Handle,
 ) -> Res<MpiStatus> {
-    let Some(ReceiveArgs { n, t, a, .. }) = receive_args(call, n, dt, source, tag, c)? else {
+    let Some(ReceiveArgs { n, t, a, sig, .. }) = receive_args(call, n, dt, source, tag, c)? else {
         return Ok(MpiStatus::proc_null());
     };
     let cap = t.size * n;
     let (r, data) = if t.is_contiguous() {
         let mut at = 0usize;
         let base = buf as *mut u8;
-        let r = door::call(Op::Recv, &a, &[], &mut |b| {
+        let r = door::call(Op::Recv, &a, &[&sig], &mut |b| {
             let k = b.len().min(cap - at.min(cap));
             unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), base.add(at), k) };
             at += k;
         });
         (r, None)
     } else {
-        match door::collect(Op::Recv, &a, &[]) {
+        match door::collect(Op::Recv, &a, &[&sig]) {
             Ok((r, d)) => (Ok(r), Some(d)),
             Err(f) => (Err(f), None),
         }
@@ -201,7 +225,8 @@ unsafe fn irecv(
     let Some(ReceiveArgs {
         n,
         t,
-        a,
+        mut a,
+        sig,
         errors_return,
     }) = receive_args(call, n, dt, source, tag, c)?
     else {
@@ -210,8 +235,9 @@ unsafe fn irecv(
         });
     };
     let id = door::request_id();
-    let a = [a[0], a[1], a[2], a[3], 0, 0, 0, id];
-    door::post(Op::Irecv, &a, &[], !errors_return).map_err(|f| state::failed(Some(c), call, f))?;
+    a[7] = id;
+    door::post(Op::Irecv, &a, &[&sig], !errors_return)
+        .map_err(|f| state::failed(Some(c), call, f))?;
     let guard = guard_of(buf as usize, n, &t);
     Ok(Req::Recv {
         proxy: id,
@@ -264,7 +290,7 @@ unsafe fn send_typed(p: &Persistent, mode: SendMode) -> Res<Req> {
     }
     let data = unsafe { packed(p.buf as *const c_void, p.count, &p.dt) };
     let id = door::request_id();
-    let a = [
+    let mut a = [
         info.id,
         p.peer as i64,
         p.tag as i64,
@@ -274,7 +300,8 @@ unsafe fn send_typed(p: &Persistent, mode: SendMode) -> Res<Req> {
         0,
         id,
     ];
-    door::post(Op::Isend, &a, &[&data], !info.errors_return)
+    let sig = with_sig(&mut a, &p.dt, p.count);
+    door::post(Op::Isend, &a, &[&data, &sig], !info.errors_return)
         .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
     let guard = guard_of(p.buf, p.count, &p.dt);
     Ok(Req::Send { proxy: id, guard })
@@ -504,7 +531,7 @@ pub fn start_recv(p: &Persistent) -> Res<Req> {
         });
     }
     let id = door::request_id();
-    let a = [
+    let mut a = [
         info.id,
         p.peer as i64,
         p.tag as i64,
@@ -514,7 +541,8 @@ pub fn start_recv(p: &Persistent) -> Res<Req> {
         0,
         id,
     ];
-    door::post(Op::Irecv, &a, &[], !info.errors_return)
+    let sig = with_sig(&mut a, &p.dt, p.count);
+    door::post(Op::Irecv, &a, &[&sig], !info.errors_return)
         .map_err(|f| state::failed(Some(p.comm), "MPI_Start", f))?;
     Ok(Req::Recv {
         proxy: id,

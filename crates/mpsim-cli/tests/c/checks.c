@@ -73,6 +73,14 @@ int main(int argc, char **argv) {
             MPI_Irecv(doubles, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, &r);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
         }
+    } else if (!strcmp(what, "p2p_isend")) {
+        /* A nonblocking send (queued by the rank in a simulated run) carries its signature. */
+        if (rank == 0) {
+            MPI_Request r;
+            MPI_Isend(ints, 2, MPI_INT, 1, 7, MPI_COMM_WORLD, &r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+        if (rank == 1) MPI_Recv(floats, 2, MPI_FLOAT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (!strcmp(what, "p2p_ok")) {
         MPI_Datatype two;
         MPI_Type_contiguous(2, MPI_INT, &two);
