@@ -60,8 +60,35 @@ fn check_tag(call: &str, c: Handle, tag: c_int, receive: bool) -> Res<()> {
 /// Puts into argument words `a` the type signature of `n` elements of `t` for the run's
 /// checks (`mpsim_door::check`): gives the record, which goes at the end of the payload, its
 /// length in `a[check::ARG]`.
-fn with_sig(a: &mut [i64; 8], t: &Datatype, n: usize) -> Vec<u8> {
-    let record = check::Record::P2p(t.sig(n)).encode();
+///
+/// A program sends the same count of the same datatype again and again: the last record made
+/// is kept and given again when the signature is the same (it depends only on the datatype's
+/// name, size and kinds, and the count), so that a loop of calls encodes one record.
+fn with_sig(a: &mut [i64; 8], t: &Datatype, n: usize) -> std::rc::Rc<[u8]> {
+    type Last = Option<(String, usize, Vec<(u32, usize)>, usize, std::rc::Rc<[u8]>)>;
+    thread_local! {
+        static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
+    }
+    let record = LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((name, size, kinds, count, record)) = &*last
+            && *count == n
+            && *size == t.size
+            && *name == t.name
+            && *kinds == t.kinds
+        {
+            return std::rc::Rc::clone(record);
+        }
+        let record: std::rc::Rc<[u8]> = check::Record::P2p(t.sig(n)).encode().into();
+        *last = Some((
+            t.name.clone(),
+            t.size,
+            t.kinds.clone(),
+            n,
+            std::rc::Rc::clone(&record),
+        ));
+        record
+    });
     a[check::ARG] = record.len() as i64;
     record
 }
@@ -130,7 +157,7 @@ struct ReceiveArgs {
     t: Datatype,
     a: [i64; 8],
     /// The check record (`a[check::ARG]` says its length), the payload's end.
-    sig: Vec<u8>,
+    sig: std::rc::Rc<[u8]>,
     /// The communicator's errors return to the program.
     errors_return: bool,
 }
