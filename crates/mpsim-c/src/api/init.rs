@@ -30,20 +30,13 @@ fn init(call: &str) -> Res<()> {
         s.rank = rank;
         s.size = size;
         let world = CommInfo {
-            id: MPI_COMM_WORLD as i64,
-            rank,
-            size,
-            errors_return: false,
-            members: None,
             name: "MPI_COMM_WORLD".into(),
+            ..CommInfo::intra(MPI_COMM_WORLD as i64, rank, size, false)
         };
         let me = CommInfo {
-            id: MPI_COMM_SELF as i64,
-            rank: 0,
-            size: 1,
-            errors_return: false,
             members: Some(vec![rank]),
             name: "MPI_COMM_SELF".into(),
+            ..CommInfo::intra(MPI_COMM_SELF as i64, 0, 1, false)
         };
         s.comms.insert(MPI_COMM_WORLD, world);
         s.comms.insert(MPI_COMM_SELF, me);
