@@ -148,6 +148,7 @@ mpi! {
             // still works (libraries flush their state in these callbacks).
             super::attr::delete_all("MPI_Finalize", MPI_COMM_SELF)?;
             super::attr::delete_all("MPI_Finalize", MPI_COMM_WORLD)?;
+            super::inter::release_hidden("MPI_Finalize")?;
             door::simple(Op::Finalize, &[], &[]).map_err(|f| state::failed(None, "MPI_Finalize", f))?;
             state::with(|s| s.finalized = true);
             Ok(())

@@ -129,6 +129,18 @@ static void collectives(MPI_Comm inter, int left) {
     MPI_Iallreduce(&s, &all, 1, MPI_INT, MPI_SUM, inter, &req);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     CHECK(all == rsize * (rsize + 1) / 2, "Iallreduce");
+    /* A persistent one, started twice; its counts have an entry per remote rank. */
+    int *pc = malloc(sizeof(int) * (rsize + 1)), *pd = malloc(sizeof(int) * (rsize + 1));
+    int *pin = malloc(sizeof(int) * (rsize + 1));
+    for (int i = 0; i < rsize; i++) { pc[i] = 1; pd[i] = rsize - 1 - i; pin[i] = -1; }
+    MPI_Allgatherv_init(&mine, 1, MPI_INT, pin, pc, pd, MPI_INT, inter, MPI_INFO_NULL, &req);
+    for (int k = 0; k < 2; k++) {
+        MPI_Start(&req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        for (int i = 0; i < rsize; i++) CHECK(pin[rsize - 1 - i] == 100 + i, "Allgatherv_init");
+    }
+    MPI_Request_free(&req);
+    free(pc); free(pd); free(pin);
     free(out);
     free(buf);
 }
