@@ -229,6 +229,9 @@ mpi! {
                     i.errors_return = errors_return;
                 }
             });
+            if let Some(x) = &info.inter {
+                super::inter::set_errors("MPI_Comm_set_errhandler", x, errors_return)?;
+            }
             Ok(())
         })())
     }

@@ -135,7 +135,13 @@ fn build(
         ..CommInfo::intra(id, rank, nl, errors_return)
     };
     let coll_h = record(inter_info(coll, parts(0)));
-    Ok(record(inter_info(p2p, parts(coll_h))))
+    let whole = parts(coll_h);
+    if errors_return {
+        set_errors(call, &whole, true)?;
+        door::simple(Op::SetErrhandler, &[p2p, 1], &[])
+            .map_err(|f| state::failed(None, call, f))?;
+    }
+    Ok(record(inter_info(p2p, whole)))
 }
 
 /// MPI_ERR_COMM for a call that needs an intracommunicator.
@@ -161,6 +167,24 @@ pub fn free_parts(call: &str, x: &Inter) -> Res<()> {
     free_hidden(call, x.coll)?;
     free_hidden(call, x.local)?;
     free_hidden(call, x.union)
+}
+
+/// Makes the hidden parts of an intercommunicator return their errors (`errors_return`) or
+/// end the run, as the program set for the intercommunicator: an error inside one of its
+/// collectives is then returned by that collective, with its class.
+pub fn set_errors(call: &str, x: &Inter, errors_return: bool) -> Res<()> {
+    for h in [x.union, x.local, x.coll] {
+        let Some(id) = state::with(|s| {
+            let i = s.comms.get_mut(&h)?;
+            i.errors_return = errors_return;
+            Some(i.id)
+        }) else {
+            continue;
+        };
+        door::simple(Op::SetErrhandler, &[id, errors_return as i64], &[])
+            .map_err(|f| state::failed(None, call, f))?;
+    }
+    Ok(())
 }
 
 /// At `MPI_Finalize`: frees the hidden parts of the intercommunicators the program did not

@@ -265,6 +265,16 @@ int main(int argc, char **argv) {
     int cls = -1;
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_COMM, "Scan on an intercommunicator");
+    /* Ranks and roots name the remote group; an error inside a collective returns its class. */
+    rc = MPI_Send(&x, 1, MPI_INT, rsize, 0, inter);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RANK, "a send to a rank past the remote group");
+    rc = MPI_Bcast(&x, 1, MPI_INT, rsize, inter);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_ROOT, "a root past the remote group");
+    rc = MPI_Allreduce(&x, &y, 1, MPI_DATATYPE_NULL, MPI_SUM, inter);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TYPE, "an Allreduce with no datatype");
 
     MPI_Comm_free(&inter);
     MPI_Comm_free(&local);
