@@ -384,6 +384,8 @@ MPSIM_DECLARE(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newco
 MPSIM_DECLARE(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
 MPSIM_DECLARE(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm))
 MPSIM_DECLARE(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+MPSIM_DECLARE(int, Intercomm_create_from_groups, (MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm))
+MPSIM_DECLARE(int, Comm_create_from_group, (MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm))
 MPSIM_DECLARE(int, Comm_remote_size, (MPI_Comm comm, int *size))
 MPSIM_DECLARE(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
 MPSIM_DECLARE(int, Comm_free, (MPI_Comm *comm))

@@ -221,13 +221,15 @@ mpi! {
             let info = comm("MPI_Comm_create", c)?;
             let list = group("MPI_Comm_create", g)?;
             let me = state::with(|s| s.rank);
+            // Ranks may pass different groups if they are disjoint (MPI 7.4.2): each group's
+            // lowest world rank is its color.
             let (color, key) = match list.iter().position(|&w| w == me) {
-                Some(i) => (0, i as i64),
+                Some(i) => (list.iter().copied().min().map_or(0, i64::from), i as i64),
                 None => (-1, 0),
             };
             if let Some(x) = &info.inter {
                 // The group names this rank's side; the remote side's call names the other.
-                let color = if color == 0 { 0 } else { MPI_UNDEFINED };
+                let color = if color >= 0 { 0 } else { MPI_UNDEFINED };
                 let new = super::inter::split("MPI_Comm_create", c, &info, x, color, key as c_int)?;
                 unsafe { *out = inherit(c, new) };
                 return Ok(());

@@ -317,6 +317,31 @@ fn swap_ints(x: &Inter, info: &CommInfo, mine: &[c_int]) -> Res<Vec<c_int>> {
     Ok(theirs)
 }
 
+/// Whether error handler `h` (given to a `_from_group` call) returns errors.
+fn returns(h: Handle) -> bool {
+    h == MPI_ERRORS_RETURN || super::errh::is_program_handler(h)
+}
+
+/// Gives `c` the program's handler `h`, if it is one.
+fn take_handler(c: Handle, h: Handle) {
+    if super::errh::is_program_handler(h) {
+        super::errh::set_for(c, Some(h));
+    }
+}
+
+/// A string tag (`MPI_Comm_create_from_group`) as a tag: FNV-1a of its bytes, in `0..=TAG_UB`.
+fn string_tag(p: *const std::ffi::c_char) -> i64 {
+    let bytes = if p.is_null() {
+        &[][..]
+    } else {
+        unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes()
+    };
+    let h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    (h & TAG_UB as u64) as i64
+}
+
 mpi! {
     fn MPI_Intercomm_create / PMPI_Intercomm_create(
         local_comm: Handle, local_leader: c_int, peer_comm: Handle, remote_leader: c_int,
@@ -364,6 +389,65 @@ mpi! {
             let union = record(CommInfo::intra(v[0], v[1] as u32, v[2] as u32, false));
             let h = build(call, local_comm, union, first, local, remote, info.errors_return)?;
             unsafe { *out = super::comm::inherit(local_comm, h) };
+            Ok(())
+        })())
+    }
+
+    // MPI-4's form from groups: both groups are known here, so no message is needed at all;
+    // the string tag, hashed, keys the union as `MPI_Intercomm_create`'s tag does.
+    fn MPI_Intercomm_create_from_groups / PMPI_Intercomm_create_from_groups(
+        local_group: Handle, _local_leader: c_int, remote_group: Handle, _remote_leader: c_int,
+        stringtag: *const std::ffi::c_char, _info: Handle, errhandler: Handle, out: *mut Handle,
+    ) -> c_int {
+        let call = "MPI_Intercomm_create_from_groups";
+        ret((|| {
+            super::live(call)?;
+            let local = super::comm::group(call, local_group)?;
+            let remote = super::comm::group(call, remote_group)?;
+            let me = state::with(|s| s.rank);
+            if !local.contains(&me) || remote.is_empty() || remote.iter().any(|w| local.contains(w)) {
+                return Err(raise(None, call, class::GROUP,
+                    "the local group must hold the caller, and the two groups be disjoint and not empty"));
+            }
+            let first = local[0] < remote[0];
+            let union_list: Vec<u32> = if first {
+                local.iter().chain(&remote).copied().collect()
+            } else {
+                remote.iter().chain(&local).copied().collect()
+            };
+            let tag = string_tag(stringtag);
+            let v = create_group(call, MPI_COMM_WORLD, MPI_COMM_WORLD as i64, &union_list, tag)?;
+            let union = record(CommInfo::intra(v[0], v[1] as u32, v[2] as u32, false));
+            let errors_return = returns(errhandler);
+            let h = build(call, MPI_COMM_WORLD, union, first, local, remote, errors_return)?;
+            take_handler(h, errhandler);
+            unsafe { *out = h };
+            Ok(())
+        })())
+    }
+
+    fn MPI_Comm_create_from_group / PMPI_Comm_create_from_group(
+        g: Handle, stringtag: *const std::ffi::c_char, _info: Handle, errhandler: Handle, out: *mut Handle,
+    ) -> c_int {
+        let call = "MPI_Comm_create_from_group";
+        ret((|| {
+            super::live(call)?;
+            let list = super::comm::group(call, g)?;
+            let me = state::with(|s| s.rank);
+            if !list.contains(&me) {
+                return Err(raise(None, call, class::GROUP, "the calling process is not in the group"));
+            }
+            let v = create_group(call, MPI_COMM_WORLD, MPI_COMM_WORLD as i64, &list, string_tag(stringtag))?;
+            let errors_return = returns(errhandler);
+            let h = record(CommInfo {
+                members: Some(list),
+                ..CommInfo::intra(v[0], v[1] as u32, v[2] as u32, errors_return)
+            });
+            if errors_return {
+                door::simple(Op::SetErrhandler, &[v[0], 1], &[]).map_err(|f| state::failed(None, call, f))?;
+            }
+            take_handler(h, errhandler);
+            unsafe { *out = h };
             Ok(())
         })())
     }

@@ -300,6 +300,44 @@ int main(int argc, char **argv) {
         free(ranks);
     }
 
+    /* MPI_Comm_create with disjoint groups on different ranks (MPI 7.4.2): one each. */
+    {
+        MPI_Group wg3, mine;
+        MPI_Comm_group(MPI_COMM_WORLD, &wg3);
+        int range[1][3] = {{wrank % 2, wsize - 1, 2}};
+        MPI_Group_range_incl(wg3, 1, range, &mine);
+        MPI_Comm part;
+        MPI_Comm_create(MPI_COMM_WORLD, mine, &part);
+        int psize, prank;
+        MPI_Comm_size(part, &psize);
+        MPI_Comm_rank(part, &prank);
+        CHECK(psize == (wsize - wrank % 2 + 1) / 2 && prank == wrank / 2, "Comm_create with disjoint groups");
+        MPI_Comm_free(&part);
+
+        /* MPI-4's forms from groups: the same halves as above, with no communicator. */
+        MPI_Group lo, hi;
+        int lr[1][3] = {{0, half - 1, 1}}, hr[1][3] = {{half, wsize - 1, 1}};
+        MPI_Group_range_incl(wg3, 1, lr, &lo);
+        MPI_Group_range_incl(wg3, 1, hr, &hi);
+        MPI_Comm ic, fg;
+        MPI_Intercomm_create_from_groups(left ? lo : hi, 0, left ? hi : lo, 0, "tag", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &ic);
+        int irs;
+        MPI_Comm_remote_size(ic, &irs);
+        CHECK(irs == (left ? wsize - half : half), "Intercomm_create_from_groups' remote size");
+        int s1 = 1, s2 = 0;
+        MPI_Allreduce(&s1, &s2, 1, MPI_INT, MPI_SUM, ic);
+        CHECK(s2 == irs, "Allreduce on it");
+        MPI_Comm_free(&ic);
+        MPI_Comm_create_from_group(left ? lo : hi, "half", MPI_INFO_NULL, MPI_ERRORS_ARE_FATAL, &fg);
+        MPI_Comm_size(fg, &psize);
+        CHECK(psize == (left ? half : wsize - half), "Comm_create_from_group's size");
+        MPI_Comm_free(&fg);
+        MPI_Group_free(&lo);
+        MPI_Group_free(&hi);
+        MPI_Group_free(&mine);
+        MPI_Group_free(&wg3);
+    }
+
     int bad = 0;
     MPI_Allreduce(&failures, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (wrank == 0 && bad == 0) printf("intercomm: ok\n");
