@@ -29,6 +29,27 @@ pub struct CommInfo {
     pub members: Option<Vec<u32>>,
     /// Its name.
     pub name: String,
+    /// How many ranks its point-to-point calls may name: its size, or on an
+    /// intercommunicator the remote group's.
+    pub peers: u32,
+    /// An intercommunicator's parts (`api/inter.rs`); `None` for an intracommunicator.
+    pub inter: Option<std::sync::Arc<crate::api::inter::Inter>>,
+}
+
+impl CommInfo {
+    /// An intracommunicator the proxy made: `id`, this rank's `rank`, `size` ranks.
+    pub fn intra(id: i64, rank: u32, size: u32, errors_return: bool) -> CommInfo {
+        CommInfo {
+            id,
+            rank,
+            size,
+            errors_return,
+            members: None,
+            name: String::new(),
+            peers: size,
+            inter: None,
+        }
+    }
 }
 
 /// A request, as the rank holds it.

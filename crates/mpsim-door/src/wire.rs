@@ -113,11 +113,16 @@ codes! {
         CommFree = 42,
         /// The world ranks of `comm`'s members, in rank order: reply payload `u32` each.
         CommMembers = 43,
-        /// `MPI_Comm_create(comm, group)`: payload the group's world ranks (`u32` each);
-        /// reply as dup.
-        CommCreate = 44,
+        /// `MPI_Comm_create_group(comm, group, a[1] = tag)`: payload the members, ranks of
+        /// `comm` in new-rank order (`u32` each); reply as dup. Only the members call it.
+        CommCreateGroup = 44,
         /// `a = [comm, 1 for errors-return / 0 for fatal]`.
         SetErrhandler = 45,
+        /// An intercommunicator's point-to-point side (`Comm::intercomm`), made on `comm`
+        /// (which holds both groups; every member calls it): `a[1]` = the local group's size,
+        /// payload the local group's then the remote group's ranks of `comm` (`u32` each);
+        /// reply as dup, its size the remote group's.
+        CommInter = 46,
         /// `MPI_Barrier(comm)`.
         Barrier = 50,
         /// `a = [comm, root]`, payload the root's data; reply payload the data.

@@ -214,7 +214,7 @@ impl Proxy<'_> {
         Ok(id)
     }
 
-    fn add_comm(&mut self, comm: Option<Comm>, errors_return: bool) -> [i64; 4] {
+    pub(crate) fn add_comm(&mut self, comm: Option<Comm>, errors_return: bool) -> [i64; 4] {
         match comm {
             None => [0; 4],
             Some(c) => {
@@ -601,7 +601,7 @@ pub(crate) async fn execute(
             let s = c.split(color, a[2]).await?;
             Ok(Answer::v(&p.add_comm(s, er)))
         }
-        Op::CommCreate => Err(bad(call, "made by a split on the C side")),
+        Op::CommCreateGroup | Op::CommInter => crate::comms::make(p, op, call, a, &payload),
         Op::CommFree => {
             let mut h = p
                 .comms

@@ -17,6 +17,7 @@
 
 mod checks;
 mod coll;
+mod comms;
 mod exec;
 mod longdouble;
 mod proxy;

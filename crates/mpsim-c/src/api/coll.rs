@@ -1116,11 +1116,18 @@ macro_rules! collectives {
     )*) => {
         mpi! {$(
             fn $call / $pcall($($arg: $ty),*) -> c_int {
+                if crate::api::inter::coll::is($c) {
+                    return ret(unsafe { crate::api::inter::coll::$imp(stringify!($call), $($e,)* None) });
+                }
                 ret(unsafe { $imp(stringify!($call), $($e,)* None) })
             }
 
             fn $icall / $picall($($arg: $ty,)* request: *mut Handle) -> c_int {
                 let call = stringify!($icall);
+                if crate::api::inter::coll::is($c) {
+                    return ret(request_ptr(call, $c, request)
+                        .and_then(|r| unsafe { crate::api::inter::coll::$imp(call, $($e,)* r) }));
+                }
                 ret(request_ptr(call, $c, request).and_then(|r| unsafe { $imp(call, $($e,)* r) }))
             }
 
@@ -1133,6 +1140,9 @@ macro_rules! collectives {
                     $(let $arg = <$ty as persistent::Keep>::lend(&$arg);)*
                     let _ = $c;
                     let $c = dup;
+                    if crate::api::inter::coll::is($c) {
+                        return unsafe { crate::api::inter::coll::$imp(call, $($e,)* r) };
+                    }
                     unsafe { $imp(call, $($e,)* r) }
                 };
                 unsafe { persistent::init(stringify!($init), first, request, run) }

@@ -20,14 +20,7 @@ fn made(v: [i64; 4], errors_return: bool) -> Handle {
         let h = s.handle();
         s.comms.insert(
             h,
-            CommInfo {
-                id: v[0],
-                rank: v[1] as u32,
-                size: v[2] as u32,
-                errors_return,
-                members: None,
-                name: String::new(),
-            },
+            CommInfo::intra(v[0], v[1] as u32, v[2] as u32, errors_return),
         );
         h
     })
@@ -35,7 +28,7 @@ fn made(v: [i64; 4], errors_return: bool) -> Handle {
 
 /// Gives `new` (made from `parent`) the program's error handler `parent` has, if any (MPI:
 /// a new communicator inherits its parent's handler); returns `new`.
-fn inherit(parent: Handle, new: Handle) -> Handle {
+pub(crate) fn inherit(parent: Handle, new: Handle) -> Handle {
     if new != MPI_COMM_NULL
         && let Some(h) = super::errh::handler_of(parent)
     {
@@ -67,7 +60,7 @@ pub fn members(call: &str, c: Handle) -> Res<Vec<u32>> {
     Ok(list)
 }
 
-fn group(call: &str, g: Handle) -> Res<Vec<u32>> {
+pub(crate) fn group(call: &str, g: Handle) -> Res<Vec<u32>> {
     if g == MPI_GROUP_EMPTY {
         return Ok(Vec::new());
     }
@@ -75,7 +68,7 @@ fn group(call: &str, g: Handle) -> Res<Vec<u32>> {
         .ok_or_else(|| raise(None, call, class::GROUP, &format!("{g:#x} is not a group")))
 }
 
-fn new_group(list: Vec<u32>) -> Handle {
+pub(crate) fn new_group(list: Vec<u32>) -> Handle {
     if list.is_empty() {
         return MPI_GROUP_EMPTY;
     }
@@ -165,8 +158,13 @@ mpi! {
     fn MPI_Comm_dup / PMPI_Comm_dup(c: Handle, out: *mut Handle) -> c_int {
         ret((|| {
             let info = comm("MPI_Comm_dup", c)?;
-            let r = door::simple(Op::CommDup, &[info.id], &[]).map_err(|f| state::failed(Some(c), "MPI_Comm_dup", f))?;
-            let new = made(r.v, info.errors_return);
+            let new = match &info.inter {
+                Some(x) => super::inter::dup("MPI_Comm_dup", c, &info, x)?,
+                None => {
+                    let r = door::simple(Op::CommDup, &[info.id], &[]).map_err(|f| state::failed(Some(c), "MPI_Comm_dup", f))?;
+                    made(r.v, info.errors_return)
+                }
+            };
             inherit(c, new);
             // A duplicate keeps the topology.
             state::with(|s| {
@@ -205,6 +203,11 @@ mpi! {
             if color < 0 && color != MPI_UNDEFINED {
                 return Err(raise(Some(c), "MPI_Comm_split", class::ARG, &format!("color {color} is negative")));
             }
+            if let Some(x) = &info.inter {
+                let new = super::inter::split("MPI_Comm_split", c, &info, x, color, key)?;
+                unsafe { *out = inherit(c, new) };
+                return Ok(());
+            }
             let color = if color == MPI_UNDEFINED { -1 } else { color as i64 };
             let r = door::simple(Op::CommSplit, &[info.id, color, key as i64], &[])
                 .map_err(|f| state::failed(Some(c), "MPI_Comm_split", f))?;
@@ -218,10 +221,19 @@ mpi! {
             let info = comm("MPI_Comm_create", c)?;
             let list = group("MPI_Comm_create", g)?;
             let me = state::with(|s| s.rank);
+            // Ranks may pass different groups if they are disjoint (MPI 7.4.2): each group's
+            // lowest world rank is its color.
             let (color, key) = match list.iter().position(|&w| w == me) {
-                Some(i) => (0, i as i64),
+                Some(i) => (list.iter().copied().min().map_or(0, i64::from), i as i64),
                 None => (-1, 0),
             };
+            if let Some(x) = &info.inter {
+                // The group names this rank's side; the remote side's call names the other.
+                let color = if color >= 0 { 0 } else { MPI_UNDEFINED };
+                let new = super::inter::split("MPI_Comm_create", c, &info, x, color, key as c_int)?;
+                unsafe { *out = inherit(c, new) };
+                return Ok(());
+            }
             let r = door::simple(Op::CommSplit, &[info.id, color, key], &[])
                 .map_err(|f| state::failed(Some(c), "MPI_Comm_create", f))?;
             unsafe { *out = inherit(c, made(r.v, info.errors_return)) };
@@ -239,6 +251,9 @@ mpi! {
             super::attr::delete_all("MPI_Comm_free", h)?;
             super::neighbor::forget(h)?;
             door::simple(Op::CommFree, &[info.id], &[]).map_err(|f| state::failed(Some(h), "MPI_Comm_free", f))?;
+            if let Some(x) = &info.inter {
+                super::inter::free_parts("MPI_Comm_free", x)?;
+            }
             state::with(|s| s.comms.remove(&h));
             super::errh::set_for(h, None);
             unsafe { *c = MPI_COMM_NULL };
@@ -251,6 +266,16 @@ mpi! {
             let (ia, ib) = (comm("MPI_Comm_compare", a)?, comm("MPI_Comm_compare", b)?);
             let r = if ia.id == ib.id {
                 MPI_IDENT
+            } else if ia.inter.is_some() != ib.inter.is_some() {
+                MPI_UNEQUAL
+            } else if let (Some(xa), Some(xb)) = (&ia.inter, &ib.inter) {
+                // Both groups must compare alike; the weaker of the two results holds.
+                let local = compare_lists(&members("MPI_Comm_compare", a)?, &members("MPI_Comm_compare", b)?);
+                let remote = compare_lists(&xa.remote, &xb.remote);
+                match local.max(remote) {
+                    MPI_IDENT => MPI_CONGRUENT,
+                    other => other,
+                }
             } else {
                 match compare_lists(&members("MPI_Comm_compare", a)?, &members("MPI_Comm_compare", b)?) {
                     MPI_IDENT => MPI_CONGRUENT,
@@ -289,7 +314,7 @@ mpi! {
     }
 
     fn MPI_Comm_test_inter / PMPI_Comm_test_inter(c: Handle, flag: *mut c_int) -> c_int {
-        ret(comm("MPI_Comm_test_inter", c).map(|_| unsafe { *flag = 0 }))
+        ret(comm("MPI_Comm_test_inter", c).map(|i| unsafe { *flag = c_int::from(i.inter.is_some()) }))
     }
 
     fn MPI_Group_size / PMPI_Group_size(g: Handle, size: *mut c_int) -> c_int {

@@ -30,20 +30,13 @@ fn init(call: &str) -> Res<()> {
         s.rank = rank;
         s.size = size;
         let world = CommInfo {
-            id: MPI_COMM_WORLD as i64,
-            rank,
-            size,
-            errors_return: false,
-            members: None,
             name: "MPI_COMM_WORLD".into(),
+            ..CommInfo::intra(MPI_COMM_WORLD as i64, rank, size, false)
         };
         let me = CommInfo {
-            id: MPI_COMM_SELF as i64,
-            rank: 0,
-            size: 1,
-            errors_return: false,
             members: Some(vec![rank]),
             name: "MPI_COMM_SELF".into(),
+            ..CommInfo::intra(MPI_COMM_SELF as i64, 0, 1, false)
         };
         s.comms.insert(MPI_COMM_WORLD, world);
         s.comms.insert(MPI_COMM_SELF, me);
@@ -155,6 +148,7 @@ mpi! {
             // still works (libraries flush their state in these callbacks).
             super::attr::delete_all("MPI_Finalize", MPI_COMM_SELF)?;
             super::attr::delete_all("MPI_Finalize", MPI_COMM_WORLD)?;
+            super::inter::release_hidden("MPI_Finalize")?;
             // What the program made and never freed, for the checks' leak warnings (a[0] is
             // the communicator whose error handler applies, as in every call).
             let leaks = state::with(|s| {
@@ -241,6 +235,9 @@ mpi! {
                     i.errors_return = errors_return;
                 }
             });
+            if let Some(x) = &info.inter {
+                super::inter::set_errors("MPI_Comm_set_errhandler", x, errors_return)?;
+            }
             Ok(())
         })())
     }

@@ -35,9 +35,6 @@ macro_rules! missing {
 // Declared in mpi.h with their real signatures; called with any arguments, these ignore them
 // (the C calling convention lets a callee ignore its arguments).
 missing! {
-MPI_Comm_create_group / PMPI_Comm_create_group, MPI_Comm_remote_size / PMPI_Comm_remote_size,
-MPI_Comm_remote_group / PMPI_Comm_remote_group, MPI_Intercomm_create / PMPI_Intercomm_create,
-MPI_Intercomm_merge / PMPI_Intercomm_merge,
 MPI_Grequest_start / PMPI_Grequest_start,
 MPI_Grequest_complete / PMPI_Grequest_complete,
 MPI_Win_create / PMPI_Win_create, MPI_Win_allocate / PMPI_Win_allocate,

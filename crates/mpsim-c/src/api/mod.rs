@@ -31,6 +31,7 @@ mod compat;
 mod envelope;
 pub mod errh;
 mod init;
+pub mod inter;
 mod large;
 mod misc;
 pub mod missing;

@@ -109,7 +109,7 @@ unsafe fn send(
     let info = comm(call, c)?;
     let n = count(call, c, n)?;
     let t = datatype(call, c, dt)?;
-    check_envelope(call, c, info.size, dest, tag, false)?;
+    check_envelope(call, c, info.peers, dest, tag, false)?;
     if dest == MPI_PROC_NULL {
         return Ok(Req::Done {
             status: MpiStatus::proc_null(),
@@ -177,7 +177,7 @@ fn receive_args(
     if !(source == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL) {
         datatype(call, c, dt)?;
     }
-    check_envelope(call, c, info.size, source, tag, true)?;
+    check_envelope(call, c, info.peers, source, tag, true)?;
     if source == MPI_PROC_NULL {
         return Ok(None);
     }
@@ -353,7 +353,7 @@ unsafe fn persistent(
         let count = count(call, c, n)?;
         let t = datatype(call, c, dt)?;
         let receive = op == Op::Irecv;
-        check_envelope(call, c, info.size, peer, tag, receive)?;
+        check_envelope(call, c, info.peers, peer, tag, receive)?;
         let p = Persistent {
             op,
             mode: mode as i64,
@@ -589,7 +589,7 @@ fn probe(
     c: Handle,
 ) -> Res<(bool, Handle, MpiStatus)> {
     let info = comm(call, c)?;
-    check_envelope(call, c, info.size, source, tag, true)?;
+    check_envelope(call, c, info.peers, source, tag, true)?;
     if source == MPI_PROC_NULL {
         return Ok((true, MPI_MESSAGE_NO_PROC, MpiStatus::proc_null()));
     }
@@ -687,8 +687,8 @@ unsafe fn sendrecv_packed(
     let info = comm(call, c)?;
     let rn = count(call, c, rcount)?;
     let rt = datatype(call, c, rdt)?;
-    check_envelope(call, c, info.size, dest, stag, false)?;
-    check_envelope(call, c, info.size, source, rtag, true)?;
+    check_envelope(call, c, info.peers, dest, stag, false)?;
+    check_envelope(call, c, info.peers, source, rtag, true)?;
     let a = [
         info.id,
         dest as i64,

@@ -138,7 +138,7 @@ mpi! {
             } else {
                 state::with(|s| {
                     let h = s.handle();
-                    s.comms.insert(h, CommInfo { id: r.v[0], rank: r.v[1] as u32, size: r.v[2] as u32, errors_return: info.errors_return, members: None, name: String::new() });
+                    s.comms.insert(h, CommInfo::intra(r.v[0], r.v[1] as u32, r.v[2] as u32, info.errors_return));
                     s.carts.insert(h, Cart { dims: d, periods: p });
                     h
                 })
@@ -231,7 +231,7 @@ mpi! {
             };
             let h = state::with(|s| {
                 let h = s.handle();
-                s.comms.insert(h, CommInfo { id: r.v[0], rank: r.v[1] as u32, size: r.v[2] as u32, errors_return: info.errors_return, members: None, name: String::new() });
+                s.comms.insert(h, CommInfo::intra(r.v[0], r.v[1] as u32, r.v[2] as u32, info.errors_return));
                 s.carts.insert(h, sub);
                 h
             });

@@ -182,7 +182,7 @@ impl Comm {
     ///     .expect("free");
     /// ```
     pub fn free(&mut self) -> Result<()> {
-        self.check_live(FREE)?;
+        self.live_or(|| self.site(FREE))?;
         if self.inner.id == WORLD_ID {
             return Err(Error::InvalidComm {
                 site: self.site(FREE),
@@ -208,6 +208,152 @@ impl Comm {
             CommCompare::Similar
         } else {
             CommCompare::Unequal
+        }
+    }
+
+    /// A communicator of `members` (ranks of `self`, in new-rank order, distinct, the caller
+    /// among them), made by them alone (MPI's `MPI_Comm_create_group`): the ranks of `self`
+    /// that are not members do not call it.
+    ///
+    /// Collective over `members` in MPI's sense (each member calls it with the same list and
+    /// `tag`, in the same order relative to its other `create_group` calls on `self`), but it
+    /// sends nothing: the id is derived from the members' world ranks, the tag and a count of
+    /// this rank's own (module docs, "Context ids"). A list that is empty, names a rank twice or
+    /// out of `self`, or leaves out the caller is `InvalidArgument` naming the call; a negative
+    /// `tag` is `InvalidTag`.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(4)
+    ///     .run(|world| async move {
+    ///         // Ranks 3 and 1 make a communicator; 0 and 2 take no part.
+    ///         if world.rank() % 2 == 1 {
+    ///             let pair = world.create_group(&[3, 1], 7)?;
+    ///             assert_eq!((pair.size(), pair.rank()), (2, (3 - world.rank()) / 2));
+    ///             let peer = 1 - pair.rank();
+    ///             let mut got = [0u32];
+    ///             pair.send(&[world.rank()], peer, 0).await?;
+    ///             pair.recv(&mut got, peer, 0).await?;
+    ///             assert_eq!(got[0], 4 - world.rank());
+    ///         }
+    ///         Ok(())
+    ///     })
+    ///     .expect("create_group");
+    /// ```
+    pub fn create_group(&self, members: &[u32], tag: i32) -> Result<Comm> {
+        self.check_live(CREATE_GROUP)?;
+        if !(0..=mpsim_proto::matching::TAG_UB).contains(&tag) {
+            return Err(Error::InvalidTag {
+                site: self.site(CREATE_GROUP),
+                tag: Tag::Value(tag),
+            });
+        }
+        self.check_members(CREATE_GROUP, members, &[])?;
+        let mut key = mix(GROUP_SALT, tag as u32 as u64);
+        for &m in members {
+            key = mix(key, u64::from(self.world_rank(m)));
+        }
+        let n = {
+            let mut made = self.inner.groups_made.borrow_mut();
+            let n = made.entry(key).or_insert(0);
+            *n += 1;
+            *n - 1
+        };
+        let id = mix(mix(self.inner.id, key), n);
+        Ok(self.child(id, &Members::of(members.to_vec())))
+    }
+
+    /// The point-to-point side of an intercommunicator between `local` and `remote`
+    /// (disjoint ranks of `self`, each in its group's rank order; the caller in `local`): the
+    /// C door's intercommunicators are made of it (`docs/c.md`).
+    ///
+    /// Its rank is the caller's in `local`, its size is `remote`'s, and a rank it names (a
+    /// send's destination, a receive's source, a status's) is a rank of the remote group, as on
+    /// MPI's intercommunicators. Collective over `self`: every member of `self` calls it, in
+    /// the same order relative to its other communicator-creating calls on `self`, a member of
+    /// the other group with the lists swapped; it sends nothing (its id is derived as a dup's,
+    /// module docs, "Context ids"). Only point-to-point calls and `free` run on it; the others
+    /// (collectives, `dup`, `split`, ...) are `InvalidComm`. Bad lists are `InvalidArgument`.
+    ///
+    /// ```
+    /// mpsim::Launcher::new(3)
+    ///     .run(|world| async move {
+    ///         // Rank 0 alone on one side, ranks 1 and 2 on the other.
+    ///         let (a, b) = (vec![0], vec![1, 2]);
+    ///         let left = world.rank() == 0;
+    ///         let inter = if left { world.intercomm(&a, &b)? } else { world.intercomm(&b, &a)? };
+    ///         if left {
+    ///             assert_eq!((inter.rank(), inter.size()), (0, 2));
+    ///             inter.send(&[5u8], 1, 0).await?; // to world rank 2
+    ///         } else {
+    ///             assert_eq!((inter.rank(), inter.size()), (world.rank() - 1, 1));
+    ///         }
+    ///         if world.rank() == 2 {
+    ///             let mut got = [0u8];
+    ///             let status = inter.recv(&mut got, mpsim::ANY_SOURCE, 0).await?;
+    ///             assert_eq!((got[0], status.source), (5, 0)); // rank 0 of the other group
+    ///         }
+    ///         Ok(())
+    ///     })
+    ///     .expect("intercomm");
+    /// ```
+    pub fn intercomm(&self, local: &[u32], remote: &[u32]) -> Result<Comm> {
+        self.check_creating(INTERCOMM)?;
+        self.check_members(INTERCOMM, local, remote)?;
+        if remote.is_empty() {
+            return Err(self.bad_members(INTERCOMM, "the remote group is empty"));
+        }
+        let rank = local
+            .iter()
+            .position(|&m| m == self.rank())
+            .expect("check_members found the caller") as u32;
+        let id = child_id(self.inner.id, self.next_child_index(), INTER_SALT);
+        let group = self.inner.group.child(&Members::of(remote.to_vec()));
+        let mut inner = Comm::from_parts(
+            self.rt().clone(),
+            Arc::clone(&self.inner.policy),
+            id,
+            rank,
+            remote.len() as u32,
+            group,
+            self.progress_for_child(),
+        );
+        Rc::get_mut(&mut inner.inner)
+            .expect("a communicator just made has no clone")
+            .inter = true;
+        Ok(inner)
+    }
+
+    /// `InvalidArgument` unless `members` (then `others`) are ranks of `self`, none named twice
+    /// in either, the caller among `members`, and `members` not empty.
+    fn check_members(&self, call: &'static str, members: &[u32], others: &[u32]) -> Result<()> {
+        let mut seen = std::collections::BTreeSet::new();
+        for &m in members.iter().chain(others) {
+            if m >= self.size() {
+                return Err(self.bad_members(
+                    call,
+                    &format!("rank {m} is not in the communicator of {}", self.size()),
+                ));
+            }
+            if !seen.insert(m) {
+                return Err(self.bad_members(call, &format!("rank {m} is named twice")));
+            }
+        }
+        if !members.contains(&self.rank()) {
+            return Err(self.bad_members(
+                call,
+                &format!(
+                    "the calling rank {} is not among the members {members:?}",
+                    self.rank()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The `InvalidArgument` error of `call` with a bad list of members.
+    fn bad_members(&self, call: &'static str, what: &str) -> Error {
+        Error::InvalidArgument {
+            what: format!("{}: {what}", self.site(call)),
         }
     }
 
@@ -480,6 +626,16 @@ impl Drop for Unfinished<'_> {
         }
     }
 }
+
+/// The domain of `create_group`'s keys (module docs, "Context ids"): "CRGROUP".
+const GROUP_SALT: u64 = 0x4352_4752_4F55_5000;
+
+/// `intercomm`'s salt in [`child_id`], above every `split`'s `color + 1`: "INTERCO".
+const INTER_SALT: u64 = 0x494E_5445_5243_4F00;
+
+/// The call names of `create_group` and `intercomm` in errors.
+const CREATE_GROUP: &str = "comm_create_group";
+const INTERCOMM: &str = "intercomm_create";
 
 fn child_id(parent: u64, index: u64, salt: u64) -> u64 {
     mix(mix(parent, index), salt)

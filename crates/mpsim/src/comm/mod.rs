@@ -42,6 +42,25 @@
 //! color of one split gets its own id, and two communicators' contexts collide with
 //! probability about 2⁻⁶⁴ per pair.
 //!
+//! `create_group` (MPI's `MPI_Comm_create_group`) is collective over its members only, so it
+//! cannot draw from the parent's counter, which the other ranks do not advance. Its child's id
+//! is derived from what every member passes and a count of its own:
+//!
+//! ```text
+//! key         = fold of mix over (GROUP_SALT, tag, world rank of each member, in order)
+//! id(child)   = mix(mix(id(parent), key), n)
+//! ```
+//!
+//! where `n` counts the calls this rank made before on the same parent with the same members
+//! and tag (kept in the parent's shared state, per key). Every member makes the same calls
+//! with the same members in the same order (MPI requires it), so every member draws the same
+//! `n`.
+//!
+//! An intercommunicator's point-to-point side ([`Comm::intercomm`], for the C door) is a
+//! communicator-creating call on a parent that holds both groups, every member of the
+//! parent taking part, its id `child_id(parent, i, INTER_SALT)`: both groups derive the same
+//! context.
+//!
 //! # States
 //!
 //! A communicator is *live* until [`Comm::free`], then *freed*. Freeing marks the state that
@@ -216,6 +235,13 @@ struct Inner {
     /// Which of them were `split`s (bit `i` for call `i`, of the first 64): members tell their
     /// order to the `split`'s rank 0, which finds one that differs (`create.rs`).
     splits: Cell<u64>,
+    /// `create_group` calls made on it so far, per key of their members and tag (`create.rs`):
+    /// only members make them, so they cannot use `created`, which every member advances.
+    groups_made: std::cell::RefCell<std::collections::BTreeMap<u64, u64>>,
+    /// An intercommunicator's point-to-point side ([`Comm::intercomm`]): its rank is in the
+    /// local group, its size and peers are the remote group's; no collective or
+    /// communicator-creating call runs on it.
+    inter: bool,
     /// A `split` on it was dropped or failed before it completed: its members no longer agree
     /// on `created`, and the next communicator-creating call is an error, not a silent
     /// mismatch (`create.rs`).
@@ -276,6 +302,8 @@ impl Comm {
             size,
             group,
             created: Cell::new(0),
+            groups_made: Default::default(),
+            inter: false,
             splits: Cell::new(0),
             abandoned: Cell::new(false),
             freed: Cell::new(false),
@@ -438,7 +466,16 @@ impl Comm {
     }
 
     /// `InvalidComm` once the communicator was freed, for a call that names no peer.
+    ///
+    /// On an intercommunicator's point-to-point side ([`Comm::intercomm`]) every call that
+    /// comes here (collectives, communicator-creating calls, `buffer_attach`) is
+    /// `InvalidComm`: they need the local group, which it does not hold.
     pub(crate) fn check_live(&self, call: &'static str) -> Result<()> {
+        if self.inner.inter {
+            return Err(Error::InvalidComm {
+                site: self.site(call),
+            });
+        }
         self.live_or(|| self.site(call))
     }
 

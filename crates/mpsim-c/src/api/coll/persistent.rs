@@ -119,8 +119,11 @@ macro_rules! keep_array {
 keep_array!(c_int, Handle);
 
 /// The size of communicator `c` (0 if it is none: the init call then fails on it).
+///
+/// On an intercommunicator the larger of its two groups: an array argument there has an entry
+/// per remote rank (counts, displacements) or per local one (`MPI_Reduce_scatter`'s counts).
 pub fn size(c: Handle) -> u32 {
-    state::with(|s| s.comms.get(&c).map_or(0, |i| i.size))
+    state::with(|s| s.comms.get(&c).map_or(0, |i| i.size.max(i.peers)))
 }
 
 /// Makes the persistent request that runs `run` at each start into `*request`. Persistent
