@@ -149,6 +149,10 @@ mpi! {
             super::attr::delete_all("MPI_Finalize", MPI_COMM_SELF)?;
             super::attr::delete_all("MPI_Finalize", MPI_COMM_WORLD)?;
             super::inter::release_hidden("MPI_Finalize")?;
+            // What the program printed so far goes out before the run's report, which
+            // `mpsim run` writes once every rank has finalized (a pipe's buffer would
+            // otherwise be flushed at the process's exit, whenever the host runs it).
+            unsafe { libc::fflush(std::ptr::null_mut()) };
             // What the program made and never freed, for the checks' leak warnings (a[0] is
             // the communicator whose error handler applies, as in every call).
             let leaks = state::with(|s| {
