@@ -182,7 +182,8 @@ impl Checks {
         }
     }
 
-    /// A point-to-point message from `source` to `dest` with `tag` on `c` was sent.
+    /// A point-to-point message from world rank `source` to world rank `dest` with `tag` on
+    /// `c` was sent.
     pub(crate) fn sent(&self, c: &Comm, source: u32, dest: u32, tag: i32, s: Sent) {
         self.ledger()
             .sends
@@ -205,7 +206,8 @@ impl Checks {
         k: usize,
     ) {
         let mut l = self.ledger();
-        let key = (c.id(), source, c.rank(), tag);
+        // World ranks, as `sent` keys them (an intercommunicator's ranks name two groups).
+        let key = (c.id(), c.world_rank_of(source), world.rank(), tag);
         let Some(queue) = l.sends.get_mut(&key) else {
             return;
         };

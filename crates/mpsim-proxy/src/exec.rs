@@ -113,7 +113,10 @@ impl Proxy<'_> {
             world: self.world.rank(),
             time_ns: c.now_ns(),
         };
-        self.checks.sent(c, c.rank(), dest, tag, sent);
+        // Streams are keyed by world ranks: on an intercommunicator a rank number names
+        // a member of either group, and two directions would share one key.
+        let to = c.world_rank_of(dest);
+        self.checks.sent(c, self.world.rank(), to, tag, sent);
     }
 
     /// A receive posted now on `c` from `src` with `tag`, for the type checks.

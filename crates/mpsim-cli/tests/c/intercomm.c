@@ -34,6 +34,31 @@ static void p2p(MPI_Comm inter, int left) {
     }
     MPI_Wait(&req, MPI_STATUS_IGNORE);
 
+    /* Rank 0 of each group sends rank 1 of the other, same tag, different types: two streams
+     * whose ranks in the intercommunicator are the same numbers (the type check must not mix
+     * them: each is received as it was sent). */
+    if (lsize > 1 && rsize > 1) {
+        if (me == 0) {
+            if (left) {
+                int v = 3;
+                MPI_Send(&v, 1, MPI_INT, 1, 6, inter);
+            } else {
+                double v = 3.5;
+                MPI_Send(&v, 1, MPI_DOUBLE, 1, 6, inter);
+            }
+        } else if (me == 1) {
+            if (left) {
+                double v = 0;
+                MPI_Recv(&v, 1, MPI_DOUBLE, 0, 6, inter, MPI_STATUS_IGNORE);
+                CHECK(v == 3.5, "a double from the other group's rank 0");
+            } else {
+                int v = 0;
+                MPI_Recv(&v, 1, MPI_INT, 0, 6, inter, MPI_STATUS_IGNORE);
+                CHECK(v == 3, "an int from the other group's rank 0");
+            }
+        }
+    }
+
     /* Sendrecv with partner me % rsize, when it is paired back (rank 0 of each side). */
     if (me == 0) {
         int out = 7 + left, in = -1;
