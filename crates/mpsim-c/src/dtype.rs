@@ -228,6 +228,36 @@ impl Datatype {
         }
     }
 
+    /// Appends to `runs` the bytes of `n` elements of this type from `disp` (one run when
+    /// the type is dense, however many elements), and gives their bounds (lower bound, upper
+    /// bound: the first element's and the last's, as extents may be negative), `None` when
+    /// `n` is 0.
+    fn push_elements(
+        &self,
+        runs: &mut Vec<(isize, usize)>,
+        disp: isize,
+        n: usize,
+    ) -> Option<(isize, isize)> {
+        if n == 0 {
+            return None;
+        }
+        if self.dense() {
+            push_run(runs, disp, n * self.size);
+        } else {
+            for i in 0..n {
+                let base = disp + i as isize * self.extent;
+                for &(off, len) in &self.runs {
+                    push_run(runs, base + off, len);
+                }
+            }
+        }
+        let last = disp + (n as isize - 1) * self.extent;
+        Some((
+            disp.min(last) + self.lb,
+            disp.max(last) + self.lb + self.extent,
+        ))
+    }
+
     /// A derived datatype made of `blocks` (displacement in bytes, count) of `old`; `None`
     /// when it would hold more than [`RUNS_LIMIT`] separate runs of bytes.
     pub fn derived(
@@ -243,25 +273,10 @@ impl Datatype {
         }
         let mut runs: Vec<(isize, usize)> = Vec::new();
         let (mut lo, mut hi) = (isize::MAX, isize::MIN);
-        let dense = old.dense();
         for &(disp, n) in blocks {
-            if n == 0 {
-                continue;
+            if let Some((l, h)) = old.push_elements(&mut runs, disp, n) {
+                (lo, hi) = (lo.min(l), hi.max(h));
             }
-            if dense {
-                push_run(&mut runs, disp, n * old.size);
-            } else {
-                for i in 0..n {
-                    let base = disp + i as isize * old.extent;
-                    for &(off, len) in &old.runs {
-                        push_run(&mut runs, base + off, len);
-                    }
-                }
-            }
-            // The elements' bounds: the first's and the last's (extents may be negative).
-            let last = disp + (n as isize - 1) * old.extent;
-            lo = lo.min(disp.min(last) + old.lb);
-            hi = hi.max(disp.max(last) + old.lb + old.extent);
         }
         let count: usize = blocks.iter().map(|b| b.1).sum();
         if count == 0 {
@@ -316,20 +331,8 @@ impl Datatype {
             if n > 0 {
                 align = align.max(t.align);
             }
-            if n > 0 {
-                if t.dense() {
-                    push_run(&mut runs, disp, n * t.size);
-                } else {
-                    for i in 0..n {
-                        let base = disp + i as isize * t.extent;
-                        for &(off, len) in &t.runs {
-                            push_run(&mut runs, base + off, len);
-                        }
-                    }
-                }
-                let last = disp + (n as isize - 1) * t.extent;
-                lo = lo.min(disp.min(last) + t.lb);
-                hi = hi.max(disp.max(last) + t.lb + t.extent);
+            if let Some((l, h)) = t.push_elements(&mut runs, disp, n) {
+                (lo, hi) = (lo.min(l), hi.max(h));
             }
             size += t.size * n;
             primitives += t.primitives * n;
