@@ -127,61 +127,68 @@ large_count! {
     fn MPI_Type_get_true_extent_c / PMPI_Type_get_true_extent_c => PMPI_Type_get_true_extent_x(dt: Handle, lb: *mut i64, extent: *mut i64);
 }
 
+/// The `int` result `k` of a call that returned `rc`, widened into `*out` (when the call
+/// succeeded and `out` is not null); gives `rc`.
+fn widened(rc: c_int, k: c_int, out: *mut i64) -> c_int {
+    if rc == 0 && !out.is_null() {
+        unsafe { *out = i64::from(k) };
+    }
+    rc
+}
+
+/// `Ok` of a call's return code, `Err` of an argument's conversion error: either is what the
+/// call returns.
+fn code(r: Result<c_int, c_int>) -> c_int {
+    r.unwrap_or_else(|rc| rc)
+}
+
 mpi! {
     fn MPI_Get_count_c / PMPI_Get_count_c(status: *const MpiStatus, dt: Handle, n: *mut i64) -> c_int {
         let mut k: c_int = 0;
         let rc = unsafe { PMPI_Get_count(status, dt, &mut k) };
-        if rc == 0 && !n.is_null() {
-            unsafe { *n = i64::from(k) };
-        }
-        rc
+        widened(rc, k, n)
     }
 
     fn MPI_Buffer_detach_c / PMPI_Buffer_detach_c(addr: *mut c_void, size: *mut i64) -> c_int {
         let mut k: c_int = 0;
         let rc = unsafe { PMPI_Buffer_detach(addr.cast(), &mut k) };
-        if rc == 0 && !size.is_null() {
-            unsafe { *size = i64::from(k) };
-        }
-        rc
+        widened(rc, k, size)
     }
 
     fn MPI_Pack_size_c / PMPI_Pack_size_c(n: i64, dt: Handle, c: Handle, size: *mut i64) -> c_int {
-        let n = match int("MPI_Pack_size_c", n) {
-            Ok(v) => v,
-            Err(rc) => return rc,
-        };
-        let mut k: c_int = 0;
-        let rc = unsafe { PMPI_Pack_size(n, dt, c, &mut k) };
-        if rc == 0 && !size.is_null() {
-            unsafe { *size = i64::from(k) };
-        }
-        rc
+        code((|| {
+            let n = int("MPI_Pack_size_c", n)?;
+            let mut k: c_int = 0;
+            let rc = unsafe { PMPI_Pack_size(n, dt, c, &mut k) };
+            Ok(widened(rc, k, size))
+        })())
     }
 
     fn MPI_Pack_c / PMPI_Pack_c(inbuf: *const c_void, n: i64, dt: Handle, outbuf: *mut c_void, outsize: i64, position: *mut i64, c: Handle) -> c_int {
         let call = "MPI_Pack_c";
-        let (n, outsize, mut pos) = match (int(call, n), int(call, outsize), int(call, unsafe { *position })) {
-            (Ok(a), Ok(b), Ok(p)) => (a, b, p),
-            (Err(rc), _, _) | (_, Err(rc), _) | (_, _, Err(rc)) => return rc,
-        };
-        let rc = unsafe { PMPI_Pack(inbuf, n, dt, outbuf, outsize, &mut pos, c) };
-        if rc == 0 {
-            unsafe { *position = i64::from(pos) };
-        }
-        rc
+        code((|| {
+            let (n, outsize) = (int(call, n)?, int(call, outsize)?);
+            let mut pos = int(call, position_of(call, position)?)?;
+            let rc = unsafe { PMPI_Pack(inbuf, n, dt, outbuf, outsize, &mut pos, c) };
+            Ok(widened(rc, pos, position))
+        })())
     }
 
     fn MPI_Unpack_c / PMPI_Unpack_c(inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, n: i64, dt: Handle, c: Handle) -> c_int {
         let call = "MPI_Unpack_c";
-        let (insize, n, mut pos) = match (int(call, insize), int(call, n), int(call, unsafe { *position })) {
-            (Ok(a), Ok(b), Ok(p)) => (a, b, p),
-            (Err(rc), _, _) | (_, Err(rc), _) | (_, _, Err(rc)) => return rc,
-        };
-        let rc = unsafe { PMPI_Unpack(inbuf, insize, &mut pos, outbuf, n, dt, c) };
-        if rc == 0 {
-            unsafe { *position = i64::from(pos) };
-        }
-        rc
+        code((|| {
+            let (insize, n) = (int(call, insize)?, int(call, n)?);
+            let mut pos = int(call, position_of(call, position)?)?;
+            let rc = unsafe { PMPI_Unpack(inbuf, insize, &mut pos, outbuf, n, dt, c) };
+            Ok(widened(rc, pos, position))
+        })())
     }
+}
+
+/// The position `*p` of `MPI_Pack_c`/`MPI_Unpack_c`, or `MPI_ERR_ARG` for a null pointer.
+fn position_of(call: &str, p: *const i64) -> Result<i64, c_int> {
+    if p.is_null() {
+        return Err(raise(None, call, class::ARG, "position is a null pointer"));
+    }
+    Ok(unsafe { *p })
 }

@@ -419,6 +419,15 @@ int main(int argc, char **argv) {
     MPI_Type_size_c(three, &lsize);
     MPI_Type_get_extent_c(three, &llb, &lext);
     CHECK(lsize == 12 && llb == 0 && lext == 12, "Type_contiguous_c, Type_size_c, Type_get_extent_c");
+    int three_in[3] = {4, 5, 6}, three_out[3] = {0, 0, 0};
+    char packbuf[64];
+    MPI_Count ppos = 0, psize = 0;
+    MPI_Pack_size_c(3, MPI_INT, MPI_COMM_WORLD, &psize);
+    MPI_Pack_c(three_in, 3, MPI_INT, packbuf, sizeof packbuf, &ppos, MPI_COMM_WORLD);
+    CHECK(psize == 12 && ppos == 12, "Pack_size_c, Pack_c");
+    ppos = 0;
+    MPI_Unpack_c(packbuf, sizeof packbuf, &ppos, three_out, 3, MPI_INT, MPI_COMM_WORLD);
+    CHECK(ppos == 12 && three_out[0] == 4 && three_out[2] == 6, "Unpack_c");
     MPI_Type_free(&three);
     CHECK(MPI_Send_c(&lone, (MPI_Count)1 << 40, MPI_LONG_LONG, rank, 0, MPI_COMM_WORLD) == MPI_ERR_COUNT,
           "a count beyond int's range is MPI_ERR_COUNT");
