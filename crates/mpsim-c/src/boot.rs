@@ -109,7 +109,8 @@ fn become_rank(segment: &'static Segment, rank: u32, size: u32, zygote: i32) {
     slot.control()
         .pid
         .store(unsafe { libc::getpid() }, Ordering::Relaxed);
-    let channel = Channel::new(slot, Side::Rank);
+    let one_cpu = segment.header().one_cpu.load(Ordering::Relaxed) == 1;
+    let channel = Channel::new(slot, Side::Rank).on_one_cpu(one_cpu);
     // The proxy gives the first turn when the run starts this rank.
     if channel.wait_turn(None).is_err() {
         unsafe { libc::_exit(1) };

@@ -15,7 +15,9 @@
 //! Waiting spins briefly (a hand-over between two processes on different cores is then a few
 //! hundred nanoseconds) and then sleeps on the futex, so a rank that computes for long, or a
 //! proxy waiting for it, costs no CPU. A side that sleeps says so in the turn word, and the
-//! other side makes the `futex` wake system call only then.
+//! other side makes the `futex` wake system call only then. When both sides run on one CPU
+//! ([`Channel::on_one_cpu`]) a spin could only delay the other side: they sleep at once, and a
+//! hand-over is a wake and a switch on that CPU.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -88,12 +90,26 @@ const LIVENESS_EVERY: Duration = Duration::from_millis(100);
 pub struct Channel<'s> {
     slot: Slot<'s>,
     side: Side,
+    /// Pauses to spin before sleeping.
+    spins: u32,
 }
 
 impl<'s> Channel<'s> {
     /// This side's end of `slot`.
     pub fn new(slot: Slot<'s>, side: Side) -> Self {
-        Channel { slot, side }
+        Channel {
+            slot,
+            side,
+            spins: spins(side),
+        }
+    }
+
+    /// This end, for a run whose sides share one CPU (`Header::one_cpu`): it never spins.
+    pub fn on_one_cpu(self, one_cpu: bool) -> Self {
+        Channel {
+            spins: if one_cpu { 0 } else { self.spins },
+            ..self
+        }
     }
 
     /// The slot.
@@ -134,7 +150,7 @@ impl<'s> Channel<'s> {
         let mine = self.side.mine();
         let theirs = self.side.theirs();
         // The turn is this side's whether or not the other side sleeps.
-        for _ in 0..spins(self.side) {
+        for _ in 0..self.spins {
             match word.load(Ordering::Acquire) {
                 v if v & !SLEEPING == mine => return Ok(()),
                 turn::DEAD => return Err(Gone),

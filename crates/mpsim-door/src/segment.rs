@@ -35,6 +35,10 @@ pub struct Header {
     pub slot_bytes: AtomicU64,
     /// The zygote's pid.
     pub zygote_pid: AtomicI32,
+    /// 1 when the mpsim process and every rank run on one CPU (a simulated run: one process
+    /// runs at a time), set before the program starts: waiting sides then sleep at once
+    /// instead of spinning ([`crate::channel::Channel::on_one_cpu`]).
+    pub one_cpu: AtomicU32,
 }
 
 /// How a rank's process ended, as the zygote saw it ([`SlotControl::end`]).

@@ -18,6 +18,7 @@
 mod checks;
 mod coll;
 mod comms;
+mod cpu;
 mod exec;
 mod longdouble;
 mod proxy;
@@ -81,6 +82,14 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
             });
         }
     };
+    // Simulated on one thread: the program's processes and this thread share one CPU.
+    let pinned = (config.backend == mpsim::Backend::Sim && config.sim_threads <= 1)
+        .then(cpu::pin)
+        .flatten();
+    segment
+        .header()
+        .one_cpu
+        .store(u32::from(pinned.is_some()), Ordering::Relaxed);
     let mut child = match Command::new(&program.path)
         .args(&program.args)
         .env(ENV_FD, segment.fd().to_string())
@@ -111,6 +120,7 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
             .serve()
             .await
     });
+    drop(pinned);
     let findings = ledger.findings();
     match result {
         Ok(()) => {

@@ -219,7 +219,13 @@ impl<'s> Proxy<'s> {
         checks: &'s crate::checks::Checks,
     ) -> Self {
         let rank = world.rank();
-        let channel = Channel::new(segment.slot(rank), mpsim_door::channel::Side::Proxy);
+        let one_cpu = segment
+            .header()
+            .one_cpu
+            .load(std::sync::atomic::Ordering::Relaxed)
+            == 1;
+        let channel =
+            Channel::new(segment.slot(rank), mpsim_door::channel::Side::Proxy).on_one_cpu(one_cpu);
         let mut comms = HashMap::new();
         comms.insert(
             0x101,
