@@ -172,7 +172,11 @@ impl Reader<'_> {
         let n = self.len()?;
         let (h, t) = self.0.split_at(n);
         self.0 = t;
-        Some(String::from_utf8_lossy(h).into_owned())
+        // Valid UTF-8 (names the program wrote) checks fast; anything else is mended.
+        Some(match std::str::from_utf8(h) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(h).into_owned(),
+        })
     }
     fn sig(&mut self) -> Option<Sig> {
         let bytes = self.u64()?;

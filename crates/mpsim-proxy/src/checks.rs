@@ -21,11 +21,12 @@
 //!   left inactive, transfers with `MPI_PROC_NULL`). A request still in flight at
 //!   `MPI_Finalize` is an error of the run, also classed `request-leak`.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 
 use mpsim::Comm;
 use mpsim_door::check::{Blocks, Coll, Sig};
+use rustc_hash::FxHashMap as HashMap;
 
 /// How many findings of one class are written out; the rest are counted.
 const SHOWN_PER_CLASS: usize = 10;

@@ -10,7 +10,6 @@
 //! Requests the rank makes are held here (the C side has only their ids), with the buffers of
 //! receives, whose data goes back with the wait that completes them.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use bytemuck::Zeroable;
@@ -20,6 +19,10 @@ use mpsim_door::segment::{Segment, end};
 use mpsim_door::wire::{self, CallHead, Op, ReplyHead, WireStatus};
 
 use crate::reduce;
+
+/// The proxy's tables are keyed by handles and ids the program and the library choose: a fast
+/// hash, and the same iteration order every run.
+type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// A request of the rank's: a send's, a receive's or a nonblocking collective's, with the
 /// buffer its request borrows (fields drop in order: the request first, never outliving the
@@ -226,7 +229,7 @@ impl<'s> Proxy<'s> {
             == 1;
         let channel =
             Channel::new(segment.slot(rank), mpsim_door::channel::Side::Proxy).on_one_cpu(one_cpu);
-        let mut comms = HashMap::new();
+        let mut comms = HashMap::default();
         comms.insert(
             0x101,
             HeldComm {
@@ -245,16 +248,16 @@ impl<'s> Proxy<'s> {
             channel,
             world,
             comms,
-            requests: HashMap::new(),
+            requests: HashMap::default(),
             freed: Vec::new(),
-            messages: HashMap::new(),
+            messages: HashMap::default(),
             next_id: 0x1000,
             charge_compute,
             queue_calls,
             last_call: "(none yet)",
             initialized: false,
             checks,
-            coll_seq: HashMap::new(),
+            coll_seq: HashMap::default(),
             recv_seq: 0,
             zygote: segment
                 .header()
