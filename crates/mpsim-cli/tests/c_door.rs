@@ -342,6 +342,46 @@ fn c_error_in_a_queued_call_is_reported_as_that_call() {
     );
 }
 
+/// A buffered send that does not fit in the attached buffer, under `MPI_ERRORS_RETURN`: the
+/// call returns `MPI_ERR_BUFFER`, nothing is sent (no type check sees it), and the program
+/// goes on to attach a larger buffer; simulated and on threads, with no finding.
+#[test]
+fn c_bsend_overflow_under_errors_return_is_mpi_err_buffer_and_the_run_goes_on() {
+    for args in [
+        &["-np", "2", "--report-out", "/dev/null"][..],
+        &["-np", "3", "--report-out", "/dev/null"],
+        &["-np", "2", "--backend", "threads"],
+    ] {
+        let out = run(args, "bsend", &["return"]);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "bsend: ok\n", "{args:?}");
+        assert!(
+            !text(&out.stderr).contains("finding"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// The same overflow under `MPI_ERRORS_ARE_FATAL` ends the run naming rank, call, virtual time
+/// and the sizes, counted as a `bsend-overflow` finding, on both backends.
+#[test]
+fn c_bsend_overflow_under_errors_are_fatal_ends_the_run_as_bsend_overflow() {
+    for backend in ["sim", "threads"] {
+        let out = run(&["-np", "2", "--backend", backend], "bsend", &["fatal"]);
+        assert!(!out.status.success(), "{backend}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("rank 0 in bsend")
+                && err.contains("bsend buffer overflow: 864 bytes requested")
+                && err.contains("16 attached")
+                && err.contains("mpsim: finding [bsend-overflow]"),
+            "{backend}: {err}"
+        );
+        assert_eq!(err.contains(" at t="), backend == "sim", "{backend}: {err}");
+    }
+}
+
 #[test]
 fn c_exit_before_finalize_is_reported() {
     let out = misuse("2", "exit3");

@@ -119,6 +119,17 @@ impl Proxy<'_> {
         self.checks.sent(c, self.world.rank(), to, tag, sent);
     }
 
+    /// A send recorded by [`Proxy::record_send`] failed with `e`: one that sent nothing (a
+    /// buffered send that did not fit, which the program may get back and go on) is taken
+    /// back from the type checks. Gives `e`.
+    fn unrecord_send(&self, c: &Comm, dest: u32, tag: i32, e: Error) -> Error {
+        if matches!(e, Error::BufferOverflow { .. }) {
+            let to = c.world_rank_of(dest);
+            self.checks.unsent(c, self.world.rank(), to, tag);
+        }
+        e
+    }
+
     /// A receive posted now on `c` from `src` with `tag`, for the type checks.
     fn recv_check(
         &mut self,
@@ -276,18 +287,21 @@ pub(crate) async fn execute(
             let c = p.comm(a[0], call)?;
             let (dest, t) = (a[1] as u32, a[2] as i32);
             p.record_send(&c, dest, t, record, call);
-            match mode(a[3]) {
-                mpsim::SendMode::Standard => c.send(&payload, dest, t).await?,
-                mpsim::SendMode::Synchronous => c.ssend(&payload, dest, t).await?,
-                mpsim::SendMode::Buffered => c.bsend(&payload, dest, t).await?,
-                mpsim::SendMode::Ready => c.rsend(&payload, dest, t).await?,
-            }
+            let sent = match mode(a[3]) {
+                mpsim::SendMode::Standard => c.send(&payload, dest, t).await,
+                mpsim::SendMode::Synchronous => c.ssend(&payload, dest, t).await,
+                mpsim::SendMode::Buffered => c.bsend(&payload, dest, t).await,
+                mpsim::SendMode::Ready => c.rsend(&payload, dest, t).await,
+            };
+            sent.map_err(|e| p.unrecord_send(&c, dest, t, e))?;
             Ok(Answer::default())
         }
         Op::Isend => {
             let c = p.comm(a[0], call)?;
             p.record_send(&c, a[1] as u32, a[2] as i32, record, call);
-            let r = c.start_send(mode(a[3]), &payload, a[1] as u32, a[2] as i32)?;
+            let r = c
+                .start_send(mode(a[3]), &payload, a[1] as u32, a[2] as i32)
+                .map_err(|e| p.unrecord_send(&c, a[1] as u32, a[2] as i32, e))?;
             let held = Held {
                 req: Some(r),
                 buf: None,
