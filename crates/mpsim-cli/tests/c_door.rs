@@ -648,6 +648,14 @@ fn c_datatype_and_request_corners_give_what_mpi_requires() {
     assert_eq!(text(&out.stdout), "dtfix: ok\n");
 }
 
+/// Datatypes of more separate runs of bytes than a list could hold (a vector of 2e7 strided
+/// chars sent whole, a vector of a billion blocks queried), and vectors with negative strides
+/// and of vectors packed in MPI's order: simulated and on threads.
+#[test]
+fn c_datatypes_of_many_runs_are_sent_and_queried_as_mpi_requires() {
+    prints_ok_simulated_and_on_threads("dtlarge", &["1", "2"], "2");
+}
+
 /// `mpi.h`'s values are the MPI-5 standard ABI's (as MPICH's `mpi_abi.h` has them), so a
 /// program built against either header means the same thing.
 #[test]

@@ -43,25 +43,6 @@ pub(super) fn built(call: &str, made: Option<Datatype>) -> Res<Datatype> {
     })
 }
 
-/// The blocks of a vector of `count` blocks of `len` elements of `t`, `stride` bytes apart:
-/// one block when they meet (however many), and `MPI_ERR_TYPE` rather than a list too long to
-/// hold.
-fn vector_blocks(
-    call: &str,
-    t: &Datatype,
-    count: usize,
-    len: usize,
-    stride: isize,
-) -> Res<Vec<(isize, usize)>> {
-    if t.dense() && stride == len as isize * t.extent {
-        return Ok(vec![(0, count.saturating_mul(len))]);
-    }
-    if count > crate::dtype::RUNS_LIMIT {
-        return built(call, None).map(|_| Vec::new());
-    }
-    Ok((0..count).map(|i| (i as isize * stride, len)).collect())
-}
-
 pub(super) fn store(t: Datatype, out: *mut Handle) -> Res<()> {
     let h = state::with(|s| {
         let h = s.handle();
@@ -107,8 +88,8 @@ mpi! {
             let call = "MPI_Type_vector";
             let t = old(call, oldtype)?;
             let (count, len) = (n(call, count)?, n(call, len)?);
-            let blocks = vector_blocks(call, &t, count, len, stride as isize * t.extent)?;
-            store(built(call, Datatype::derived(&t, &blocks, None))?, out)?;
+            let bytes = (stride as isize).checked_mul(t.extent);
+            store(built(call, bytes.and_then(|s| Datatype::vector(&t, count, len, s)))?, out)?;
             made(out, combiner::VECTOR, vec![count as c_int, len as c_int, stride], vec![], &[oldtype])
         })())
     }
@@ -118,8 +99,7 @@ mpi! {
             let call = "MPI_Type_create_hvector";
             let t = old(call, oldtype)?;
             let (count, len) = (n(call, count)?, n(call, len)?);
-            let blocks = vector_blocks(call, &t, count, len, stride)?;
-            store(built(call, Datatype::derived(&t, &blocks, None))?, out)?;
+            store(built(call, Datatype::vector(&t, count, len, stride))?, out)?;
             made(out, combiner::HVECTOR, vec![count as c_int, len as c_int], vec![stride], &[oldtype])
         })())
     }
@@ -232,8 +212,8 @@ mpi! {
 
     fn MPI_Type_get_true_extent / PMPI_Type_get_true_extent(h: Handle, lb: *mut isize, extent: *mut isize) -> c_int {
         ret(old("MPI_Type_get_true_extent", h).map(|t| unsafe {
-            let lo = t.runs.iter().map(|r| r.0).min().unwrap_or(0);
-            let hi = t.runs.iter().map(|r| r.0 + r.1 as isize).max().unwrap_or(0);
+            let lo = t.runs.iter().map(|r| r.bounds().0).min().unwrap_or(0);
+            let hi = t.runs.iter().map(|r| r.bounds().1).max().unwrap_or(0);
             *lb = lo;
             *extent = hi - lo;
         }))
