@@ -606,13 +606,15 @@ fn predefined_layout(h: Handle) -> Option<Datatype> {
         0x208 => p("MPI_SHORT", 2, Some(I16)),
         0x209 => p("MPI_INT", 4, Some(I32)),
         0x20a => p("MPI_LONG", 8, Some(I64)),
-        0x20b => p("MPI_LONG_LONG", 8, Some(I64)),
+        // The standard's name: MPI_LONG_LONG is its synonym (one handle in the ABI).
+        0x20b => p("MPI_LONG_LONG_INT", 8, Some(I64)),
         0x20c => p("MPI_UNSIGNED_SHORT", 2, Some(U16)),
         0x20d => p("MPI_UNSIGNED", 4, Some(U32)),
         0x20e => p("MPI_UNSIGNED_LONG", 8, Some(U64)),
         0x20f => p("MPI_UNSIGNED_LONG_LONG", 8, Some(U64)),
         0x210 => p("MPI_FLOAT", 4, Some(F32)),
-        0x212 => p("MPI_C_FLOAT_COMPLEX", 8, None),
+        // The standard's name: MPI_C_FLOAT_COMPLEX is its synonym (one handle in the ABI).
+        0x212 => p("MPI_C_COMPLEX", 8, None),
         0x213 => p("MPI_CXX_FLOAT_COMPLEX", 8, None),
         0x214 => p("MPI_DOUBLE", 8, Some(F64)),
         0x216 => p("MPI_C_DOUBLE_COMPLEX", 16, None),

@@ -221,8 +221,10 @@ mpi! {
 
     fn MPI_Type_get_name / PMPI_Type_get_name(h: Handle, name: *mut c_char, len: *mut c_int) -> c_int {
         ret(old("MPI_Type_get_name", h).map(|t| unsafe {
-            let k = t.name.len().min(MPI_MAX_OBJECT_NAME - 1);
-            std::ptr::copy_nonoverlapping(t.name.as_ptr().cast(), name, k);
+            let given = state::with(|s| s.type_names.get(&h).cloned());
+            let text = given.unwrap_or(t.name);
+            let k = text.len().min(MPI_MAX_OBJECT_NAME - 1);
+            std::ptr::copy_nonoverlapping(text.as_ptr().cast(), name, k);
             *name.add(k) = 0;
             *len = k as c_int;
         }))
@@ -230,10 +232,12 @@ mpi! {
 
     fn MPI_Type_set_name / PMPI_Type_set_name(h: Handle, name: *const c_char) -> c_int {
         ret((|| {
-            old("MPI_Type_set_name", h)?;
+            let t = old("MPI_Type_set_name", h)?;
             let text = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned();
             state::with(|s| {
-                if let Some(t) = s.types.get_mut(&h) {
+                if t.predefined {
+                    s.type_names.insert(h, text);
+                } else if let Some(t) = s.types.get_mut(&h) {
                     t.name = text;
                 }
             });

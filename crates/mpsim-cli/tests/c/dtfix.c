@@ -3,11 +3,13 @@
  * they describe, MPI_Get_elements on partial elements of mixed types, a receive from
  * MPI_PROC_NULL with MPI_DATATYPE_NULL, MPI_Request_get_status polled until the request
  * completes, a receive freed while active, MPI_Alltoallw and MPI_Ialltoallw, the MPI_Count
- * (_x) queries, the status setters and reductions on long double. Rank 0 prints "dtfix: ok". Any number of ranks. */
+ * (_x) queries, the status setters, reductions on long double, and the names of predefined
+ * datatypes. Rank 0 prints "dtfix: ok". Any number of ranks. */
 #include <stdlib.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 static int rank, size, failures = 0;
 #define CHECK(cond, what) do { if (!(cond)) { failures++; fprintf(stderr, "rank %d: %s failed (line %d)\n", rank, what, __LINE__); } } while (0)
@@ -187,6 +189,23 @@ int main(int argc, char **argv) {
         for (int i = 1; i < size; i++) if ((i * 7) % 5 < (best * 7) % 5) best = i;
         CHECK(out2.i == best && out2.v == (long double)((best * 7) % 5) - 2.5L, "long double minloc");
     }
+
+    /* A handle of two names has the standard's name for the type (MPI_LONG_LONG is named a
+     * synonym of MPI_LONG_LONG_INT, MPI_C_FLOAT_COMPLEX of MPI_C_COMPLEX); a predefined type
+     * may be renamed, and only that one changes. */
+    char name[MPI_MAX_OBJECT_NAME];
+    int namelen = 0;
+    MPI_Type_get_name(MPI_LONG_LONG, name, &namelen);
+    CHECK(!strcmp(name, "MPI_LONG_LONG_INT") && namelen == 17, "MPI_LONG_LONG's name");
+    MPI_Type_get_name(MPI_C_FLOAT_COMPLEX, name, &namelen);
+    CHECK(!strcmp(name, "MPI_C_COMPLEX"), "MPI_C_FLOAT_COMPLEX's name");
+    MPI_Type_get_name(MPI_INTEGER16, name, &namelen);
+    CHECK(!strcmp(name, "MPI_INTEGER16"), "MPI_INTEGER16's name");
+    CHECK(MPI_Type_set_name(MPI_INT, "int") == MPI_SUCCESS, "renaming MPI_INT");
+    MPI_Type_get_name(MPI_INT, name, &namelen);
+    CHECK(!strcmp(name, "int") && namelen == 3, "MPI_INT renamed");
+    MPI_Type_get_name(MPI_UNSIGNED, name, &namelen);
+    CHECK(!strcmp(name, "MPI_UNSIGNED"), "another type keeps its name");
 
     MPI_Type_free(&t_ic);
     MPI_Type_free(&t_di);
