@@ -263,7 +263,7 @@ impl Datatype {
         }
         if let Some(r) = self.as_one_run(disp, n) {
             push_repeated(runs, r);
-        } else {
+        } else if !self.runs.is_empty() {
             for i in 0..n {
                 let base = disp + i as isize * self.extent;
                 for &r in &self.runs {
@@ -729,6 +729,40 @@ mod tests {
         assert_eq!(v.elements_in(7 + 3), Some(5));
         let ldi = predefined(0x22d).unwrap();
         assert_eq!((ldi.size, ldi.extent), (20, 32));
+    }
+
+    /// Runs that continue a repeated run add to its count; one that meets the last of them
+    /// lengthens that one; runs that meet become one; negative strides keep their order.
+    #[test]
+    fn repeated_runs_merge_only_where_the_bytes_continue() {
+        let rep = |off, len, count, stride| Run {
+            off,
+            len,
+            count,
+            stride,
+        };
+        let mut runs = Vec::new();
+        for off in [0, 8, 16] {
+            push_repeated(&mut runs, Run::one(off, 4));
+        }
+        assert_eq!(runs, [rep(0, 4, 3, 8)]);
+        push_repeated(&mut runs, Run::one(20, 4));
+        assert_eq!(runs, [rep(0, 4, 2, 8), Run::one(16, 8)]);
+        let mut runs = Vec::new();
+        push_repeated(&mut runs, rep(0, 4, 5, 4));
+        assert_eq!(runs, [Run::one(0, 20)]);
+        let mut runs = Vec::new();
+        push_repeated(&mut runs, Run::one(8, 4));
+        push_repeated(&mut runs, Run::one(0, 4));
+        assert_eq!(runs, [rep(8, 4, 2, -8)]);
+        assert_eq!(runs[0].bounds(), (0, 12));
+        // The same bytes twice are two runs, not a repetition of stride 0.
+        push_repeated(&mut runs, Run::one(0, 4));
+        assert_eq!(runs.len(), 2);
+        // A vector of no data is empty, however many blocks.
+        let int = predefined(0x209).unwrap();
+        let none = Datatype::vector(&int, i32::MAX as usize, 0, 8).expect("no runs");
+        assert!(none.runs.is_empty() && none.size == 0 && none.extent == 0);
     }
 
     /// MPI_DOUBLE_INT packs to 12 bytes (the proxy's packed pair) from its 16-byte layout.
