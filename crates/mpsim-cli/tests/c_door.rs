@@ -648,6 +648,13 @@ fn c_datatype_and_request_corners_give_what_mpi_requires() {
     assert_eq!(text(&out.stdout), "dtfix: ok\n");
 }
 
+/// MPI-4's `MPI_Isendrecv` and `MPI_Isendrecv_replace`: one request that every wait and test
+/// reports complete only once both its send and its receive are, with the receive's status.
+#[test]
+fn c_isendrecv_completes_when_its_send_and_receive_have() {
+    prints_ok_simulated_and_on_threads("isendrecv", &["1", "2", "3", "5"], "4");
+}
+
 /// Datatypes of more separate runs of bytes than a list could hold (a vector of 2e7 strided
 /// chars sent whole, a vector of a billion blocks queried), and vectors with negative strides
 /// and of vectors packed in MPI's order: simulated and on threads.
