@@ -45,6 +45,9 @@ cat > "$t/include/mpitestconf.h" <<'EOF'
 #define HAVE_LONG_LONG 1
 #define HAVE_LONG_DOUBLE 1
 #define HAVE_MPI_INIT_THREAD 1
+#define HAVE_MPI_INTEGER16 1
+#define HAVE_MPI_REAL16 1
+#define HAVE_MPI_COMPLEX32 1
 #define HAVE_PTHREAD_H 1
 #define THREAD_PACKAGE_INVALID 0
 #define THREAD_PACKAGE_NONE 1

@@ -1,7 +1,9 @@
 //! Datatypes, on the rank's side: what a C buffer of `count` elements of a datatype holds, and
 //! packing it into the bytes that cross the door (and back).
 //!
-//! A datatype is a list of byte runs relative to an element's start (merged where they touch)
+//! A datatype is a list of byte runs relative to an element's start (merged where they touch,
+//! and a run repeated at a constant stride kept once with its count, so that a vector of a
+//! billion blocks takes one entry, not a billion)
 //! with its extent and lower bound, its size (bytes of data per element) and, when every
 //! primitive in it is of one type, that type ([`Elem`]), which is what reductions need.
 //! Derived datatypes never cross the door: the proxy sees packed bytes, as a real MPI's wire
@@ -14,8 +16,8 @@ use crate::abi::Handle;
 /// A datatype.
 #[derive(Clone, Debug)]
 pub struct Datatype {
-    /// Byte runs `(offset, len)` of one element, in order.
-    pub runs: Vec<(isize, usize)>,
+    /// The byte runs of one element, in order.
+    pub runs: Vec<Run>,
     /// Bytes of data per element.
     pub size: usize,
     /// Lower bound.
@@ -51,7 +53,7 @@ impl Datatype {
         let part = name.contains("COMPLEX") || name.starts_with("MPI_2");
         let align = if part { size / 2 } else { size }.clamp(1, 16);
         Datatype {
-            runs: vec![(0, size)],
+            runs: vec![Run::one(0, size)],
             size,
             lb: 0,
             extent: size as isize,
@@ -69,7 +71,7 @@ impl Datatype {
     /// A pair type `{value, int}` with the value's `size` and C layout (`extent`).
     fn pair(name: &str, value: usize, extent: usize, elem: Option<Elem>) -> Datatype {
         Datatype {
-            runs: vec![(0, value), (value as isize, 4)],
+            runs: vec![Run::one(0, value), Run::one(value as isize, 4)],
             size: value + 4,
             lb: 0,
             extent: extent as isize,
@@ -92,7 +94,7 @@ impl Datatype {
     pub fn is_contiguous(&self) -> bool {
         self.lb == 0
             && self.extent == self.size as isize
-            && (self.runs.is_empty() || (self.runs.len() == 1 && self.runs[0] == (0, self.size)))
+            && (self.runs.is_empty() || self.runs[..] == [Run::one(0, self.size)])
     }
 
     /// How many primitives `bytes` of packed data hold (`MPI_Get_elements`): `None` when they
@@ -216,15 +218,38 @@ impl Datatype {
     pub fn dense(&self) -> bool {
         self.lb == 0
             && self.extent == self.size as isize
-            && (self.runs.is_empty() || self.runs == [(0, self.size)])
+            && (self.runs.is_empty() || self.runs[..] == [Run::one(0, self.size)])
+    }
+
+    /// The one run that `n` elements of this type make, repeated (`None` when they make more):
+    /// a dense type's, or the elements' single run (repeated or not) laid end to end with the
+    /// elements' stride.
+    fn as_one_run(&self, disp: isize, n: usize) -> Option<Run> {
+        if self.dense() {
+            return Some(Run::one(disp, n.checked_mul(self.size)?));
+        }
+        match self.runs[..] {
+            [r] if r.count == 1 => Some(Run {
+                off: disp + r.off,
+                len: r.len,
+                count: n,
+                stride: self.extent,
+            }),
+            [r] if r.stride.checked_mul(r.count as isize) == Some(self.extent) => Some(Run {
+                off: disp + r.off,
+                count: r.count.checked_mul(n)?,
+                ..r
+            }),
+            _ => None,
+        }
     }
 
     /// How many runs `n` elements of this type make at most (before runs that meet merge).
     pub fn runs_for(&self, n: usize) -> usize {
-        match (n, self.dense()) {
-            (0, _) => 0,
-            (_, true) => 1,
-            (n, false) => n.saturating_mul(self.runs.len()),
+        match n {
+            0 => 0,
+            n if self.as_one_run(0, n).is_some() => 1,
+            n => n.saturating_mul(self.runs.len()),
         }
     }
 
@@ -232,22 +257,23 @@ impl Datatype {
     /// the type is dense, however many elements), and gives their bounds (lower bound, upper
     /// bound: the first element's and the last's, as extents may be negative), `None` when
     /// `n` is 0.
-    fn push_elements(
-        &self,
-        runs: &mut Vec<(isize, usize)>,
-        disp: isize,
-        n: usize,
-    ) -> Option<(isize, isize)> {
+    fn push_elements(&self, runs: &mut Vec<Run>, disp: isize, n: usize) -> Option<(isize, isize)> {
         if n == 0 {
             return None;
         }
-        if self.dense() {
-            push_run(runs, disp, n * self.size);
-        } else {
+        if let Some(r) = self.as_one_run(disp, n) {
+            push_repeated(runs, r);
+        } else if !self.runs.is_empty() {
             for i in 0..n {
                 let base = disp + i as isize * self.extent;
-                for &(off, len) in &self.runs {
-                    push_run(runs, base + off, len);
+                for &r in &self.runs {
+                    push_repeated(
+                        runs,
+                        Run {
+                            off: base + r.off,
+                            ..r
+                        },
+                    );
                 }
             }
         }
@@ -271,7 +297,7 @@ impl Datatype {
         if needed > RUNS_LIMIT {
             return None;
         }
-        let mut runs: Vec<(isize, usize)> = Vec::new();
+        let mut runs: Vec<Run> = Vec::new();
         let (mut lo, mut hi) = (isize::MAX, isize::MIN);
         for &(disp, n) in blocks {
             if let Some((l, h)) = old.push_elements(&mut runs, disp, n) {
@@ -291,7 +317,7 @@ impl Datatype {
         }
         Some(Datatype {
             runs,
-            size: old.size * count,
+            size: old.size.checked_mul(count)?,
             lb,
             extent,
             elem: old.elem.map(|(e, k)| (e, k * count)),
@@ -303,6 +329,30 @@ impl Datatype {
             predefined: false,
             name: String::new(),
         })
+    }
+
+    /// A vector: `count` blocks of `len` elements of `old`, each `stride` bytes after the one
+    /// before; `None` when it would hold more than [`RUNS_LIMIT`] separate runs of bytes.
+    /// Blocks that form one run repeated (the blocks of a dense type, or of a type of one run)
+    /// are one entry of [`Datatype::runs`], however many there are.
+    pub fn vector(old: &Datatype, count: usize, len: usize, stride: isize) -> Option<Datatype> {
+        let block = Datatype::derived(old, &[(0, len)], None)?;
+        // The bounds of the blocks: the first one's and the last one's (strides may be
+        // negative); none when they hold no element.
+        let bounds = if count == 0 || len == 0 {
+            (0, 0)
+        } else {
+            let last = (count as isize - 1).checked_mul(stride)?;
+            let lo = 0.min(last) + block.lb;
+            (lo, 0.max(last) + block.lb + block.extent - lo)
+        };
+        // The block laid out `stride` apart, as a type of that extent, repeated.
+        let spaced = Datatype {
+            lb: 0,
+            extent: stride,
+            ..block
+        };
+        Datatype::derived(&spaced, &[(0, count)], Some(bounds))
     }
 
     /// A struct datatype: `blocks` (displacement, count, type); `None` when it would hold
@@ -376,8 +426,11 @@ impl Datatype {
         out.reserve(self.size * count);
         for i in 0..count {
             let base = unsafe { buf.offset(i as isize * self.extent) };
-            for &(off, len) in &self.runs {
-                out.extend_from_slice(unsafe { std::slice::from_raw_parts(base.offset(off), len) });
+            for r in &self.runs {
+                for j in 0..r.count {
+                    let at = unsafe { base.offset(r.off + j as isize * r.stride) };
+                    out.extend_from_slice(unsafe { std::slice::from_raw_parts(at, r.len) });
+                }
             }
         }
     }
@@ -391,13 +444,16 @@ impl Datatype {
         let mut at = 0;
         'outer: for i in 0..count {
             let base = unsafe { buf.offset(i as isize * self.extent) };
-            for &(off, len) in &self.runs {
-                if at >= data.len() {
-                    break 'outer;
+            for r in &self.runs {
+                for j in 0..r.count {
+                    if at >= data.len() {
+                        break 'outer;
+                    }
+                    let n = r.len.min(data.len() - at);
+                    let to = unsafe { base.offset(r.off + j as isize * r.stride) };
+                    unsafe { std::ptr::copy_nonoverlapping(data[at..].as_ptr(), to, n) };
+                    at += n;
                 }
-                let n = len.min(data.len() - at);
-                unsafe { std::ptr::copy_nonoverlapping(data[at..].as_ptr(), base.offset(off), n) };
-                at += n;
             }
         }
     }
@@ -417,17 +473,83 @@ fn push_prims<T: PartialEq + Copy>(prims: &mut Vec<(T, usize)>, more: &[(T, usiz
     }
 }
 
-fn push_run(runs: &mut Vec<(isize, usize)>, off: isize, len: usize) {
-    if len == 0 {
+/// `count` runs of `len` bytes, the first at `off` (from an element's start), each `stride`
+/// bytes after the one before: a vector's blocks in one entry however many there are. A
+/// single run has `count` 1 (and `stride` its `len`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Where the first run starts.
+    pub off: isize,
+    /// Bytes in each run.
+    pub len: usize,
+    /// How many runs.
+    pub count: usize,
+    /// From one run's start to the next's.
+    pub stride: isize,
+}
+
+impl Run {
+    /// One run of `len` bytes at `off`.
+    pub const fn one(off: isize, len: usize) -> Run {
+        Run {
+            off,
+            len,
+            count: 1,
+            stride: len as isize,
+        }
+    }
+
+    /// Where the last of the runs starts.
+    fn last(&self) -> isize {
+        self.off + (self.count as isize - 1) * self.stride
+    }
+
+    /// The lowest byte offset the runs cover and one past the highest.
+    pub fn bounds(&self) -> (isize, isize) {
+        let (first, last) = (self.off, self.last());
+        (first.min(last), first.max(last) + self.len as isize)
+    }
+}
+
+/// Appends `r` to `runs`: a single run that meets the last one lengthens it; runs of the
+/// last one's length and stride that continue it add to its count.
+fn push_repeated(runs: &mut Vec<Run>, r: Run) {
+    if r.len == 0 || r.count == 0 {
         return;
     }
-    if let Some(last) = runs.last_mut()
-        && last.0 + last.1 as isize == off
-    {
-        last.1 += len;
-        return;
+    if r.count > 1 && r.stride == r.len as isize {
+        // Runs that meet each other: one run.
+        return push_repeated(runs, Run::one(r.off, r.len * r.count));
     }
-    runs.push((off, len));
+    if let Some(last) = runs.last_mut() {
+        let end = last.last() + last.len as isize;
+        if r.count == 1 && end == r.off {
+            if last.count == 1 {
+                last.len += r.len;
+                last.stride = last.len as isize;
+            } else {
+                // It meets the last of the repeated runs: that one becomes a longer one.
+                last.count -= 1;
+                let lengthened = Run::one(last.last() + last.stride, last.len + r.len);
+                runs.push(lengthened);
+            }
+            return;
+        }
+        if last.len == r.len {
+            let stride = if last.count == 1 {
+                r.off - last.off
+            } else {
+                last.stride
+            };
+            let same_stride = r.count == 1 || r.stride == stride;
+            if same_stride && stride != 0 && last.off + last.count as isize * stride == r.off {
+                last.stride = stride;
+                last.count += r.count;
+                return;
+            }
+        }
+    }
+    runs.push(r);
 }
 
 /// The most separate runs of bytes a derived datatype may hold here (16 bytes each in memory):
@@ -484,13 +606,15 @@ fn predefined_layout(h: Handle) -> Option<Datatype> {
         0x208 => p("MPI_SHORT", 2, Some(I16)),
         0x209 => p("MPI_INT", 4, Some(I32)),
         0x20a => p("MPI_LONG", 8, Some(I64)),
-        0x20b => p("MPI_LONG_LONG", 8, Some(I64)),
+        // The standard's name: MPI_LONG_LONG is its synonym (one handle in the ABI).
+        0x20b => p("MPI_LONG_LONG_INT", 8, Some(I64)),
         0x20c => p("MPI_UNSIGNED_SHORT", 2, Some(U16)),
         0x20d => p("MPI_UNSIGNED", 4, Some(U32)),
         0x20e => p("MPI_UNSIGNED_LONG", 8, Some(U64)),
         0x20f => p("MPI_UNSIGNED_LONG_LONG", 8, Some(U64)),
         0x210 => p("MPI_FLOAT", 4, Some(F32)),
-        0x212 => p("MPI_C_FLOAT_COMPLEX", 8, None),
+        // The standard's name: MPI_C_FLOAT_COMPLEX is its synonym (one handle in the ABI).
+        0x212 => p("MPI_C_COMPLEX", 8, None),
         0x213 => p("MPI_CXX_FLOAT_COMPLEX", 8, None),
         0x214 => p("MPI_DOUBLE", 8, Some(F64)),
         0x216 => p("MPI_C_DOUBLE_COMPLEX", 16, None),
@@ -509,7 +633,7 @@ fn predefined_layout(h: Handle) -> Option<Datatype> {
         0x22a => Datatype::pair("MPI_LONG_INT", 8, 16, Some(LongInt)),
         0x22b => Datatype::pair("MPI_2INT", 4, 8, Some(TwoInt)),
         0x22c => Datatype {
-            runs: vec![(0, 2), (4, 4)],
+            runs: vec![Run::one(0, 2), Run::one(4, 4)],
             prims: vec![(2, 1), (4, 1)],
             ..Datatype::pair("MPI_SHORT_INT", 2, 8, Some(ShortInt))
         },
@@ -562,7 +686,15 @@ mod tests {
         let int = predefined(0x209).unwrap();
         let blocks: Vec<_> = (0..3).map(|i| (i * 16, 2)).collect();
         let v = Datatype::derived(&int, &blocks, None).expect("small");
-        assert_eq!(v.runs, [(0, 8), (16, 8), (32, 8)]);
+        assert_eq!(
+            v.runs,
+            [Run {
+                off: 0,
+                len: 8,
+                count: 3,
+                stride: 16
+            }]
+        );
         assert_eq!((v.size, v.extent), (24, 40));
         let src: Vec<i32> = (0..10).collect();
         let mut packed = Vec::new();
@@ -597,6 +729,40 @@ mod tests {
         assert_eq!(v.elements_in(7 + 3), Some(5));
         let ldi = predefined(0x22d).unwrap();
         assert_eq!((ldi.size, ldi.extent), (20, 32));
+    }
+
+    /// Runs that continue a repeated run add to its count; one that meets the last of them
+    /// lengthens that one; runs that meet become one; negative strides keep their order.
+    #[test]
+    fn repeated_runs_merge_only_where_the_bytes_continue() {
+        let rep = |off, len, count, stride| Run {
+            off,
+            len,
+            count,
+            stride,
+        };
+        let mut runs = Vec::new();
+        for off in [0, 8, 16] {
+            push_repeated(&mut runs, Run::one(off, 4));
+        }
+        assert_eq!(runs, [rep(0, 4, 3, 8)]);
+        push_repeated(&mut runs, Run::one(20, 4));
+        assert_eq!(runs, [rep(0, 4, 2, 8), Run::one(16, 8)]);
+        let mut runs = Vec::new();
+        push_repeated(&mut runs, rep(0, 4, 5, 4));
+        assert_eq!(runs, [Run::one(0, 20)]);
+        let mut runs = Vec::new();
+        push_repeated(&mut runs, Run::one(8, 4));
+        push_repeated(&mut runs, Run::one(0, 4));
+        assert_eq!(runs, [rep(8, 4, 2, -8)]);
+        assert_eq!(runs[0].bounds(), (0, 12));
+        // The same bytes twice are two runs, not a repetition of stride 0.
+        push_repeated(&mut runs, Run::one(0, 4));
+        assert_eq!(runs.len(), 2);
+        // A vector of no data is empty, however many blocks.
+        let int = predefined(0x209).unwrap();
+        let none = Datatype::vector(&int, i32::MAX as usize, 0, 8).expect("no runs");
+        assert!(none.runs.is_empty() && none.size == 0 && none.extent == 0);
     }
 
     /// MPI_DOUBLE_INT packs to 12 bytes (the proxy's packed pair) from its 16-byte layout.

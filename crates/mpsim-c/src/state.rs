@@ -184,6 +184,8 @@ pub struct State {
     pub freed: Vec<Req>,
     /// Info objects: (key, value) in the order first set; mpsim reads no hints from them.
     pub infos: HashMap<Handle, Vec<(String, String)>>,
+    /// Names the program gave predefined datatypes (`MPI_Type_set_name`), which MPI allows.
+    pub type_names: HashMap<Handle, String>,
     next: Handle,
 }
 

@@ -342,6 +342,46 @@ fn c_error_in_a_queued_call_is_reported_as_that_call() {
     );
 }
 
+/// A buffered send that does not fit in the attached buffer, under `MPI_ERRORS_RETURN`: the
+/// call returns `MPI_ERR_BUFFER`, nothing is sent (no type check sees it), and the program
+/// goes on to attach a larger buffer; simulated and on threads, with no finding.
+#[test]
+fn c_bsend_overflow_under_errors_return_is_mpi_err_buffer_and_the_run_goes_on() {
+    for args in [
+        &["-np", "2", "--report-out", "/dev/null"][..],
+        &["-np", "3", "--report-out", "/dev/null"],
+        &["-np", "2", "--backend", "threads"],
+    ] {
+        let out = run(args, "bsend", &["return"]);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "bsend: ok\n", "{args:?}");
+        assert!(
+            !text(&out.stderr).contains("finding"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// The same overflow under `MPI_ERRORS_ARE_FATAL` ends the run naming rank, call, virtual time
+/// and the sizes, counted as a `bsend-overflow` finding, on both backends.
+#[test]
+fn c_bsend_overflow_under_errors_are_fatal_ends_the_run_as_bsend_overflow() {
+    for backend in ["sim", "threads"] {
+        let out = run(&["-np", "2", "--backend", backend], "bsend", &["fatal"]);
+        assert!(!out.status.success(), "{backend}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("rank 0 in bsend")
+                && err.contains("bsend buffer overflow: 864 bytes requested")
+                && err.contains("16 attached")
+                && err.contains("mpsim: finding [bsend-overflow]"),
+            "{backend}: {err}"
+        );
+        assert_eq!(err.contains(" at t="), backend == "sim", "{backend}: {err}");
+    }
+}
+
 #[test]
 fn c_exit_before_finalize_is_reported() {
     let out = misuse("2", "exit3");
@@ -606,6 +646,21 @@ fn c_datatype_and_request_corners_give_what_mpi_requires() {
     let out = run(&["-np", "4", "--backend", "threads"], "dtfix", &[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "dtfix: ok\n");
+}
+
+/// MPI-4's `MPI_Isendrecv` and `MPI_Isendrecv_replace`: one request that every wait and test
+/// reports complete only once both its send and its receive are, with the receive's status.
+#[test]
+fn c_isendrecv_completes_when_its_send_and_receive_have() {
+    prints_ok_simulated_and_on_threads("isendrecv", &["1", "2", "3", "5"], "4");
+}
+
+/// Datatypes of more separate runs of bytes than a list could hold (a vector of 2e7 strided
+/// chars sent whole, a vector of a billion blocks queried), and vectors with negative strides
+/// and of vectors packed in MPI's order: simulated and on threads.
+#[test]
+fn c_datatypes_of_many_runs_are_sent_and_queried_as_mpi_requires() {
+    prints_ok_simulated_and_on_threads("dtlarge", &["1", "2"], "2");
 }
 
 /// `mpi.h`'s values are the MPI-5 standard ABI's (as MPICH's `mpi_abi.h` has them), so a

@@ -104,6 +104,10 @@ codes! {
         BufferAttach = 31,
         /// Reply `v[0]` = bytes of the buffer detached.
         BufferDetach = 32,
+        /// `MPI_Isendrecv` on `comm` (`a[0]`): the send request `a[1]` and the receive
+        /// request `a[2]` become one, the receive's id, complete when both are, with the
+        /// receive's status.
+        PairRequests = 33,
         /// `MPI_Comm_dup(comm)`: reply `v = [new comm, rank, size]`.
         CommDup = 40,
         /// `MPI_Comm_split(comm, a[1] = color or -1 undefined, a[2] = key)`: reply as dup,

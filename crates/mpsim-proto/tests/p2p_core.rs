@@ -751,6 +751,41 @@ fn p2p_core_p5_issend_not_complete_before_receive_posted() {
     assert_send_ok(&net.done(0, ssend, "issend(A) after the receive took it"));
 }
 
+/// An overflow ends the run (a fatal event beside the returned error) unless the endpoint is
+/// configured to only return it (`Config::bsend_overflow_returns`, MPI's `MPI_ERRORS_RETURN`):
+/// then nothing is sent and a buffer attached after a detach carries the message.
+#[test]
+fn p2p_core_p6_bsend_overflow_is_fatal_unless_only_returned() {
+    for returns in [false, true] {
+        let mut net = Net::with_config(
+            2,
+            Config {
+                bsend_overflow_returns: returns,
+                ..Config::default()
+            },
+        );
+        net.ep(0).buffer_attach(10).expect("attach");
+        let err = net
+            .isend(0, SendMode::Buffered, 1, 4, data(100, 4))
+            .expect_err("100 B in 10");
+        assert!(matches!(err, Error::BufferOverflow { .. }), "{err:?}");
+        net.drive();
+        assert_eq!(net.fatals(0).is_empty(), returns, "returns={returns}");
+        assert_eq!(net.sent(0, 1), 0, "nothing sent");
+        if returns {
+            assert_eq!(net.ep(0).buffer_detach().expect("attached"), 10);
+            net.ep(0)
+                .buffer_attach(100 + BSEND_OVERHEAD)
+                .expect("attach a larger one");
+            let b = net.send(0, SendMode::Buffered, 1, 4, data(100, 4));
+            assert_send_ok(&net.done(0, b, "bsend into the larger buffer"));
+            let r = net.irecv(1, 0, 4, 100);
+            net.drive();
+            assert_received(&net.done(1, r, "recv"), 0, 4, &data(100, 4));
+        }
+    }
+}
+
 #[test]
 fn p2p_core_p6_bsend_completes_locally_and_overflow_names_sizes() {
     let attached = 1000;

@@ -193,6 +193,21 @@ impl Checks {
             .push_back(s);
     }
 
+    /// The send `sent` recorded last on its stream failed without sending (a buffered send
+    /// that did not fit, returned under `MPI_ERRORS_RETURN`): its signature is taken back, so
+    /// that the stream's next receive is checked against the next message that went. Only
+    /// this rank adds to the stream, so its last entry is that send's.
+    pub(crate) fn unsent(&self, c: &Comm, source: u32, dest: u32, tag: i32) {
+        let mut l = self.ledger();
+        let key = (c.id(), source, dest, tag);
+        if let Some(queue) = l.sends.get_mut(&key) {
+            queue.pop_back();
+            if queue.is_empty() {
+                l.sends.remove(&key);
+            }
+        }
+    }
+
     /// Rank `c.rank()` received a message from `source` with `tag` on `c` into a receive
     /// that expected `expect` (`None`: not known), the `k`-th of the messages of that stream
     /// not yet received it could be (the receives posted before it, still pending, may take

@@ -264,5 +264,6 @@ pub(crate) fn start(c: &Comm, op: Op, a: &[i64], payload: Vec<u8>) -> Result<Hel
         buf: Some(buf),
         coll: true,
         check: None,
+        pair: None,
     })
 }

@@ -8,7 +8,7 @@ use mpsim_door::wire::{ANY_SOURCE, ANY_TAG};
 
 use crate::checks::{Expect, RecvCheck, Sent};
 
-use crate::proxy::{Answer, Buf, Held, HeldComm, Proxy, mode, source, tag, wire_status};
+use crate::proxy::{Answer, Buf, Held, HeldComm, Pair, Proxy, mode, source, tag, wire_status};
 
 pub(crate) fn u64s(bytes: &[u8]) -> Vec<usize> {
     bytes
@@ -40,6 +40,7 @@ fn post_recv(comm: &Comm, cap: usize, src: i64, t: i64, check: RecvCheck) -> Res
         buf: Some(buf),
         coll: false,
         check: Some(check),
+        pair: None,
     })
 }
 
@@ -87,6 +88,51 @@ impl Taken {
     }
 }
 
+/// Before a wait on several (`MPI_Waitall`, `block`) or a test of all of them
+/// (`MPI_Testall`): the sends of the `MPI_Isendrecv` requests among ids `list` whose receive
+/// is still in `req` are waited for (or tested), so that what is left of each is one request.
+/// `false` when a test found one not complete (then nothing else is tested: not all are).
+async fn sends_of_pairs(p: &mut Proxy<'_>, list: &[i64], block: bool) -> Result<bool> {
+    for id in list {
+        let Some(h) = p.requests.get_mut(id) else {
+            continue;
+        };
+        match h.pair.take() {
+            Some(Pair::Send(send)) if block => {
+                send.wait().await?;
+            }
+            Some(Pair::Send(mut send)) => {
+                if send.test().await?.is_none() {
+                    h.pair = Some(Pair::Send(send));
+                    return Ok(false);
+                }
+            }
+            other => h.pair = other,
+        }
+    }
+    Ok(true)
+}
+
+/// The request of `h` completed with `s`: the status the call reports, or `None` when `h` is
+/// an `MPI_Isendrecv` whose receive completed before its send (`h.req` is then the send, to
+/// wait for; the receive's data and status are kept, and the type checks see it now).
+async fn pair_done(p: &Proxy<'_>, h: &mut Held, s: Status) -> Result<Option<Status>> {
+    match h.pair.take() {
+        None => Ok(Some(s)),
+        Some(Pair::Received(received)) => Ok(Some(received)),
+        Some(Pair::Send(mut send)) => {
+            if send.test().await?.is_some() {
+                return Ok(Some(s));
+            }
+            p.received_all(std::iter::once((&*h, &s)));
+            h.check = None;
+            h.req = Some(send);
+            h.pair = Some(Pair::Received(s));
+            Ok(None)
+        }
+    }
+}
+
 impl Proxy<'_> {
     fn held(&mut self, id: i64, call: &str) -> Result<Held> {
         self.requests
@@ -117,6 +163,17 @@ impl Proxy<'_> {
         // a member of either group, and two directions would share one key.
         let to = c.world_rank_of(dest);
         self.checks.sent(c, self.world.rank(), to, tag, sent);
+    }
+
+    /// A send recorded by [`Proxy::record_send`] failed with `e`: one that sent nothing (a
+    /// buffered send that did not fit, which the program may get back and go on) is taken
+    /// back from the type checks. Gives `e`.
+    fn unrecord_send(&self, c: &Comm, dest: u32, tag: i32, e: Error) -> Error {
+        if matches!(e, Error::BufferOverflow { .. }) {
+            let to = c.world_rank_of(dest);
+            self.checks.unsent(c, self.world.rank(), to, tag);
+        }
+        e
     }
 
     /// A receive posted now on `c` from `src` with `tag`, for the type checks.
@@ -276,23 +333,27 @@ pub(crate) async fn execute(
             let c = p.comm(a[0], call)?;
             let (dest, t) = (a[1] as u32, a[2] as i32);
             p.record_send(&c, dest, t, record, call);
-            match mode(a[3]) {
-                mpsim::SendMode::Standard => c.send(&payload, dest, t).await?,
-                mpsim::SendMode::Synchronous => c.ssend(&payload, dest, t).await?,
-                mpsim::SendMode::Buffered => c.bsend(&payload, dest, t).await?,
-                mpsim::SendMode::Ready => c.rsend(&payload, dest, t).await?,
-            }
+            let sent = match mode(a[3]) {
+                mpsim::SendMode::Standard => c.send(&payload, dest, t).await,
+                mpsim::SendMode::Synchronous => c.ssend(&payload, dest, t).await,
+                mpsim::SendMode::Buffered => c.bsend(&payload, dest, t).await,
+                mpsim::SendMode::Ready => c.rsend(&payload, dest, t).await,
+            };
+            sent.map_err(|e| p.unrecord_send(&c, dest, t, e))?;
             Ok(Answer::default())
         }
         Op::Isend => {
             let c = p.comm(a[0], call)?;
             p.record_send(&c, a[1] as u32, a[2] as i32, record, call);
-            let r = c.start_send(mode(a[3]), &payload, a[1] as u32, a[2] as i32)?;
+            let r = c
+                .start_send(mode(a[3]), &payload, a[1] as u32, a[2] as i32)
+                .map_err(|e| p.unrecord_send(&c, a[1] as u32, a[2] as i32, e))?;
             let held = Held {
                 req: Some(r),
                 buf: None,
                 coll: false,
                 check: None,
+                pair: None,
             };
             let id = p.hold_as(a[7], held, call)?;
             Ok(Answer::v(&[id]))
@@ -323,7 +384,14 @@ pub(crate) async fn execute(
                 return Err(bad(call, "a request with nothing to wait for"));
             };
             let s = if op == Op::Wait {
-                let s = r.wait().await?;
+                let mut s = r.wait().await?;
+                match h.pair.take() {
+                    Some(Pair::Send(send)) => {
+                        send.wait().await?;
+                    }
+                    Some(Pair::Received(received)) => s = received,
+                    None => {}
+                }
                 p.received_all(std::iter::once((&h, &s)));
                 let (status, payload) = data_of(h, &s);
                 return Ok(Answer {
@@ -332,7 +400,13 @@ pub(crate) async fn execute(
                     payload,
                 });
             } else {
-                r.test().await?
+                match r.test().await? {
+                    Some(s) => pair_done(p, &mut h, s).await?,
+                    None => {
+                        h.req = Some(r);
+                        None
+                    }
+                }
             };
             match s {
                 Some(s) => {
@@ -345,7 +419,6 @@ pub(crate) async fn execute(
                     })
                 }
                 None => {
-                    h.req = Some(r);
                     p.requests.insert(id, h);
                     Ok(Answer::v(&[0]))
                 }
@@ -353,6 +426,9 @@ pub(crate) async fn execute(
         }
         Op::Waitall | Op::Testall => {
             let list = ids(&payload);
+            if !sends_of_pairs(p, &list, op == Op::Waitall).await? {
+                return Ok(Answer::v(&[0]));
+            }
             let mut taken = Taken::new(p, &list, call)?;
             let statuses = if op == Op::Testall {
                 mpsim::test_all(&mut taken.reqs).await?
@@ -364,7 +440,16 @@ pub(crate) async fn execute(
                 return Ok(Answer::v(&[0]));
             };
             let all: Vec<usize> = (0..taken.reqs.len()).collect();
-            let done = taken.settle(p, &all);
+            let mut done = taken.settle(p, &all);
+            // What is left of a pair whose receive completed first is its send.
+            let statuses: Vec<Status> = done
+                .iter_mut()
+                .zip(statuses)
+                .map(|((_, h), s)| match h.pair.take() {
+                    Some(Pair::Received(received)) => received,
+                    _ => s,
+                })
+                .collect();
             p.received_all(done.iter().map(|(_, h)| h).zip(&statuses));
             let mut per = vec![WireStatus::default(); list.len()];
             let mut datas = Vec::new();
@@ -385,10 +470,22 @@ pub(crate) async fn execute(
         Op::Waitany | Op::Testany => {
             let list = ids(&payload);
             let mut taken = Taken::new(p, &list, call)?;
-            let got = if op == Op::Waitany {
-                wait_any(&mut taken.reqs).await?
-            } else {
-                mpsim::test_any(&mut taken.reqs).await?.completed()
+            let got = loop {
+                let got = if op == Op::Waitany {
+                    wait_any(&mut taken.reqs).await?
+                } else {
+                    mpsim::test_any(&mut taken.reqs).await?.completed()
+                };
+                let Some((k, s)) = got else { break None };
+                // An MPI_Isendrecv whose receive completed first goes on as its send.
+                match pair_done(p, &mut taken.held[k].2, s).await? {
+                    Some(s) => break Some((k, s)),
+                    None => {
+                        if let Some(send) = taken.held[k].2.req.take() {
+                            taken.reqs[k] = send;
+                        }
+                    }
+                }
             };
             match got {
                 None => {
@@ -411,10 +508,27 @@ pub(crate) async fn execute(
         Op::Waitsome | Op::Testsome => {
             let list = ids(&payload);
             let mut taken = Taken::new(p, &list, call)?;
-            let got = if op == Op::Waitsome {
-                wait_some(&mut taken.reqs).await?
-            } else {
-                mpsim::test_some(&mut taken.reqs).await?.unwrap_or_default()
+            let got = loop {
+                let got = if op == Op::Waitsome {
+                    wait_some(&mut taken.reqs).await?
+                } else {
+                    mpsim::test_some(&mut taken.reqs).await?.unwrap_or_default()
+                };
+                let mut complete = Vec::with_capacity(got.len());
+                for (k, s) in got {
+                    // An MPI_Isendrecv whose receive completed first goes on as its send.
+                    match pair_done(p, &mut taken.held[k].2, s).await? {
+                        Some(s) => complete.push((k, s)),
+                        None => {
+                            if let Some(send) = taken.held[k].2.req.take() {
+                                taken.reqs[k] = send;
+                            }
+                        }
+                    }
+                }
+                if !complete.is_empty() || op == Op::Testsome {
+                    break complete;
+                }
             };
             let ks: Vec<usize> = got.iter().map(|g| g.0).collect();
             let done = taken.settle(p, &ks);
@@ -457,8 +571,22 @@ pub(crate) async fn execute(
             if let Some(h) = p.requests.get_mut(&a[1])
                 && let Some(r) = h.req.as_mut()
             {
+                if h.pair.is_some() {
+                    return Err(Error::Unsupported {
+                        what: "MPI_Cancel of an MPI_Isendrecv request (its send and receive \
+                               would each have to be cancelled)"
+                            .into(),
+                    });
+                }
                 r.cancel()?;
             }
+            Ok(Answer::default())
+        }
+        Op::PairRequests => {
+            let send = p.held(a[1], call)?;
+            let mut recv = p.held(a[2], call)?;
+            recv.pair = send.req.map(Pair::Send);
+            p.requests.insert(a[2], recv);
             Ok(Answer::default())
         }
         Op::Probe => {
@@ -538,6 +666,7 @@ pub(crate) async fn execute(
                 buf: Some(buf),
                 coll: false,
                 check: None,
+                pair: None,
             });
             Ok(Answer::v(&[id]))
         }

@@ -111,7 +111,9 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
     // Calls that need no answer wait in the rank's slot for the next one in a simulated run
     // (virtual time is the same); on threads each leaves when made, as a real send would.
     let queue_calls = config.backend == mpsim::Backend::Sim;
-    let launcher = Launcher::with_config(config);
+    // A buffered send that does not fit is the program's to handle under
+    // `MPI_ERRORS_RETURN`; where errors are fatal the proxy ends the run with it.
+    let launcher = Launcher::with_config(config).bsend_overflow_returns(true);
     let segment_ref = &segment;
     let ledger = checks::Checks::default();
     let checks = &ledger;

@@ -35,6 +35,17 @@ pub(crate) struct Held {
     pub coll: bool,
     /// A receive's: what the type checks need when it completes.
     pub check: Option<crate::checks::RecvCheck>,
+    /// An `MPI_Isendrecv`'s: the other half of the request.
+    pub pair: Option<Pair>,
+}
+
+/// The other half of an `MPI_Isendrecv` request, whose [`Held::req`] is the receive until it
+/// completes, then the send.
+pub(crate) enum Pair {
+    /// The send, beside the receive in `req`.
+    Send(Request<'static>),
+    /// The receive completed with this status (its data in `buf`); `req` is the send.
+    Received(Status),
 }
 
 /// A request's buffer, aligned for any element type a reduction works on (8 bytes), so a
@@ -566,6 +577,7 @@ pub(crate) fn op_name(op: Op) -> &'static str {
         Op::Mrecv => "MPI_Mrecv",
         Op::Imrecv => "MPI_Imrecv",
         Op::Sendrecv => "MPI_Sendrecv",
+        Op::PairRequests => "MPI_Isendrecv (or Isendrecv_replace)",
         Op::BufferAttach => "MPI_Buffer_attach",
         Op::BufferDetach => "MPI_Buffer_detach",
         Op::CommDup => "MPI_Comm_dup",

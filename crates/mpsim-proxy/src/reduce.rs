@@ -256,6 +256,7 @@ fn start_typed<T: Pod>(
         buf: Some(buf),
         coll: true,
         check: None,
+        pair: None,
     })
 }
 

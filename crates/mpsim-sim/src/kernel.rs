@@ -140,11 +140,12 @@ impl RankState {
 }
 
 /// The settings of the endpoints of a run on `model`.
-fn endpoint_config(model: &Model, strict_ready: bool) -> Arc<Config> {
+fn endpoint_config(model: &Model, strict_ready: bool, bsend_overflow_returns: bool) -> Arc<Config> {
     Arc::new(Config {
         eager_threshold: model.eager_threshold,
         system_buffer: model.system_buffer,
         strict_ready,
+        bsend_overflow_returns,
         bsend_overhead: model.bsend_overhead,
         // A truncated receive's error carries the virtual time it completed (S11).
         virtual_time: true,
@@ -159,7 +160,10 @@ fn void_endpoint<'a>(
     model: &Model,
     rank: u32,
 ) -> &'a mut Endpoint<Payload> {
-    void.insert(Box::new(Endpoint::new(rank, endpoint_config(model, false))))
+    void.insert(Box::new(Endpoint::new(
+        rank,
+        endpoint_config(model, false, false),
+    )))
 }
 
 /// Schedules `rank`, whose state is `r`, to resume its program at `time` (once): the body of
@@ -250,18 +254,20 @@ impl Kernel {
     /// A kernel for all `ranks` ranks of a run.
     #[cfg(test)]
     pub fn new(model: Model, ranks: u32, strict_ready: bool) -> Result<Self, Error> {
-        Self::partition(model, 0..ranks, ranks, strict_ready)
+        Self::partition(model, 0..ranks, ranks, strict_ready, false)
     }
 
-    /// A kernel for the ranks `part` of a run of `total` ranks.
+    /// A kernel for the ranks `part` of a run of `total` ranks (`strict_ready`,
+    /// `bsend_overflow_returns`: the endpoints' [`Config`]).
     pub fn partition(
         model: Model,
         part: std::ops::Range<u32>,
         total: u32,
         strict_ready: bool,
+        bsend_overflow_returns: bool,
     ) -> Result<Self, Error> {
         let mut states = vec_for(part.len() as u32, "the simulator's rank table")?;
-        let config = endpoint_config(&model, strict_ready);
+        let config = endpoint_config(&model, strict_ready, bsend_overflow_returns);
         let wake_ns = model.cpu.wake_ns(total);
         let handover_ns = model
             .cpu

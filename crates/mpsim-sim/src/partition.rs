@@ -114,6 +114,7 @@ where
             part.clone(),
             options.ranks,
             options.strict,
+            options.bsend_overflow_returns,
         )?;
         let mut futures: Slots<Fut> = vec_for(part.len() as u32, "the ranks' program slots")?;
         futures.resize_with(part.len(), || None);

@@ -37,6 +37,9 @@ pub struct Options {
     pub model: Model,
     /// Report an `rsend` that arrives before its receive (`ReadyNotPosted`).
     pub strict: bool,
+    /// A buffered send that does not fit in the attached buffer is only returned to the
+    /// program (`BufferOverflow`), not also the end of the run (the default).
+    pub bsend_overflow_returns: bool,
     /// The order in which the ranks' programs are created (a permutation of `0..ranks`);
     /// `None` is ascending. Results never depend on it — tests shuffle it to prove that.
     pub spawn_order: Option<Vec<u32>>,
@@ -80,6 +83,7 @@ impl Options {
             ranks,
             model,
             strict: false,
+            bsend_overflow_returns: false,
             spawn_order: None,
             trace: false,
             trace_filter: TraceFilter::default(),

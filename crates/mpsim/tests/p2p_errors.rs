@@ -302,6 +302,38 @@ fn ibsend_overflow_names_ibsend(backend: Backend) {
 }
 on_both!(ibsend_overflow_names_ibsend => p2p_ibsend_overflow_names_ibsend_sim, p2p_ibsend_overflow_names_ibsend_threads);
 
+/// With `bsend_overflow_returns` (MPI's `MPI_ERRORS_RETURN`, what the C door uses), a `bsend`
+/// and an `ibsend` that do not fit return `BufferOverflow` naming their call, send nothing and
+/// leave the run going: a larger buffer then carries the same message, and the receiver gets
+/// exactly the messages that went.
+fn bsend_overflow_returned_when_asked(backend: Backend) {
+    let launcher = launcher(2, backend).bsend_overflow_returns(true);
+    run_ok(launcher, |world: Comm| async move {
+        if world.rank() == 1 {
+            let mut got = [0u8; 100];
+            world.recv(&mut got, 0, 4).await?;
+            assert_eq!(got, [7u8; 100]);
+            return Ok(());
+        }
+        world.buffer_attach(10)?;
+        let e = world
+            .bsend(&[7u8; 100], 1, 3)
+            .await
+            .expect_err("100 B in 10");
+        assert!(matches!(e, Error::BufferOverflow { .. }), "{e}");
+        assert_eq!(e.class().mpi_name(), "MPI_ERR_BUFFER");
+        assert_call(&e, "bsend");
+        let e = world.ibsend(&[7u8; 100], 1, 3).expect_err("100 B in 10");
+        assert_call(&e, "ibsend");
+        assert_eq!(world.buffer_detach().await?, 10);
+        world.buffer_attach(100 + mpsim::BSEND_OVERHEAD)?;
+        world.bsend(&[7u8; 100], 1, 4).await?;
+        world.buffer_detach().await?;
+        Ok(())
+    });
+}
+on_both!(bsend_overflow_returned_when_asked => p2p_bsend_overflow_returned_when_asked_sim, p2p_bsend_overflow_returned_when_asked_threads);
+
 // ---------------------------------------------------------------------------------------------
 // ANY_SOURCE, ANY_TAG and PROC_NULL
 // ---------------------------------------------------------------------------------------------

@@ -275,6 +275,77 @@ unsafe fn irecv(
     })
 }
 
+/// `MPI_Isendrecv` (MPI-4): the library's own nonblocking send and receive, made one request
+/// at the proxy (`Op::PairRequests`), the receive's, which completes when both have. The send's
+/// data is packed at the call, so `MPI_Isendrecv_replace` receives into the buffer it sends
+/// from. With `MPI_PROC_NULL` on one side the request is the other side's.
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv(
+    call: &str,
+    sbuf: *const c_void,
+    scount: c_int,
+    sdt: Handle,
+    dest: c_int,
+    stag: c_int,
+    rbuf: *mut c_void,
+    rcount: c_int,
+    rdt: Handle,
+    source: c_int,
+    rtag: c_int,
+    c: Handle,
+) -> Res<Req> {
+    let sent = unsafe {
+        send(
+            call,
+            sbuf,
+            scount,
+            sdt,
+            dest,
+            stag,
+            c,
+            SendMode::Standard,
+            false,
+        )
+    }?;
+    let received = match unsafe { irecv(call, rbuf, rcount, rdt, source, rtag, c) } {
+        Ok(r) => r,
+        Err(code) => {
+            // The program gets the error (MPI_ERRORS_RETURN) and no request: the send posted
+            // first is let go, as MPI_Request_free would.
+            if let Req::Send { proxy, .. } = sent {
+                door::post(Op::RequestFree, &[0, proxy], &[], false)
+                    .map_err(|f| state::failed(Some(c), call, f))?;
+            }
+            return Err(code);
+        }
+    };
+    match (sent, received) {
+        (
+            Req::Send { proxy: s, .. },
+            Req::Recv {
+                proxy: r,
+                buf,
+                count,
+                dt,
+                guard,
+            },
+        ) => {
+            let info = comm(call, c)?;
+            door::simple(Op::PairRequests, &[info.id, s, r], &[])
+                .map_err(|f| state::failed(Some(c), call, f))?;
+            Ok(Req::Recv {
+                proxy: r,
+                buf,
+                count,
+                dt,
+                guard,
+            })
+        }
+        (Req::Done { .. }, received) => Ok(received),
+        (sent, _) => Ok(sent),
+    }
+}
+
 /// Stores a new request and gives its handle.
 pub fn store(req: Req) -> Handle {
     state::with(|s| {
@@ -410,6 +481,21 @@ mpi! {
     ) -> c_int {
         ret(unsafe { sendrecv("MPI_Sendrecv", sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, c) }
             .map(|s| unsafe { put_status(status, s) }))
+    }
+
+    fn MPI_Isendrecv / PMPI_Isendrecv(
+        sbuf: *const c_void, scount: c_int, sdt: Handle, dest: c_int, stag: c_int,
+        rbuf: *mut c_void, rcount: c_int, rdt: Handle, source: c_int, rtag: c_int,
+        c: Handle, request: *mut Handle,
+    ) -> c_int {
+        unsafe { started(isendrecv("MPI_Isendrecv", sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, c), request) }
+    }
+
+    fn MPI_Isendrecv_replace / PMPI_Isendrecv_replace(
+        buf: *mut c_void, n: c_int, dt: Handle, dest: c_int, stag: c_int,
+        source: c_int, rtag: c_int, c: Handle, request: *mut Handle,
+    ) -> c_int {
+        unsafe { started(isendrecv("MPI_Isendrecv_replace", buf, n, dt, dest, stag, buf, n, dt, source, rtag, c), request) }
     }
 
     fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace(

@@ -43,25 +43,6 @@ pub(super) fn built(call: &str, made: Option<Datatype>) -> Res<Datatype> {
     })
 }
 
-/// The blocks of a vector of `count` blocks of `len` elements of `t`, `stride` bytes apart:
-/// one block when they meet (however many), and `MPI_ERR_TYPE` rather than a list too long to
-/// hold.
-fn vector_blocks(
-    call: &str,
-    t: &Datatype,
-    count: usize,
-    len: usize,
-    stride: isize,
-) -> Res<Vec<(isize, usize)>> {
-    if t.dense() && stride == len as isize * t.extent {
-        return Ok(vec![(0, count.saturating_mul(len))]);
-    }
-    if count > crate::dtype::RUNS_LIMIT {
-        return built(call, None).map(|_| Vec::new());
-    }
-    Ok((0..count).map(|i| (i as isize * stride, len)).collect())
-}
-
 pub(super) fn store(t: Datatype, out: *mut Handle) -> Res<()> {
     let h = state::with(|s| {
         let h = s.handle();
@@ -107,8 +88,8 @@ mpi! {
             let call = "MPI_Type_vector";
             let t = old(call, oldtype)?;
             let (count, len) = (n(call, count)?, n(call, len)?);
-            let blocks = vector_blocks(call, &t, count, len, stride as isize * t.extent)?;
-            store(built(call, Datatype::derived(&t, &blocks, None))?, out)?;
+            let bytes = (stride as isize).checked_mul(t.extent);
+            store(built(call, bytes.and_then(|s| Datatype::vector(&t, count, len, s)))?, out)?;
             made(out, combiner::VECTOR, vec![count as c_int, len as c_int, stride], vec![], &[oldtype])
         })())
     }
@@ -118,8 +99,7 @@ mpi! {
             let call = "MPI_Type_create_hvector";
             let t = old(call, oldtype)?;
             let (count, len) = (n(call, count)?, n(call, len)?);
-            let blocks = vector_blocks(call, &t, count, len, stride)?;
-            store(built(call, Datatype::derived(&t, &blocks, None))?, out)?;
+            store(built(call, Datatype::vector(&t, count, len, stride))?, out)?;
             made(out, combiner::HVECTOR, vec![count as c_int, len as c_int], vec![stride], &[oldtype])
         })())
     }
@@ -232,8 +212,8 @@ mpi! {
 
     fn MPI_Type_get_true_extent / PMPI_Type_get_true_extent(h: Handle, lb: *mut isize, extent: *mut isize) -> c_int {
         ret(old("MPI_Type_get_true_extent", h).map(|t| unsafe {
-            let lo = t.runs.iter().map(|r| r.0).min().unwrap_or(0);
-            let hi = t.runs.iter().map(|r| r.0 + r.1 as isize).max().unwrap_or(0);
+            let lo = t.runs.iter().map(|r| r.bounds().0).min().unwrap_or(0);
+            let hi = t.runs.iter().map(|r| r.bounds().1).max().unwrap_or(0);
             *lb = lo;
             *extent = hi - lo;
         }))
@@ -241,8 +221,10 @@ mpi! {
 
     fn MPI_Type_get_name / PMPI_Type_get_name(h: Handle, name: *mut c_char, len: *mut c_int) -> c_int {
         ret(old("MPI_Type_get_name", h).map(|t| unsafe {
-            let k = t.name.len().min(MPI_MAX_OBJECT_NAME - 1);
-            std::ptr::copy_nonoverlapping(t.name.as_ptr().cast(), name, k);
+            let given = state::with(|s| s.type_names.get(&h).cloned());
+            let text = given.unwrap_or(t.name);
+            let k = text.len().min(MPI_MAX_OBJECT_NAME - 1);
+            std::ptr::copy_nonoverlapping(text.as_ptr().cast(), name, k);
             *name.add(k) = 0;
             *len = k as c_int;
         }))
@@ -250,10 +232,12 @@ mpi! {
 
     fn MPI_Type_set_name / PMPI_Type_set_name(h: Handle, name: *const c_char) -> c_int {
         ret((|| {
-            old("MPI_Type_set_name", h)?;
+            let t = old("MPI_Type_set_name", h)?;
             let text = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned();
             state::with(|s| {
-                if let Some(t) = s.types.get_mut(&h) {
+                if t.predefined {
+                    s.type_names.insert(h, text);
+                } else if let Some(t) = s.types.get_mut(&h) {
                     t.name = text;
                 }
             });

@@ -3,11 +3,14 @@
  * they describe, MPI_Get_elements on partial elements of mixed types, a receive from
  * MPI_PROC_NULL with MPI_DATATYPE_NULL, MPI_Request_get_status polled until the request
  * completes, a receive freed while active, MPI_Alltoallw and MPI_Ialltoallw, the MPI_Count
- * (_x) queries, the status setters and reductions on long double. Rank 0 prints "dtfix: ok". Any number of ranks. */
+ * (_x) queries, the status setters, reductions on long double, the names of predefined
+ * datatypes, empty blocks far away, freed datatype handles. Rank 0 prints "dtfix: ok". Any number of ranks. */
+#include <limits.h>
 #include <stdlib.h>
 #include <mpi.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 static int rank, size, failures = 0;
 #define CHECK(cond, what) do { if (!(cond)) { failures++; fprintf(stderr, "rank %d: %s failed (line %d)\n", rank, what, __LINE__); } } while (0)
@@ -186,6 +189,48 @@ int main(int argc, char **argv) {
         int best = 0;
         for (int i = 1; i < size; i++) if ((i * 7) % 5 < (best * 7) % 5) best = i;
         CHECK(out2.i == best && out2.v == (long double)((best * 7) % 5) - 2.5L, "long double minloc");
+    }
+
+    /* A handle of two names has the standard's name for the type (MPI_LONG_LONG is named a
+     * synonym of MPI_LONG_LONG_INT, MPI_C_FLOAT_COMPLEX of MPI_C_COMPLEX); a predefined type
+     * may be renamed, and only that one changes. */
+    char name[MPI_MAX_OBJECT_NAME];
+    int namelen = 0;
+    MPI_Type_get_name(MPI_LONG_LONG, name, &namelen);
+    CHECK(!strcmp(name, "MPI_LONG_LONG_INT") && namelen == 17, "MPI_LONG_LONG's name");
+    MPI_Type_get_name(MPI_C_FLOAT_COMPLEX, name, &namelen);
+    CHECK(!strcmp(name, "MPI_C_COMPLEX"), "MPI_C_FLOAT_COMPLEX's name");
+    MPI_Type_get_name(MPI_INTEGER16, name, &namelen);
+    CHECK(!strcmp(name, "MPI_INTEGER16"), "MPI_INTEGER16's name");
+    CHECK(MPI_Type_set_name(MPI_INT, "int") == MPI_SUCCESS, "renaming MPI_INT");
+    MPI_Type_get_name(MPI_INT, name, &namelen);
+    CHECK(!strcmp(name, "int") && namelen == 3, "MPI_INT renamed");
+    MPI_Type_get_name(MPI_UNSIGNED, name, &namelen);
+    CHECK(!strcmp(name, "MPI_UNSIGNED"), "another type keeps its name");
+
+    /* Blocks of no element are no part of the type map, wherever they are: only the middle
+     * block of an hindexed type with empty blocks at the ends of the address space sets its
+     * bounds and its data. A freed handle is no datatype any more (MPI_ERR_TYPE), even where
+     * another MPI would hand the same number to the next new type. */
+    {
+        int lens[3] = {0, 4, 0};
+        MPI_Aint at[3] = {(MPI_Aint)LLONG_MAX, 2 * sizeof(int), (MPI_Aint)LLONG_MAX};
+        MPI_Datatype mid, gone;
+        CHECK(MPI_Type_create_hindexed(3, lens, at, MPI_INT, &mid) == MPI_SUCCESS, "hindexed with empty far blocks");
+        MPI_Type_commit(&mid);
+        MPI_Type_get_extent(mid, &lb, &extent);
+        CHECK(lb == 2 * (MPI_Aint)sizeof(int) && extent == 4 * (MPI_Aint)sizeof(int), "its bounds");
+        int src[10], packed[4] = {0}, pos = 0;
+        for (int i = 0; i < 10; i++) src[i] = i + 1;
+        MPI_Pack(src, 1, mid, packed, (int)sizeof packed, &pos, MPI_COMM_WORLD);
+        CHECK(pos == 16 && packed[0] == 3 && packed[3] == 6, "its data");
+        gone = mid;
+        MPI_Type_free(&mid);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        int rc = MPI_Type_size(gone, &sz), cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_TYPE, "a freed datatype handle");
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     }
 
     MPI_Type_free(&t_ic);

@@ -389,14 +389,20 @@ int main(int argc, char **argv) {
     MPI_Waitall(2, rr, MPI_STATUSES_IGNORE);
     CHECK(rr[0] == MPI_REQUEST_NULL && rr[1] == MPI_REQUEST_NULL, "freed by the wait");
 
-    /* Huge datatypes: a contiguous one of INT_MAX bytes is one run; a vector of a billion
-     * strided blocks is more than this version holds, MPI_ERR_TYPE rather than memory. */
+    /* Huge datatypes: a contiguous one of INT_MAX bytes is one run, a vector of a billion
+     * strided blocks one run repeated; a vector of 2^25 vectors whose blocks do not continue
+     * each other is more than this version holds, MPI_ERR_TYPE rather than memory. */
     MPI_Datatype huge;
     CHECK(MPI_Type_contiguous(2147483647, MPI_CHAR, &huge) == MPI_SUCCESS, "contiguous of INT_MAX");
     MPI_Type_size(huge, &tsize);
     CHECK(tsize == 2147483647, "its size");
     MPI_Type_free(&huge);
-    CHECK(MPI_Type_vector(1 << 30, 1, 3, MPI_INT, &huge) == MPI_ERR_TYPE, "a billion strided blocks");
+    CHECK(MPI_Type_vector(1 << 30, 1, 3, MPI_INT, &huge) == MPI_SUCCESS, "a billion strided blocks");
+    MPI_Type_free(&huge);
+    MPI_Datatype pair_apart;
+    MPI_Type_vector(2, 1, 3, MPI_INT, &pair_apart);
+    CHECK(MPI_Type_vector(1 << 25, 1, 2, pair_apart, &huge) == MPI_ERR_TYPE, "2^25 separate vectors");
+    MPI_Type_free(&pair_apart);
     CHECK(MPI_Type_vector(1 << 30, 2, 2, MPI_INT, &huge) == MPI_SUCCESS, "a billion blocks that meet");
     MPI_Type_free(&huge);
 

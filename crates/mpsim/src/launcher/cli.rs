@@ -207,6 +207,7 @@ impl TryFrom<LaunchArgs> for RunConfig {
             model,
             eager_threshold: args.eager_threshold,
             strict: args.strict,
+            bsend_overflow_returns: false,
             collectives,
             report: args.report,
             report_out: args.report_out,

@@ -51,6 +51,13 @@ pub struct RunConfig {
     pub eager_threshold: Option<usize>,
     /// Report an `rsend` that arrives before its receive is posted (`--strict`).
     pub strict: bool,
+    /// A buffered send that does not fit in the attached buffer only returns
+    /// [`Error::BufferOverflow`](crate::Error::BufferOverflow) to the program, which may
+    /// attach a larger buffer and go on (MPI's `MPI_ERRORS_RETURN`), on `sim` and `threads`.
+    /// Off by default: the error also ends the run, naming the send (`docs/p2p.md`
+    /// P-bsend). The C door (`mpsim run`) turns it on and ends the run itself where a
+    /// communicator's errors are fatal. Under `mpi` the MPI library decides.
+    pub bsend_overflow_returns: bool,
     /// The collective algorithms the run names (`--coll allreduce=ring,bcast=binomial`), and
     /// whether reductions are reproducible (`--reproducible`), on every backend; under `sim`
     /// they come before the model file's `[collectives]` (`docs/collectives.md` §4); under
@@ -109,6 +116,7 @@ impl RunConfig {
             model: Model::default(),
             eager_threshold: None,
             strict: false,
+            bsend_overflow_returns: false,
             collectives: AlgorithmChoices::default(),
             report: None,
             report_out: None,

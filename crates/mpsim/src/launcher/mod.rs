@@ -145,6 +145,35 @@ impl Launcher {
         self
     }
 
+    /// Whether a buffered send that does not fit in the attached buffer only returns
+    /// `BufferOverflow` to the program rather than also ending the run
+    /// ([`RunConfig::bsend_overflow_returns`]; off by default).
+    ///
+    /// ```
+    /// use mpsim::{Comm, Error, Launcher};
+    ///
+    /// let ran = Launcher::new(2).bsend_overflow_returns(true).run(|world: Comm| async move {
+    ///     if world.rank() == 0 {
+    ///         world.buffer_attach(16)?;
+    ///         // Too large for 16 bytes: the program gets the error and goes on.
+    ///         let e = world.bsend(&[0u8; 100], 1, 0).await.expect_err("does not fit");
+    ///         assert!(matches!(e, Error::BufferOverflow { .. }));
+    ///         world.buffer_detach().await?;
+    ///         world.buffer_attach(100 + mpsim::BSEND_OVERHEAD)?;
+    ///         world.bsend(&[0u8; 100], 1, 0).await?;
+    ///     } else {
+    ///         let mut got = [0u8; 100];
+    ///         world.recv(&mut got, 0, 0).await?;
+    ///     }
+    ///     Ok(())
+    /// });
+    /// assert!(ran.is_ok());
+    /// ```
+    pub fn bsend_overflow_returns(mut self, on: bool) -> Self {
+        self.config.bsend_overflow_returns = on;
+        self
+    }
+
     /// The collective algorithms the run names, and whether reductions are reproducible
     /// (`--coll`, `--reproducible`; [`RunConfig::collectives`]).
     ///

@@ -129,6 +129,7 @@ fn options(config: &RunConfig) -> mpsim_sim::Options {
         ranks: config.ranks,
         model,
         strict: config.strict,
+        bsend_overflow_returns: config.bsend_overflow_returns,
         spawn_order: config.spawn_order.clone(),
         trace: config.trace.is_some(),
         trace_filter: config.trace_filter(),

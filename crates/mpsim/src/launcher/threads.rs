@@ -73,6 +73,7 @@ where
         eager_threshold: config.eager_threshold.unwrap_or(defaults.eager_threshold),
         system_buffer: None,
         strict_ready: config.strict,
+        bsend_overflow_returns: config.bsend_overflow_returns,
         ..defaults
     };
     let options = mpsim_threads::Options {

@@ -24,7 +24,7 @@ impl<P: MessageData> Endpoint<P> {
     ///
     /// Fails only for a buffered send that does not fit in the attached buffer
     /// (`BufferOverflow`, naming `send.call`; nothing is sent). That error also ends the run:
-    /// it is emitted as [`Event::Fatal`] as well.
+    /// it is emitted as [`Event::Fatal`] as well, unless [`Config::bsend_overflow_returns`].
     #[inline(always)]
     pub fn start_send<T: Transport<P>>(
         &mut self,
@@ -137,7 +137,8 @@ impl<P: MessageData> Endpoint<P> {
 
     /// A buffered send of `requested` bytes (with the overhead) that does not fit: a program
     /// error that ends the run (`timing.md` §3: "a real run would abort there"; MPI's default
-    /// error handler), queued as a fatal event and returned to the caller. Out of line: every
+    /// error handler), queued as a fatal event and returned to the caller; only returned under
+    /// [`Config::bsend_overflow_returns`] (MPI's `MPI_ERRORS_RETURN`). Out of line: every
     /// send inlines `make_send`.
     #[cold]
     #[inline(never)]
@@ -161,7 +162,9 @@ impl<P: MessageData> Endpoint<P> {
             attached,
             used,
         };
-        self.push_event(Event::Fatal(err.clone()));
+        if !self.config.bsend_overflow_returns {
+            self.push_event(Event::Fatal(err.clone()));
+        }
         err
     }
 

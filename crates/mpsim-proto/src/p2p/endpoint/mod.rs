@@ -68,6 +68,11 @@ pub struct Config {
     /// (`docs/timing.md` S11: `max(m.arrival, req.ts)`), not the time the program finds it.
     /// Off by default.
     pub virtual_time: bool,
+    /// A buffered send that does not fit in the attached buffer is only returned to its
+    /// caller as `BufferOverflow` (MPI's `MPI_ERRORS_RETURN`: the program may attach a larger
+    /// buffer and go on), not also emitted as [`Event::Fatal`], which ends the run. Off by
+    /// default (`docs/p2p.md` P-bsend: the run stops).
+    pub bsend_overflow_returns: bool,
 }
 
 impl Default for Config {
@@ -78,6 +83,7 @@ impl Default for Config {
             strict_ready: false,
             bsend_overhead: BSEND_OVERHEAD,
             virtual_time: false,
+            bsend_overflow_returns: false,
         }
     }
 }
