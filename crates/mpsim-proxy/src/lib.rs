@@ -22,6 +22,7 @@ mod exec;
 mod longdouble;
 mod proxy;
 mod reduce;
+mod site;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -104,7 +105,7 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
     let queue_calls = config.backend == mpsim::Backend::Sim;
     let launcher = Launcher::with_config(config);
     let segment_ref = &segment;
-    let ledger = checks::Checks::default();
+    let ledger = checks::Checks::new(program.path.clone(), ranks);
     let checks = &ledger;
     let result = launcher.run(move |world: Comm| async move {
         proxy::Proxy::new(segment_ref, world, charge_compute, queue_calls, checks)
@@ -121,8 +122,9 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
                 findings,
             }
         }
-        Err(e) => {
+        Err(mut e) => {
             kill_group(&mut child);
+            ledger.sites.name_blocked(&mut e);
             Ended {
                 error: Some(e),
                 status: 1,
