@@ -124,7 +124,7 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
         }
         Err(mut e) => {
             kill_group(&mut child);
-            ledger.sites.name_blocked(&mut e);
+            ledger.sites.name_calls(&mut e);
             Ended {
                 error: Some(e),
                 status: 1,

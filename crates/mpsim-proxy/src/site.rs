@@ -60,17 +60,24 @@ impl Sites {
             .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
-    /// A deadlock's blocked ranks, each naming where the program made the call it is blocked
-    /// in (`rank 0 blocked in recv from ring.c:42 in main since ...`).
-    pub fn name_blocked(&self, e: &mut mpsim::Error) {
-        let mpsim::Error::Deadlock { report } = e else {
-            return;
-        };
-        for b in &mut report.blocked {
-            if let Some(w) = self.describe(self.current(b.rank)) {
-                // A deadlock ends the run: the leaked texts are made once.
-                b.call = Box::leak(format!("{} from {w}", b.call).into_boxed_str());
+    /// The run's error `e`, naming where the program made the calls it names: a deadlock's
+    /// blocked ranks (`rank 0 blocked in recv from ring.c:42 in main since ...`), or the call
+    /// of an error of one call, if the proxy did not name it already (the run may report the
+    /// error as the core recorded it).
+    pub fn name_calls(&self, e: &mut mpsim::Error) {
+        if let mpsim::Error::Deadlock { report } = e {
+            for b in &mut report.blocked {
+                if let Some(w) = self.describe(self.current(b.rank)) {
+                    // A deadlock ends the run: the leaked texts are made once.
+                    b.call = Box::leak(format!("{} from {w}", b.call).into_boxed_str());
+                }
             }
+        } else if let Some(site) = e.site_mut()
+            && !site.call.contains(" from ")
+            && let Some(w) = self.describe(self.current(site.rank))
+        {
+            // As above: once.
+            site.call = Box::leak(format!("{} from {w}", site.call).into_boxed_str());
         }
     }
 
