@@ -5,6 +5,8 @@
 //! and calls `PMPI_Send`) still runs and is named at its own call. `tests/c/sites.c` marks
 //! each call the reports name with `SITE <what>`; the lines are found there, not written here.
 
+// Its `build` is not used: these programs are built with flags of their own.
+#[allow(dead_code)]
 #[path = "common/c_door.rs"]
 mod c_lib;
 
@@ -61,7 +63,15 @@ fn program(flags: &[&str]) -> PathBuf {
 fn run(flags: &[&str], what: &str) -> (Output, String) {
     let out = Command::new(MPSIM)
         .env_remove("LD_LIBRARY_PATH")
-        .args(["run", "-np", "2", "--compute", "modeled", "--report-out", "/dev/null"])
+        .args([
+            "run",
+            "-np",
+            "2",
+            "--compute",
+            "modeled",
+            "--report-out",
+            "/dev/null",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg(program(flags))
         .arg(what)

@@ -21,6 +21,10 @@
 //!   left inactive, transfers with `MPI_PROC_NULL`). A request still in flight at
 //!   `MPI_Finalize` is an error of the run, also classed `request-leak`.
 
+//!
+//! Each finding names the calls it is about with their source lines where the program's build
+//! allows it (`crate::site`): looked up when the finding is made, never for a call that is fine.
+
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Mutex;
 
@@ -360,7 +364,10 @@ fn judge(e: &Entry, seq: u64, sites: &Sites) -> Option<Finding> {
     let (_, first) = calls.next()?;
     let head = |c: &Call| {
         let from = sites.from(c.site);
-        format!("rank {} ({}{from} at t={} ns)", c.world, c.rec.call, c.time_ns)
+        format!(
+            "rank {} ({}{from} at t={} ns)",
+            c.world, c.rec.call, c.time_ns
+        )
     };
     let partial = if e.calls.len() < e.size as usize {
         format!(

@@ -26,7 +26,6 @@ pub(crate) struct Sites {
     cwd: Option<String>,
 }
 
-
 impl Sites {
     pub fn new(path: PathBuf, ranks: u32) -> Self {
         Sites {
@@ -102,6 +101,12 @@ impl Sites {
         let loader = held
             .get_or_insert_with(|| addr2line::Loader::new(&self.path).ok())
             .as_ref()?;
+        // An address outside the executable's code (a call from another library) is not
+        // looked up: the symbol table would name whatever symbol precedes it.
+        let text = loader.get_section_range(b".text")?;
+        if !(text.begin..text.end).contains(&probe) {
+            return None;
+        }
         let symbol = loader.find_symbol_info(probe);
         let function = loader
             .find_frames(probe)
@@ -128,7 +133,10 @@ impl Sites {
             });
         }
         let s = symbol?;
-        Some(format!("{}+{:#x}", s.name(), (probe + 1).wrapping_sub(s.address())))
+        Some(format!(
+            "{}+{:#x}",
+            s.name(),
+            (probe + 1).wrapping_sub(s.address())
+        ))
     }
 }
-
