@@ -151,6 +151,7 @@ fn head(op: Op, a: &[i64], payload: &[&[u8]]) -> CallHead {
     let mut head = CallHead {
         op: op as u32,
         payload_len: payload.iter().map(|p| p.len() as u64).sum(),
+        site: crate::site::last(),
         ..CallHead::zeroed()
     };
     head.a[..a.len()].copy_from_slice(a);

@@ -21,4 +21,5 @@ pub mod api;
 pub mod boot;
 pub mod door;
 pub mod dtype;
+pub mod site;
 pub mod state;

@@ -36,7 +36,9 @@ pub struct RunArgs {
 /// `mpsim cc`'s arguments: everything goes to the C compiler.
 #[derive(Args)]
 pub struct CcArgs {
-    /// Arguments for the C compiler (`$CC`, else `cc`), e.g. `-O2 -o ring ring.c`.
+    /// Arguments for the C compiler (`$CC`, else `cc`), e.g. `-O2 -o ring ring.c`. `-g` is
+    /// added before them unless they hold a `-g` flag (`-g0` turns it off): reports name the
+    /// source line of each call they point at.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
@@ -132,7 +134,17 @@ pub fn cc(args: CcArgs) -> Result<String, String> {
         .iter()
         .any(|a| a == "-c" || a == "-E" || a == "-S" || a == "-M");
     let mut cmd = Command::new(&compiler);
-    cmd.arg(format!("-I{}", inc.display())).args(&args.args);
+    cmd.arg(format!("-I{}", inc.display()));
+    // Debug information, so reports name the source line of a call (`mpsim_proxy`'s sites):
+    // before the user's flags, and only when they give no `-g` flag of their own (`-g0` wins).
+    if !args
+        .args
+        .iter()
+        .any(|a| a.to_str().is_some_and(|a| a.starts_with("-g")))
+    {
+        cmd.arg("-g");
+    }
+    cmd.args(&args.args);
     if links {
         cmd.arg(format!("-L{}", dir.display()))
             .arg(format!("-Wl,-rpath,{}", dir.display()))

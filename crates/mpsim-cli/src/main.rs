@@ -66,7 +66,8 @@ enum Command {
     /// Draw a trace (Chrome trace-event JSON) as an SVG timeline, one lane per rank.
     Plot(plot::PlotArgs),
     /// Compile a C MPI program against mpsim's mpi.h and MPI library (the system C compiler,
-    /// `$CC` or `cc`, with the flags added).
+    /// `$CC` or `cc`, with the flags added; `-g` too unless a `-g` flag is given, so reports
+    /// name source lines).
     Cc(cdoor::CcArgs),
     /// Run a C MPI program built with `mpsim cc`: simulated by default, or `--backend
     /// threads`; the same flags and report as any mpsim program (`--compute` defaults to

@@ -253,8 +253,11 @@ fn c_check_communicators_never_freed_are_a_warning() {
     let out = checks("comm_leak");
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
+    // The call's source line comes after its name (`tests/c_sites.rs`).
     assert!(
-        err.contains("mpsim: finding [comm-leak, warning] rank 1: MPI_Finalize with 2 communicators never freed"),
+        err.contains(
+            "mpsim: finding [comm-leak, warning] rank 1: MPI_Finalize from tests/c/checks.c:"
+        ) && err.contains(" in main with 2 communicators never freed"),
         "{err}"
     );
 }
@@ -264,14 +267,21 @@ fn c_check_objects_never_freed_are_warnings_by_class() {
     let out = checks("object_leak");
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
-    for line in [
-        "[group-leak, warning] rank 1: MPI_Finalize with 1 group never freed (MPI_Group_free)",
-        "[type-leak, warning] rank 1: MPI_Finalize with 1 datatype never freed (MPI_Type_free)",
-        "[op-leak, warning] rank 1: MPI_Finalize with 1 operation never freed (MPI_Op_free)",
-        "[request-leak, warning] rank 1: MPI_Finalize with 1 inactive or completed request \
-         never freed",
+    for (class, what) in [
+        ("group-leak", "1 group never freed (MPI_Group_free)"),
+        ("type-leak", "1 datatype never freed (MPI_Type_free)"),
+        ("op-leak", "1 operation never freed (MPI_Op_free)"),
+        (
+            "request-leak",
+            "1 inactive or completed request never freed",
+        ),
     ] {
-        assert!(err.contains(line), "{line}: {err}");
+        // `MPI_Finalize from FILE:LINE in main with ...`: the call's source line after its name.
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("[{class}, warning] rank 1: MPI_Finalize from ")))
+            .unwrap_or_else(|| panic!("{class}: {err}"));
+        assert!(line.contains(&format!(" in main with {what}")), "{line}");
     }
     assert!(
         err.contains("mpsim: findings: 0 errors, 4 warnings"),
@@ -470,7 +480,8 @@ fn c_wait_for_wtime_under_modeled_compute_is_reported_not_hung() {
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(
-        err.contains("MPI_Wtime: called 2000 times in a row at virtual time")
+        err.contains("MPI_Wtime from ")
+            && err.contains(": called 2000 times in a row at virtual time")
             && err.contains("--compute measured"),
         "{err}"
     );

@@ -41,7 +41,8 @@ codes! {
     Op {
         /// `MPI_Init`: reply `v = [rank, size, 1 if the run charges the rank's CPU time as its
         /// compute (else the rank need not measure it), 1 if the rank may queue the calls that
-        /// need no answer (a simulated run)]`.
+        /// need no answer (a simulated run)]`. `a[1]` = where the program's executable is
+        /// loaded (run-time minus link-time addresses), for [`CallHead::site`].
         Init = 1,
         /// `MPI_Finalize`: `a = [MPI_COMM_WORLD, groups, datatypes, operations, requests]`,
         /// what the rank made and never freed (requests not in flight), for the checks.
@@ -367,6 +368,10 @@ pub struct CallHead {
     pub cpu_ns: u64,
     /// The arguments, as the [`Op`] says.
     pub a: [i64; ARGS],
+    /// Where the program made the call: the return address of its call into the library (0
+    /// when not known). `MPI_Init`'s `a[1]` says where the program's executable is loaded, so
+    /// the mpsim run can find the address in the file and name the source line.
+    pub site: u64,
 }
 
 /// A reply's head.

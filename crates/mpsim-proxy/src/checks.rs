@@ -20,6 +20,9 @@
 //!   requests it neither waited for nor freed that were not in flight (persistent requests
 //!   left inactive, transfers with `MPI_PROC_NULL`). A request still in flight at
 //!   `MPI_Finalize` is an error of the run, also classed `request-leak`.
+//!
+//! Each finding names the calls it is about with their source lines where the program's build
+//! allows it (`crate::site`): looked up when the finding is made, never for a call that is fine.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
@@ -27,6 +30,8 @@ use std::sync::Mutex;
 use mpsim::Comm;
 use mpsim_door::check::{Blocks, Coll, Sig};
 use rustc_hash::FxHashMap as HashMap;
+
+use crate::site::Sites;
 
 /// How many findings of one class are written out; the rest are counted.
 const SHOWN_PER_CLASS: usize = 10;
@@ -44,10 +49,11 @@ pub struct Finding {
     pub text: String,
 }
 
-/// The shared ledger.
-#[derive(Default)]
+/// The shared ledger, and the source lines of the calls it names.
 pub struct Checks {
     ledger: Mutex<Ledger>,
+    /// Where the program's calls were made (`site`).
+    pub(crate) sites: Sites,
 }
 
 #[derive(Default)]
@@ -70,6 +76,8 @@ struct Entry {
 struct Call {
     world: u32,
     time_ns: u64,
+    /// The call's return address in the program (`Sites`).
+    site: u64,
     rec: Coll,
 }
 
@@ -117,6 +125,8 @@ pub(crate) struct Sent {
     pub call: &'static str,
     pub world: u32,
     pub time_ns: u64,
+    /// The send's return address in the program (`Sites`).
+    pub site: u64,
 }
 
 /// A receive's expectation.
@@ -125,6 +135,8 @@ pub(crate) struct Expect {
     pub sig: Sig,
     pub call: &'static str,
     pub time_ns: u64,
+    /// The receive's return address in the program (`Sites`).
+    pub site: u64,
 }
 
 /// A receive's part in the type checks, held with it until it completes.
@@ -156,15 +168,25 @@ pub(crate) fn describe(c: &Comm, world: &Comm) -> String {
 }
 
 impl Checks {
+    /// The checks of a run of `ranks` ranks of the executable `program`.
+    pub(crate) fn new(program: std::path::PathBuf, ranks: u32) -> Self {
+        Checks {
+            ledger: Mutex::default(),
+            sites: Sites::new(program, ranks),
+        }
+    }
+
     fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
         self.ledger.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Rank `c.rank()` of `c` made its `seq`-th collective on `c`, as `rec` says.
-    pub(crate) fn collective(&self, c: &Comm, world: &Comm, seq: u64, rec: Coll) {
+    /// Rank `c.rank()` of `c` made its `seq`-th collective on `c`, as `rec` says, from
+    /// return address `site` (looked up only when the collective's calls do not match).
+    pub(crate) fn collective(&self, c: &Comm, world: &Comm, seq: u64, rec: Coll, site: u64) {
         let call = Call {
             world: world.rank(),
             time_ns: c.now_ns(),
+            site,
             rec,
         };
         let mut l = self.ledger();
@@ -177,7 +199,7 @@ impl Checks {
         entry.calls.insert(c.rank(), call);
         if entry.calls.len() as u32 == entry.size
             && let Some(e) = l.colls.remove(&key)
-            && let Some(f) = judge(&e, seq)
+            && let Some(f) = judge(&e, seq, &self.sites)
         {
             l.findings.push(f);
         }
@@ -250,16 +272,18 @@ impl Checks {
             return;
         }
         let text = format!(
-            "{}: rank {} sent {} with tag {tag} ({} at t={} ns); rank {} received it as {} \
-             ({} at t={} ns): the type signatures differ",
+            "{}: rank {} sent {} with tag {tag} ({}{} at t={} ns); rank {} received it as {} \
+             ({}{} at t={} ns): the type signatures differ",
             describe(c, world),
             sent.world,
             sig.text,
             sent.call,
+            self.sites.from(sent.site),
             sent.time_ns,
             world.rank(),
             e.sig.text,
             e.call,
+            self.sites.from(e.site),
             e.time_ns,
         );
         l.findings.push(Finding {
@@ -272,10 +296,12 @@ impl Checks {
 
     /// Rank `world.rank()` finalized with `n` objects of a kind it never freed: a warning of
     /// class `leak.class` (`comm-leak`, `group-leak`, ...).
-    pub(crate) fn leak(&self, world: &Comm, leak: Leak, n: usize) {
+    /// `site`: `MPI_Finalize`'s return address in the program.
+    pub(crate) fn leak(&self, world: &Comm, leak: Leak, n: usize, site: u64) {
         let text = format!(
-            "rank {}: MPI_Finalize with {n} {}{} never freed ({}) at t={} ns",
+            "rank {}: MPI_Finalize{} with {n} {}{} never freed ({}) at t={} ns",
             world.rank(),
+            self.sites.from(site),
             leak.what,
             if n == 1 { "" } else { "s" },
             leak.free,
@@ -294,7 +320,7 @@ impl Checks {
         let mut l = self.ledger();
         let open = std::mem::take(&mut l.colls);
         for ((_, seq), e) in open {
-            if let Some(f) = judge(&e, seq) {
+            if let Some(f) = judge(&e, seq, &self.sites) {
                 l.findings.push(f);
             }
         }
@@ -348,10 +374,16 @@ pub fn write_findings(findings: &[Finding], run_error: Option<&'static str>) -> 
 
 /// The finding of a collective's calls, if they do not match: the first difference, ranks in
 /// order (so the same calls give the same finding, whichever rank made its call first).
-fn judge(e: &Entry, seq: u64) -> Option<Finding> {
+fn judge(e: &Entry, seq: u64, sites: &Sites) -> Option<Finding> {
     let mut calls = e.calls.iter();
     let (_, first) = calls.next()?;
-    let head = |c: &Call| format!("rank {} ({} at t={} ns)", c.world, c.rec.call, c.time_ns);
+    let head = |c: &Call| {
+        let from = sites.from(c.site);
+        format!(
+            "rank {} ({}{from} at t={} ns)",
+            c.world, c.rec.call, c.time_ns
+        )
+    };
     let partial = if e.calls.len() < e.size as usize {
         format!(
             " ({} of its {} ranks made the call before the run ended)",

@@ -158,6 +158,7 @@ impl Proxy<'_> {
             call,
             world: self.world.rank(),
             time_ns: c.now_ns(),
+            site: self.site,
         };
         // Streams are keyed by world ranks: on an intercommunicator a rank number names
         // a member of either group, and two directions would share one key.
@@ -196,6 +197,7 @@ impl Proxy<'_> {
                     sig,
                     call,
                     time_ns: c.now_ns(),
+                    site: self.site,
                 }),
                 _ => None,
             },
@@ -249,7 +251,7 @@ impl Proxy<'_> {
         let k = *seq;
         *seq += 1;
         if let Some(Record::Coll(rec)) = record {
-            self.checks.collective(c, &self.world, k, rec);
+            self.checks.collective(c, &self.world, k, rec, self.site);
         }
     }
 

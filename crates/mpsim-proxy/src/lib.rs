@@ -23,6 +23,7 @@ mod exec;
 mod longdouble;
 mod proxy;
 mod reduce;
+mod site;
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -115,7 +116,7 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
     // `MPI_ERRORS_RETURN`; where errors are fatal the proxy ends the run with it.
     let launcher = Launcher::with_config(config).bsend_overflow_returns(true);
     let segment_ref = &segment;
-    let ledger = checks::Checks::default();
+    let ledger = checks::Checks::new(program.path.clone(), ranks);
     let checks = &ledger;
     let result = launcher.run(move |world: Comm| async move {
         proxy::Proxy::new(segment_ref, world, charge_compute, queue_calls, checks)
@@ -133,8 +134,9 @@ pub fn run(config: RunConfig, charge_compute: bool, program: &CProgram) -> Ended
                 findings,
             }
         }
-        Err(e) => {
+        Err(mut e) => {
             kill_group(&mut child);
+            ledger.sites.name_calls(&mut e);
             Ended {
                 error: Some(e),
                 status: 1,

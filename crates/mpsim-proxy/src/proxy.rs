@@ -116,6 +116,8 @@ pub(crate) struct Proxy<'s> {
     /// The rank may queue calls that need no answer (a simulated run: `wire`'s doc).
     pub queue_calls: bool,
     pub last_call: &'static str,
+    /// The return address in the program of the call being executed (`crate::site`).
+    pub site: u64,
     pub initialized: bool,
     zygote: i32,
     /// The run's checks, shared by all proxies.
@@ -266,6 +268,7 @@ impl<'s> Proxy<'s> {
             charge_compute,
             queue_calls,
             last_call: "(none yet)",
+            site: 0,
             initialized: false,
             checks,
             coll_seq: HashMap::default(),
@@ -329,7 +332,9 @@ impl<'s> Proxy<'s> {
             while at < queued.len() {
                 let (qhead, range) = queued_call(&queued, at)?;
                 at = range.end;
-                self.run_queued(qhead, queued[range].to_vec()).await?;
+                if let Err(e) = self.run_queued(qhead, queued[range].to_vec()).await {
+                    return Err(self.at_site(e));
+                }
             }
             let Some(op) = Op::from_u32(head.op) else {
                 return Err(Error::program(format!(
@@ -339,11 +344,15 @@ impl<'s> Proxy<'s> {
                 )));
             };
             self.last_call = op_name(op);
+            self.at_call(head.site);
+            if op == Op::Init {
+                self.checks.sites.set_bias(head.a[1] as u64);
+            }
             if self.charge_compute && head.cpu_ns > 0 {
                 self.world.compute(Duration::from_nanos(head.cpu_ns)).await;
             }
             if op == Op::Fatal {
-                return Err(fatal(&payload, head.a[0]));
+                return Err(self.at_site(fatal(&payload, head.a[0])));
             }
             if op == Op::Abort {
                 let code = head.a[1] as i32;
@@ -366,7 +375,7 @@ impl<'s> Proxy<'s> {
                     let returns = self.comms.get(&comm_id).is_some_and(|c| c.errors_return)
                         && op_has_comm(op);
                     if !returns {
-                        return Err(e);
+                        return Err(self.at_site(e));
                     }
                     let text = e.to_string().into_bytes();
                     (
@@ -384,10 +393,10 @@ impl<'s> Proxy<'s> {
             }
             if op == Op::Finalize && !self.requests.is_empty() {
                 let n = self.requests.len();
-                return Err(Error::program(format!(
+                return Err(self.at_site(Error::program(format!(
                     "MPI_Finalize with {n} request{} neither completed nor freed",
                     if n == 1 { "" } else { "s" }
-                )));
+                ))));
             }
             if op == Op::Finalize {
                 // Communicators of the rank's own (not the world, not self) left: a warning.
@@ -400,7 +409,7 @@ impl<'s> Proxy<'s> {
                 let counts = [leaked as i64, head.a[1], head.a[2], head.a[3], head.a[4]];
                 for (leak, n) in crate::checks::LEAKS.into_iter().zip(counts) {
                     if n > 0 {
-                        self.checks.leak(&self.world, leak, n as usize);
+                        self.checks.leak(&self.world, leak, n as usize, self.site);
                     }
                 }
                 // The rank's part of the run is over; its process goes on to exit.
@@ -440,6 +449,7 @@ impl<'s> Proxy<'s> {
                 ))
             })?;
         self.last_call = op_name(op);
+        self.at_call(head.site);
         if self.charge_compute && head.cpu_ns > 0 {
             self.world.compute(Duration::from_nanos(head.cpu_ns)).await;
         }
@@ -460,12 +470,13 @@ impl<'s> Proxy<'s> {
         self.channel.take_queued(|q| {
             let mut at = 0;
             while let Ok((h, range)) = queued_call(q, at) {
-                last = Op::from_u32(h.op);
+                last = Op::from_u32(h.op).map(|op| (op, h.site));
                 at = range.end;
             }
         });
-        if let Some(op) = last {
+        if let Some((op, site)) = last {
             self.last_call = op_name(op);
+            self.at_call(site);
         }
     }
 
@@ -485,9 +496,39 @@ impl<'s> Proxy<'s> {
         };
         let _ = Gone;
         Err(Error::program(format!(
-            "the rank's process {ended} before MPI_Finalize; its last MPI call was {}",
-            self.last_call
+            "the rank's process {ended} before MPI_Finalize; its last MPI call was {}{}",
+            self.last_call,
+            self.checks.sites.from(self.site)
         )))
+    }
+
+    /// The rank makes a call from return address `site`.
+    #[inline]
+    fn at_call(&mut self, site: u64) {
+        self.site = site;
+        self.checks.sites.set_current(self.world.rank(), site);
+    }
+
+    /// Error `e` of the rank's current call, naming where the program made it: ` from
+    /// FILE:LINE in FUNCTION` after the call's name (`MPI_Send from ring.c:42 in main: ...`,
+    /// `rank 1 in ssend from ring.c:42 in main ...`), or `(called from ...)` at the end of a
+    /// text that does not start with it.
+    fn at_site(&self, mut e: Error) -> Error {
+        let Some(w) = self.checks.sites.describe(self.site) else {
+            return e;
+        };
+        if let Some(site) = e.site_mut() {
+            // An error ends the run: the leaked text is made once.
+            site.call = Box::leak(format!("{} from {w}", site.call).into_boxed_str());
+        } else if let Error::Program(failure) = &mut e {
+            match failure.what.find(": ") {
+                Some(at) if failure.what.starts_with("MPI_") => {
+                    failure.what.insert_str(at, &format!(" from {w}"))
+                }
+                _ => failure.what.push_str(&format!(" (called from {w})")),
+            }
+        }
+        e
     }
 }
 

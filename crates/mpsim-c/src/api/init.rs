@@ -18,7 +18,7 @@ fn init(call: &str) -> Res<()> {
             "MPI is already initialized",
         ));
     }
-    let reply = match door::simple(Op::Init, &[], &[]) {
+    let reply = match door::simple(Op::Init, &[0, crate::site::load_bias() as i64], &[]) {
         Ok(r) => r,
         Err(f) => state::fatal(call, f.class, &f.text),
     };
@@ -306,28 +306,23 @@ fn same_time_guard(now_ns: i64) {
     }
 }
 
-/// `MPI_Wtime`: virtual time in a simulated run, in seconds.
-#[unsafe(no_mangle)]
-pub extern "C" fn PMPI_Wtime() -> c_double {
-    if live("MPI_Wtime").is_err() {
-        return 0.0;
-    }
-    match door::simple(Op::Wtime, &[], &[]) {
-        Ok(r) => {
-            same_time_guard(r.v[0]);
-            r.v[0] as f64 * 1e-9
+mpi! {
+    /// `MPI_Wtime`: virtual time in a simulated run, in seconds.
+    fn MPI_Wtime / PMPI_Wtime() -> c_double {
+        if live("MPI_Wtime").is_err() {
+            return 0.0;
         }
-        Err(f) => {
-            state::failed(None, "MPI_Wtime", f);
-            0.0
+        match door::simple(Op::Wtime, &[], &[]) {
+            Ok(r) => {
+                same_time_guard(r.v[0]);
+                r.v[0] as f64 * 1e-9
+            }
+            Err(f) => {
+                state::failed(None, "MPI_Wtime", f);
+                0.0
+            }
         }
     }
-}
-
-/// `MPI_Wtime`.
-#[unsafe(no_mangle)]
-pub extern "C" fn MPI_Wtime() -> c_double {
-    PMPI_Wtime()
 }
 
 /// `MPI_Wtick`: one nanosecond, the clock's unit.

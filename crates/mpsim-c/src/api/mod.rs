@@ -8,18 +8,57 @@ use crate::abi::*;
 use crate::dtype::Datatype;
 use crate::state::{self, CommInfo, raise};
 
-/// Defines MPI functions: the body is the `PMPI_` function; the `MPI_` one calls it.
+/// Defines MPI functions: the body is a Rust function named as the `PMPI_` one (not exported:
+/// the library's own calls go to it directly); the exported `MPI_` and `PMPI_` symbols are
+/// trampolines that note where the program called from ([`crate::site`]) and jump to it.
 macro_rules! mpi {
     ($( $(#[$m:meta])* fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty $body:block )*) => {$(
         $(#[$m])*
-        #[unsafe(no_mangle)]
         pub unsafe extern "C" fn $pname($($arg: $ty),*) -> $ret $body
 
-        $(#[$m])*
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
-            unsafe { $pname($($arg),*) }
-        }
+        #[cfg(target_arch = "x86_64")]
+        const _: () = {
+            $(#[$m])*
+            #[unsafe(naked)]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn $name() {
+                core::arch::naked_asm!(
+                    "mov rax, [rsp]",
+                    "mov [rip + {site}], rax",
+                    "jmp {body}",
+                    site = sym crate::site::CALL_SITE,
+                    body = sym $pname,
+                )
+            }
+
+            $(#[$m])*
+            #[unsafe(naked)]
+            #[unsafe(export_name = concat!("P", stringify!($name)))]
+            pub unsafe extern "C" fn profiling() {
+                core::arch::naked_asm!(
+                    "mov rax, [rsp]",
+                    "mov [rip + {site}], rax",
+                    "jmp {body}",
+                    site = sym crate::site::CALL_SITE,
+                    body = sym $pname,
+                )
+            }
+        };
+
+        #[cfg(not(target_arch = "x86_64"))]
+        const _: () = {
+            $(#[$m])*
+            #[unsafe(no_mangle)]
+            pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+                unsafe { $pname($($arg),*) }
+            }
+
+            $(#[$m])*
+            #[unsafe(export_name = concat!("P", stringify!($name)))]
+            pub unsafe extern "C" fn profiling($($arg: $ty),*) -> $ret {
+                unsafe { $pname($($arg),*) }
+            }
+        };
     )*};
 }
 
