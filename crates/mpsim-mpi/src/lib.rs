@@ -41,8 +41,9 @@
 //! # Progress
 //!
 //! Open MPI moves messages only inside MPI calls: every wait polls (`MPI_Testsome` over the
-//! requests in flight, then the second communicator), and [`MpiRank`]'s `block` spins briefly
-//! (only with a core per rank on the node), then naps with back-off (20 us doubling to 1 ms),
+//! requests in flight, then the second communicator), and [`MpiRank`]'s `block`, at the first
+//! block since a wait ended, spins briefly (only with a core per rank on the node) and polls
+//! between yields of its core for 1 ms; then it naps with back-off (20 us doubling to 1 ms),
 //! so that an idle rank does not keep a core busy.
 //!
 //! # Deadlocks

@@ -1092,6 +1092,12 @@ const LAST_NAP: Duration = Duration::from_millis(1);
 /// How long a rank with a core of its own spins before it naps.
 const SPIN_FOR: Duration = Duration::from_micros(200);
 
+/// How many polls of a spinning rank go between two reads of the clock.
+const SPIN_CHECK: u32 = 32;
+
+/// How long a rank polls between yields of its core, after spinning, before it naps.
+const YIELD_FOR: Duration = Duration::from_millis(1);
+
 impl MpiRank {
     /// [`RankRuntime::poll_wait`] itself.
     fn poll_wait_now(&self, wait: Wait<'_>) -> Poll<Result<Waited, Error>> {
@@ -1256,6 +1262,8 @@ impl RankRuntime for MpiRank {
         match &polled {
             Poll::Ready(_) => {
                 self.acts.set(self.acts.get() + 1);
+                // The next wait that blocks spins first again (`block`).
+                self.nap.set(FIRST_NAP);
                 if let Some(m) = &self.measure {
                     let mut m = m.borrow_mut();
                     if let Some((call, start, awaited)) = m.open.take() {
@@ -1278,35 +1286,56 @@ impl RankRuntime for MpiRank {
         polled
     }
 
-    /// Polls MPI until something completes or arrives (or a probed message is there): spins
-    /// for up to [`SPIN_FOR`] when the rank has a core of its own, else yields once; then
-    /// naps, each nap twice the last (from 20 us up to 1 ms) while nothing comes, and returns
-    /// after the nap for the program to look again. Once naps are at their longest, each
-    /// nap is preceded by a step of the deadlock watchdog (`watch.rs`).
+    /// Polls MPI until something completes or arrives (or a probed message is there). At the
+    /// first `block` since something came: spins for up to [`SPIN_FOR`] when the rank has a
+    /// core of its own, then polls between yields of its core for up to [`YIELD_FOR`] (as the
+    /// threads backend's yield policy: a peer descheduled by other jobs gets a core back
+    /// sooner than after a nap). Then, and at every later `block` while nothing comes, naps
+    /// once, each nap twice the last (from 20 us up to 1 ms), and returns after the nap for
+    /// the program to look again. Once naps are at their longest, each nap is preceded by a
+    /// step of the deadlock watchdog (`watch.rs`).
     fn block(&self) {
-        let spin_until = Instant::now() + if self.spin { SPIN_FOR } else { Duration::ZERO };
-        loop {
-            let happened = {
-                let mut st = self.state.borrow_mut();
-                // An error is the next poll's to return.
-                self.progress(&mut st).unwrap_or(true)
-                    || self.probing.get().is_some_and(|p| {
-                        if p.context == WORLD {
-                            raw::probe(source(p.source), tag(p.tag), self.direct, false)
-                                .map_or(true, |found| found.is_some())
-                        } else {
-                            self.drain(&mut st).unwrap_or(true)
-                        }
-                    })
-            };
-            if happened {
-                self.nap.set(FIRST_NAP);
-                return;
+        // Polls MPI (and a blocking probe's pattern): whether something happened.
+        let poll = || {
+            let mut st = self.state.borrow_mut();
+            // An error is the next poll's to return.
+            self.progress(&mut st).unwrap_or(true)
+                || self.probing.get().is_some_and(|p| {
+                    if p.context == WORLD {
+                        raw::probe(source(p.source), tag(p.tag), self.direct, false)
+                            .map_or(true, |found| found.is_some())
+                    } else {
+                        self.drain(&mut st).unwrap_or(true)
+                    }
+                })
+        };
+        if self.nap.get() == FIRST_NAP {
+            // The clock is read once per `SPIN_CHECK` polls: a read cost about as much as a
+            // poll that finds nothing (a tenth of the ring's time per message under perf).
+            let start = Instant::now();
+            let mut polls = 0u32;
+            loop {
+                if poll() {
+                    return;
+                }
+                polls = polls.wrapping_add(1);
+                let spinning = self.spin && polls % SPIN_CHECK != 0;
+                if spinning {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                let waited = start.elapsed();
+                if self.spin && waited < SPIN_FOR {
+                    continue;
+                }
+                if waited >= SPIN_FOR + YIELD_FOR {
+                    break;
+                }
+                std::thread::yield_now();
             }
-            if Instant::now() >= spin_until {
-                break;
-            }
-            std::hint::spin_loop();
+        } else if poll() {
+            self.nap.set(FIRST_NAP);
+            return;
         }
         std::thread::yield_now();
         let nap = self.nap.get();
