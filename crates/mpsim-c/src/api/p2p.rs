@@ -829,8 +829,8 @@ pub unsafe fn finish_recv(req: &Req, data: &[u8]) {
                 "MPI_Wait",
                 class::BUFFER,
                 &format!(
-                    "the buffer at {:#x} ({} bytes) was written while its nonblocking {what} was in flight (MPI forbids it: {why})",
-                    g.addr, g.len
+                    "the buffer of {} bytes was written while its nonblocking {what} was in flight (MPI forbids it: {why})",
+                    g.len
                 ),
             );
         }
