@@ -1319,7 +1319,7 @@ impl RankRuntime for MpiRank {
                     return;
                 }
                 polls = polls.wrapping_add(1);
-                let spinning = self.spin && polls % SPIN_CHECK != 0;
+                let spinning = self.spin && !polls.is_multiple_of(SPIN_CHECK);
                 if spinning {
                     std::hint::spin_loop();
                     continue;
