@@ -5,7 +5,7 @@
 //! and calls `PMPI_Send`) still runs and is named at its own call. `tests/c/sites.c` marks
 //! each call the reports name with `SITE <what>`; the lines are found there, not written here.
 
-// Its `build` is not used: these programs are built with flags of their own.
+// Its `build` is not used: these programs are built with flags of their own (`build_with`).
 #[allow(dead_code)]
 #[path = "common/c_door.rs"]
 mod c_lib;
@@ -32,7 +32,7 @@ fn line_of(what: &str) -> String {
     format!("tests/c/sites.c:{n}")
 }
 
-/// `sites.c` built by `mpsim cc -O1 FLAGS` (once per set of flags).
+/// `sites.c` built by `mpsim cc -O1 FLAGS` (with `-lm`; once per set of flags).
 fn program(flags: &[&str]) -> PathBuf {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -40,20 +40,7 @@ fn program(flags: &[&str]) -> PathBuf {
     let dir = DIR.get_or_init(|| tempfile::tempdir().expect("a temporary directory"));
     let exe = dir.path().join(format!("sites{}", flags.join("")));
     if !exe.exists() {
-        let out = Command::new(MPSIM)
-            .args(["cc", "-O1"])
-            .args(flags)
-            .arg("-o")
-            .arg(&exe)
-            .arg(source())
-            .env("MPSIM_LIB_DIR", c_lib::lib_dir())
-            .output()
-            .expect("mpsim cc runs");
-        assert!(
-            out.status.success(),
-            "mpsim cc failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        c_lib::build_with("sites", &exe, flags);
     }
     exe
 }

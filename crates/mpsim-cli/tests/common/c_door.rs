@@ -30,9 +30,16 @@ pub fn lib_dir() -> &'static Path {
 
 /// `tests/c/<name>.c` built by `mpsim cc -O1` into `exe` (with `-lm`).
 pub fn build(name: &str, exe: &Path) {
+    build_with(name, exe, &[]);
+}
+
+/// [`build`], with the compiler flags `flags` too.
+pub fn build_with(name: &str, exe: &Path, flags: &[&str]) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     let out = Command::new(MPSIM)
-        .args(["cc", "-O1", "-o"])
+        .args(["cc", "-O1"])
+        .args(flags)
+        .arg("-o")
         .arg(exe)
         .arg(&src)
         .arg("-lm")
