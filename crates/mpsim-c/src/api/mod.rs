@@ -8,6 +8,29 @@ use crate::abi::*;
 use crate::dtype::Datatype;
 use crate::state::{self, CommInfo, raise};
 
+/// An exported symbol `$export` (x86-64) that stores its return address in
+/// [`crate::site::CALL_SITE`] and jumps to `$body`, whose arguments it leaves untouched
+/// (`$m`: the function's attributes).
+#[cfg(target_arch = "x86_64")]
+macro_rules! trampoline {
+    ($export:expr => $body:ident; $(#[$m:meta])*) => {
+        const _: () = {
+            $(#[$m])*
+            #[unsafe(naked)]
+            #[unsafe(export_name = $export)]
+            pub unsafe extern "C" fn trampoline() {
+                core::arch::naked_asm!(
+                    "mov rax, [rsp]",
+                    "mov [rip + {site}], rax",
+                    "jmp {body}",
+                    site = sym crate::site::CALL_SITE,
+                    body = sym $body,
+                )
+            }
+        };
+    };
+}
+
 /// Defines MPI functions: the body is a Rust function named as the `PMPI_` one (not exported:
 /// the library's own calls go to it directly); the exported `MPI_` and `PMPI_` symbols are
 /// trampolines that note where the program called from ([`crate::site`]) and jump to it.
@@ -17,33 +40,9 @@ macro_rules! mpi {
         pub unsafe extern "C" fn $pname($($arg: $ty),*) -> $ret $body
 
         #[cfg(target_arch = "x86_64")]
-        const _: () = {
-            $(#[$m])*
-            #[unsafe(naked)]
-            #[unsafe(no_mangle)]
-            pub unsafe extern "C" fn $name() {
-                core::arch::naked_asm!(
-                    "mov rax, [rsp]",
-                    "mov [rip + {site}], rax",
-                    "jmp {body}",
-                    site = sym crate::site::CALL_SITE,
-                    body = sym $pname,
-                )
-            }
-
-            $(#[$m])*
-            #[unsafe(naked)]
-            #[unsafe(export_name = concat!("P", stringify!($name)))]
-            pub unsafe extern "C" fn profiling() {
-                core::arch::naked_asm!(
-                    "mov rax, [rsp]",
-                    "mov [rip + {site}], rax",
-                    "jmp {body}",
-                    site = sym crate::site::CALL_SITE,
-                    body = sym $pname,
-                )
-            }
-        };
+        trampoline!(stringify!($name) => $pname; $(#[$m])*);
+        #[cfg(target_arch = "x86_64")]
+        trampoline!(concat!("P", stringify!($name)) => $pname; $(#[$m])*);
 
         #[cfg(not(target_arch = "x86_64"))]
         const _: () = {
