@@ -87,7 +87,9 @@ pub enum Call {
     },
     /// Posts a receive of up to `capacity` bytes for `pattern` ([`Started::Request`]).
     /// `source_world` is the world rank of the pattern's source when it names one. A
-    /// nonblocking one costs a request's overhead ([`Posting::Recv`]).
+    /// nonblocking one costs a request's overhead ([`Posting::Recv`]). A blocking one that
+    /// completed at once (its message was there) may instead be answered with its completion,
+    /// leaving no request (`Started::Completion(Some(..))`), as a blocking send may leave none.
     Recv {
         /// What the receive or probe accepts.
         pattern: Pattern,

@@ -103,7 +103,15 @@ impl Rt {
                 source_world,
                 blocking: true,
             };
-            Ok(Posted::Waiting(request(rt.start(call)?, "a receive")))
+            match rt.start(call)? {
+                Started::Request(Some(req)) => Ok(Posted::Waiting(req)),
+                // Complete at once (the message was there): finished into `buf` now.
+                Started::Completion(Some(mut completion)) => completion
+                    .finish_into(Some(buf))
+                    .map(Posted::Done)
+                    .map_err(|e| *e),
+                other => wrong_answer("a receive", &other),
+            }
         })
     }
 
