@@ -175,7 +175,7 @@ impl MpiRank {
         st.sent += 1;
         let req = st.table.alloc(Kind::Active {
             raw: raw_req,
-            buf: recv,
+            buf: recv.into(),
             op: Op::Coll {
                 _send: send,
                 keep,

@@ -19,7 +19,7 @@ use mpsim_proto::runtime::{
 
 use crate::measure::{Measure, RankEnd, by_size};
 use crate::raw::{self, Code, MPI_Comm, MPI_Message, MPI_Request};
-pub(crate) use crate::table::{Arrived, Kind, Op, Table, Taken, sent};
+pub(crate) use crate::table::{Arrived, Buf, Kind, Op, Pool, SMALL, Table, Taken, sent};
 use crate::watch::{self, Snapshot, Verdict, Watch};
 
 /// The world's point-to-point context, whose traffic MPI matches (crate docs).
@@ -95,6 +95,8 @@ pub(crate) struct State {
     /// The same on the matched-here communicator: taken out of MPI's queue, not received
     /// (a synchronous send is not complete until `drain` receives it).
     held_here: std::collections::VecDeque<(raw::MPI_Status, MPI_Message)>,
+    /// Small buffers for the next requests (`table.rs`).
+    pub(crate) pool: Pool,
     /// Scratch of `progress`.
     idx: Vec<u32>,
     raws: Vec<MPI_Request>,
@@ -201,8 +203,8 @@ impl MpiRank {
         let mut unreceived: Vec<String> = Vec::new();
         let mut measure = self.measure.as_ref().map(|m| m.borrow_mut());
         while let Some((mut m, status)) = st.held.pop_front() {
-            let mut sink = vec![0u8; status.bytes];
-            let _ = raw::mrecv(&mut sink, &mut m);
+            let mut sink = Vec::<u8>::with_capacity(status.bytes);
+            let _ = raw::mrecv(&mut sink.spare_capacity_mut()[..status.bytes], &mut m);
             if let Some(m) = &mut measure {
                 m.end.unreceived.add(by_size(status.bytes), status.bytes);
             }
@@ -359,38 +361,23 @@ impl MpiRank {
                 unreachable!("only active slots are tested")
             };
             let let_go = slot.let_go;
-            let cancelled = raw::cancelled(&status);
+            let cancelled = slot.cancel_asked && raw::cancelled(&status);
             let completion = match op {
-                Op::Send => sent(cancelled),
+                Op::Send => {
+                    buf.release(&mut st.pool);
+                    sent(cancelled)
+                }
                 Op::Coll { keep, call, .. } => {
                     st.arrived += 1;
-                    self.collected(buf, keep, call, code)
+                    self.collected(buf.into_vec(), keep, call, code)
                 }
                 Op::Recv {
                     capacity,
                     call,
                     counted,
                 } => {
-                    if !counted && !cancelled {
-                        st.arrived += 1;
-                    }
-                    if let Some(m) = &self.measure
-                        && !cancelled
-                    {
-                        let bytes = raw::count(&status);
-                        let mut m = m.borrow_mut();
-                        m.end.received.add(by_size(bytes), bytes);
-                        if m.trace {
-                            let now = self.now_ns();
-                            m.end.receives.push((
-                                status.MPI_SOURCE as u32,
-                                WORLD.0,
-                                status.MPI_TAG,
-                                now,
-                            ));
-                        }
-                    }
-                    self.received(status, code, buf, capacity, call)
+                    let recv = (buf, capacity, call, counted);
+                    self.recv_done(st, status, cancelled, code, recv)
                 }
             };
             if let_go {
@@ -415,16 +402,36 @@ impl MpiRank {
         Ok(happened)
     }
 
-    /// The completion of a receive on the world's context that MPI finished.
-    fn received(
+    /// A receive on the world's context that MPI finished (`recv`: its buffer, capacity,
+    /// call, and whether its message was counted as arrived already): counted and measured,
+    /// and its completion.
+    fn recv_done(
         &self,
+        st: &mut State,
         status: raw::MPI_Status,
+        cancelled: bool,
         code: Code,
-        mut buf: Vec<u8>,
-        capacity: usize,
-        call: &'static str,
+        recv: (Buf, usize, &'static str, bool),
     ) -> Completion<Payload> {
-        if raw::cancelled(&status) {
+        let (buf, capacity, call, counted) = recv;
+        if !counted && !cancelled {
+            st.arrived += 1;
+        }
+        if let Some(m) = &self.measure
+            && !cancelled
+        {
+            let bytes = raw::count(&status);
+            let mut m = m.borrow_mut();
+            m.end.received.add(by_size(bytes), bytes);
+            if m.trace {
+                let now = self.now_ns();
+                m.end
+                    .receives
+                    .push((status.MPI_SOURCE as u32, WORLD.0, status.MPI_TAG, now));
+            }
+        }
+        if cancelled {
+            buf.release(&mut st.pool);
             return Completion {
                 status: Status {
                     cancelled: true,
@@ -434,6 +441,19 @@ impl MpiRank {
                 error: None,
             };
         }
+        self.received(&mut st.pool, status, code, buf, capacity, call)
+    }
+
+    /// The completion of a receive on the world's context that MPI finished.
+    fn received(
+        &self,
+        pool: &mut Pool,
+        status: raw::MPI_Status,
+        code: Code,
+        buf: Buf,
+        capacity: usize,
+        call: &'static str,
+    ) -> Completion<Payload> {
         let bytes = raw::count(&status);
         let status_of = Status {
             source: status.MPI_SOURCE as u32,
@@ -456,10 +476,21 @@ impl MpiRank {
                 self.mpi_error(call, code)
             })
         });
-        buf.truncate(bytes.min(capacity));
+        // What MPI wrote: the bytes the status counts, but nothing when it failed otherwise
+        // than by truncation.
+        let truncated = error
+            .as_deref()
+            .is_some_and(|e| matches!(e, Error::Truncate { .. }));
+        let written = if code == 0 || truncated {
+            bytes.min(capacity)
+        } else {
+            0
+        };
+        // SAFETY: MPI wrote `written` bytes (above), within the capacity the buffer was made for.
+        let payload = unsafe { buf.received(pool, written) };
         Completion {
             status: status_of,
-            payload: Some(Payload::from_vec(buf)),
+            payload: Some(payload),
             error,
         }
     }
@@ -483,8 +514,12 @@ impl MpiRank {
                 },
             };
             came = true;
-            let mut data = vec![0u8; raw::count(&status)];
-            raw::mrecv(&mut data, &mut message).map_err(|c| self.mpi_error("MPI_Mrecv", c))?;
+            let count = raw::count(&status);
+            let mut data = Vec::with_capacity(count);
+            raw::mrecv(&mut data.spare_capacity_mut()[..count], &mut message)
+                .map_err(|c| self.mpi_error("MPI_Mrecv", c))?;
+            // SAFETY: `MPI_Mrecv` wrote the message's `count` bytes.
+            unsafe { data.set_len(count) };
             if data.len() < HEADER {
                 return Err(Error::Internal {
                     what: format!("rank {}: a message without mpsim's header", self.rank),
@@ -588,14 +623,33 @@ impl MpiRank {
         }
         let len = payload.len();
         let direct = envelope.context == WORLD;
-        let (buf, comm) = if direct {
-            (payload.into_vec(), self.direct)
+        let mut st = self.state.borrow_mut();
+        // The bytes MPI sends (`len` of them, plus the header off the world's context), in a
+        // small buffer of the pool or a vector (the payload's own when it has one).
+        let (buf, bytes, comm) = if direct {
+            if payload.spilled() {
+                (Buf::Heap(payload.into_vec()), len, self.direct)
+            } else {
+                let mut small = st.pool.take();
+                small[..len].copy_from_slice(&payload);
+                (Buf::Small(small), len, self.direct)
+            }
+        } else if HEADER + len <= SMALL {
+            let mut small = st.pool.take();
+            small[..8].copy_from_slice(&envelope.context.0.to_le_bytes());
+            small[8..HEADER].copy_from_slice(&envelope.source.to_le_bytes());
+            small[HEADER..HEADER + len].copy_from_slice(&payload);
+            (Buf::Small(small), HEADER + len, self.here)
         } else {
             let mut buf = Vec::with_capacity(HEADER + len);
             buf.extend_from_slice(&envelope.context.0.to_le_bytes());
             buf.extend_from_slice(&envelope.source.to_le_bytes());
             buf.extend_from_slice(&payload);
-            (buf, self.here)
+            (Buf::Heap(buf), HEADER + len, self.here)
+        };
+        let sending = match &buf {
+            Buf::Small(b) => &b[..bytes],
+            Buf::Heap(v) => &v[..],
         };
         let mpi_mode = match mode {
             SendMode::Standard => raw::Mode::Standard,
@@ -634,7 +688,6 @@ impl MpiRank {
                     .push((to, envelope.context.0, envelope.tag, now, len as u64));
             }
         }
-        let mut st = self.state.borrow_mut();
         if mode == SendMode::Buffered {
             let attached = st.attached.as_ref().map_or(0, |a| a.0);
             let requested = len + BSEND_OVERHEAD;
@@ -645,59 +698,76 @@ impl MpiRank {
                 used,
             };
             if requested > attached {
+                buf.release(&mut st.pool);
                 return Err(overflow(st.buffered.min(attached)));
             }
-            let sent = raw::isend(mpi_mode, &buf, to, envelope.tag, comm);
+            let sent = raw::isend(mpi_mode, sending, to, envelope.tag, comm);
             let raw_req = match sent {
-                Err(code) if raw::class(code) == raw::ERR_BUFFER => {
-                    return Err(overflow(st.buffered.min(attached)));
+                Err(code) => {
+                    buf.release(&mut st.pool);
+                    return Err(if raw::class(code) == raw::ERR_BUFFER {
+                        overflow(st.buffered.min(attached))
+                    } else {
+                        self.mpi_error(call, code)
+                    });
                 }
-                other => other.map_err(|c| self.mpi_error(call, c))?,
+                Ok(r) => r,
             };
             st.buffered += requested;
-            return self.posted_send(&mut st, raw_req, buf, blocking, what);
+            return self.posted_send(&mut st, call, raw_req, buf, blocking, what);
         }
-        let raw_req = raw::isend(mpi_mode, &buf, to, envelope.tag, comm)
-            .map_err(|c| self.mpi_error(call, c))?;
-        self.posted_send(&mut st, raw_req, buf, blocking, what)
+        match raw::isend(mpi_mode, sending, to, envelope.tag, comm) {
+            Ok(raw_req) => self.posted_send(&mut st, call, raw_req, buf, blocking, what),
+            Err(code) => {
+                buf.release(&mut st.pool);
+                Err(self.mpi_error(call, code))
+            }
+        }
     }
 
     /// A send MPI started: in the table, or (blocking, finished at once) gone.
+    ///
+    /// A blocking send is tested at once, alone (`MPI_Test`, no pass over the table): most
+    /// are complete as soon as started (the library copied a small message out), and then
+    /// cost no request, no allocation and no progress call of their own.
     fn posted_send(
         &self,
         st: &mut State,
-        raw_req: MPI_Request,
-        buf: Vec<u8>,
+        call: &'static str,
+        mut raw_req: MPI_Request,
+        buf: Buf,
         blocking: bool,
         what: Waiting,
     ) -> Result<Option<ReqId>, Error> {
         st.sent += 1;
-        let req = st.table.alloc(Kind::Active {
+        if blocking {
+            match raw::test(&mut raw_req) {
+                Ok(true) => {
+                    buf.release(&mut st.pool);
+                    return Ok(None);
+                }
+                Ok(false) => {}
+                Err(code) => return Err(self.mpi_error(call, code)),
+            }
+        }
+        Ok(Some(st.table.alloc(Kind::Active {
             raw: raw_req,
             buf,
             op: Op::Send,
             what,
-        });
-        if blocking {
-            self.progress(st)?;
-            if let Some(slot) = st.table.get(req)
-                && matches!(slot.kind, Kind::Done(_))
-            {
-                st.table.free(req);
-                return Ok(None);
-            }
-        }
-        Ok(Some(req))
+        })))
     }
 
-    /// Posts a receive (`Call::Recv`).
+    /// Posts a receive (`Call::Recv`): the request, or a blocking receive's completion when
+    /// it completed at once.
     fn recv(
         &self,
         pattern: Pattern,
         capacity: usize,
         source_world: Option<u32>,
         blocking: bool,
-    ) -> ReqId {
+    ) -> Started {
+        let posted = |req| Started::Request(Some(req));
         let call = if blocking { "recv" } else { "irecv" };
         let what = Waiting {
             call: "recv",
@@ -717,47 +787,76 @@ impl MpiRank {
                     .position(|(_, s)| pattern.matches(&Envelope::new(WORLD, s.source, s.tag)))
             {
                 let (mut message, _) = st.held.remove(p).expect("found");
-                return self.receive_taken(&mut st, &mut message, capacity, call, what);
+                return posted(self.receive_taken(&mut st, &mut message, capacity, call, what));
             }
-            let mut buf = vec![0u8; capacity];
-            let posted = raw::irecv(
-                &mut buf,
+            let mut buf = Buf::for_receive(&mut st.pool, capacity);
+            let started = raw::irecv(
+                buf.writable(capacity),
                 source(pattern.source),
                 tag(pattern.tag),
                 self.direct,
             );
-            return match posted {
-                Ok(raw_req) => st.table.alloc(Kind::Active {
-                    raw: raw_req,
-                    buf,
-                    op: Op::Recv {
-                        capacity,
-                        call,
-                        counted: false,
-                    },
-                    what,
-                }),
+            let mut raw_req = match started {
+                Ok(raw_req) => raw_req,
                 Err(code) => {
+                    buf.release(&mut st.pool);
                     let error = Some(Box::new(self.mpi_error(call, code)));
-                    st.table.alloc(Kind::Done(Completion {
+                    return posted(st.table.alloc(Kind::Done(Completion {
                         status: Status::default(),
                         payload: None,
                         error,
-                    }))
+                    })));
                 }
             };
+            // A blocking receive whose message is there already (it came while the program
+            // was busy) completes here: no request, no wait.
+            if blocking {
+                let mut done = std::mem::take(&mut st.done);
+                let tested = raw::testsome(std::slice::from_mut(&mut raw_req), &mut done);
+                let first = done.first().copied();
+                st.done = done;
+                match (tested, first) {
+                    (Ok(()), Some((_, status, code))) => {
+                        let recv = (buf, capacity, call, false);
+                        let completion = self.recv_done(&mut st, status, false, code, recv);
+                        return Started::Completion(Some(completion));
+                    }
+                    (Ok(()), None) => {}
+                    (Err(code), _) => {
+                        // As a failed poll of `progress` would: the wait gets the error (the
+                        // request is left to MPI, its buffer with it).
+                        std::mem::forget(buf);
+                        let error = Some(Box::new(self.mpi_error("MPI_Testsome", code)));
+                        return posted(st.table.alloc(Kind::Done(Completion {
+                            status: Status::default(),
+                            payload: None,
+                            error,
+                        })));
+                    }
+                }
+            }
+            return posted(st.table.alloc(Kind::Active {
+                raw: raw_req,
+                buf,
+                op: Op::Recv {
+                    capacity,
+                    call,
+                    counted: false,
+                },
+                what,
+            }));
         }
         if let Err(e) = self.drain(&mut st) {
-            return st.table.alloc(Kind::Done(Completion {
+            return posted(st.table.alloc(Kind::Done(Completion {
                 status: Status::default(),
                 payload: None,
                 error: Some(Box::new(e)),
-            }));
+            })));
         }
         if let Some(p) = st.stash.iter().position(|a| pattern.matches(&a.envelope)) {
             let arrived = st.stash.remove(p).expect("found");
             let done = self.deliver(arrived, capacity, call);
-            return st.table.alloc(Kind::Done(done));
+            return posted(st.table.alloc(Kind::Done(done)));
         }
         let req = st.table.alloc(Kind::Posted {
             pattern,
@@ -766,7 +865,7 @@ impl MpiRank {
             what,
         });
         st.posted.push(req.parts().0);
-        req
+        posted(req)
     }
 
     /// Receives a message MPI matched already (a matched probe's, a held one's: counted as
@@ -779,8 +878,8 @@ impl MpiRank {
         call: &'static str,
         what: Waiting,
     ) -> ReqId {
-        let mut buf = vec![0u8; capacity];
-        match raw::imrecv(&mut buf, message) {
+        let mut buf = Buf::for_receive(&mut st.pool, capacity);
+        match raw::imrecv(buf.writable(capacity), message) {
             Ok(raw_req) => st.table.alloc(Kind::Active {
                 raw: raw_req,
                 buf,
@@ -791,11 +890,14 @@ impl MpiRank {
                 },
                 what,
             }),
-            Err(code) => st.table.alloc(Kind::Done(Completion {
-                status: Status::default(),
-                payload: None,
-                error: Some(Box::new(self.mpi_error(call, code))),
-            })),
+            Err(code) => {
+                buf.release(&mut st.pool);
+                st.table.alloc(Kind::Done(Completion {
+                    status: Status::default(),
+                    payload: None,
+                    error: Some(Box::new(self.mpi_error(call, code))),
+                }))
+            }
         }
     }
 
@@ -926,6 +1028,7 @@ impl MpiRank {
                     } => return Err(self.uncancellable(call)),
                     Kind::Active { raw: r, .. } => {
                         raw::cancel(r).map_err(|c| self.mpi_error("cancel", c))?;
+                        slot.cancel_asked = true;
                     }
                     Kind::Posted { .. } => {
                         slot.kind = Kind::Done(Completion {
@@ -951,6 +1054,7 @@ impl MpiRank {
                     Kind::Active { raw: r, op, .. } => {
                         if matches!(op, Op::Recv { .. }) {
                             let _ = raw::cancel(r);
+                            slot.cancel_asked = true;
                         }
                         slot.let_go = true;
                     }
@@ -1012,8 +1116,8 @@ impl MpiRank {
         };
         let (status, bytes) = match taken {
             Taken::Mpi(mut m, status) => {
-                let mut sink = vec![0u8; status.bytes];
-                let _ = raw::mrecv(&mut sink, &mut m);
+                let mut sink = Vec::<u8>::with_capacity(status.bytes);
+                let _ = raw::mrecv(&mut sink.spare_capacity_mut()[..status.bytes], &mut m);
                 (status, status.bytes)
             }
             Taken::Here(a) => (
@@ -1107,7 +1211,16 @@ impl MpiRank {
         }
 
         let mut st = self.state.borrow_mut();
-        if let Err(e) = self.progress(&mut st) {
+        // A request `block` saw complete is returned without another pass over MPI: the
+        // others' completions are the next poll's to take in.
+        let done_already = match wait {
+            Wait::Request { req, .. } => st
+                .table
+                .get(req)
+                .is_some_and(|s| matches!(s.kind, Kind::Done(_))),
+            _ => false,
+        };
+        if !done_already && let Err(e) = self.progress(&mut st) {
             return Poll::Ready(Err(e));
         }
         match wait {
@@ -1246,12 +1359,7 @@ impl RankRuntime for MpiRank {
                 capacity,
                 source_world,
                 blocking,
-            } => Ok(Started::Request(Some(self.recv(
-                pattern,
-                capacity,
-                source_world,
-                blocking,
-            )))),
+            } => Ok(self.recv(pattern, capacity, source_world, blocking)),
             Call::NullRequest(_) => Ok(Started::Done),
             call => self.answer(call),
         }

@@ -163,9 +163,10 @@ pub fn isend(
 }
 
 /// Starts a receive into `buf` from `source` (or [`any_source`]) with `tag` (or [`any_tag`])
-/// on `comm`. `buf` must stay where it is until the request completes.
+/// on `comm`. `buf` must stay where it is until the request completes; MPI writes the bytes the
+/// status counts (the receives' buffers are not zeroed first).
 pub fn irecv(
-    buf: &mut [u8],
+    buf: &mut [MaybeUninit<u8>],
     source: c_int,
     tag: c_int,
     comm: MPI_Comm,
@@ -188,7 +189,7 @@ pub fn irecv(
 }
 
 /// Starts the receive of a message a matched probe took into `buf` (`MPI_Imrecv`).
-pub fn imrecv(buf: &mut [u8], message: &mut MPI_Message) -> Result<MPI_Request, Code> {
+pub fn imrecv(buf: &mut [MaybeUninit<u8>], message: &mut MPI_Message) -> Result<MPI_Request, Code> {
     let mut req = request_null();
     let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
     // SAFETY: as `irecv`; `message` is a handle from `improbe`.
@@ -205,7 +206,7 @@ pub fn imrecv(buf: &mut [u8], message: &mut MPI_Message) -> Result<MPI_Request, 
 }
 
 /// Receives a message a matched probe took into `buf` at once (`MPI_Mrecv`).
-pub fn mrecv(buf: &mut [u8], message: &mut MPI_Message) -> Result<MPI_Status, Code> {
+pub fn mrecv(buf: &mut [MaybeUninit<u8>], message: &mut MPI_Message) -> Result<MPI_Status, Code> {
     let mut status = empty_status();
     let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
     // SAFETY: `buf` valid for `count` bytes for the duration of this blocking call.

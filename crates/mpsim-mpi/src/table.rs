@@ -6,12 +6,120 @@
 //! Handles are [`ReqId`]s made of a slot index and a generation: a slot reused gets a new
 //! generation, so a stale handle names no live request (`InvalidRequest`).
 
+use std::mem::MaybeUninit;
+
 use mpsim_proto::deadlock::Waiting;
 use mpsim_proto::matching::{Envelope, Pattern};
 use mpsim_proto::p2p::{Completion, ReqId, Status};
 use mpsim_proto::runtime::Payload;
 
 use crate::raw::{MPI_Message, MPI_Request};
+
+/// The largest message, with the header of a message on the matched-here communicator, that
+/// travels in a [`Buf::Small`].
+pub(crate) const SMALL: usize = 32;
+
+/// The memory a raw MPI request reads or writes. It stays at one address until the request
+/// completes however its slot moves (on the heap), and a small message takes it from the
+/// rank's [`Pool`] instead of the allocator.
+#[derive(Debug)]
+pub(crate) enum Buf {
+    /// Up to [`SMALL`] bytes, from the pool.
+    Small(Box<[u8; SMALL]>),
+    /// A send's bytes, a receive's capacity (its length is 0 until MPI has written it), a
+    /// collective's result.
+    Heap(Vec<u8>),
+}
+
+impl From<Vec<u8>> for Buf {
+    fn from(v: Vec<u8>) -> Self {
+        Buf::Heap(v)
+    }
+}
+
+impl Buf {
+    /// A receive's memory for up to `capacity` bytes: from the pool when small.
+    pub fn for_receive(pool: &mut Pool, capacity: usize) -> Buf {
+        if capacity <= SMALL {
+            Buf::Small(pool.take())
+        } else {
+            Buf::Heap(Vec::with_capacity(capacity))
+        }
+    }
+
+    /// Where MPI writes up to `capacity` bytes (the capacity this buffer was made for).
+    pub fn writable(&mut self, capacity: usize) -> &mut [MaybeUninit<u8>] {
+        match self {
+            Buf::Small(b) => {
+                let b: &mut [u8] = &mut b[..capacity];
+                // SAFETY: `MaybeUninit<u8>` has `u8`'s layout, and MPI writes only bytes.
+                unsafe { &mut *(b as *mut [u8] as *mut [MaybeUninit<u8>]) }
+            }
+            Buf::Heap(v) => &mut v.spare_capacity_mut()[..capacity],
+        }
+    }
+
+    /// The payload of a receive MPI completed with its first `bytes` bytes written; a small
+    /// buffer goes back to the pool.
+    ///
+    /// # Safety
+    /// MPI wrote the first `bytes` bytes (at most the capacity the buffer was made for).
+    pub unsafe fn received(self, pool: &mut Pool, bytes: usize) -> Payload {
+        match self {
+            Buf::Small(b) => {
+                let payload = Payload::from_slice(&b[..bytes]);
+                pool.give(b);
+                payload
+            }
+            Buf::Heap(mut v) => {
+                // SAFETY: the caller's.
+                unsafe { v.set_len(bytes) };
+                Payload::from_vec(v)
+            }
+        }
+    }
+
+    /// Hands a small buffer back to the pool (the request that used it is over).
+    pub fn release(self, pool: &mut Pool) {
+        if let Buf::Small(b) = self {
+            pool.give(b);
+        }
+    }
+
+    /// A collective's result (made as a vector).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self {
+            Buf::Small(b) => b.to_vec(),
+            Buf::Heap(v) => v,
+        }
+    }
+}
+
+/// Small buffers of requests that completed, for the next: a rank with a blocking send or
+/// receive of a few bytes at a time allocates nothing per message.
+#[derive(Debug, Default)]
+pub(crate) struct Pool {
+    /// Boxed, since a buffer must keep its address while MPI uses it.
+    #[allow(clippy::vec_box)]
+    free: Vec<Box<[u8; SMALL]>>,
+}
+
+/// How many small buffers the pool keeps at most (more are freed).
+const POOL_KEEPS: usize = 64;
+
+impl Pool {
+    /// A small buffer (its contents are any bytes).
+    pub fn take(&mut self) -> Box<[u8; SMALL]> {
+        self.free.pop().unwrap_or_else(|| Box::new([0; SMALL]))
+    }
+
+    /// Keeps `b` for a later request.
+    pub fn give(&mut self, b: Box<[u8; SMALL]>) {
+        if self.free.len() < POOL_KEEPS {
+            self.free.push(b);
+        }
+    }
+}
 
 /// What a raw MPI request is for.
 #[derive(Debug)]
@@ -63,7 +171,7 @@ pub(crate) enum Kind {
     /// An MPI request in flight; `buf` is the memory it reads (`_send`) or writes.
     Active {
         raw: MPI_Request,
-        buf: Vec<u8>,
+        buf: Buf,
         op: Op,
         /// What it is, as a deadlock report names it.
         what: Waiting,
@@ -87,6 +195,9 @@ pub(crate) struct Slot {
     pub generation: u32,
     /// The program let go of it: freed as soon as MPI has finished with it.
     pub let_go: bool,
+    /// The program asked to cancel it (only then is a completion asked whether it was
+    /// cancelled: `MPI_Test_cancelled` costs a call per message otherwise).
+    pub cancel_asked: bool,
     pub kind: Kind,
 }
 
@@ -104,6 +215,7 @@ impl Table {
             let slot = &mut self.slots[idx as usize];
             slot.generation = slot.generation.wrapping_add(1);
             slot.let_go = false;
+            slot.cancel_asked = false;
             slot.kind = kind;
             ReqId::from_parts(idx, slot.generation)
         } else {
@@ -111,6 +223,7 @@ impl Table {
             self.slots.push(Slot {
                 generation: 0,
                 let_go: false,
+                cancel_asked: false,
                 kind,
             });
             ReqId::from_parts(idx, 0)
