@@ -289,10 +289,15 @@ pub fn testsome(
     }
     let n = reqs.len();
     let mut outcount: c_int = 0;
-    // Small arrays on the stack: the usual wait has a request or two in flight.
-    let (mut small_idx, mut small_st) = ([0 as c_int; 8], [empty_status(); 8]);
+    // Small arrays on the stack: the usual wait has a request or two in flight (one alone
+    // costs no array of eight to clear).
+    let (mut one_idx, mut one_st) = ([0 as c_int; 1], [empty_status(); 1]);
+    let (mut small_idx, mut small_st);
     let (mut big_idx, mut big_st) = (Vec::new(), Vec::new());
-    let (indices, statuses): (&mut [c_int], &mut [MPI_Status]) = if n <= 8 {
+    let (indices, statuses): (&mut [c_int], &mut [MPI_Status]) = if n == 1 {
+        (&mut one_idx, &mut one_st)
+    } else if n <= 8 {
+        (small_idx, small_st) = ([0 as c_int; 8], [empty_status(); 8]);
         (&mut small_idx[..n], &mut small_st[..n])
     } else {
         big_idx.resize(n, 0);
