@@ -46,6 +46,13 @@
 //! between yields of its core for 1 ms; then it naps with back-off (20 us doubling to 1 ms),
 //! so that an idle rank does not keep a core busy.
 //!
+//! A blocking call costs as little as the seam allows: a blocking send is tested alone at once
+//! (`MPI_Test`) and, done (a small message the library copied out), leaves no request; a
+//! blocking receive whose message is there already completes in its start; small messages
+//! (up to 32 bytes with the header) live in pooled buffers, so a message of a few bytes
+//! allocates nothing; receive buffers are not cleared before MPI writes them.
+//! `bench/mpi-calls.sh` counts the instructions per send and receive against C.
+//!
 //! # Deadlocks
 //!
 //! A rank that has napped to the longest nap joins rounds of a nonblocking sum on a third
