@@ -747,7 +747,11 @@ impl MpiRank {
                     return Ok(None);
                 }
                 Ok(false) => {}
-                Err(code) => return Err(self.mpi_error(call, code)),
+                Err(code) => {
+                    // Whether MPI still reads the buffer is not known: it is left to MPI.
+                    std::mem::forget(buf);
+                    return Err(self.mpi_error(call, code));
+                }
             }
         }
         Ok(Some(st.table.alloc(Kind::Active {
