@@ -417,18 +417,9 @@ impl MpiRank {
         if !counted && !cancelled {
             st.arrived += 1;
         }
-        if let Some(m) = &self.measure
-            && !cancelled
-        {
-            let bytes = raw::count(&status);
-            let mut m = m.borrow_mut();
-            m.end.received.add(by_size(bytes), bytes);
-            if m.trace {
-                let now = self.now_ns();
-                m.end
-                    .receives
-                    .push((status.MPI_SOURCE as u32, WORLD.0, status.MPI_TAG, now));
-            }
+        if self.measure.is_some() && !cancelled {
+            let from = (status.MPI_SOURCE as u32, WORLD, status.MPI_TAG);
+            self.measure_received(raw::count(&status), from);
         }
         if cancelled {
             buf.release(&mut st.pool);
@@ -442,6 +433,19 @@ impl MpiRank {
             };
         }
         self.received(&mut st.pool, status, code, buf, capacity, call)
+    }
+
+    /// Counts a message of `bytes` received (for `--report`), and traces it when asked: `from`
+    /// is its sender's world rank, its context and tag.
+    fn measure_received(&self, bytes: usize, from: (u32, ContextId, i32)) {
+        if let Some(m) = &self.measure {
+            let mut m = m.borrow_mut();
+            m.end.received.add(by_size(bytes), bytes);
+            if m.trace {
+                let now = self.now_ns();
+                m.end.receives.push((from.0, from.1.0, from.2, now));
+            }
+        }
     }
 
     /// The completion of a receive on the world's context that MPI finished.
@@ -565,15 +569,8 @@ impl MpiRank {
             from_world,
         } = arrived;
         let bytes = data.len();
-        if let Some(m) = &self.measure {
-            let mut m = m.borrow_mut();
-            m.end.received.add(by_size(bytes), bytes);
-            if m.trace {
-                let now = self.now_ns();
-                m.end
-                    .receives
-                    .push((from_world, envelope.context.0, envelope.tag, now));
-            }
+        if self.measure.is_some() {
+            self.measure_received(bytes, (from_world, envelope.context, envelope.tag));
         }
         let error = (bytes > capacity).then(|| {
             Box::new(Error::Truncate {
