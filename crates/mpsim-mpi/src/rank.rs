@@ -357,11 +357,11 @@ impl MpiRank {
             happened = true;
             let slot_idx = st.idx[k];
             let slot = st.table.at(slot_idx);
-            let Kind::Active { buf, op, .. } = std::mem::replace(&mut slot.kind, Kind::Free) else {
+            let (let_go, cancel_asked) = (slot.let_go, slot.cancel_asked);
+            let Kind::Active { buf, op, .. } = st.table.take_active(slot_idx) else {
                 unreachable!("only active slots are tested")
             };
-            let let_go = slot.let_go;
-            let cancelled = slot.cancel_asked && raw::cancelled(&status);
+            let cancelled = cancel_asked && raw::cancelled(&status);
             let completion = match op {
                 Op::Send => {
                     buf.release(&mut st.pool);

@@ -201,16 +201,29 @@ pub(crate) struct Slot {
     pub kind: Kind,
 }
 
-/// The slots, and which are free.
+/// The slots, which are free, and which are in flight at MPI.
 #[derive(Debug, Default)]
 pub(crate) struct Table {
     slots: Vec<Slot>,
     free: Vec<u32>,
+    /// The slots whose kind is [`Kind::Active`], in the order they became so: every poll
+    /// tests these, however many slots a busier moment left behind.
+    active: Vec<u32>,
 }
 
 impl Table {
     /// A new request of `kind`.
     pub fn alloc(&mut self, kind: Kind) -> ReqId {
+        let active = matches!(kind, Kind::Active { .. });
+        let req = self.place(kind);
+        if active {
+            self.active.push(req.parts().0);
+        }
+        req
+    }
+
+    /// Puts `kind` in a free slot, or a new one.
+    fn place(&mut self, kind: Kind) -> ReqId {
         if let Some(idx) = self.free.pop() {
             let slot = &mut self.slots[idx as usize];
             slot.generation = slot.generation.wrapping_add(1);
@@ -243,14 +256,31 @@ impl Table {
         let (idx, _) = req.parts();
         let slot = self.get(req)?;
         let kind = std::mem::replace(&mut slot.kind, Kind::Free);
+        if matches!(kind, Kind::Active { .. }) {
+            self.leaves_mpi(idx);
+        }
         self.free.push(idx);
         Some(kind)
     }
 
-    /// Frees slot `idx` (a live one).
+    /// Frees slot `idx` (a live one that is not active).
     pub fn free_index(&mut self, idx: u32) {
         self.slots[idx as usize].kind = Kind::Free;
         self.free.push(idx);
+    }
+
+    /// The kind of active slot `idx`, which MPI finished with: the slot is left `Free` but not
+    /// freed (the caller frees it or makes it `Done`).
+    pub fn take_active(&mut self, idx: u32) -> Kind {
+        self.leaves_mpi(idx);
+        std::mem::replace(&mut self.slots[idx as usize].kind, Kind::Free)
+    }
+
+    /// Slot `idx` is no longer in flight at MPI.
+    fn leaves_mpi(&mut self, idx: u32) {
+        if let Some(p) = self.active.iter().position(|&i| i == idx) {
+            self.active.remove(p);
+        }
     }
 
     /// The slot at `idx`.
@@ -262,9 +292,9 @@ impl Table {
     pub fn active(&self, idx: &mut Vec<u32>, raws: &mut Vec<MPI_Request>) {
         idx.clear();
         raws.clear();
-        for (i, slot) in self.slots.iter().enumerate() {
-            if let Kind::Active { raw, .. } = slot.kind {
-                idx.push(i as u32);
+        for &i in &self.active {
+            if let Kind::Active { raw, .. } = self.slots[i as usize].kind {
+                idx.push(i);
                 raws.push(raw);
             }
         }
@@ -280,9 +310,9 @@ impl Table {
 
     /// What every request in flight at MPI is (the sends a finished program let go of).
     pub fn describe_active(&self) -> Vec<Waiting> {
-        self.slots
+        self.active
             .iter()
-            .filter_map(|s| match &s.kind {
+            .filter_map(|&i| match &self.slots[i as usize].kind {
                 Kind::Active { what, .. } => Some(*what),
                 _ => None,
             })
@@ -292,9 +322,7 @@ impl Table {
     /// Whether a request is in flight at MPI that the program let go of (sends that must
     /// finish before the rank's end).
     pub fn any_active(&self) -> bool {
-        self.slots
-            .iter()
-            .any(|s| matches!(s.kind, Kind::Active { .. }))
+        !self.active.is_empty()
     }
 }
 
