@@ -89,6 +89,7 @@ const CASES: &[(&str, Option<&str>)] = &[
         ),
     ),
     ("mpi_deadlock_none_while_a_rank_computes_long", None),
+    ("mpi_blocking_recv_of_messages_already_there", None),
     ("mpi_report_and_trace_merged_by_rank_0", None),
     (
         "mpi_ranks_that_disagree_with_mpirun_are_an_error",
@@ -242,6 +243,12 @@ fn rank_main(case: &str) -> ExitCode {
             }
             world.barrier().await
         }),
+        "mpi_blocking_recv_of_messages_already_there" => mpi.run(|world: Comm| async move {
+            let dup = world.dup()?;
+            arrived_first(&world).await?;
+            arrived_first(&dup).await?;
+            world.barrier().await
+        }),
         "mpi_ranks_that_disagree_with_mpirun_are_an_error" => Launcher::with_config(RunConfig {
             backend: Backend::Mpi,
             ..RunConfig::new(3)
@@ -259,6 +266,37 @@ fn rank_main(case: &str) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Sizes around the backend's small buffers (32 bytes with the header), the payload's inline
+/// 16 bytes and the library's eager limit.
+const ARRIVED_SIZES: [usize; 10] = [0, 1, 8, 16, 17, 20, 32, 33, 1000, 70_000];
+
+/// Rank 0 sends a message of each of `ARRIVED_SIZES` (tag = its index, bytes from the size and
+/// the index) to rank 1 on `comm`, which receives them after a nap (so that they are there:
+/// a blocking receive that completes in its start), in reverse order, into buffers larger than
+/// the messages, and checks each one's bytes and status.
+async fn arrived_first(comm: &Comm) -> Result<()> {
+    let bytes = |i: usize, n: usize| -> Vec<u8> { (0..n).map(|k| (k * 7 + i + n) as u8).collect() };
+    match comm.rank() {
+        0 => {
+            for (i, &n) in ARRIVED_SIZES.iter().enumerate() {
+                comm.send(&bytes(i, n), 1, i as i32).await?;
+            }
+        }
+        1 => {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            for (i, &n) in ARRIVED_SIZES.iter().enumerate().rev() {
+                let mut got = vec![0xAAu8; n + 5];
+                let status = comm.recv(&mut got, 0, i as i32).await?;
+                assert_eq!((status.source, status.tag, status.bytes), (0, i as i32, n));
+                assert_eq!(got[..n], bytes(i, n), "message {i} of {n} bytes");
+                assert!(got[n..].iter().all(|&b| b == 0xAA), "past message {i}");
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Rank 0 sends 64 bytes with tag 5 to rank 1, which receives into 16 on `comm`.
