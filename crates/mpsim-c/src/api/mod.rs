@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::ffi::c_int;
+use std::sync::Arc;
 
 use crate::abi::*;
 use crate::dtype::Datatype;
@@ -115,8 +116,8 @@ pub fn live(call: &str) -> Res<()> {
     Ok(())
 }
 
-/// The communicator `h`, or `MPI_ERR_COMM`.
-pub fn comm(call: &str, h: Handle) -> Res<CommInfo> {
+/// The communicator `h` (shared with the rank's table, not copied), or `MPI_ERR_COMM`.
+pub fn comm(call: &str, h: Handle) -> Res<Arc<CommInfo>> {
     live(call)?;
     state::with(|s| s.comms.get(&h).cloned()).ok_or_else(|| {
         let what = if h == MPI_COMM_NULL {
@@ -128,8 +129,8 @@ pub fn comm(call: &str, h: Handle) -> Res<CommInfo> {
     })
 }
 
-/// The committed datatype `h`, or `MPI_ERR_TYPE`.
-pub fn datatype(call: &str, comm: Handle, h: Handle) -> Res<Datatype> {
+/// The committed datatype `h` (shared, not copied), or `MPI_ERR_TYPE`.
+pub fn datatype(call: &str, comm: Handle, h: Handle) -> Res<Arc<Datatype>> {
     match state::with(|s| s.datatype(h)) {
         Some(t) if t.committed => Ok(t),
         Some(_) => Err(raise(

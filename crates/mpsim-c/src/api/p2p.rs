@@ -154,7 +154,7 @@ unsafe fn deliver(bytes: &[u8], buf: usize, n: usize, t: &Datatype) {
 /// (`None` for a receive from `MPI_PROC_NULL`, complete at once).
 struct ReceiveArgs {
     n: usize,
-    t: Datatype,
+    t: std::sync::Arc<Datatype>,
     a: [i64; 8],
     /// The check record (`a[check::ARG]` says its length), the payload's end.
     sig: std::rc::Rc<[u8]>,
@@ -174,14 +174,16 @@ fn receive_args(
     let n = count(call, c, n)?;
     // A receive from MPI_PROC_NULL moves no data: MPI_DATATYPE_NULL is accepted there (as
     // MPICH does), any other datatype is checked.
-    if !(source == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL) {
-        datatype(call, c, dt)?;
-    }
+    let t = if source == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL {
+        None
+    } else {
+        Some(datatype(call, c, dt)?)
+    };
     check_envelope(call, c, info.peers, source, tag, true)?;
-    if source == MPI_PROC_NULL {
-        return Ok(None);
-    }
-    let t = datatype(call, c, dt)?;
+    let t = match t {
+        Some(t) if source != MPI_PROC_NULL => t,
+        _ => return Ok(None),
+    };
     let mut a = [
         info.id,
         source as i64,
