@@ -5,15 +5,15 @@
 //! overlap and the lock is never contended; it is there so that a program that breaks that
 //! promise gets serialized calls, not torn tables.
 
-use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use mpsim_door::wire::{Op, class};
+// Handles are the library's own numbers, not input from outside: a fast hash (every call looks
+// up its communicator here) rather than the standard library's SipHash.
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::abi::*;
-use std::sync::Arc;
-
 use crate::dtype::{Datatype, predefined_shared};
 
 /// What the rank knows of a communicator.
