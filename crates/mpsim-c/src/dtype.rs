@@ -564,6 +564,26 @@ pub fn predefined(h: Handle) -> Option<Datatype> {
     Some(t)
 }
 
+/// The predefined handles lie in `0x200..0x300` (`abi.rs`).
+const PREDEFINED: std::ops::Range<Handle> = 0x200..0x300;
+
+/// The predefined datatype of handle `h`, shared: [`predefined`] of every predefined handle is
+/// built once per process, at the first call that names a datatype, so that a call on a
+/// predefined datatype costs a reference count, not the allocations of building one.
+pub fn predefined_shared(h: Handle) -> Option<std::sync::Arc<Datatype>> {
+    static TABLE: std::sync::OnceLock<Vec<Option<std::sync::Arc<Datatype>>>> =
+        std::sync::OnceLock::new();
+    if !PREDEFINED.contains(&h) {
+        return None;
+    }
+    let table = TABLE.get_or_init(|| {
+        PREDEFINED
+            .map(|h| predefined(h).map(std::sync::Arc::new))
+            .collect()
+    });
+    table[(h - PREDEFINED.start) as usize].clone()
+}
+
 /// `MPI_BYTE` and `MPI_PACKED`: raw bytes, which match any type signature.
 pub const RAW_KINDS: [u32; 2] = [0x247, 0x207];
 

@@ -5,14 +5,16 @@
 //! overlap and the lock is never contended; it is there so that a program that breaks that
 //! promise gets serialized calls, not torn tables.
 
-use std::collections::HashMap;
 use std::ffi::c_int;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use mpsim_door::wire::{Op, class};
+// Handles are the library's own numbers, not input from outside: a fast hash (every call looks
+// up its communicator here) rather than the standard library's SipHash.
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::abi::*;
-use crate::dtype::{Datatype, predefined};
+use crate::dtype::{Datatype, predefined_shared};
 
 /// What the rank knows of a communicator.
 #[derive(Clone, Debug)]
@@ -64,7 +66,7 @@ pub enum Req {
         proxy: i64,
         buf: usize,
         count: usize,
-        dt: Datatype,
+        dt: Arc<Datatype>,
         guard: Option<Guard>,
     },
     /// A nonblocking collective in flight at the proxy; completing it checks that the
@@ -141,7 +143,7 @@ pub struct Persistent {
     pub mode: i64,
     pub buf: usize,
     pub count: usize,
-    pub dt: Datatype,
+    pub dt: Arc<Datatype>,
     pub peer: i32,
     pub tag: i32,
     pub comm: Handle,
@@ -168,8 +170,11 @@ pub struct State {
     pub finalized: bool,
     pub rank: u32,
     pub size: u32,
-    pub comms: HashMap<Handle, CommInfo>,
-    pub types: HashMap<Handle, Datatype>,
+    /// Shared ([`Arc`]): a call takes its communicator's without copying it
+    /// (`api::comm`); a change to one goes through [`Arc::make_mut`].
+    pub comms: HashMap<Handle, Arc<CommInfo>>,
+    /// Derived datatypes, shared as `comms` are.
+    pub types: HashMap<Handle, Arc<Datatype>>,
     pub requests: HashMap<Handle, Req>,
     pub groups: HashMap<Handle, Vec<u32>>,
     pub ops: HashMap<Handle, UserOp>,
@@ -199,9 +204,9 @@ impl State {
         self.next
     }
 
-    /// The datatype of handle `h`.
-    pub fn datatype(&self, h: Handle) -> Option<Datatype> {
-        predefined(h).or_else(|| self.types.get(&h).cloned())
+    /// The datatype of handle `h` (shared: no copy is made).
+    pub fn datatype(&self, h: Handle) -> Option<Arc<Datatype>> {
+        predefined_shared(h).or_else(|| self.types.get(&h).cloned())
     }
 }
 

@@ -25,7 +25,7 @@
 //! allows it (`crate::site`): looked up when the finding is made, never for a call that is fine.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use mpsim::Comm;
 use mpsim_door::check::{Blocks, Coll, Sig};
@@ -63,7 +63,25 @@ struct Ledger {
     /// Point-to-point sends not yet received: (communicator id, source, destination, tag),
     /// in the order they were sent (MPI's non-overtaking rule makes it the order they match).
     sends: HashMap<(u64, u32, u32, i32), VecDeque<Sent>>,
+    /// Emptied queues of `sends`, kept for the next stream to start (at most
+    /// [`SPARE_QUEUES`]): a ring's every message starts a stream and its receive ends it, and
+    /// this spares them an allocation each.
+    spare: Vec<VecDeque<Sent>>,
     findings: Vec<Finding>,
+}
+
+/// How many emptied queues the ledger keeps.
+const SPARE_QUEUES: usize = 64;
+
+impl Ledger {
+    /// Removes the queue of stream `key`, kept for reuse.
+    fn end_stream(&mut self, key: &(u64, u32, u32, i32)) {
+        if let Some(q) = self.sends.remove(key)
+            && self.spare.len() < SPARE_QUEUES
+        {
+            self.spare.push(q);
+        }
+    }
 }
 
 struct Entry {
@@ -121,7 +139,8 @@ pub(crate) const LEAKS: [Leak; 5] = [
 
 /// A message sent, as its receive will see it.
 pub(crate) struct Sent {
-    pub sig: Option<Sig>,
+    /// Shared with the proxy's last record (`Proxy::take_record`).
+    pub sig: Option<Arc<Sig>>,
     pub call: &'static str,
     pub world: u32,
     pub time_ns: u64,
@@ -132,7 +151,7 @@ pub(crate) struct Sent {
 /// A receive's expectation.
 #[derive(Clone, Debug)]
 pub(crate) struct Expect {
-    pub sig: Sig,
+    pub sig: Arc<Sig>,
     pub call: &'static str,
     pub time_ns: u64,
     /// The receive's return address in the program (`Sites`).
@@ -208,10 +227,11 @@ impl Checks {
     /// A point-to-point message from world rank `source` to world rank `dest` with `tag` on
     /// `c` was sent.
     pub(crate) fn sent(&self, c: &Comm, source: u32, dest: u32, tag: i32, s: Sent) {
-        self.ledger()
-            .sends
+        let mut l = self.ledger();
+        let l = &mut *l;
+        l.sends
             .entry((c.id(), source, dest, tag))
-            .or_default()
+            .or_insert_with(|| l.spare.pop().unwrap_or_default())
             .push_back(s);
     }
 
@@ -225,7 +245,7 @@ impl Checks {
         if let Some(queue) = l.sends.get_mut(&key) {
             queue.pop_back();
             if queue.is_empty() {
-                l.sends.remove(&key);
+                l.end_stream(&key);
             }
         }
     }
@@ -263,7 +283,7 @@ impl Checks {
             return;
         };
         if queue.is_empty() {
-            l.sends.remove(&key);
+            l.end_stream(&key);
         }
         let (Some(e), Some(sig)) = (expect, sent.sig.as_ref()) else {
             return;

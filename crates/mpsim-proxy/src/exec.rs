@@ -3,7 +3,7 @@
 use mpsim::{Comm, Error, Request, Result, Status, wait_all, wait_any, wait_some};
 use mpsim_door::wire::{Op, WireStatus};
 
-use mpsim_door::check::Record;
+use crate::proxy::Rec;
 use mpsim_door::wire::{ANY_SOURCE, ANY_TAG};
 
 use crate::checks::{Expect, RecvCheck, Sent};
@@ -146,11 +146,11 @@ impl Proxy<'_> {
         c: &Comm,
         dest: u32,
         tag: i32,
-        record: Option<Record>,
+        record: Option<Rec>,
         call: &'static str,
     ) {
         let sig = match record {
-            Some(Record::P2p(s)) => Some(s),
+            Some(Rec::P2p(s)) => Some(s),
             _ => None,
         };
         let sent = Sent {
@@ -183,7 +183,7 @@ impl Proxy<'_> {
         c: &Comm,
         src: i64,
         tag: i64,
-        record: Option<Record>,
+        record: Option<Rec>,
         call: &'static str,
     ) -> RecvCheck {
         self.recv_seq += 1;
@@ -193,7 +193,7 @@ impl Proxy<'_> {
             tag,
             seq: self.recv_seq,
             expect: match record {
-                Some(Record::P2p(sig)) => Some(Expect {
+                Some(Rec::P2p(sig)) => Some(Expect {
                     sig,
                     call,
                     time_ns: c.now_ns(),
@@ -246,11 +246,11 @@ impl Proxy<'_> {
     }
 
     /// Counts a collective on `c` and gives the checks its record.
-    fn record_collective(&mut self, c: &Comm, record: Option<Record>) {
+    fn record_collective(&mut self, c: &Comm, record: Option<Rec>) {
         let seq = self.coll_seq.entry(c.id()).or_default();
         let k = *seq;
         *seq += 1;
-        if let Some(Record::Coll(rec)) = record {
+        if let Some(Rec::Coll(rec)) = record {
             self.checks.collective(c, &self.world, k, rec, self.site);
         }
     }
@@ -317,8 +317,8 @@ pub(crate) async fn execute(
     p: &mut Proxy<'_>,
     op: Op,
     a: &[i64],
-    payload: Vec<u8>,
-    record: Option<Record>,
+    payload: &mut Vec<u8>,
+    record: Option<Rec>,
 ) -> Result<Answer> {
     let call = crate::proxy::op_name(op);
     match op {
@@ -363,7 +363,7 @@ pub(crate) async fn execute(
         Op::Recv => {
             let c = p.comm(a[0], call)?;
             let rc = p.recv_check(&c, a[1], a[2], record, "MPI_Recv");
-            let mut buf = vec![0u8; a[3] as usize];
+            let mut buf = p.buffer(a[3] as usize);
             let s = c.recv(&mut buf, source(a[1]), tag(a[2])).await?;
             p.received(&rc, &s);
             buf.truncate(s.bytes);
@@ -644,7 +644,7 @@ pub(crate) async fn execute(
                 .messages
                 .remove(&a[0])
                 .ok_or_else(|| bad(call, "unknown matched message"))?;
-            let mut buf = vec![0u8; a[1] as usize];
+            let mut buf = p.buffer(a[1] as usize);
             let s = m.mrecv(&mut buf).await?;
             buf.truncate(s.bytes);
             Ok(Answer {
@@ -672,12 +672,12 @@ pub(crate) async fn execute(
             });
             Ok(Answer::v(&[id]))
         }
-        Op::ReduceLocal => Ok(Answer::data(crate::reduce::local(&p.world, a, payload)?)),
+        Op::ReduceLocal => Ok(Answer::data(crate::reduce::local(&p.world, a, std::mem::take(payload))?)),
         Op::Sendrecv => {
             let c = p.comm(a[0], call)?;
             let (dest, stag, src, rtag, cap) = (a[1], a[2], a[3], a[4], a[5] as usize);
             let null = mpsim_door::wire::PROC_NULL as i64;
-            let mut buf = vec![0u8; cap];
+            let mut buf = p.buffer(cap);
             // Its signatures are not checked; its messages keep the checks' queues in step.
             if dest != null {
                 p.record_send(&c, dest as u32, stag as i32, None, call);
@@ -777,7 +777,7 @@ pub(crate) async fn execute(
         | Op::Exscan => {
             let c = p.comm(a[0], call)?;
             p.record_collective(&c, record);
-            crate::coll::blocking(&c, op, a, payload)
+            crate::coll::blocking(&c, op, a, std::mem::take(payload))
                 .await
                 .map(Answer::data)
         }
@@ -800,7 +800,7 @@ pub(crate) async fn execute(
             // A nonblocking collective: started, held like a receive, completed by a wait.
             let c = p.comm(a[0], call)?;
             p.record_collective(&c, record);
-            let held = crate::coll::start(&c, op, a, payload)?;
+            let held = crate::coll::start(&c, op, a, std::mem::take(payload))?;
             Ok(Answer::v(&[p.hold(held)]))
         }
     }

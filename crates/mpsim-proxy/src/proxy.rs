@@ -10,11 +10,13 @@
 //! Requests the rank makes are held here (the C side has only their ids), with the buffers of
 //! receives, whose data goes back with the wait that completes them.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytemuck::Zeroable;
 use mpsim::{Comm, Error, Message, Request, Result, SendMode, Source, Status, Tag};
 use mpsim_door::channel::{Channel, Gone};
+use mpsim_door::check::{self, Coll, Record, Sig};
 use mpsim_door::segment::{Segment, end};
 use mpsim_door::wire::{self, CallHead, Op, ReplyHead, WireStatus};
 
@@ -126,6 +128,25 @@ pub(crate) struct Proxy<'s> {
     pub coll_seq: HashMap<u64, u64>,
     /// Receives this rank posted so far (their order, for the type checks).
     pub recv_seq: u64,
+    /// The last point-to-point check record decoded, as its bytes and its signature: a rank
+    /// sends the same one again and again ([`Proxy::take_record`]).
+    last_sig: Option<(Vec<u8>, Arc<Sig>)>,
+    /// A buffer kept from the last answer's payload, for the next receive's data
+    /// ([`Proxy::buffer`]), when at most [`KEPT_BUFFER`] bytes.
+    spare: Vec<u8>,
+}
+
+/// The largest buffer a proxy keeps between calls (`Proxy::spare`, and the payload of the
+/// rank's calls): one rank's, so that a run of many ranks does not hold a large message's
+/// memory per rank.
+const KEPT_BUFFER: usize = 64 * 1024;
+
+/// A call's check record as the proxy holds it (`mpsim_door::check::Record`): a
+/// point-to-point signature is shared, so that a record the rank sends again costs neither
+/// decoding nor allocation ([`Proxy::take_record`]).
+pub(crate) enum Rec {
+    P2p(Arc<Sig>),
+    Coll(Coll),
 }
 
 /// What executing a call gives: the reply's head values and payload.
@@ -273,10 +294,54 @@ impl<'s> Proxy<'s> {
             checks,
             coll_seq: HashMap::default(),
             recv_seq: 0,
+            last_sig: None,
+            spare: Vec::new(),
             zygote: segment
                 .header()
                 .zygote_pid
                 .load(std::sync::atomic::Ordering::Relaxed),
+        }
+    }
+
+    /// Takes the check record off the end of a call's `payload` (`a[check::ARG]` bytes of
+    /// it), as `Record::take` does; a point-to-point record the same, byte for byte, as the
+    /// last one gives the same signature again, not decoded.
+    pub fn take_record(&mut self, a: &[i64], payload: &mut Vec<u8>) -> Option<Rec> {
+        let n = usize::try_from(*a.get(check::ARG)?)
+            .ok()
+            .filter(|&n| n > 0)?;
+        let at = payload.len().checked_sub(n)?;
+        let bytes = &payload[at..];
+        let rec = match &self.last_sig {
+            Some((last, sig)) if last[..] == *bytes => Some(Rec::P2p(Arc::clone(sig))),
+            _ => match Record::decode(bytes) {
+                Some(Record::P2p(sig)) => {
+                    let sig = Arc::new(sig);
+                    self.last_sig = Some((bytes.to_vec(), Arc::clone(&sig)));
+                    Some(Rec::P2p(sig))
+                }
+                Some(Record::Coll(c)) => Some(Rec::Coll(c)),
+                None => None,
+            },
+        };
+        payload.truncate(at);
+        rec
+    }
+
+    /// A zeroed buffer of `len` bytes for a receive's data: the one kept from the last answer
+    /// when there is one.
+    pub fn buffer(&mut self, len: usize) -> Vec<u8> {
+        let mut b = std::mem::take(&mut self.spare);
+        b.clear();
+        b.resize(len, 0);
+        b
+    }
+
+    /// Keeps `b`, an answer's payload sent, for the next [`Proxy::buffer`] (unless small
+    /// enough to be nothing, or too large to keep).
+    fn keep(&mut self, b: Vec<u8>) {
+        if b.capacity() > self.spare.capacity() && b.capacity() <= KEPT_BUFFER {
+            self.spare = b;
         }
     }
 
@@ -303,9 +368,17 @@ impl<'s> Proxy<'s> {
         // The rank's first turn: it runs from the start of `main` to its first call.
         self.channel.pass();
         let mut queued = Vec::new();
+        // A call's payload, and a queued call's: kept from call to call (up to
+        // `KEPT_BUFFER` bytes), as the buffers their data is copied into.
+        let (mut payload, mut queued_payload) = (Vec::new(), Vec::new());
         loop {
             let mut head = CallHead::zeroed();
-            let mut payload = Vec::new();
+            for b in [&mut payload, &mut queued_payload] {
+                if b.capacity() > KEPT_BUFFER {
+                    *b = Vec::new();
+                }
+                b.clear();
+            }
             queued.clear();
             let got = self.channel.wait_turn(Some(&alive)).and_then(|()| {
                 self.channel.take_queued(|q| queued.extend_from_slice(q));
@@ -332,7 +405,9 @@ impl<'s> Proxy<'s> {
             while at < queued.len() {
                 let (qhead, range) = queued_call(&queued, at)?;
                 at = range.end;
-                if let Err(e) = self.run_queued(qhead, queued[range].to_vec()).await {
+                queued_payload.clear();
+                queued_payload.extend_from_slice(&queued[range]);
+                if let Err(e) = self.run_queued(qhead, &mut queued_payload).await {
                     return Err(self.at_site(e));
                 }
             }
@@ -359,8 +434,8 @@ impl<'s> Proxy<'s> {
                 match self.world.abort(code).await {}
             }
             let comm_id = head.a[0];
-            let record = mpsim_door::check::Record::take(&head.a, &mut payload);
-            let result = crate::exec::execute(&mut self, op, &head.a, payload, record).await;
+            let record = self.take_record(&head.a, &mut payload);
+            let result = crate::exec::execute(&mut self, op, &head.a, &mut payload, record).await;
             let (reply, data) = match result {
                 Ok(a) => (
                     ReplyHead {
@@ -432,13 +507,14 @@ impl<'s> Proxy<'s> {
             {
                 return self.ended();
             }
+            self.keep(data);
         }
     }
 
     /// Executes a call the rank queued (one that needs no answer): as any call, after charging
     /// its compute, but its error always ends the run (the rank queues only calls whose errors
     /// would), and its answer goes nowhere.
-    async fn run_queued(&mut self, head: CallHead, mut payload: Vec<u8>) -> Result<()> {
+    async fn run_queued(&mut self, head: CallHead, payload: &mut Vec<u8>) -> Result<()> {
         let op = Op::from_u32(head.op)
             .filter(|op| queueable(*op))
             .ok_or_else(|| {
@@ -453,7 +529,7 @@ impl<'s> Proxy<'s> {
         if self.charge_compute && head.cpu_ns > 0 {
             self.world.compute(Duration::from_nanos(head.cpu_ns)).await;
         }
-        let record = mpsim_door::check::Record::take(&head.a, &mut payload);
+        let record = self.take_record(&head.a, payload);
         crate::exec::execute(self, op, &head.a, payload, record)
             .await
             .map(drop)

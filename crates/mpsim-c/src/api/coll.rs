@@ -12,6 +12,7 @@
 //! contributions are gathered (to the root, or to all) and combined here in rank order.
 
 use std::ffi::{c_int, c_void};
+use std::sync::Arc;
 
 pub mod persistent;
 
@@ -298,13 +299,13 @@ pub enum Finish {
     /// Nothing (a barrier, a rank with no result).
     Nothing,
     /// `n` elements of `dt` at `buf`.
-    Unpack { buf: usize, n: usize, dt: Datatype },
+    Unpack { buf: usize, n: usize, dt: Arc<Datatype> },
     /// Blocks of `counts[i]` elements of `dt` at `buf` + `displs[i]` extents.
     UnpackV {
         buf: usize,
         counts: Vec<usize>,
         displs: Vec<isize>,
-        dt: Datatype,
+        dt: Arc<Datatype>,
     },
     /// Blocks of `counts[i]` elements of `dts[i]` at `buf` + `displs[i]` bytes
     /// (`MPI_Alltoallw`).
@@ -312,7 +313,7 @@ pub enum Finish {
         buf: usize,
         counts: Vec<usize>,
         displs: Vec<isize>,
-        dts: Vec<Datatype>,
+        dts: Vec<Arc<Datatype>>,
     },
     /// A user operation's reduction: the result is every rank's contribution (`block` bytes
     /// each, packed); the first `upto` are combined here in rank order, `n` elements of `dt`
@@ -323,7 +324,7 @@ pub enum Finish {
         block: usize,
         upto: usize,
         n: usize,
-        dt: Datatype,
+        dt: Arc<Datatype>,
         dth: Handle,
         buf: usize,
         part: Option<(usize, usize)>,
@@ -924,7 +925,7 @@ struct PeerBlocks {
     buf: *const c_void,
     counts: Vec<usize>,
     displs: Vec<isize>,
-    types: Vec<Datatype>,
+    types: Vec<Arc<Datatype>>,
 }
 
 impl PeerBlocks {

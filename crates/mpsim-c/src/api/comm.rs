@@ -20,7 +20,7 @@ fn made(v: [i64; 4], errors_return: bool) -> Handle {
         let h = s.handle();
         s.comms.insert(
             h,
-            CommInfo::intra(v[0], v[1] as u32, v[2] as u32, errors_return),
+            CommInfo::intra(v[0], v[1] as u32, v[2] as u32, errors_return).into(),
         );
         h
     })
@@ -40,8 +40,8 @@ pub(crate) fn inherit(parent: Handle, new: Handle) -> Handle {
 /// The world ranks of `c`'s members.
 pub fn members(call: &str, c: Handle) -> Res<Vec<u32>> {
     let info = comm(call, c)?;
-    if let Some(m) = info.members {
-        return Ok(m);
+    if let Some(m) = &info.members {
+        return Ok(m.clone());
     }
     if c == MPI_COMM_WORLD {
         return Ok((0..info.size).collect());
@@ -54,7 +54,7 @@ pub fn members(call: &str, c: Handle) -> Res<Vec<u32>> {
         .collect();
     state::with(|s| {
         if let Some(i) = s.comms.get_mut(&c) {
-            i.members = Some(list.clone());
+            std::sync::Arc::make_mut(i).members = Some(list.clone());
         }
     });
     Ok(list)
@@ -297,7 +297,7 @@ mpi! {
             let text = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned();
             state::with(|s| {
                 if let Some(i) = s.comms.get_mut(&c) {
-                    i.name = text;
+                    std::sync::Arc::make_mut(i).name = text;
                 }
             });
             Ok(())

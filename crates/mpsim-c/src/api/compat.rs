@@ -15,7 +15,7 @@ use crate::state::raise;
 
 /// The datatype `dt` for a query or status call, committed or not (MPI lets the queries take
 /// either; errors go to `MPI_COMM_WORLD`'s handler).
-fn dtype(call: &str, dt: Handle) -> Res<crate::dtype::Datatype> {
+fn dtype(call: &str, dt: Handle) -> Res<std::sync::Arc<crate::dtype::Datatype>> {
     super::types::old(call, dt)
 }
 

@@ -68,7 +68,7 @@ pub fn record(made: Handle, combiner: i32, ints: Vec<c_int>, aints: Vec<isize>, 
                 let dt = state::with(|s| s.types.get(&t).cloned());
                 let recipe = with(|m| m.get(&t).cloned());
                 match dt {
-                    Some(dt) => Part::Derived(Box::new((dt, recipe))),
+                    Some(dt) => Part::Derived(Box::new(((*dt).clone(), recipe))),
                     None => Part::Predefined(MPI_DATATYPE_NULL),
                 }
             }
@@ -116,7 +116,7 @@ fn handle_of(part: &Part) -> Handle {
             let (dt, recipe) = &**b;
             let h = state::with(|s| {
                 let h = s.handle();
-                s.types.insert(h, dt.clone());
+                s.types.insert(h, dt.clone().into());
                 h
             });
             if let Some(r) = recipe {

@@ -38,8 +38,8 @@ fn init(call: &str) -> Res<()> {
             name: "MPI_COMM_SELF".into(),
             ..CommInfo::intra(MPI_COMM_SELF as i64, 0, 1, false)
         };
-        s.comms.insert(MPI_COMM_WORLD, world);
-        s.comms.insert(MPI_COMM_SELF, me);
+        s.comms.insert(MPI_COMM_WORLD, world.into());
+        s.comms.insert(MPI_COMM_SELF, me.into());
     });
     Ok(())
 }
@@ -236,7 +236,7 @@ mpi! {
                 .map_err(|f| state::failed(Some(c), "MPI_Comm_set_errhandler", f))?;
             state::with(|s| {
                 if let Some(i) = s.comms.get_mut(&c) {
-                    i.errors_return = errors_return;
+                    std::sync::Arc::make_mut(i).errors_return = errors_return;
                 }
             });
             if let Some(x) = &info.inter {

@@ -66,7 +66,7 @@ pub fn of(c: Handle) -> Option<Arc<Inter>> {
 fn record(info: CommInfo) -> Handle {
     state::with(|s| {
         let h = s.handle();
-        s.comms.insert(h, info);
+        s.comms.insert(h, info.into());
         h
     })
 }
@@ -175,7 +175,7 @@ pub fn free_parts(call: &str, x: &Inter) -> Res<()> {
 pub fn set_errors(call: &str, x: &Inter, errors_return: bool) -> Res<()> {
     for h in [x.union, x.local, x.coll] {
         let Some(id) = state::with(|s| {
-            let i = s.comms.get_mut(&h)?;
+            let i = Arc::make_mut(s.comms.get_mut(&h)?);
             i.errors_return = errors_return;
             Some(i.id)
         }) else {
@@ -478,7 +478,7 @@ mpi! {
 
     fn MPI_Comm_remote_size / PMPI_Comm_remote_size(c: Handle, size: *mut c_int) -> c_int {
         let call = "MPI_Comm_remote_size";
-        ret(comm(call, c).and_then(|info| match info.inter {
+        ret(comm(call, c).and_then(|info| match &info.inter {
             Some(x) => {
                 unsafe { *size = x.remote.len() as c_int };
                 Ok(())
@@ -489,7 +489,7 @@ mpi! {
 
     fn MPI_Comm_remote_group / PMPI_Comm_remote_group(c: Handle, g: *mut Handle) -> c_int {
         let call = "MPI_Comm_remote_group";
-        ret(comm(call, c).and_then(|info| match info.inter {
+        ret(comm(call, c).and_then(|info| match &info.inter {
             Some(x) => {
                 unsafe { *g = super::comm::new_group(x.remote.clone()) };
                 Ok(())
@@ -549,7 +549,7 @@ pub mod coll {
         }
     }
 
-    fn parts(call: &str, comm_h: Handle) -> Res<(CommInfo, Arc<Inter>)> {
+    fn parts(call: &str, comm_h: Handle) -> Res<(Arc<CommInfo>, Arc<Inter>)> {
         let info = comm(call, comm_h)?;
         let x = info.inter.clone().ok_or_else(|| {
             raise(

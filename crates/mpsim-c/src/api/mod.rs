@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::ffi::c_int;
+use std::sync::Arc;
 
 use crate::abi::*;
 use crate::dtype::Datatype;
@@ -115,10 +116,19 @@ pub fn live(call: &str) -> Res<()> {
     Ok(())
 }
 
-/// The communicator `h`, or `MPI_ERR_COMM`.
-pub fn comm(call: &str, h: Handle) -> Res<CommInfo> {
-    live(call)?;
-    state::with(|s| s.comms.get(&h).cloned()).ok_or_else(|| {
+/// The communicator `h` (shared with the rank's table, not copied), or `MPI_ERR_COMM`.
+pub fn comm(call: &str, h: Handle) -> Res<Arc<CommInfo>> {
+    // One look at the tables: whether the library is live, and the communicator.
+    let (live_now, info) = state::with(|s| {
+        (
+            s.initialized && !s.finalized,
+            s.comms.get(&h).cloned(),
+        )
+    });
+    if !live_now {
+        live(call)?;
+    }
+    info.ok_or_else(|| {
         let what = if h == MPI_COMM_NULL {
             "MPI_COMM_NULL is not a communicator".to_string()
         } else {
@@ -128,9 +138,11 @@ pub fn comm(call: &str, h: Handle) -> Res<CommInfo> {
     })
 }
 
-/// The committed datatype `h`, or `MPI_ERR_TYPE`.
-pub fn datatype(call: &str, comm: Handle, h: Handle) -> Res<Datatype> {
-    match state::with(|s| s.datatype(h)) {
+/// The committed datatype `h` (shared, not copied), or `MPI_ERR_TYPE`.
+pub fn datatype(call: &str, comm: Handle, h: Handle) -> Res<Arc<Datatype>> {
+    // A predefined datatype needs no look at the rank's tables.
+    let t = crate::dtype::predefined_shared(h).or_else(|| state::with(|s| s.datatype(h)));
+    match t {
         Some(t) if t.committed => Ok(t),
         Some(_) => Err(raise(
             Some(comm),

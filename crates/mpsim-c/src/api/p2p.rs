@@ -3,6 +3,7 @@
 //! each start, as MPI says).
 
 use std::ffi::{c_int, c_void};
+use std::sync::Arc;
 
 use mpsim_door::check;
 use mpsim_door::wire::{Op, SendMode, class};
@@ -62,31 +63,26 @@ fn check_tag(call: &str, c: Handle, tag: c_int, receive: bool) -> Res<()> {
 /// length in `a[check::ARG]`.
 ///
 /// A program sends the same count of the same datatype again and again: the last record made
-/// is kept and given again when the signature is the same (it depends only on the datatype's
-/// name, size and kinds, and the count), so that a loop of calls encodes one record.
-fn with_sig(a: &mut [i64; 8], t: &Datatype, n: usize) -> std::rc::Rc<[u8]> {
-    type Last = Option<(String, usize, Vec<(u32, usize)>, usize, std::rc::Rc<[u8]>)>;
+/// is kept and given again when the signature is the same: the same count of the same shared
+/// datatype (which cannot change while it is held here: a change to a datatype copies it,
+/// `Arc::make_mut`), or of one with the same name, size and kinds (all the signature depends
+/// on), so that a loop of calls encodes one record.
+fn with_sig(a: &mut [i64; 8], t: &Arc<Datatype>, n: usize) -> std::rc::Rc<[u8]> {
+    type Last = Option<(Arc<Datatype>, usize, std::rc::Rc<[u8]>)>;
     thread_local! {
         static LAST: std::cell::RefCell<Last> = const { std::cell::RefCell::new(None) };
     }
     let record = LAST.with(|last| {
         let mut last = last.borrow_mut();
-        if let Some((name, size, kinds, count, record)) = &*last
+        if let Some((held, count, record)) = &*last
             && *count == n
-            && *size == t.size
-            && *name == t.name
-            && *kinds == t.kinds
+            && (Arc::ptr_eq(held, t)
+                || (held.size == t.size && held.name == t.name && held.kinds == t.kinds))
         {
             return std::rc::Rc::clone(record);
         }
         let record: std::rc::Rc<[u8]> = check::Record::P2p(t.sig(n)).encode().into();
-        *last = Some((
-            t.name.clone(),
-            t.size,
-            t.kinds.clone(),
-            n,
-            std::rc::Rc::clone(&record),
-        ));
+        *last = Some((Arc::clone(t), n, std::rc::Rc::clone(&record)));
         record
     });
     a[check::ARG] = record.len() as i64;
@@ -154,7 +150,7 @@ unsafe fn deliver(bytes: &[u8], buf: usize, n: usize, t: &Datatype) {
 /// (`None` for a receive from `MPI_PROC_NULL`, complete at once).
 struct ReceiveArgs {
     n: usize,
-    t: Datatype,
+    t: Arc<Datatype>,
     a: [i64; 8],
     /// The check record (`a[check::ARG]` says its length), the payload's end.
     sig: std::rc::Rc<[u8]>,
@@ -174,14 +170,16 @@ fn receive_args(
     let n = count(call, c, n)?;
     // A receive from MPI_PROC_NULL moves no data: MPI_DATATYPE_NULL is accepted there (as
     // MPICH does), any other datatype is checked.
-    if !(source == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL) {
-        datatype(call, c, dt)?;
-    }
+    let t = if source == MPI_PROC_NULL && dt == MPI_DATATYPE_NULL {
+        None
+    } else {
+        Some(datatype(call, c, dt)?)
+    };
     check_envelope(call, c, info.peers, source, tag, true)?;
-    if source == MPI_PROC_NULL {
-        return Ok(None);
-    }
-    let t = datatype(call, c, dt)?;
+    let t = match t {
+        Some(t) if source != MPI_PROC_NULL => t,
+        _ => return Ok(None),
+    };
     let mut a = [
         info.id,
         source as i64,

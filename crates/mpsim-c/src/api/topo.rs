@@ -49,7 +49,7 @@ impl Cart {
     }
 }
 
-fn cart(call: &str, c: Handle) -> Res<(CommInfo, Cart)> {
+fn cart(call: &str, c: Handle) -> Res<(std::sync::Arc<CommInfo>, Cart)> {
     let info = comm(call, c)?;
     let grid = state::with(|s| s.carts.get(&c).cloned()).ok_or_else(|| {
         raise(
@@ -138,7 +138,7 @@ mpi! {
             } else {
                 state::with(|s| {
                     let h = s.handle();
-                    s.comms.insert(h, CommInfo::intra(r.v[0], r.v[1] as u32, r.v[2] as u32, info.errors_return));
+                    s.comms.insert(h, CommInfo::intra(r.v[0], r.v[1] as u32, r.v[2] as u32, info.errors_return).into());
                     s.carts.insert(h, Cart { dims: d, periods: p });
                     h
                 })
@@ -231,7 +231,7 @@ mpi! {
             };
             let h = state::with(|s| {
                 let h = s.handle();
-                s.comms.insert(h, CommInfo::intra(r.v[0], r.v[1] as u32, r.v[2] as u32, info.errors_return));
+                s.comms.insert(h, CommInfo::intra(r.v[0], r.v[1] as u32, r.v[2] as u32, info.errors_return).into());
                 s.carts.insert(h, sub);
                 h
             });

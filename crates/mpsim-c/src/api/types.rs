@@ -11,7 +11,7 @@ use crate::abi::*;
 use crate::dtype::Datatype;
 use crate::state::{self, UserOp, raise};
 
-pub(super) fn old(call: &str, h: Handle) -> Res<Datatype> {
+pub(super) fn old(call: &str, h: Handle) -> Res<std::sync::Arc<Datatype>> {
     state::with(|s| s.datatype(h)).ok_or_else(|| {
         raise(
             None,
@@ -46,7 +46,7 @@ pub(super) fn built(call: &str, made: Option<Datatype>) -> Res<Datatype> {
 pub(super) fn store(t: Datatype, out: *mut Handle) -> Res<()> {
     let h = state::with(|s| {
         let h = s.handle();
-        s.types.insert(h, t);
+        s.types.insert(h, t.into());
         h
     });
     unsafe { *out = h };
@@ -147,7 +147,7 @@ mpi! {
             let k = n(call, count)?;
             let (l, d, ty) = unsafe { (slice(k, lens), slice(k, displs), slice(k, types)) };
             let olds = ty.iter().map(|&h| old(call, h)).collect::<Res<Vec<_>>>()?;
-            let blocks = (0..k).map(|i| Ok((d[i], n(call, l[i])?, &olds[i]))).collect::<Res<Vec<_>>>()?;
+            let blocks = (0..k).map(|i| Ok((d[i], n(call, l[i])?, &*olds[i]))).collect::<Res<Vec<_>>>()?;
             store(built(call, Datatype::structure(&blocks))?, out)?;
             made(out, combiner::STRUCT, [&[count][..], l].concat(), d.to_vec(), ty)
         })())
@@ -156,7 +156,7 @@ mpi! {
     fn MPI_Type_create_resized / PMPI_Type_create_resized(oldtype: Handle, lb: isize, extent: isize, out: *mut Handle) -> c_int {
         ret((|| {
             let t = old("MPI_Type_create_resized", oldtype)?;
-            let r = Datatype { lb, extent, committed: false, predefined: false, name: String::new(), ..t };
+            let r = Datatype { lb, extent, committed: false, predefined: false, name: String::new(), ..(*t).clone() };
             store(r, out)?;
             made(out, combiner::RESIZED, vec![], vec![lb, extent], &[oldtype])
         })())
@@ -165,7 +165,7 @@ mpi! {
     fn MPI_Type_dup / PMPI_Type_dup(oldtype: Handle, out: *mut Handle) -> c_int {
         ret((|| {
             let t = old("MPI_Type_dup", oldtype)?;
-            store(Datatype { predefined: false, ..t }, out)?;
+            store(Datatype { predefined: false, ..(*t).clone() }, out)?;
             made(out, combiner::DUP, vec![], vec![], &[oldtype])?;
             super::attr::copy_all("MPI_Type_dup", oldtype, unsafe { *out })
         })())
@@ -177,7 +177,7 @@ mpi! {
             old("MPI_Type_commit", h)?;
             state::with(|s| {
                 if let Some(t) = s.types.get_mut(&h) {
-                    t.committed = true;
+                    std::sync::Arc::make_mut(t).committed = true;
                 }
             });
             Ok(())
@@ -222,7 +222,7 @@ mpi! {
     fn MPI_Type_get_name / PMPI_Type_get_name(h: Handle, name: *mut c_char, len: *mut c_int) -> c_int {
         ret(old("MPI_Type_get_name", h).map(|t| unsafe {
             let given = state::with(|s| s.type_names.get(&h).cloned());
-            let text = given.unwrap_or(t.name);
+            let text = given.unwrap_or_else(|| t.name.clone());
             let k = text.len().min(MPI_MAX_OBJECT_NAME - 1);
             std::ptr::copy_nonoverlapping(text.as_ptr().cast(), name, k);
             *name.add(k) = 0;
@@ -238,7 +238,7 @@ mpi! {
                 if t.predefined {
                     s.type_names.insert(h, text);
                 } else if let Some(t) = s.types.get_mut(&h) {
-                    t.name = text;
+                    std::sync::Arc::make_mut(t).name = text;
                 }
             });
             Ok(())

@@ -152,7 +152,7 @@ pub unsafe fn init(
             mode: 0,
             buf: 0,
             count: 0,
-            dt: crate::dtype::predefined(0x247).expect("MPI_BYTE"),
+            dt: crate::dtype::predefined_shared(0x247).expect("MPI_BYTE"),
             peer: 0,
             tag: 0,
             comm: c,
