@@ -193,9 +193,15 @@ impl MpiRank {
             } => {
                 let at_root = me == root;
                 let ((counts, displs, total), mine) = if at_root {
-                    (self.packed(counts, unit, name)?, self.int(send.len(), name)?)
+                    (
+                        self.packed(counts, unit, name)?,
+                        self.int(send.len(), name)?,
+                    )
                 } else {
-                    ((vec![0; size], vec![0; size], 0), self.int(send.len(), name)?)
+                    (
+                        (vec![0; size], vec![0; size], 0),
+                        self.int(send.len(), name)?,
+                    )
                 };
                 let coll = Coll::Gatherv {
                     counts,

@@ -736,7 +736,9 @@ pub fn icoll(
     let mut req = request_null();
     // An empty vector's address is 1, which is Open MPI's `MPI_IN_PLACE`: an empty buffer
     // (a rank with no block) is handed over at another address, never read nor written.
-    let nowhere = std::ptr::NonNull::<u64>::dangling().as_ptr().cast::<c_void>();
+    let nowhere = std::ptr::NonNull::<u64>::dangling()
+        .as_ptr()
+        .cast::<c_void>();
     let s = if send.is_empty() {
         nowhere
     } else {

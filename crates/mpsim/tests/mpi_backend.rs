@@ -101,8 +101,8 @@ const CASES: &[(&str, Option<&str>)] = &[
 ];
 
 /// Cases too big for every run (`#[ignore]` in spirit): run only when named, on 2 processes.
-/// `mpi_p2p_over_2_gib_every_mode_probe_and_mrecv` needs about 9 GB of memory and half a
-/// minute:
+/// `mpi_p2p_over_2_gib_every_mode_probe_and_mrecv` needs up to 6.3 GB per rank (13 GB in
+/// all) and 3 minutes here (2 cores, 2026-11-29):
 /// `cargo test --release -p mpsim --features mpi --test mpi_backend -- mpi_p2p_over_2_gib`.
 const BIG_CASES: &[&str] = &["mpi_p2p_over_2_gib_every_mode_probe_and_mrecv"];
 
@@ -638,7 +638,8 @@ async fn vector_program(world: Comm, out: Digests) -> Result<()> {
         got.extend(rs.iter().copied());
         let mut rsb = [0i32; 2];
         let block: Vec<i32> = (0..2 * n as i32).map(|k| k - r as i32).collect();
-        comm.reduce_scatter_block(&block, &mut rsb, &Op::min()).await?;
+        comm.reduce_scatter_block(&block, &mut rsb, &Op::min())
+            .await?;
         got.extend(rsb.iter().map(|&x| x as u64));
         // The nonblocking forms, all in flight at once.
         let root = comm.size() - 1;
@@ -719,7 +720,9 @@ fn native_report_case() -> Result<()> {
             world.allreduce(&[1u64], &mut x, &Op::sum()).await?;
             assert_eq!(x[0], u64::from(RANKS));
             let mut all = [0u64; RANKS as usize];
-            world.allgatherv(&[1u64], &mut all, &[1; RANKS as usize]).await?;
+            world
+                .allgatherv(&[1u64], &mut all, &[1; RANKS as usize])
+                .await?;
             let mut part = [0u64];
             world
                 .ireduce_scatter(&all, &mut part, &[1; RANKS as usize], &Op::sum())?
