@@ -333,7 +333,7 @@ impl MpiRank {
         let mut displs = Vec::with_capacity(counts.len());
         let mut total = 0usize;
         for &count in counts {
-            let b = count.checked_mul(unit).unwrap_or(usize::MAX);
+            let b = count.saturating_mul(unit);
             displs.push(self.int(total, call)?);
             bytes.push(self.int(b, call)?);
             total = total.saturating_add(b);
