@@ -34,9 +34,20 @@
 //! collectives on an MPI communicator per mpsim communicator: a fourth duplicate of
 //! `MPI_COMM_WORLD` for the world, one made by `MPI_Comm_create_group` at a communicator's
 //! first native blocking collective for the others (`native.rs` and mpsim's
-//! `docs/collectives.md` §9 argue why making it then is safe). The others, and every
-//! collective of a `--reproducible` run, are mpsim's algorithms over the point-to-point
-//! above.
+//! `docs/collectives.md` §9 argue why making it then is safe): every collective of mpsim's API,
+//! the `v` calls and `reduce_scatter(_block)` included. The others (user operations,
+//! `minloc`/`maxloc`, counts beyond MPI's `int` that every rank sees), and every collective of
+//! a `--reproducible` run, are mpsim's algorithms over the point-to-point above.
+//!
+//! # Messages beyond `int`
+//!
+//! MPI counts in `int`, and Open MPI 4.1 has no large-count (`_c`) calls. A message of more
+//! than `i32::MAX` bytes is sent, received and matched-received as one element of a derived
+//! datatype of its length (`raw.rs`: 1 GiB blocks by `MPI_Type_contiguous`, the rest by
+//! `MPI_Type_create_struct`, committed for the call and freed after it starts); its byte count
+//! in a status is `MPI_Get_elements_x`'s when `MPI_Get_count` cannot say it. Every shorter one
+//! takes the path it always took (one test of its length). A buffered send cannot be that
+//! long (an attached buffer's size is an `int`).
 //!
 //! # Progress
 //!

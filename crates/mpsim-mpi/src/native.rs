@@ -1,8 +1,10 @@
 //! MPI's own collectives for mpsim's (`RankRuntime::start_native`; when the API layer asks,
 //! `mpsim`'s `coll/native.rs` says): each call starts the library's nonblocking collective
 //! (`MPI_Ibarrier`, `MPI_Ibcast`, `MPI_Ireduce`, `MPI_Iallreduce`, `MPI_Iscan`, `MPI_Iexscan`,
-//! `MPI_Igather`, `MPI_Iscatter`, `MPI_Iallgather`, `MPI_Ialltoall`) on the mpsim
-//! communicator's MPI communicator, into buffers the request table owns; `progress` completes
+//! `MPI_Igather(v)`, `MPI_Iscatter(v)`, `MPI_Iallgather(v)`, `MPI_Ialltoall(v)`,
+//! `MPI_Ireduce_scatter(_block)`) on the mpsim communicator's MPI communicator, into buffers
+//! the request table owns (with the `v` calls' counts and displacements, which MPI reads while
+//! the call runs: [`Held`]); `progress` completes
 //! it with the rest (`MPI_Testsome`), so that a blocking collective waits as any other call:
 //! polled, napping when idle, seen by the deadlock watchdog.
 //!
@@ -22,6 +24,17 @@
 //! stuck in a native collective that can never complete (ranks that called different
 //! collectives on a communicator) are not declared either; `--reproducible` runs mpsim's
 //! algorithms, whose mismatches are reported.
+//!
+//! # Counts beyond `int`
+//!
+//! MPI's collectives count in `int` (bytes here, elements for the reductions). A call whose
+//! counts every rank knows to be beyond it (bcast, the reductions, gather, scatter, allgather,
+//! alltoall, allgatherv, reduce_scatter) runs mpsim's algorithm on every rank alike
+//! (`start_native_coll` answers `None`), over point-to-point, which carries any length
+//! (`raw.rs`). `gatherv` and `scatterv` (counts the root's alone) and `alltoallv` (counts that
+//! differ between ranks) cannot: a rank cannot tell whether another falls back, and a rank in
+//! MPI's collective would wait for one in mpsim's forever. There a count or total beyond it is
+//! `Error::Unsupported`, which ends the job, naming `--coll` and `--reproducible`.
 
 use std::ffi::c_int;
 
@@ -33,6 +46,14 @@ use mpsim_proto::runtime::{NativeCall, NativeComm, Payload, RankRuntime};
 
 use crate::rank::{Kind, MpiRank, Op, WORLD};
 use crate::raw::{self, Code, Coll};
+
+/// What MPI reads while a native collective runs, kept with its request until it completes:
+/// the bytes sent, and the collective's arrays of counts and displacements.
+#[derive(Debug)]
+pub(crate) struct Held {
+    _send: Vec<u8>,
+    _coll: Coll,
+}
 
 impl MpiRank {
     /// Makes `comm`'s MPI communicator (every member calls it at the same point).
@@ -161,6 +182,117 @@ impl MpiRank {
                 let recv = vec![0u8; send.len()];
                 (Coll::Alltoall { block }, send.to_vec(), recv, true)
             }
+            // The `v` calls' counts are known to the root alone (gatherv, scatterv) or differ
+            // between ranks (alltoallv): a rank cannot tell that another's do not fit MPI's
+            // `int`, so that none may run mpsim's algorithm instead; such counts are an error.
+            NativeCall::Gatherv {
+                send,
+                counts,
+                unit,
+                root,
+            } => {
+                let at_root = me == root;
+                let ((counts, displs, total), mine) = if at_root {
+                    (
+                        self.packed(counts, unit, name)?,
+                        self.int(send.len(), name)?,
+                    )
+                } else {
+                    (
+                        (vec![0; size], vec![0; size], 0),
+                        self.int(send.len(), name)?,
+                    )
+                };
+                let coll = Coll::Gatherv {
+                    counts,
+                    displs,
+                    mine,
+                    root: root_of(root),
+                };
+                (coll, send.to_vec(), vec![0u8; total], at_root)
+            }
+            NativeCall::Scatterv {
+                send,
+                counts,
+                unit,
+                recv,
+                root,
+            } => {
+                let at_root = me == root;
+                let (counts, displs, _) = if at_root {
+                    self.packed(counts, unit, name)?
+                } else {
+                    (vec![0; size], vec![0; size], 0)
+                };
+                let coll = Coll::Scatterv {
+                    counts,
+                    displs,
+                    mine: self.int(recv, name)?,
+                    root: root_of(root),
+                };
+                let send = if at_root { send.to_vec() } else { Vec::new() };
+                (coll, send, vec![0u8; recv], true)
+            }
+            NativeCall::Allgatherv { send, counts, unit } => {
+                // Every rank has the same counts: all of them run mpsim's algorithm alike.
+                let Ok((counts, displs, total)) = self.packed(counts, unit, name) else {
+                    return Ok(None);
+                };
+                let Some(mine) = int(send.len()) else {
+                    return Ok(None);
+                };
+                let coll = Coll::Allgatherv {
+                    counts,
+                    displs,
+                    mine,
+                };
+                (coll, send.to_vec(), vec![0u8; total], true)
+            }
+            NativeCall::Alltoallv {
+                send,
+                send_counts,
+                recv_counts,
+                unit,
+            } => {
+                let (send_counts, send_displs, _) = self.packed(send_counts, unit, name)?;
+                let (recv_counts, recv_displs, total) = self.packed(recv_counts, unit, name)?;
+                let coll = Coll::Alltoallv {
+                    send_counts,
+                    send_displs,
+                    recv_counts,
+                    recv_displs,
+                };
+                (coll, send.to_vec(), vec![0u8; total], true)
+            }
+            NativeCall::ReduceScatter {
+                send,
+                counts,
+                elem,
+                op,
+            } => {
+                // The same counts on every rank; in elements, their sum within `int` too.
+                let Ok((ints, _, _)) = self.packed(counts, 1, name) else {
+                    return Ok(None);
+                };
+                let mine = counts.get(me as usize).copied().unwrap_or(0) * raw::elem_bytes(elem);
+                let (ty, op) = (raw::datatype(elem), raw::operation(op));
+                let coll = Coll::ReduceScatter {
+                    counts: ints,
+                    ty,
+                    op,
+                };
+                (coll, send.to_vec(), vec![0u8; mine], true)
+            }
+            NativeCall::ReduceScatterBlock { send, elem, op } => {
+                let elems = send.len() / raw::elem_bytes(elem);
+                let (Some(count), Some(_)) = (int(elems / size.max(1)), int(elems)) else {
+                    return Ok(None);
+                };
+                let (ty, op) = (raw::datatype(elem), raw::operation(op));
+                let coll = Coll::ReduceScatterBlock { count, ty, op };
+                let recv = vec![0u8; send.len() / size.max(1)];
+                (coll, send.to_vec(), recv, true)
+            }
         };
         let mut recv = recv;
         let raw_req =
@@ -177,13 +309,52 @@ impl MpiRank {
             raw: raw_req,
             buf: recv.into(),
             op: Op::Coll {
-                _send: send,
+                _send: Held {
+                    _send: send,
+                    _coll: coll,
+                },
                 keep,
                 call: name,
             },
             what,
         });
         Ok(Some(req))
+    }
+
+    /// `counts` elements of `unit` bytes, in bytes, and their displacements packed in rank
+    /// order, with their total: an error when one does not fit MPI's `int`.
+    fn packed(
+        &self,
+        counts: &[usize],
+        unit: usize,
+        call: &'static str,
+    ) -> Result<(Vec<c_int>, Vec<c_int>, usize), Error> {
+        let mut bytes = Vec::with_capacity(counts.len());
+        let mut displs = Vec::with_capacity(counts.len());
+        let mut total = 0usize;
+        for &count in counts {
+            let b = count.saturating_mul(unit);
+            displs.push(self.int(total, call)?);
+            bytes.push(self.int(b, call)?);
+            total = total.saturating_add(b);
+        }
+        self.int(total, call)?;
+        Ok((bytes, displs, total))
+    }
+
+    /// `bytes` as MPI's `int`, or the error that says it is not one.
+    fn int(&self, bytes: usize, call: &'static str) -> Result<c_int, Error> {
+        c_int::try_from(bytes).map_err(|_| Error::Unsupported {
+            what: format!(
+                "{}: {bytes} bytes in a block or in all of them: MPI's own collective counts \
+                 in `int` (at most {} bytes); --coll {}=<algorithm> or --reproducible runs \
+                 mpsim's algorithm over point-to-point instead",
+                Site::new(self.rank(), call),
+                c_int::MAX,
+                // The nonblocking call's collective: `igatherv` is `gatherv`'s.
+                call.strip_prefix('i').unwrap_or(call)
+            ),
+        })
     }
 
     /// The completion of a native collective the library finished: its result in `buf`

@@ -61,6 +61,90 @@ fn byte() -> ffi::MPI_Datatype {
     unsafe { ffi::RSMPI_UINT8_T }
 }
 
+/// A buffer's length as MPI counts it: `len` bytes of `MPI_BYTE` up to `i32::MAX` (every
+/// message but the largest: nothing more is done for them), else one element of a derived type
+/// of `len` bytes ([`Large`]).
+enum Span {
+    Bytes(c_int),
+    Large(Large),
+}
+
+impl Span {
+    fn of(len: usize) -> Result<Span, Code> {
+        match c_int::try_from(len) {
+            Ok(n) => Ok(Span::Bytes(n)),
+            Err(_) => Large::new(len).map(Span::Large),
+        }
+    }
+
+    /// The count and datatype to hand the call.
+    fn args(&self) -> (c_int, ffi::MPI_Datatype) {
+        match self {
+            Span::Bytes(n) => (*n, byte()),
+            Span::Large(t) => (1, t.0),
+        }
+    }
+}
+
+/// A committed datatype of more than `i32::MAX` contiguous bytes (MPI's counts are `int`, and
+/// Open MPI 4.1 has no `_c` large-count calls): `q` blocks of [`LARGE_BLOCK`] bytes
+/// (`MPI_Type_contiguous` twice) and, if the length is not a multiple, the rest after them as
+/// bytes (`MPI_Type_create_struct`). Its signature is `len` bytes, so it matches `len` bytes
+/// of `MPI_BYTE` (or a shorter message: a receive may take less than its buffer). Freed on
+/// drop; MPI lets a datatype be freed while a call that uses it is in flight.
+struct Large(ffi::MPI_Datatype);
+
+/// The block of [`Large`]: 1 GiB.
+const LARGE_BLOCK: usize = 1 << 30;
+
+impl Large {
+    fn new(len: usize) -> Result<Large, Code> {
+        let count = |n: usize| c_int::try_from(n).map_err(|_| ffi::MPI_ERR_COUNT as c_int);
+        let (q, rest) = (count(len / LARGE_BLOCK)?, count(len % LARGE_BLOCK)?);
+        let made = |f: &mut dyn FnMut(*mut ffi::MPI_Datatype) -> c_int| {
+            let mut t = MaybeUninit::<ffi::MPI_Datatype>::uninit();
+            check(f(t.as_mut_ptr()))?;
+            // SAFETY: written by the call on success.
+            Ok::<_, Code>(unsafe { t.assume_init() })
+        };
+        // SAFETY (the constructors below): the library's datatypes, arrays of the count they
+        // are given, out-parameters.
+        let mut block =
+            made(&mut |t| unsafe { ffi::MPI_Type_contiguous(LARGE_BLOCK as c_int, byte(), t) })?;
+        let blocks = made(&mut |t| unsafe { ffi::MPI_Type_contiguous(q, block, t) });
+        // SAFETY: a datatype this function made; `blocks` (if made) keeps what it needs.
+        unsafe { ffi::MPI_Type_free(&mut block) };
+        let mut blocks = blocks?;
+        let mut whole = if rest == 0 {
+            blocks
+        } else {
+            let lens = [1, rest];
+            let displs = [0, (len - len % LARGE_BLOCK) as ffi::MPI_Aint];
+            let types = [blocks, byte()];
+            let whole = made(&mut |t| unsafe {
+                ffi::MPI_Type_create_struct(2, lens.as_ptr(), displs.as_ptr(), types.as_ptr(), t)
+            });
+            // SAFETY: as `block`.
+            unsafe { ffi::MPI_Type_free(&mut blocks) };
+            whole?
+        };
+        // SAFETY: a datatype this function made.
+        if let Err(code) = check(unsafe { ffi::MPI_Type_commit(&mut whole) }) {
+            // SAFETY: as `block`.
+            unsafe { ffi::MPI_Type_free(&mut whole) };
+            return Err(code);
+        }
+        Ok(Large(whole))
+    }
+}
+
+impl Drop for Large {
+    fn drop(&mut self) {
+        // SAFETY: a datatype `Large::new` made and committed, not used after.
+        unsafe { ffi::MPI_Type_free(&mut self.0) };
+    }
+}
+
 /// `MPI_ANY_SOURCE`, `MPI_ANY_TAG`.
 pub fn any_source() -> c_int {
     // SAFETY: as `byte`.
@@ -145,14 +229,15 @@ pub fn isend(
         Mode::Buffered => ffi::MPI_Ibsend,
         Mode::Ready => ffi::MPI_Irsend,
     };
-    let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
-    // SAFETY: `buf` is valid for `count` bytes, and the caller keeps it in place until the
-    // request completes; `req` is an out-parameter.
+    let span = Span::of(buf.len())?;
+    let (count, ty) = span.args();
+    // SAFETY: `buf` is valid for `count` elements of `ty` (its length in bytes), and the
+    // caller keeps it in place until the request completes; `req` is an out-parameter.
     check(unsafe {
         f(
             buf.as_ptr().cast::<c_void>(),
             count,
-            byte(),
+            ty,
             dest as c_int,
             tag,
             comm,
@@ -172,13 +257,14 @@ pub fn irecv(
     comm: MPI_Comm,
 ) -> Result<MPI_Request, Code> {
     let mut req = request_null();
-    let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
+    let span = Span::of(buf.len())?;
+    let (count, ty) = span.args();
     // SAFETY: as `isend`, the buffer writable.
     check(unsafe {
         ffi::MPI_Irecv(
             buf.as_mut_ptr().cast::<c_void>(),
             count,
-            byte(),
+            ty,
             source,
             tag,
             comm,
@@ -191,13 +277,14 @@ pub fn irecv(
 /// Starts the receive of a message a matched probe took into `buf` (`MPI_Imrecv`).
 pub fn imrecv(buf: &mut [MaybeUninit<u8>], message: &mut MPI_Message) -> Result<MPI_Request, Code> {
     let mut req = request_null();
-    let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
+    let span = Span::of(buf.len())?;
+    let (count, ty) = span.args();
     // SAFETY: as `irecv`; `message` is a handle from `improbe`.
     check(unsafe {
         ffi::MPI_Imrecv(
             buf.as_mut_ptr().cast::<c_void>(),
             count,
-            byte(),
+            ty,
             message,
             &mut req,
         )
@@ -208,13 +295,14 @@ pub fn imrecv(buf: &mut [MaybeUninit<u8>], message: &mut MPI_Message) -> Result<
 /// Receives a message a matched probe took into `buf` at once (`MPI_Mrecv`).
 pub fn mrecv(buf: &mut [MaybeUninit<u8>], message: &mut MPI_Message) -> Result<MPI_Status, Code> {
     let mut status = empty_status();
-    let count = c_int::try_from(buf.len()).map_err(|_| ffi::MPI_ERR_COUNT as c_int)?;
+    let span = Span::of(buf.len())?;
+    let (count, ty) = span.args();
     // SAFETY: `buf` valid for `count` bytes for the duration of this blocking call.
     check(unsafe {
         ffi::MPI_Mrecv(
             buf.as_mut_ptr().cast::<c_void>(),
             count,
-            byte(),
+            ty,
             message,
             &mut status,
         )
@@ -254,12 +342,19 @@ pub fn probe(
     }
 }
 
-/// The bytes a status counts (`MPI_Get_count` in bytes).
+/// The bytes a status counts (`MPI_Get_count` in bytes; beyond `i32::MAX`, which it cannot
+/// say, `MPI_Get_elements_x` in bytes, whose count is 64-bit).
 pub fn count(status: &MPI_Status) -> usize {
     let mut n: c_int = 0;
     // SAFETY: a status the library filled.
     unsafe { ffi::MPI_Get_count(status, byte(), &mut n) };
-    n.max(0) as usize
+    if n >= 0 {
+        return n as usize;
+    }
+    let mut big: ffi::MPI_Count = 0;
+    // SAFETY: as above.
+    unsafe { ffi::MPI_Get_elements_x(status, byte(), &mut big) };
+    usize::try_from(big).unwrap_or(0)
 }
 
 /// Whether a completed request was cancelled (`MPI_Test_cancelled`).
@@ -551,6 +646,7 @@ pub fn elem_bytes(elem: mpsim_proto::runtime::Elem) -> usize {
 }
 
 /// A nonblocking collective of the library, with its arguments: what [`icoll`] starts.
+#[derive(Debug)]
 pub enum Coll {
     Barrier,
     Bcast {
@@ -593,11 +689,50 @@ pub enum Coll {
     Alltoall {
         block: c_int,
     },
+    /// Bytes from each rank and where they go in the root's `recv` (the root's; empty
+    /// elsewhere), this rank's bytes.
+    Gatherv {
+        counts: Vec<c_int>,
+        displs: Vec<c_int>,
+        mine: c_int,
+        root: c_int,
+    },
+    /// Bytes to each rank and where they are in the root's `send` (the root's; empty
+    /// elsewhere), this rank's bytes.
+    Scatterv {
+        counts: Vec<c_int>,
+        displs: Vec<c_int>,
+        mine: c_int,
+        root: c_int,
+    },
+    Allgatherv {
+        counts: Vec<c_int>,
+        displs: Vec<c_int>,
+        mine: c_int,
+    },
+    Alltoallv {
+        send_counts: Vec<c_int>,
+        send_displs: Vec<c_int>,
+        recv_counts: Vec<c_int>,
+        recv_displs: Vec<c_int>,
+    },
+    /// Elements of `ty` each rank gets.
+    ReduceScatter {
+        counts: Vec<c_int>,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+    },
+    ReduceScatterBlock {
+        count: c_int,
+        ty: ffi::MPI_Datatype,
+        op: ffi::MPI_Op,
+    },
 }
 
 /// Starts `coll` on `comm` reading `send` and writing `recv` (`MPI_Ibarrier`, `MPI_Ibcast` on
-/// `recv`, `MPI_Ireduce`, ...). Both must stay where they are until the request completes
-/// (the caller keeps the vectors), and be as long as `coll` says (the caller's checks).
+/// `recv`, `MPI_Ireduce`, ...). Both, and `coll`'s arrays of counts and displacements (MPI
+/// reads them while the collective runs), must stay where they are until the request
+/// completes (the caller keeps them), and be as long as `coll` says (the caller's checks).
 pub fn icoll(
     coll: &Coll,
     send: &[u8],
@@ -605,8 +740,21 @@ pub fn icoll(
     comm: MPI_Comm,
 ) -> Result<MPI_Request, Code> {
     let mut req = request_null();
-    let s = send.as_ptr().cast::<c_void>();
-    let r = recv.as_mut_ptr().cast::<c_void>();
+    // An empty vector's address is 1, which is Open MPI's `MPI_IN_PLACE`: an empty buffer
+    // (a rank with no block) is handed over at another address, never read nor written.
+    let nowhere = std::ptr::NonNull::<u64>::dangling()
+        .as_ptr()
+        .cast::<c_void>();
+    let s = if send.is_empty() {
+        nowhere
+    } else {
+        send.as_ptr().cast::<c_void>()
+    };
+    let r = if recv.is_empty() {
+        nowhere
+    } else {
+        recv.as_mut_ptr().cast::<c_void>()
+    };
     let b = byte();
     // SAFETY: the buffers are valid for the counts the caller checked, and stay in place until
     // the request completes; `req` is an out-parameter.
@@ -636,6 +784,78 @@ pub fn icoll(
             }
             Coll::Alltoall { block } => {
                 ffi::MPI_Ialltoall(s, block, b, r, block, b, comm, &mut req)
+            }
+            Coll::Gatherv {
+                ref counts,
+                ref displs,
+                mine,
+                root,
+            } => ffi::MPI_Igatherv(
+                s,
+                mine,
+                b,
+                r,
+                counts.as_ptr(),
+                displs.as_ptr(),
+                b,
+                root,
+                comm,
+                &mut req,
+            ),
+            Coll::Scatterv {
+                ref counts,
+                ref displs,
+                mine,
+                root,
+            } => ffi::MPI_Iscatterv(
+                s,
+                counts.as_ptr(),
+                displs.as_ptr(),
+                b,
+                r,
+                mine,
+                b,
+                root,
+                comm,
+                &mut req,
+            ),
+            Coll::Allgatherv {
+                ref counts,
+                ref displs,
+                mine,
+            } => ffi::MPI_Iallgatherv(
+                s,
+                mine,
+                b,
+                r,
+                counts.as_ptr(),
+                displs.as_ptr(),
+                b,
+                comm,
+                &mut req,
+            ),
+            Coll::Alltoallv {
+                ref send_counts,
+                ref send_displs,
+                ref recv_counts,
+                ref recv_displs,
+            } => ffi::MPI_Ialltoallv(
+                s,
+                send_counts.as_ptr(),
+                send_displs.as_ptr(),
+                b,
+                r,
+                recv_counts.as_ptr(),
+                recv_displs.as_ptr(),
+                b,
+                comm,
+                &mut req,
+            ),
+            Coll::ReduceScatter { ref counts, ty, op } => {
+                ffi::MPI_Ireduce_scatter(s, r, counts.as_ptr(), ty, op, comm, &mut req)
+            }
+            Coll::ReduceScatterBlock { count, ty, op } => {
+                ffi::MPI_Ireduce_scatter_block(s, r, count, ty, op, comm, &mut req)
             }
         }
     };

@@ -139,7 +139,7 @@ pub(crate) enum Op {
     /// completion hands `buf` back as the rank's result.
     Coll {
         /// Read by MPI alone, kept here until the request completes.
-        _send: Vec<u8>,
+        _send: crate::native::Held,
         keep: bool,
         call: &'static str,
     },

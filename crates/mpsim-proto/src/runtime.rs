@@ -384,6 +384,75 @@ pub enum NativeCall<'a> {
         /// One block per rank.
         send: &'a [u8],
     },
+    /// `MPI_Igatherv` of `send` from every rank to `root`, which gets rank `i`'s `counts[i]`
+    /// elements of `unit` bytes after rank `i - 1`'s.
+    Gatherv {
+        /// This rank's block.
+        send: &'a [u8],
+        /// Elements per rank (the root's; empty elsewhere).
+        counts: &'a [usize],
+        /// Bytes per element.
+        unit: usize,
+        /// The root.
+        root: u32,
+    },
+    /// `MPI_Iscatterv` of the root's `send` (rank `i`'s `counts[i]` elements of `unit` bytes
+    /// after rank `i - 1`'s): this rank gets `recv` bytes.
+    Scatterv {
+        /// The root's blocks (empty elsewhere).
+        send: &'a [u8],
+        /// Elements per rank (the root's; empty elsewhere).
+        counts: &'a [usize],
+        /// Bytes per element.
+        unit: usize,
+        /// This rank's bytes.
+        recv: usize,
+        /// The root.
+        root: u32,
+    },
+    /// `MPI_Iallgatherv`: every rank gets rank `i`'s `counts[i]` elements of `unit` bytes after
+    /// rank `i - 1`'s (the same `counts` on every rank).
+    Allgatherv {
+        /// This rank's block.
+        send: &'a [u8],
+        /// Elements per rank.
+        counts: &'a [usize],
+        /// Bytes per element.
+        unit: usize,
+    },
+    /// `MPI_Ialltoallv`: `send_counts[j]` elements of `unit` bytes of `send` to rank `j`,
+    /// `recv_counts[i]` from rank `i`, the blocks packed in rank order.
+    Alltoallv {
+        /// The blocks for each rank.
+        send: &'a [u8],
+        /// Elements to each rank.
+        send_counts: &'a [usize],
+        /// Elements from each rank.
+        recv_counts: &'a [usize],
+        /// Bytes per element.
+        unit: usize,
+    },
+    /// `MPI_Ireduce_scatter`: `send` reduced over the ranks, rank `i` gets block `i` of
+    /// `counts[i]` elements (the same `counts` on every rank).
+    ReduceScatter {
+        /// This rank's contribution (every block).
+        send: &'a [u8],
+        /// Elements per rank.
+        counts: &'a [usize],
+        /// Its element type.
+        elem: Elem,
+        /// The operation.
+        op: ReduceOp,
+    },
+    /// `MPI_Ireduce_scatter_block`: as [`NativeCall::ReduceScatter`], `size` equal blocks.
+    ReduceScatterBlock {
+        /// This rank's contribution (every block).
+        send: &'a [u8],
+        /// Its element type.
+        elem: Elem,
+        /// The operation.
+        op: ReduceOp,
+    },
 }
 
 /// The backend side of one rank: start a call, poll a wait, block until a wait may be over,

@@ -25,6 +25,9 @@ use mpsim::{
 
 const RANKS: u32 = 4;
 
+/// The ranks of a [`BIG_CASES`] case.
+const BIG_RANKS: u32 = 2;
+
 /// Each rank's results, by rank (all of them under sim; this process's one under mpi).
 type Digests = Arc<Mutex<BTreeMap<u32, Vec<u64>>>>;
 
@@ -41,6 +44,7 @@ const CASES: &[(&str, Option<&str>)] = &[
     ("mpi_p2p_same_results_as_sim", None),
     ("mpi_collectives_same_results_as_sim", None),
     ("mpi_collectives_native_report_names_the_library", None),
+    ("mpi_vector_collectives_same_results_as_sim", None),
     ("mpi_collectives_reproducible_same_bits_as_sim", None),
     ("mpi_p2p_stress_4_ranks_every_mode_and_wildcard", None),
     (
@@ -97,6 +101,12 @@ const CASES: &[(&str, Option<&str>)] = &[
     ),
 ];
 
+/// Cases too big for every run (`#[ignore]` in spirit): run only when named, on 2 processes.
+/// `mpi_p2p_over_2_gib_every_mode_probe_and_mrecv` needs up to 6.3 GB per rank (13 GB in
+/// all) and 3 minutes here (2 cores, 2026-11-29):
+/// `cargo test --release -p mpsim --features mpi --test mpi_backend -- mpi_p2p_over_2_gib`.
+const BIG_CASES: &[&str] = &["mpi_p2p_over_2_gib_every_mode_probe_and_mrecv"];
+
 /// Runs every case under `mpirun` and says which passed.
 fn harness() -> ExitCode {
     let exe = std::env::current_exe().expect("the test's own path");
@@ -107,12 +117,17 @@ fn harness() -> ExitCode {
     let mut failed = 0;
     let out_dir = std::env::temp_dir().join(format!("mpsim-mpi-backend-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).expect("a directory for the cases' files");
-    for &(case, expect_error) in CASES {
+    let big = BIG_CASES
+        .iter()
+        .filter(|case| filter.iter().any(|f| case.contains(f.as_str())))
+        .map(|&case| (case, None, BIG_RANKS));
+    let cases = CASES.iter().map(|&(case, error)| (case, error, RANKS));
+    for (case, expect_error, ranks) in cases.chain(big) {
         if !filter.is_empty() && !filter.iter().any(|f| case.contains(f.as_str())) {
             continue;
         }
         let mut cmd = Command::new("mpirun");
-        cmd.args(["-np", &RANKS.to_string(), "--oversubscribe"])
+        cmd.args(["-np", &ranks.to_string(), "--oversubscribe"])
             .env("MPSIM_MPI_CASE", case)
             .env("MPSIM_MPI_OUT", &out_dir)
             .arg(&exe);
@@ -132,7 +147,7 @@ fn harness() -> ExitCode {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let ok = match expect_error {
-            None => out.status.success() && stdout.matches("rank ok").count() == RANKS as usize,
+            None => out.status.success() && stdout.matches("rank ok").count() == ranks as usize,
             Some(text) => !out.status.success() && stderr.contains(text),
         };
         if ok {
@@ -169,6 +184,7 @@ fn rank_main(case: &str) -> ExitCode {
         "mpi_p2p_same_results_as_sim" => same_as_sim(p2p_program),
         "mpi_collectives_same_results_as_sim" => same_as_sim(coll_program),
         "mpi_collectives_native_report_names_the_library" => native_report_case(),
+        "mpi_vector_collectives_same_results_as_sim" => same_as_sim(vector_program),
         "mpi_collectives_reproducible_same_bits_as_sim" => {
             same_as_sim_with(reproducible(), repro_program)
         }
@@ -228,6 +244,7 @@ fn rank_main(case: &str) -> ExitCode {
             Ok(())
         }),
         "mpi_report_and_trace_merged_by_rank_0" => report_and_trace_case(),
+        "mpi_p2p_over_2_gib_every_mode_probe_and_mrecv" => over_2_gib_case(),
         // Ranks 1..3 wait far longer than the watchdog's first rounds for rank 0, which only
         // computes (no MPI call), then sends: no deadlock is declared.
         "mpi_deadlock_none_while_a_rank_computes_long" => mpi.run(|world: Comm| async move {
@@ -610,6 +627,94 @@ async fn coll_program(world: Comm, out: Digests) -> Result<()> {
     Ok(())
 }
 
+/// The vector collectives (`gatherv`, `scatterv`, `allgatherv`, `alltoallv`) and
+/// `reduce_scatter(_block)`, blocking and nonblocking, on the world and on a split, with
+/// uneven counts (some zero) and several element types: MPI's own (`MPI_Igatherv` and kin)
+/// on mpi, mpsim's algorithms under sim; each rank keeps what it got.
+async fn vector_program(world: Comm, out: Digests) -> Result<()> {
+    let me = world.rank();
+    let half = world.split(Some(me / 2), 0).await?.expect("a color");
+    for comm in [&world, &half] {
+        let (r, n) = (comm.rank() as usize, comm.size() as usize);
+        let mut got = Vec::new();
+        // Rank i has i + 1 elements, but rank 1 has none.
+        let counts: Vec<usize> = (0..n).map(|i| if i == 1 { 0 } else { i + 1 }).collect();
+        let total: usize = counts.iter().sum();
+        let mine: Vec<u32> = (0..counts[r]).map(|k| (r * 100 + k) as u32).collect();
+        for root in 0..comm.size() {
+            let at_root = comm.rank() == root;
+            let mut all = vec![0u32; if at_root { total } else { 0 }];
+            let cs: &[usize] = if at_root { &counts } else { &[] };
+            comm.gatherv(&mine, &mut all, cs, root).await?;
+            got.extend(all.iter().map(|&x| u64::from(x)));
+            let src: Vec<i64> = if at_root {
+                (0..total as i64).map(|k| k * 3 - 7).collect()
+            } else {
+                Vec::new()
+            };
+            let mut part = vec![0i64; counts[r]];
+            comm.scatterv(&src, cs, &mut part, root).await?;
+            got.extend(part.iter().map(|&x| x as u64));
+        }
+        let mut ag = vec![0u32; total];
+        comm.allgatherv(&mine, &mut ag, &counts).await?;
+        got.extend(ag.iter().map(|&x| u64::from(x)));
+        // Rank r sends (r + j) % 3 bytes to rank j.
+        let send_counts: Vec<usize> = (0..n).map(|j| (r + j) % 3).collect();
+        let recv_counts: Vec<usize> = (0..n).map(|i| (i + r) % 3).collect();
+        let a2a: Vec<u8> = (0..send_counts.iter().sum::<usize>())
+            .map(|k| (r * 16 + k) as u8)
+            .collect();
+        let mut a2a_in = vec![0u8; recv_counts.iter().sum()];
+        comm.alltoallv(&a2a, &send_counts, &mut a2a_in, &recv_counts)
+            .await?;
+        got.extend(a2a_in.iter().map(|&x| u64::from(x)));
+        let contrib: Vec<u64> = (0..total as u64).map(|k| k * (r as u64 + 1)).collect();
+        let mut rs = vec![0u64; counts[r]];
+        comm.reduce_scatter(&contrib, &mut rs, &counts, &Op::sum())
+            .await?;
+        got.extend(rs.iter().copied());
+        let mut rsb = [0i32; 2];
+        let block: Vec<i32> = (0..2 * n as i32).map(|k| k - r as i32).collect();
+        comm.reduce_scatter_block(&block, &mut rsb, &Op::min())
+            .await?;
+        got.extend(rsb.iter().map(|&x| x as u64));
+        // The nonblocking forms, all in flight at once.
+        let root = comm.size() - 1;
+        let at_root = comm.rank() == root;
+        let cs: &[usize] = if at_root { &counts } else { &[] };
+        let mut ig = vec![0u32; if at_root { total } else { 0 }];
+        let src: Vec<u16> = if at_root {
+            (0..total as u16).map(|k| k + 500).collect()
+        } else {
+            Vec::new()
+        };
+        let mut isc = vec![0u16; counts[r]];
+        let mut iag = vec![0u32; total];
+        let mut ia2a = vec![0u8; recv_counts.iter().sum()];
+        let mut irs = vec![0u64; counts[r]];
+        let mut irsb = [0i32; 2];
+        let mut reqs = vec![
+            comm.igatherv(&mine, &mut ig, cs, root)?,
+            comm.iscatterv(&src, cs, &mut isc, root)?,
+            comm.iallgatherv(&mine, &mut iag, &counts)?,
+            comm.ialltoallv(&a2a, &send_counts, &mut ia2a, &recv_counts)?,
+            comm.ireduce_scatter(&contrib, &mut irs, &counts, &Op::max())?,
+            comm.ireduce_scatter_block(&block, &mut irsb, &Op::sum())?,
+        ];
+        wait_all(&mut reqs).await?;
+        drop(reqs);
+        got.extend(ig.iter().map(|&x| u64::from(x)));
+        got.extend(isc.iter().map(|&x| u64::from(x)));
+        got.extend(iag.iter().map(|&x| u64::from(x)));
+        got.extend(ia2a.iter().map(|&x| u64::from(x)));
+        got.extend(irs.iter().copied());
+        got.extend(irsb.iter().map(|&x| x as u64));
+        keep(&out, &world, got);
+    }
+    Ok(())
+}
+
 /// Floating-point reductions under `--reproducible`: the same bits as the simulator's, on the
 /// world and on a split (mpsim's algorithms over MPI point-to-point).
 async fn repro_program(world: Comm, out: Digests) -> Result<()> {
@@ -652,6 +757,16 @@ fn native_report_case() -> Result<()> {
             let mut x = [0u64];
             world.allreduce(&[1u64], &mut x, &Op::sum()).await?;
             assert_eq!(x[0], u64::from(RANKS));
+            let mut all = [0u64; RANKS as usize];
+            world
+                .allgatherv(&[1u64], &mut all, &[1; RANKS as usize])
+                .await?;
+            let mut part = [0u64];
+            world
+                .ireduce_scatter(&all, &mut part, &[1; RANKS as usize], &Op::sum())?
+                .wait()
+                .await?;
+            assert_eq!(part[0], u64::from(RANKS));
             let user = Op::user(|a: &[u64], b: &mut [u64]| b[0] += a[0], true);
             world.allreduce(&[1u64], &mut x, &user).await?;
             assert_eq!(x[0], u64::from(RANKS));
@@ -681,6 +796,8 @@ fn native_report_case() -> Result<()> {
             .sum::<u64>()
     };
     assert_eq!(calls("allreduce", "mpi_library"), 1, "{text}");
+    assert_eq!(calls("allgatherv", "mpi_library"), 1, "{text}");
+    assert_eq!(calls("reduce_scatter", "mpi_library"), 1, "{text}");
     assert_eq!(calls("allreduce", "recursive_doubling"), 2, "{text}");
     // Two barriers on rank 0's half, by MPI (the report is rank 0's: its half's calls).
     assert_eq!(calls("barrier", "mpi_library"), 2, "{text}");
@@ -794,4 +911,90 @@ fn report_and_trace_case() -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The bytes of the messages of [`over_2_gib_case`]: past `i32::MAX`, not a multiple of 1 GiB.
+const OVER_2_GIB: usize = (1 << 31) + 4099;
+
+/// Byte `i` of a message of [`over_2_gib_case`] with `seed`.
+fn big_byte(i: usize, seed: u8) -> u8 {
+    (i % 251) as u8 ^ seed
+}
+
+/// Whether `buf` is the message with `seed` (every byte).
+fn big_is(buf: &[u8], seed: u8) -> bool {
+    buf.len() == OVER_2_GIB && buf.iter().enumerate().all(|(i, &b)| b == big_byte(i, seed))
+}
+
+/// Messages of more than `i32::MAX` bytes (MPI's `int` counts) between 2 ranks: on the world
+/// (MPI matches) in the standard, synchronous and ready modes, after a probe and a matched
+/// probe; on a dup (the backend matches: `MPI_Improbe`, `MPI_Mrecv`); a bcast (mpsim's
+/// algorithm: beyond the library's counts); a buffered send, which MPI cannot buffer (its
+/// buffer's size is an `int`): a clear error. A [`BIG_CASES`] case.
+fn over_2_gib_case() -> Result<()> {
+    Launcher::new(BIG_RANKS)
+        .backend(Backend::Mpi)
+        .run(|world: Comm| async move {
+            let dup = world.dup()?;
+            let me = world.rank();
+            let mut buf = vec![0u8; OVER_2_GIB];
+            let fill = |buf: &mut Vec<u8>, seed: u8| {
+                buf.iter_mut()
+                    .enumerate()
+                    .for_each(|(i, b)| *b = big_byte(i, seed))
+            };
+            if me == 0 {
+                fill(&mut buf, 1);
+                world.send(&buf, 1, 1).await?;
+                fill(&mut buf, 2);
+                world.ssend(&buf, 1, 2).await?;
+                world.barrier().await?;
+                fill(&mut buf, 3);
+                world.rsend(&buf, 1, 3).await?;
+                fill(&mut buf, 4);
+                world.send(&buf, 1, 4).await?;
+                fill(&mut buf, 5);
+                world.send(&buf, 1, 5).await?;
+                fill(&mut buf, 6);
+                dup.send(&buf, 1, 6).await?;
+                fill(&mut buf, 7);
+                dup.ssend(&buf, 1, 7).await?;
+                fill(&mut buf, 8);
+            } else {
+                let s = world.recv(&mut buf, 0, 1).await?;
+                assert!(s.bytes == OVER_2_GIB && big_is(&buf, 1), "send");
+                let s = world.recv(&mut buf, 0, 2).await?;
+                assert!(s.bytes == OVER_2_GIB && big_is(&buf, 2), "ssend");
+                {
+                    let req = world.irecv(&mut buf, 0, 3)?;
+                    world.barrier().await?;
+                    let s = req.wait().await?;
+                    assert_eq!(s.bytes, OVER_2_GIB, "rsend");
+                }
+                assert!(big_is(&buf, 3), "rsend");
+                let s = world.probe(0, 4).await?;
+                assert_eq!(s.bytes, OVER_2_GIB, "probe");
+                let s = world.recv(&mut buf, 0, 4).await?;
+                assert!(s.bytes == OVER_2_GIB && big_is(&buf, 4), "recv after probe");
+                let m = world.mprobe(0, 5).await?;
+                assert_eq!(m.status().bytes, OVER_2_GIB, "mprobe");
+                let s = m.mrecv(&mut buf).await?;
+                assert!(s.bytes == OVER_2_GIB && big_is(&buf, 5), "mrecv");
+                let s = dup.probe(0, 6).await?;
+                assert_eq!(s.bytes, OVER_2_GIB, "probe on a dup");
+                let s = dup.recv(&mut buf, 0, 6).await?;
+                assert!(s.bytes == OVER_2_GIB && big_is(&buf, 6), "send on a dup");
+                let s = dup.recv(&mut buf, 0, 7).await?;
+                assert!(s.bytes == OVER_2_GIB && big_is(&buf, 7), "ssend on a dup");
+            }
+            world.bcast(&mut buf, 0).await?;
+            assert!(big_is(&buf, 8), "bcast");
+            drop(buf);
+            if me == 0 {
+                let attached = world.buffer_attach(OVER_2_GIB + BSEND_OVERHEAD);
+                let text = attached.expect_err("an attach MPI cannot take").to_string();
+                assert!(text.contains("buffer_attach"), "{text}");
+            }
+            world.barrier().await
+        })
 }

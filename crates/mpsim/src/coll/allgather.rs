@@ -122,6 +122,16 @@ impl Comm {
     ) -> Result<()> {
         const CALL: &str = "allgatherv";
         let chosen = self.allgatherv_algorithm(CALL, send, recv.len(), counts)?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Allgatherv, chosen),
+            NativeCall::Allgatherv {
+                send: bytemuck::cast_slice(send),
+                counts,
+                unit: size_of::<T>()
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let cx = Ctx::new(self, CALL, Collective::Allgatherv, chosen, 0);
         run_allgatherv(&cx, chosen.algo, send, recv, &Layout::of_counts(counts)).await
     }
@@ -148,6 +158,16 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "iallgatherv";
         let chosen = self.allgatherv_algorithm(CALL, send, recv.len(), counts)?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Allgatherv, chosen),
+            NativeCall::Allgatherv {
+                send: bytemuck::cast_slice(send),
+                counts,
+                unit: size_of::<T>()
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let (send, layout) = (send.to_vec(), Layout::of_counts(counts));
         let mut out = zeroed(recv.len());
         let what = (Collective::Allgatherv, chosen, 0);

@@ -133,6 +133,17 @@ impl Comm {
     ) -> Result<()> {
         const CALL: &str = "alltoallv";
         let chosen = self.alltoallv_algorithm(CALL, send, send_counts, recv.len(), recv_counts)?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Alltoallv, chosen),
+            NativeCall::Alltoallv {
+                send: bytemuck::cast_slice(send),
+                send_counts,
+                recv_counts,
+                unit: size_of::<T>()
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let cx = Ctx::new(self, CALL, Collective::Alltoallv, chosen, 0);
         let (sl, rl) = (
             Layout::of_counts(send_counts),
@@ -165,6 +176,17 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "ialltoallv";
         let chosen = self.alltoallv_algorithm(CALL, send, send_counts, recv.len(), recv_counts)?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Alltoallv, chosen),
+            NativeCall::Alltoallv {
+                send: bytemuck::cast_slice(send),
+                send_counts,
+                recv_counts,
+                unit: size_of::<T>()
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let send = send.to_vec();
         let (sl, rl) = (
             Layout::of_counts(send_counts),

@@ -158,6 +158,17 @@ impl Comm {
     ) -> Result<()> {
         const CALL: &str = "gatherv";
         let (chosen, layout) = self.gatherv_plan(CALL, send, recv.len(), counts, root)?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Gatherv, chosen),
+            NativeCall::Gatherv {
+                send: bytemuck::cast_slice(send),
+                counts,
+                unit: size_of::<T>(),
+                root
+            },
+            (self.rank() == root).then(|| bytemuck::cast_slice_mut(recv))
+        );
         let cx = Ctx::new(self, CALL, Collective::Gatherv, chosen, root);
         linear_gather(&cx, send, recv, &layout, root).await
     }
@@ -187,6 +198,17 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "igatherv";
         let (chosen, layout) = self.gatherv_plan(CALL, send, recv.len(), counts, root)?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Gatherv, chosen),
+            NativeCall::Gatherv {
+                send: bytemuck::cast_slice(send),
+                counts,
+                unit: size_of::<T>(),
+                root
+            },
+            (self.rank() == root).then(|| bytemuck::cast_slice_mut(recv))
+        );
         let is_root = self.rank() == root;
         let send = send.to_vec();
         let mut out = zeroed(if is_root { recv.len() } else { 0 });
@@ -343,6 +365,18 @@ impl Comm {
     ) -> Result<()> {
         const CALL: &str = "scatterv";
         let (chosen, layout) = self.scatterv_plan(CALL, send, counts, recv.len(), root)?;
+        native_blocking!(
+            self,
+            (CALL, Collective::Scatterv, chosen),
+            NativeCall::Scatterv {
+                send: bytemuck::cast_slice(send),
+                counts,
+                unit: size_of::<T>(),
+                recv: size_of_val(recv),
+                root
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let cx = Ctx::new(self, CALL, Collective::Scatterv, chosen, root);
         linear_scatter(&cx, send, recv, &layout, root).await
     }
@@ -369,6 +403,18 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "iscatterv";
         let (chosen, layout) = self.scatterv_plan(CALL, send, counts, recv.len(), root)?;
+        native_nonblocking!(
+            self,
+            (CALL, Collective::Scatterv, chosen),
+            NativeCall::Scatterv {
+                send: bytemuck::cast_slice(send),
+                counts,
+                unit: size_of::<T>(),
+                recv: size_of_val(recv),
+                root
+            },
+            Some(bytemuck::cast_slice_mut(recv))
+        );
         let send = if self.rank() == root {
             send.to_vec()
         } else {

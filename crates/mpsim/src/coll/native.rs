@@ -10,8 +10,9 @@
 //!   on MPI too, and its other collectives run the algorithms `sim` times), and each
 //!   collective `--coll` names or a test forces (`Comm::force_algorithm`);
 //! - reductions with the program's own operation, `minloc`/`maxloc`, or element types other
-//!   than `i8`..`i64`, `u8`..`u64`, `usize`/`isize`, `f32`, `f64`; the vector collectives
-//!   (`gatherv`, `scatterv`, `allgatherv`, `alltoallv`) and `reduce_scatter(_block)`;
+//!   than `i8`..`i64`, `u8`..`u64`, `usize`/`isize`, `f32`, `f64` (`reduce_scatter(_block)`
+//!   included); the backend may also decline a call whose counts do not fit its library's
+//!   (`RankRuntime::start_native` answers `None` on every rank alike);
 //! - a nonblocking collective on a communicator other than the world before the first blocking
 //!   collective that ran natively on it (next section).
 //!

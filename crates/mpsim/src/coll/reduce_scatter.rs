@@ -10,11 +10,13 @@ use mpsim_proto::error::Result;
 
 use super::algo::{Algorithm, Chosen, Collective};
 use super::gather::linear_scatter;
+use super::native::{self, native_blocking, native_nonblocking};
 use super::ops::Op;
 use super::reduce::binomial_reduce;
 use super::{Ctx, Layout, pof2_below, zeroed};
 use crate::Comm;
 use crate::request::Request;
+use mpsim_proto::runtime::NativeCall;
 
 impl Comm {
     /// Combines every rank's `send` element by element with `op`, as [`Comm::allreduce`]
@@ -42,6 +44,19 @@ impl Comm {
     ) -> Result<()> {
         const CALL: &str = "reduce_scatter";
         let (chosen, layout) = self.reduce_scatter_plan(CALL, send, recv.len(), counts, op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_blocking!(
+                self,
+                (CALL, Collective::ReduceScatter, chosen),
+                NativeCall::ReduceScatter {
+                    send: bytemuck::cast_slice(send),
+                    counts,
+                    elem,
+                    op: rop,
+                },
+                Some(bytemuck::cast_slice_mut(recv))
+            );
+        }
         let cx = Ctx::new(self, CALL, Collective::ReduceScatter, chosen, 0);
         run(&cx, chosen.algo, send, recv, &layout, op).await
     }
@@ -69,6 +84,19 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "ireduce_scatter";
         let (chosen, layout) = self.reduce_scatter_plan(CALL, send, recv.len(), counts, op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_nonblocking!(
+                self,
+                (CALL, Collective::ReduceScatter, chosen),
+                NativeCall::ReduceScatter {
+                    send: bytemuck::cast_slice(send),
+                    counts,
+                    elem,
+                    op: rop,
+                },
+                Some(bytemuck::cast_slice_mut(recv))
+            );
+        }
         Ok(self.start_reduce_scatter(CALL, chosen, send, recv, layout, op))
     }
 
@@ -116,6 +144,18 @@ impl Comm {
     ) -> Result<()> {
         const CALL: &str = "reduce_scatter_block";
         let (chosen, layout) = self.reduce_scatter_block_plan(CALL, send, recv.len(), op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_blocking!(
+                self,
+                (CALL, Collective::ReduceScatter, chosen),
+                NativeCall::ReduceScatterBlock {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                },
+                Some(bytemuck::cast_slice_mut(recv))
+            );
+        }
         let cx = Ctx::new(self, CALL, Collective::ReduceScatter, chosen, 0);
         run(&cx, chosen.algo, send, recv, &layout, op).await
     }
@@ -142,6 +182,18 @@ impl Comm {
     ) -> Result<Request<'b>> {
         const CALL: &str = "ireduce_scatter_block";
         let (chosen, layout) = self.reduce_scatter_block_plan(CALL, send, recv.len(), op)?;
+        if let Some((elem, rop)) = native::reduction(op) {
+            native_nonblocking!(
+                self,
+                (CALL, Collective::ReduceScatter, chosen),
+                NativeCall::ReduceScatterBlock {
+                    send: bytemuck::cast_slice(send),
+                    elem,
+                    op: rop,
+                },
+                Some(bytemuck::cast_slice_mut(recv))
+            );
+        }
         Ok(self.start_reduce_scatter(CALL, chosen, send, recv, layout, op))
     }
 
