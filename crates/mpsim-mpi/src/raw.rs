@@ -61,29 +61,26 @@ fn byte() -> ffi::MPI_Datatype {
     unsafe { ffi::RSMPI_UINT8_T }
 }
 
-/// A buffer's length as MPI counts it: `len` bytes of `MPI_BYTE` up to `i32::MAX` (every
-/// message but the largest: nothing more is done for them), else one element of a derived type
-/// of `len` bytes ([`Large`]).
-enum Span {
-    Bytes(c_int),
-    Large(Large),
+/// Makes the call `f` with a count and datatype that describe `len` bytes: `len` of `MPI_BYTE`
+/// up to `i32::MAX` (every message but the largest: nothing more is done for them), else one
+/// element of a derived type of `len` bytes ([`Large`], freed after the call).
+#[inline(always)]
+fn spanned(len: usize, f: impl FnOnce(c_int, ffi::MPI_Datatype) -> c_int) -> Result<(), Code> {
+    match c_int::try_from(len) {
+        Ok(n) => check(f(n, byte())),
+        Err(_) => spanned_large(len, f),
+    }
 }
 
-impl Span {
-    fn of(len: usize) -> Result<Span, Code> {
-        match c_int::try_from(len) {
-            Ok(n) => Ok(Span::Bytes(n)),
-            Err(_) => Large::new(len).map(Span::Large),
-        }
-    }
-
-    /// The count and datatype to hand the call.
-    fn args(&self) -> (c_int, ffi::MPI_Datatype) {
-        match self {
-            Span::Bytes(n) => (*n, byte()),
-            Span::Large(t) => (1, t.0),
-        }
-    }
+/// [`spanned`] beyond `i32::MAX` bytes.
+#[cold]
+#[inline(never)]
+fn spanned_large(
+    len: usize,
+    f: impl FnOnce(c_int, ffi::MPI_Datatype) -> c_int,
+) -> Result<(), Code> {
+    let large = Large::new(len)?;
+    check(f(1, large.0))
 }
 
 /// A committed datatype of more than `i32::MAX` contiguous bytes (MPI's counts are `int`, and
@@ -229,11 +226,9 @@ pub fn isend(
         Mode::Buffered => ffi::MPI_Ibsend,
         Mode::Ready => ffi::MPI_Irsend,
     };
-    let span = Span::of(buf.len())?;
-    let (count, ty) = span.args();
     // SAFETY: `buf` is valid for `count` elements of `ty` (its length in bytes), and the
     // caller keeps it in place until the request completes; `req` is an out-parameter.
-    check(unsafe {
+    spanned(buf.len(), |count, ty| unsafe {
         f(
             buf.as_ptr().cast::<c_void>(),
             count,
@@ -257,10 +252,9 @@ pub fn irecv(
     comm: MPI_Comm,
 ) -> Result<MPI_Request, Code> {
     let mut req = request_null();
-    let span = Span::of(buf.len())?;
-    let (count, ty) = span.args();
+    let len = buf.len();
     // SAFETY: as `isend`, the buffer writable.
-    check(unsafe {
+    spanned(len, |count, ty| unsafe {
         ffi::MPI_Irecv(
             buf.as_mut_ptr().cast::<c_void>(),
             count,
@@ -277,10 +271,9 @@ pub fn irecv(
 /// Starts the receive of a message a matched probe took into `buf` (`MPI_Imrecv`).
 pub fn imrecv(buf: &mut [MaybeUninit<u8>], message: &mut MPI_Message) -> Result<MPI_Request, Code> {
     let mut req = request_null();
-    let span = Span::of(buf.len())?;
-    let (count, ty) = span.args();
+    let len = buf.len();
     // SAFETY: as `irecv`; `message` is a handle from `improbe`.
-    check(unsafe {
+    spanned(len, |count, ty| unsafe {
         ffi::MPI_Imrecv(
             buf.as_mut_ptr().cast::<c_void>(),
             count,
@@ -295,10 +288,10 @@ pub fn imrecv(buf: &mut [MaybeUninit<u8>], message: &mut MPI_Message) -> Result<
 /// Receives a message a matched probe took into `buf` at once (`MPI_Mrecv`).
 pub fn mrecv(buf: &mut [MaybeUninit<u8>], message: &mut MPI_Message) -> Result<MPI_Status, Code> {
     let mut status = empty_status();
-    let span = Span::of(buf.len())?;
-    let (count, ty) = span.args();
-    // SAFETY: `buf` valid for `count` bytes for the duration of this blocking call.
-    check(unsafe {
+    let len = buf.len();
+    // SAFETY: `buf` valid for `count` elements of `ty` (its length in bytes) for the duration
+    // of this blocking call.
+    spanned(len, |count, ty| unsafe {
         ffi::MPI_Mrecv(
             buf.as_mut_ptr().cast::<c_void>(),
             count,

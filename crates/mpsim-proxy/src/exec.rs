@@ -141,14 +141,7 @@ impl Proxy<'_> {
     }
 
     /// A send from this rank to `dest` with `tag` on `c`, for the type checks.
-    fn record_send(
-        &self,
-        c: &Comm,
-        dest: u32,
-        tag: i32,
-        record: Option<Rec>,
-        call: &'static str,
-    ) {
+    fn record_send(&self, c: &Comm, dest: u32, tag: i32, record: Option<Rec>, call: &'static str) {
         let sig = match record {
             Some(Rec::P2p(s)) => Some(s),
             _ => None,
@@ -672,7 +665,11 @@ pub(crate) async fn execute(
             });
             Ok(Answer::v(&[id]))
         }
-        Op::ReduceLocal => Ok(Answer::data(crate::reduce::local(&p.world, a, std::mem::take(payload))?)),
+        Op::ReduceLocal => Ok(Answer::data(crate::reduce::local(
+            &p.world,
+            a,
+            std::mem::take(payload),
+        )?)),
         Op::Sendrecv => {
             let c = p.comm(a[0], call)?;
             let (dest, stag, src, rtag, cap) = (a[1], a[2], a[3], a[4], a[5] as usize);
