@@ -299,7 +299,11 @@ pub enum Finish {
     /// Nothing (a barrier, a rank with no result).
     Nothing,
     /// `n` elements of `dt` at `buf`.
-    Unpack { buf: usize, n: usize, dt: Arc<Datatype> },
+    Unpack {
+        buf: usize,
+        n: usize,
+        dt: Arc<Datatype>,
+    },
     /// Blocks of `counts[i]` elements of `dt` at `buf` + `displs[i]` extents.
     UnpackV {
         buf: usize,

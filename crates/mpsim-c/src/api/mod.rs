@@ -119,12 +119,8 @@ pub fn live(call: &str) -> Res<()> {
 /// The communicator `h` (shared with the rank's table, not copied), or `MPI_ERR_COMM`.
 pub fn comm(call: &str, h: Handle) -> Res<Arc<CommInfo>> {
     // One look at the tables: whether the library is live, and the communicator.
-    let (live_now, info) = state::with(|s| {
-        (
-            s.initialized && !s.finalized,
-            s.comms.get(&h).cloned(),
-        )
-    });
+    let (live_now, info) =
+        state::with(|s| (s.initialized && !s.finalized, s.comms.get(&h).cloned()));
     if !live_now {
         live(call)?;
     }
