@@ -581,7 +581,7 @@ pub fn predefined_shared(h: Handle) -> Option<std::sync::Arc<Datatype>> {
             .map(|h| predefined(h).map(std::sync::Arc::new))
             .collect()
     });
-    table[(h - PREDEFINED.start) as usize].clone()
+    table[h - PREDEFINED.start].clone()
 }
 
 /// `MPI_BYTE` and `MPI_PACKED`: raw bytes, which match any type signature.
@@ -698,6 +698,36 @@ fn predefined_layout(h: Handle) -> Option<Datatype> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The shared table gives, for every handle, the datatype `predefined` builds (the same
+    /// name, layout and signature kinds), and nothing for a handle that is not one.
+    #[test]
+    fn predefined_shared_is_predefined() {
+        let mut found = 0;
+        for h in 0..0x400 {
+            match (predefined(h), predefined_shared(h)) {
+                (None, None) => {}
+                (Some(a), Some(b)) => {
+                    found += 1;
+                    assert_eq!(
+                        (&a.name, &a.runs, a.size, a.extent, &a.kinds, &a.prims),
+                        (&b.name, &b.runs, b.size, b.extent, &b.kinds, &b.prims),
+                        "{h:#x}"
+                    );
+                    assert!(std::sync::Arc::ptr_eq(
+                        &b,
+                        &predefined_shared(h).expect("again")
+                    ));
+                }
+                (a, b) => panic!(
+                    "{h:#x}: {:?} vs {:?}",
+                    a.map(|t| t.name),
+                    b.map(|t| t.name.clone())
+                ),
+            }
+        }
+        assert!(found > 50, "{found}");
+    }
 
     /// A vector of 3 blocks of 2 ints, stride 4: runs, size, extent, and a pack/unpack
     /// round trip that leaves the gaps alone.

@@ -63,23 +63,26 @@ struct Ledger {
     /// Point-to-point sends not yet received: (communicator id, source, destination, tag),
     /// in the order they were sent (MPI's non-overtaking rule makes it the order they match).
     sends: HashMap<(u64, u32, u32, i32), VecDeque<Sent>>,
-    /// Emptied queues of `sends`, kept for the next stream to start (at most
-    /// [`SPARE_QUEUES`]): a ring's every message starts a stream and its receive ends it, and
-    /// this spares them an allocation each.
-    spare: Vec<VecDeque<Sent>>,
+    /// How many queues of `sends` are empty: a stream's queue stays when its last message is
+    /// received, for its next message to find (a ring's every message would otherwise add
+    /// one and remove it), until the empty ones are many ([`Ledger::emptied`]).
+    empty: usize,
     findings: Vec<Finding>,
 }
 
-/// How many emptied queues the ledger keeps.
-const SPARE_QUEUES: usize = 64;
+/// Empty queues `sends` may hold before they are dropped, at least.
+const EMPTY_KEPT: usize = 4096;
 
 impl Ledger {
-    /// Removes the queue of stream `key`, kept for reuse.
-    fn end_stream(&mut self, key: &(u64, u32, u32, i32)) {
-        if let Some(q) = self.sends.remove(key)
-            && self.spare.len() < SPARE_QUEUES
-        {
-            self.spare.push(q);
+    /// A queue of `sends` became empty. When the empty ones pass [`EMPTY_KEPT`] and half the
+    /// queues, all of them are dropped: a sweep of the map follows as many messages as half
+    /// its length, constant time per message, and memory stays within twice the streams
+    /// with messages in flight.
+    fn emptied(&mut self) {
+        self.empty += 1;
+        if self.empty > EMPTY_KEPT.max(self.sends.len() / 2) {
+            self.sends.retain(|_, q| !q.is_empty());
+            self.empty = 0;
         }
     }
 }
@@ -229,10 +232,18 @@ impl Checks {
     pub(crate) fn sent(&self, c: &Comm, source: u32, dest: u32, tag: i32, s: Sent) {
         let mut l = self.ledger();
         let l = &mut *l;
-        l.sends
-            .entry((c.id(), source, dest, tag))
-            .or_insert_with(|| l.spare.pop().unwrap_or_default())
-            .push_back(s);
+        match l.sends.entry((c.id(), source, dest, tag)) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let queue = e.into_mut();
+                if queue.is_empty() {
+                    l.empty -= 1;
+                }
+                queue.push_back(s);
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(VecDeque::from([s]));
+            }
+        }
     }
 
     /// The send `sent` recorded last on its stream failed without sending (a buffered send
@@ -242,11 +253,11 @@ impl Checks {
     pub(crate) fn unsent(&self, c: &Comm, source: u32, dest: u32, tag: i32) {
         let mut l = self.ledger();
         let key = (c.id(), source, dest, tag);
-        if let Some(queue) = l.sends.get_mut(&key) {
-            queue.pop_back();
-            if queue.is_empty() {
-                l.end_stream(&key);
-            }
+        if let Some(queue) = l.sends.get_mut(&key)
+            && queue.pop_back().is_some()
+            && queue.is_empty()
+        {
+            l.emptied();
         }
     }
 
@@ -283,7 +294,7 @@ impl Checks {
             return;
         };
         if queue.is_empty() {
-            l.end_stream(&key);
+            l.emptied();
         }
         let (Some(e), Some(sig)) = (expect, sent.sig.as_ref()) else {
             return;

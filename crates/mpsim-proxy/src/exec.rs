@@ -329,10 +329,10 @@ pub(crate) async fn execute(
             let (dest, t) = (a[1] as u32, a[2] as i32);
             p.record_send(&c, dest, t, record, call);
             let sent = match mode(a[3]) {
-                mpsim::SendMode::Standard => c.send(&payload, dest, t).await,
-                mpsim::SendMode::Synchronous => c.ssend(&payload, dest, t).await,
-                mpsim::SendMode::Buffered => c.bsend(&payload, dest, t).await,
-                mpsim::SendMode::Ready => c.rsend(&payload, dest, t).await,
+                mpsim::SendMode::Standard => c.send(payload, dest, t).await,
+                mpsim::SendMode::Synchronous => c.ssend(payload, dest, t).await,
+                mpsim::SendMode::Buffered => c.bsend(payload, dest, t).await,
+                mpsim::SendMode::Ready => c.rsend(payload, dest, t).await,
             };
             sent.map_err(|e| p.unrecord_send(&c, dest, t, e))?;
             Ok(Answer::default())
@@ -341,7 +341,7 @@ pub(crate) async fn execute(
             let c = p.comm(a[0], call)?;
             p.record_send(&c, a[1] as u32, a[2] as i32, record, call);
             let r = c
-                .start_send(mode(a[3]), &payload, a[1] as u32, a[2] as i32)
+                .start_send(mode(a[3]), payload, a[1] as u32, a[2] as i32)
                 .map_err(|e| p.unrecord_send(&c, a[1] as u32, a[2] as i32, e))?;
             let held = Held {
                 req: Some(r),
@@ -420,7 +420,7 @@ pub(crate) async fn execute(
             }
         }
         Op::Waitall | Op::Testall => {
-            let list = ids(&payload);
+            let list = ids(payload);
             if !sends_of_pairs(p, &list, op == Op::Waitall).await? {
                 return Ok(Answer::v(&[0]));
             }
@@ -463,7 +463,7 @@ pub(crate) async fn execute(
             })
         }
         Op::Waitany | Op::Testany => {
-            let list = ids(&payload);
+            let list = ids(payload);
             let mut taken = Taken::new(p, &list, call)?;
             let got = loop {
                 let got = if op == Op::Waitany {
@@ -501,7 +501,7 @@ pub(crate) async fn execute(
             }
         }
         Op::Waitsome | Op::Testsome => {
-            let list = ids(&payload);
+            let list = ids(payload);
             let mut taken = Taken::new(p, &list, call)?;
             let got = loop {
                 let got = if op == Op::Waitsome {
@@ -683,13 +683,13 @@ pub(crate) async fn execute(
             let s = match (dest == null, src == null) {
                 (true, true) => None,
                 (false, true) => {
-                    c.send(&payload, dest as u32, stag as i32).await?;
+                    c.send(payload, dest as u32, stag as i32).await?;
                     None
                 }
                 (true, false) => Some(c.recv(&mut buf, source(src), tag(rtag)).await?),
                 (false, false) => Some(
                     c.sendrecv(
-                        &payload,
+                        payload,
                         dest as u32,
                         stag as i32,
                         &mut buf,
@@ -732,7 +732,7 @@ pub(crate) async fn execute(
             let s = c.split(color, a[2]).await?;
             Ok(Answer::v(&p.add_comm(s, er)))
         }
-        Op::CommCreateGroup | Op::CommInter => crate::comms::make(p, op, call, a, &payload),
+        Op::CommCreateGroup | Op::CommInter => crate::comms::make(p, op, call, a, payload),
         Op::CommFree => {
             let mut h = p
                 .comms

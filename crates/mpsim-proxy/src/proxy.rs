@@ -136,10 +136,10 @@ pub(crate) struct Proxy<'s> {
     spare: Vec<u8>,
 }
 
-/// The largest buffer a proxy keeps between calls (`Proxy::spare`, and the payload of the
-/// rank's calls): one rank's, so that a run of many ranks does not hold a large message's
-/// memory per rank.
-const KEPT_BUFFER: usize = 64 * 1024;
+/// The largest buffer a proxy keeps between calls (`Proxy::spare`, and the payloads of the
+/// rank's calls, three in all): small, so that a run of many ranks holds at most 3 KiB per
+/// rank for them (a larger message's copy costs more than its allocation anyway).
+const KEPT_BUFFER: usize = 1024;
 
 /// A call's check record as the proxy holds it (`mpsim_door::check::Record`): a
 /// point-to-point signature is shared, so that a record the rank sends again costs neither
