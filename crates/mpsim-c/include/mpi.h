@@ -605,10 +605,10 @@ MPSIM_DECLARE(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 MPSIM_DECLARE(int, Free_mem, (void *base))
 MPSIM_DECLARE(int, Pcontrol, (const int level, ...))
 
-/* One-sided communication (docs/c.md): windows, fence and post/start/complete/wait epochs,
- * put, get, accumulates. Shared, dynamic windows, locks, flushes and request-based
- * operations are declared so that programs that mention them build; they return
- * MPI_ERR_OTHER and say so once. */
+/* One-sided communication (docs/c.md): windows, fence, post/start/complete/wait and lock
+ * epochs, put, get, accumulates. Shared and dynamic windows and request-based operations
+ * are declared so that programs that mention them build; they return MPI_ERR_OTHER and say
+ * so once. */
 MPSIM_DECLARE(int, Win_get_group, (MPI_Win win, MPI_Group *group))
 MPSIM_DECLARE(int, Win_get_attr, (MPI_Win win, int win_keyval, void *attribute_val, int *flag))
 MPSIM_DECLARE(int, Win_set_name, (MPI_Win win, const char *win_name))

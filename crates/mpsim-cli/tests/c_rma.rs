@@ -1,6 +1,6 @@
 //! One-sided communication (MPI RMA) in the C door: `tests/c/rma.c` built by `mpsim cc` and
 //! run by `mpsim run`, simulated and on threads. The program checks its own results (windows,
-//! fence and post/start/complete/wait epochs, put, get, the accumulates, derived datatypes,
+//! fence, post/start/complete/wait and lock epochs, put, get, the accumulates, derived datatypes,
 //! the error classes under `MPI_ERRORS_RETURN`); misuse under the default
 //! `MPI_ERRORS_ARE_FATAL` ends the run naming the rank and the call.
 
@@ -43,7 +43,7 @@ fn text(b: &[u8]) -> String {
 }
 
 #[test]
-fn rma_windows_fence_pscw_put_get_accumulates_give_what_mpi_requires() {
+fn rma_windows_fence_pscw_locks_put_get_accumulates_give_what_mpi_requires() {
     for np in ["1", "2", "3", "5"] {
         let out = run(&["-np", np, "--report-out", "/dev/null"], &[]);
         assert!(out.status.success(), "np {np}: {}", text(&out.stderr));

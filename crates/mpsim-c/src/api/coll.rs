@@ -505,6 +505,12 @@ fn request_ptr(call: &str, c: Handle, r: *mut Handle) -> Res<Option<*mut Handle>
 
 unsafe fn barrier(call: &str, c: Handle, r: Option<*mut Handle>) -> Res<()> {
     let info = comm(call, c)?;
+    if r.is_none() && super::rma::any_window() {
+        // A blocking barrier serves other ranks' lock epochs while it waits (`api/rma`).
+        let mut req = MPI_REQUEST_NULL;
+        unsafe { barrier(call, c, Some(&mut req))? };
+        return super::rma::progress(call, &mut [req]);
+    }
     unsafe {
         issue(
             call,

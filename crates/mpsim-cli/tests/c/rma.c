@@ -2,7 +2,8 @@
  * and MPI_Win_allocate and their attributes, group, name; MPI_Put, MPI_Get, MPI_Accumulate
  * (MPI_SUM, MPI_MAX, MPI_REPLACE), MPI_Get_accumulate, MPI_Fetch_and_op (MPI_NO_OP too),
  * MPI_Compare_and_swap in fence epochs, with derived datatypes at the origin and the target;
- * post/start/complete/wait and MPI_Win_test on a ring; and, under MPI_ERRORS_RETURN on the
+ * post/start/complete/wait and MPI_Win_test on a ring; lock/unlock (exclusive epochs that
+ * must serialize), lock_all, flush; and, under MPI_ERRORS_RETURN on the
  * window, each error class a misused call returns. Rank 0 prints "rma: ok". Any number of
  * ranks.
  *
@@ -203,6 +204,47 @@ int main(int argc, char **argv) {
     CHECK(cls == MPI_ERR_RMA_SYNC && dw != MPI_WIN_NULL, "MPI_Win_free with an epoch open is MPI_ERR_RMA_SYNC");
     MPI_Win_complete(dw);
     MPI_Win_free(&dw);
+
+    /* Passive target: each rank increments a counter at rank 0 under an exclusive lock (a
+     * get, then a put of the value plus one: only mutual exclusion makes the count right),
+     * then everyone reads it under a shared lock_all; ranks lock each other pairwise at the same
+     * time; a flush completes a get within the epoch. */
+    long *c;
+    MPI_Win cw;
+    MPI_Win_allocate(4 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &c, &cw);
+    c[0] = c[1] = c[2] = 0; c[3] = rank;
+    MPI_Barrier(MPI_COMM_WORLD);
+    long cur = -1, nxt;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, cw);
+    MPI_Get(&cur, 1, MPI_LONG, 0, 0, 1, MPI_LONG, cw);
+    MPI_Win_flush(0, cw);
+    nxt = cur + 1;
+    MPI_Put(&nxt, 1, MPI_LONG, 0, 0, 1, MPI_LONG, cw);
+    MPI_Win_unlock(0, cw);
+    long fo = -1, one_l = 1;
+    MPI_Win_lock(MPI_LOCK_SHARED, right, 0, cw);
+    MPI_Fetch_and_op(&one_l, &fo, MPI_LONG, right, 1, MPI_SUM, cw);
+    MPI_Win_unlock(right, cw);
+    CHECK(fo >= 0 && fo < size, "MPI_Fetch_and_op under a shared lock");
+    MPI_Barrier(MPI_COMM_WORLD);
+    long seen[2] = {-1, -1};
+    MPI_Win_lock_all(0, cw);
+    MPI_Get(&seen[0], 1, MPI_LONG, 0, 0, 1, MPI_LONG, cw);
+    MPI_Get(&seen[1], 1, MPI_LONG, left, 3, 1, MPI_LONG, cw);
+    MPI_Win_flush_all(cw);
+    CHECK(seen[0] == size, "exclusive locks serialize read-modify-write epochs");
+    CHECK(seen[1] == left, "MPI_Get in MPI_Win_lock_all after MPI_Win_flush_all");
+    MPI_Win_unlock_all(cw);
+    MPI_Win_sync(cw);
+    CHECK(c[1] == 1, "one increment from the left under a shared lock");
+    MPI_Win_set_errhandler(cw, MPI_ERRORS_RETURN);
+    rc = MPI_Win_unlock(right, cw);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_SYNC, "MPI_Win_unlock without a lock is MPI_ERR_RMA_SYNC");
+    rc = MPI_Win_lock(7, right, 0, cw);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_LOCKTYPE, "a bad lock type is MPI_ERR_LOCKTYPE");
+    MPI_Win_free(&cw);
 
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -1,24 +1,29 @@
 //! One-sided communication (MPI RMA): windows (`MPI_Win_create`, `MPI_Win_allocate`, ...),
 //! `MPI_Put`, `MPI_Get`, `MPI_Accumulate`, `MPI_Get_accumulate`, `MPI_Fetch_and_op`,
-//! `MPI_Compare_and_swap`, synchronized by `MPI_Win_fence` or by post/start/complete/wait.
+//! `MPI_Compare_and_swap`, synchronized by `MPI_Win_fence`, by post/start/complete/wait, or by
+//! locks (`MPI_Win_lock`/`unlock`, `lock_all`, `flush`).
 //!
 //! A window's memory lives in its rank's process, so RMA is built here, in the library, over
 //! its own point-to-point and collective calls on a hidden duplicate of the window's
 //! communicator: the simulator times the messages that really go. An operation is checked and
 //! encoded at the origin when the program calls it ([`ops`]) and waits there; the call that
-//! closes the epoch sends each target its operations, and the target applies them to its
-//! memory in a defined order (by origin rank, then in the order each origin issued them) and
-//! sends back what they fetch. So every operation is complete when the closing call returns,
-//! as MPI requires, and the target's memory only changes inside its own MPI calls.
+//! completes it sends the target its operations, the target applies them to its memory inside
+//! one of its own MPI calls, in the order the origin issued them, and sends back what they
+//! fetch. So every operation is complete when the completing call returns, as MPI requires.
 //!
 //! - `MPI_Win_fence`: an all-to-all of the bytes each rank sends each other, then the
-//!   operations (nonblocking sends and receives, tag [`TAG_FENCE`]), then the replies.
-//! - `MPI_Win_complete` sends each target of its `MPI_Win_start` group its operations (an
-//!   empty message when none, tag [`TAG_PSCW`]) and waits for the replies of those that
-//!   fetch; `MPI_Win_wait` receives one message from each origin of its `MPI_Win_post` group,
-//!   applies them by origin rank and replies; `MPI_Win_test` does so only when all are there.
-//!   A get in such an epoch completes when its target calls `MPI_Win_wait` (or a
-//!   `MPI_Win_test` that returns true).
+//!   operations (nonblocking sends and receives), applied by origin rank, then the replies.
+//! - `MPI_Win_complete` sends each target of its `MPI_Win_start` group its operations (the
+//!   length, then the operations) and waits for the replies of those that fetch, serving
+//!   meanwhile the origins of its own `MPI_Win_post` epoch whose operations arrive;
+//!   `MPI_Win_wait` serves the origins not served yet, by rank; `MPI_Win_test` does so only
+//!   when all of them have sent.
+//! - Locks: the origin sends a target its batch at `MPI_Win_flush*` or `MPI_Win_unlock*`
+//!   (nothing when it issued nothing); the first batch takes the lock at the target, the last
+//!   releases it, and a batch the lock does not allow yet waits at the target. The target
+//!   serves batches while it waits in `MPI_Win_unlock*`, `MPI_Win_flush*`, `MPI_Win_free` or a
+//!   blocking `MPI_Barrier` ([`progress`]); a target that waits anywhere else does not serve
+//!   them, and a run that needs it to ends in a deadlock report.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
@@ -59,6 +64,12 @@ const TAG_FENCE_REPLY: c_int = 2;
 const TAG_PSCW: c_int = 3;
 const TAG_PSCW_REPLY: c_int = 4;
 const TAG_PSCW_BODY: c_int = 5;
+const TAG_LOCK: c_int = 6;
+const TAG_LOCK_BODY: c_int = 7;
+const TAG_LOCK_REPLY: c_int = 8;
+const ERR_LOCKTYPE: c_int = 37;
+const LOCK_EXCLUSIVE: c_int = 301;
+const LOCK_SHARED: c_int = 302;
 
 /// `MPI_Win_errhandler_function`: `(MPI_Win *, int *, ...)`.
 type HandlerFn = unsafe extern "C" fn(*mut Handle, *mut c_int);
@@ -99,6 +110,16 @@ struct Win {
     /// What the served origins' operations fetched, kept until the epoch ends (their sends
     /// read it).
     replies: Vec<Vec<u8>>,
+    /// Targets this rank holds a lock on (`MPI_Win_lock`), and their lock types.
+    locks: Vec<(u32, c_int)>,
+    /// `MPI_Win_lock_all` holds.
+    lock_all: bool,
+    /// Targets whose lock this rank's epoch took already (a flush sent a batch).
+    acquired: Vec<u32>,
+    /// As a target: the origins that hold its lock, exclusive or not.
+    held: Vec<(u32, bool)>,
+    /// As a target: batches received and not yet served (the lock did not allow them yet).
+    deferred: Vec<(u32, u64, Vec<u8>)>,
     /// Operations issued and not yet sent.
     queue: Vec<Queued>,
     attrs: Box<Attrs>,
@@ -227,6 +248,11 @@ unsafe fn create(
         exposure: None,
         origins: Vec::new(),
         replies: Vec::new(),
+        locks: Vec::new(),
+        lock_all: false,
+        acquired: Vec::new(),
+        held: Vec::new(),
+        deferred: Vec::new(),
         queue: Vec::new(),
         attrs: Box::new(Attrs {
             size,
@@ -755,6 +781,247 @@ fn post(call: &str, h: Handle, origins: Vec<u32>) -> Res<()> {
     })
 }
 
+/// A lock epoch's message flags: the first batch takes the lock at the target, the last
+/// releases it; exclusive or shared.
+const ACQUIRE: u64 = 1;
+const RELEASE: u64 = 2;
+const EXCLUSIVE: u64 = 4;
+
+/// Waits for `reqs` (internal requests) while serving the lock epochs other ranks (and this
+/// one) send this rank on any of its windows: the target of a passive-target epoch applies it
+/// inside its own MPI calls (those that wait here: `MPI_Win_unlock`, `MPI_Win_flush`,
+/// `MPI_Win_unlock_all`, `MPI_Win_free`, a blocking `MPI_Barrier`), as MPI's weak progress
+/// allows.
+pub fn progress(call: &str, reqs: &mut [Handle]) -> Res<()> {
+    let comms: Vec<(Handle, Handle)> = with(|t| {
+        let mut v: Vec<(Handle, Handle)> = t.wins.iter().map(|(h, w)| (*h, w.comm)).collect();
+        v.sort_unstable();
+        v
+    });
+    let mut heads: Vec<Box<[u8; 16]>> = comms.iter().map(|_| Box::new([0u8; 16])).collect();
+    let mut listens = vec![MPI_REQUEST_NULL; comms.len()];
+    let listen = |i: usize, head: &mut [u8; 16], req: &mut Handle| {
+        ok(unsafe {
+            super::p2p::PMPI_Irecv(
+                head.as_mut_ptr().cast(),
+                16,
+                MPI_BYTE,
+                MPI_ANY_SOURCE,
+                TAG_LOCK,
+                comms[i].1,
+                req,
+            )
+        })
+    };
+    for i in 0..comms.len() {
+        listen(i, &mut heads[i], &mut listens[i])?;
+    }
+    let mut result = Ok(());
+    let mut keep = |r: Res<()>| {
+        if result.is_ok() {
+            result = r;
+        }
+    };
+    loop {
+        let pending: Vec<usize> = (0..reqs.len())
+            .filter(|&i| reqs[i] != MPI_REQUEST_NULL)
+            .collect();
+        if pending.is_empty() {
+            break;
+        }
+        let mut all: Vec<Handle> = pending.iter().map(|&i| reqs[i]).collect();
+        all.extend_from_slice(&listens);
+        let mut idx: c_int = -1;
+        let mut st = MpiStatus::default();
+        ok(unsafe {
+            super::wait::PMPI_Waitany(all.len() as c_int, all.as_mut_ptr(), &mut idx, &mut st)
+        })?;
+        let i = idx as usize;
+        if i < pending.len() {
+            reqs[pending[i]] = MPI_REQUEST_NULL;
+            continue;
+        }
+        let k = i - pending.len();
+        keep(arrived_lock(call, comms[k].0, st.source as u32, &heads[k]));
+        listen(k, &mut heads[k], &mut listens[k])?;
+    }
+    // Stops listening; a request that came meanwhile is served.
+    for k in 0..comms.len() {
+        ok(unsafe { super::wait::PMPI_Cancel(&mut listens[k]) })?;
+        let mut st = MpiStatus::default();
+        ok(unsafe { super::wait::PMPI_Wait(&mut listens[k], &mut st) })?;
+        if st.cancelled == 0 {
+            keep(arrived_lock(call, comms[k].0, st.source as u32, &heads[k]));
+        }
+    }
+    result
+}
+
+/// A lock epoch's batch from `origin` on window `h` announced itself (`head`: its length and
+/// flags): receives it, then serves it now if the lock allows, else when the lock is
+/// released.
+fn arrived_lock(call: &str, h: Handle, origin: u32, head: &[u8; 16]) -> Res<()> {
+    let n = u64::from_le_bytes(head[..8].try_into().unwrap_or([0; 8])) as usize;
+    let flags = u64::from_le_bytes(head[8..].try_into().unwrap_or([0; 8]));
+    let comm = win(call, h, |w| w.comm)?;
+    let mut msg = vec![0u8; n];
+    if n > 0 {
+        ok(unsafe {
+            super::p2p::PMPI_Recv(
+                msg.as_mut_ptr().cast(),
+                len(n)?,
+                MPI_BYTE,
+                origin as c_int,
+                TAG_LOCK_BODY,
+                comm,
+                std::ptr::null_mut(),
+            )
+        })?;
+    }
+    win(call, h, |w| w.deferred.push((origin, flags, msg)))?;
+    serve_deferred(call, h)
+}
+
+/// Serves the waiting batches the lock allows, in the order they came (a batch that takes an
+/// exclusive lock waits until every holder released it; a shared one, until no exclusive
+/// holder is left).
+fn serve_deferred(call: &str, h: Handle) -> Res<()> {
+    let mut result = Ok(());
+    loop {
+        let next = win(call, h, |w| {
+            let i = w.deferred.iter().position(|(o, f, _)| {
+                if f & ACQUIRE == 0 || w.held.iter().any(|x| x.0 == *o) {
+                    return true;
+                }
+                if f & EXCLUSIVE != 0 {
+                    w.held.is_empty()
+                } else {
+                    !w.held.iter().any(|x| x.1)
+                }
+            })?;
+            let (o, f, msg) = w.deferred.remove(i);
+            if f & ACQUIRE != 0 && !w.held.iter().any(|x| x.0 == o) {
+                w.held.push((o, f & EXCLUSIVE != 0));
+            }
+            if f & RELEASE != 0 {
+                w.held.retain(|x| x.0 != o);
+            }
+            Some((o, msg, w.comm, target_of(w)))
+        })?;
+        let Some((origin, msg, comm, target)) = next else {
+            return result;
+        };
+        let (back, failure) = ops::apply(&target, origin, &msg);
+        ok(unsafe {
+            super::p2p::PMPI_Send(
+                back.as_ptr().cast(),
+                len(back.len())?,
+                MPI_BYTE,
+                origin as c_int,
+                TAG_LOCK_REPLY,
+                comm,
+            )
+        })?;
+        if let (Some((cls, text)), true) = (failure, result.is_ok()) {
+            result = Err(raise_win(h, call, cls, &text));
+        }
+    }
+}
+
+/// Completes the operations queued for `targets` (every target when `None`) in a lock epoch,
+/// and releases the lock at each of them when `release`: each target concerned gets a batch
+/// (its operations, the lock's flags) and replies once it applied it (served in its MPI calls,
+/// [`progress`]; this rank's own batches go the same way, so that its lock counts as any
+/// other's).
+fn flush(call: &str, h: Handle, targets: Option<&[u32]>, release: bool) -> Res<()> {
+    let (comm, n, queue, batches) = win(call, h, |w| {
+        let n = w.size as usize;
+        let chosen = |t: u32| targets.is_none_or(|l| l.contains(&t));
+        let (mine, rest): (Vec<Queued>, Vec<Queued>) = std::mem::take(&mut w.queue)
+            .into_iter()
+            .partition(|q| chosen(q.target));
+        w.queue = rest;
+        let mut batches = Vec::new();
+        for t in 0..n as u32 {
+            let has_ops = mine.iter().any(|q| q.target == t);
+            let acquired = w.acquired.contains(&t);
+            if !chosen(t) || !(has_ops || release && acquired) {
+                continue;
+            }
+            let excl = !w.lock_all && w.locks.iter().any(|l| l.0 == t && l.1 == LOCK_EXCLUSIVE);
+            let mut flags = if excl { EXCLUSIVE } else { 0 };
+            if !acquired {
+                flags |= ACQUIRE;
+            }
+            if release {
+                flags |= RELEASE;
+                w.acquired.retain(|&x| x != t);
+            } else if !acquired {
+                w.acquired.push(t);
+            }
+            batches.push((t, flags));
+        }
+        (w.comm, n, mine, batches)
+    })?;
+    if batches.is_empty() {
+        return Ok(());
+    }
+    let out = messages(&queue, n);
+    let heads: Vec<(u32, [u8; 16])> = batches
+        .iter()
+        .map(|&(t, f)| {
+            let mut b = [0u8; 16];
+            b[..8].copy_from_slice(&(out[t as usize].len() as u64).to_le_bytes());
+            b[8..].copy_from_slice(&f.to_le_bytes());
+            (t, b)
+        })
+        .collect();
+    let mut reqs = Vec::new();
+    for (t, head) in &heads {
+        let t = *t as usize;
+        for (buf, tag) in [(&head[..], TAG_LOCK), (&out[t][..], TAG_LOCK_BODY)] {
+            if tag == TAG_LOCK_BODY && buf.is_empty() {
+                continue;
+            }
+            let mut req = MPI_REQUEST_NULL;
+            ok(unsafe {
+                super::p2p::PMPI_Isend(
+                    buf.as_ptr().cast(),
+                    len(buf.len())?,
+                    MPI_BYTE,
+                    t as c_int,
+                    tag,
+                    comm,
+                    &mut req,
+                )
+            })?;
+            reqs.push(req);
+        }
+    }
+    // Every target of a batch replies, if only to say it is done.
+    let sizes = fetched(&queue, n, None);
+    let mut replies: Vec<Vec<u8>> = sizes.iter().map(|&k| vec![0u8; k]).collect();
+    for (t, _) in &heads {
+        let t = *t as usize;
+        let mut req = MPI_REQUEST_NULL;
+        ok(unsafe {
+            super::p2p::PMPI_Irecv(
+                replies[t].as_mut_ptr().cast(),
+                len(replies[t].len())?,
+                MPI_BYTE,
+                t as c_int,
+                TAG_LOCK_REPLY,
+                comm,
+                &mut req,
+            )
+        })?;
+        reqs.push(req);
+    }
+    progress(call, &mut reqs)?;
+    finish(&queue, &replies);
+    Ok(())
+}
+
 /// What an RMA call gives: the call's number in [`ops::CALLS`], what it does, and its
 /// buffers.
 struct Call {
@@ -829,8 +1096,16 @@ fn count_of(call: &str, h: Handle, n: c_int) -> Res<usize> {
 /// Checks an RMA call and queues it for its target.
 fn issue(h: Handle, c: Call) -> Res<()> {
     let call = ops::CALLS[c.n];
-    let (me, size, fence, access, peers) = win(call, h, |w| {
-        (w.rank, w.size, w.fence, w.access.clone(), w.peers.clone())
+    let (me, size, fence, access, peers, locked) = win(call, h, |w| {
+        let locked = w.lock_all || w.locks.iter().any(|l| l.0 as c_int == c.target);
+        (
+            w.rank,
+            w.size,
+            w.fence,
+            w.access.clone(),
+            w.peers.clone(),
+            locked,
+        )
     })?;
     if c.target == MPI_PROC_NULL {
         return Ok(());
@@ -847,12 +1122,12 @@ fn issue(h: Handle, c: Call) -> Res<()> {
         ));
     }
     let target = c.target as u32;
-    let open = fence || access.as_ref().is_some_and(|a| a.contains(&target));
+    let open = fence || locked || access.as_ref().is_some_and(|a| a.contains(&target));
     if !open {
         let what = match access {
             Some(_) => format!("rank {target} is not in the group of this rank's MPI_Win_start"),
             None => format!(
-                "no access epoch is open at rank {me} for rank {target} (MPI_Win_fence or MPI_Win_start first)"
+                "no access epoch is open at rank {me} for rank {target} (MPI_Win_fence, MPI_Win_start or MPI_Win_lock first)"
             ),
         };
         return Err(raise_win(h, call, ERR_RMA_SYNC, &what));
@@ -1011,6 +1286,8 @@ mpi! {
                     Some("an access epoch is open (MPI_Win_complete first)")
                 } else if x.exposure.is_some() {
                     Some("an exposure epoch is open (MPI_Win_wait first)")
+                } else if !x.locks.is_empty() || x.lock_all {
+                    Some("a lock is held (MPI_Win_unlock or MPI_Win_unlock_all first)")
                 } else if !x.queue.is_empty() {
                     Some("RMA operations are pending (a closing MPI_Win_fence first)")
                 } else {
@@ -1021,8 +1298,11 @@ mpi! {
                 return Err(raise_win(w, call, ERR_RMA_SYNC, what));
             }
             let comm = win(call, w, |x| x.comm)?;
-            // Collective: no rank frees its memory while another may still reach it.
-            ok(unsafe { super::coll::PMPI_Barrier(comm) })?;
+            // Collective: no rank frees its memory while another may still reach it; meanwhile
+            // this rank serves the lock epochs of ranks that have not reached it yet.
+            let mut req = MPI_REQUEST_NULL;
+            ok(unsafe { super::coll::PMPI_Ibarrier(comm, &mut req) })?;
+            progress(call, &mut [req])?;
             let Some(x) = with(|t| t.wins.remove(&w)) else {
                 return Ok(());
             };
@@ -1155,6 +1435,89 @@ mpi! {
         ret(wait("MPI_Win_test", h, true).map(|done| unsafe { *flag = c_int::from(done) }))
     }
 
+    fn MPI_Win_lock / PMPI_Win_lock(kind: c_int, target: c_int, _assert: c_int, h: Handle) -> c_int {
+        let call = "MPI_Win_lock";
+        ret((|| {
+            let (size, held, other) = win(call, h, |w| {
+                let held = w.lock_all || w.locks.iter().any(|l| l.0 as c_int == target);
+                (w.size, held, w.access.is_some() || w.fence && !w.queue.is_empty())
+            })?;
+            if kind != LOCK_EXCLUSIVE && kind != LOCK_SHARED {
+                return Err(raise_win(h, call, ERR_LOCKTYPE, &format!("{kind} is not MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED")));
+            }
+            if !(0..size as c_int).contains(&target) {
+                return Err(raise_win(h, call, class::RANK, &format!("target rank {target} is not in the window's group of {size} ranks")));
+            }
+            if held || other {
+                return Err(raise_win(h, call, ERR_RMA_SYNC, &format!("an access epoch to rank {target} is open already")));
+            }
+            win(call, h, |w| {
+                w.locks.push((target as u32, kind));
+                w.fence = false;
+            })
+        })())
+    }
+
+    fn MPI_Win_unlock / PMPI_Win_unlock(target: c_int, h: Handle) -> c_int {
+        let call = "MPI_Win_unlock";
+        ret((|| {
+            let held = win(call, h, |w| w.locks.iter().any(|l| l.0 as c_int == target))?;
+            if !held {
+                return Err(raise_win(h, call, ERR_RMA_SYNC, &format!("this rank holds no lock on rank {target} (MPI_Win_lock first)")));
+            }
+            let r = flush(call, h, Some(&[target as u32]), true);
+            win(call, h, |w| w.locks.retain(|l| l.0 as c_int != target))?;
+            r
+        })())
+    }
+
+    fn MPI_Win_lock_all / PMPI_Win_lock_all(_assert: c_int, h: Handle) -> c_int {
+        let call = "MPI_Win_lock_all";
+        ret((|| {
+            let open = win(call, h, |w| w.lock_all || !w.locks.is_empty() || w.access.is_some() || w.fence && !w.queue.is_empty())?;
+            if open {
+                return Err(raise_win(h, call, ERR_RMA_SYNC, "an access epoch is open already"));
+            }
+            win(call, h, |w| {
+                w.lock_all = true;
+                w.fence = false;
+            })
+        })())
+    }
+
+    fn MPI_Win_unlock_all / PMPI_Win_unlock_all(h: Handle) -> c_int {
+        let call = "MPI_Win_unlock_all";
+        ret((|| {
+            if !win(call, h, |w| w.lock_all)? {
+                return Err(raise_win(h, call, ERR_RMA_SYNC, "no MPI_Win_lock_all epoch is open"));
+            }
+            let r = flush(call, h, None, true);
+            win(call, h, |w| w.lock_all = false)?;
+            r
+        })())
+    }
+
+    fn MPI_Win_flush / PMPI_Win_flush(target: c_int, h: Handle) -> c_int {
+        ret(flush_checked("MPI_Win_flush", h, Some(target)))
+    }
+
+    fn MPI_Win_flush_local / PMPI_Win_flush_local(target: c_int, h: Handle) -> c_int {
+        ret(flush_checked("MPI_Win_flush_local", h, Some(target)))
+    }
+
+    fn MPI_Win_flush_all / PMPI_Win_flush_all(h: Handle) -> c_int {
+        ret(flush_checked("MPI_Win_flush_all", h, None))
+    }
+
+    fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all(h: Handle) -> c_int {
+        ret(flush_checked("MPI_Win_flush_local_all", h, None))
+    }
+
+    fn MPI_Win_sync / PMPI_Win_sync(h: Handle) -> c_int {
+        // The window is the rank's own memory (MPI_WIN_UNIFIED): nothing to synchronize.
+        ret(win("MPI_Win_sync", h, |_| ()))
+    }
+
     fn MPI_Put / PMPI_Put(o: *const c_void, on: c_int, ot: Handle, target: c_int, disp: isize, tn: c_int, tt: Handle, h: Handle) -> c_int {
         ret(issue(h, Call {
             n: 0, kind: Kind::Put, origin: (o as usize, on, ot), result: (0, 0, MPI_BYTE), compare: 0,
@@ -1196,4 +1559,30 @@ mpi! {
             target, disp, tcount: 1, tdt: dt, op: MPI_REPLACE,
         }))
     }
+}
+
+/// `MPI_Win_flush` and its forms (`target`: one, or all): in a lock epoch only.
+fn flush_checked(call: &str, h: Handle, target: Option<c_int>) -> Res<()> {
+    let held = win(call, h, |w| {
+        w.lock_all
+            || target.is_none_or(|t| w.locks.iter().any(|l| l.0 as c_int == t))
+                && (target.is_some() || !w.locks.is_empty())
+    })?;
+    if !held {
+        return Err(raise_win(
+            h,
+            call,
+            ERR_RMA_SYNC,
+            "no lock epoch is open for the target (MPI_Win_lock first)",
+        ));
+    }
+    match target {
+        Some(t) => flush(call, h, Some(&[t as u32]), false),
+        None => flush(call, h, None, false),
+    }
+}
+
+/// Whether this rank has a window (a blocking `MPI_Barrier` then serves lock epochs).
+pub fn any_window() -> bool {
+    with(|t| !t.wins.is_empty())
 }
