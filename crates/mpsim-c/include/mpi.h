@@ -606,9 +606,9 @@ MPSIM_DECLARE(int, Free_mem, (void *base))
 MPSIM_DECLARE(int, Pcontrol, (const int level, ...))
 
 /* One-sided communication (docs/c.md): windows, fence, post/start/complete/wait and lock
- * epochs, put, get, accumulates. Shared and dynamic windows and request-based operations
- * are declared so that programs that mention them build; they return MPI_ERR_OTHER and say
- * so once. */
+ * epochs, put, get, accumulates and their request forms. Shared and dynamic windows are
+ * declared so that programs that mention them build; they return MPI_ERR_OTHER and say so
+ * once. */
 MPSIM_DECLARE(int, Win_get_group, (MPI_Win win, MPI_Group *group))
 MPSIM_DECLARE(int, Win_get_attr, (MPI_Win win, int win_keyval, void *attribute_val, int *flag))
 MPSIM_DECLARE(int, Win_set_name, (MPI_Win win, const char *win_name))
@@ -648,6 +648,8 @@ MPSIM_DECLARE(int, Fetch_and_op, (const void *origin_addr, void *result_addr, MP
 MPSIM_DECLARE(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
 MPSIM_DECLARE(int, Rput, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
 MPSIM_DECLARE(int, Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
+MPSIM_DECLARE(int, Raccumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request))
+MPSIM_DECLARE(int, Rget_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request))
 
 #undef MPSIM_DECLARE
 

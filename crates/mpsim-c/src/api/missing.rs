@@ -40,7 +40,6 @@ MPI_Grequest_complete / PMPI_Grequest_complete,
 MPI_Win_allocate_shared / PMPI_Win_allocate_shared, MPI_Win_shared_query / PMPI_Win_shared_query,
 MPI_Win_create_dynamic / PMPI_Win_create_dynamic, MPI_Win_attach / PMPI_Win_attach,
 MPI_Win_detach / PMPI_Win_detach,
-MPI_Rput / PMPI_Rput, MPI_Rget / PMPI_Rget,
 MPI_File_open / PMPI_File_open, MPI_File_close / PMPI_File_close,
 MPI_Comm_spawn / PMPI_Comm_spawn, MPI_Comm_get_parent / PMPI_Comm_get_parent,
 }

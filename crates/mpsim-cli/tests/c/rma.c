@@ -3,7 +3,7 @@
  * (MPI_SUM, MPI_MAX, MPI_REPLACE), MPI_Get_accumulate, MPI_Fetch_and_op (MPI_NO_OP too),
  * MPI_Compare_and_swap in fence epochs, with derived datatypes at the origin and the target;
  * post/start/complete/wait and MPI_Win_test on a ring; lock/unlock (exclusive epochs that
- * must serialize), lock_all, flush; and, under MPI_ERRORS_RETURN on the
+ * must serialize), lock_all, flush, MPI_Rput/MPI_Rget; and, under MPI_ERRORS_RETURN on the
  * window, each error class a misused call returns. Rank 0 prints "rma: ok". Any number of
  * ranks.
  *
@@ -236,6 +236,17 @@ int main(int argc, char **argv) {
     CHECK(seen[1] == left, "MPI_Get in MPI_Win_lock_all after MPI_Win_flush_all");
     MPI_Win_unlock_all(cw);
     MPI_Win_sync(cw);
+    /* Request-based operations in a lock epoch. */
+    long rv = 40 + rank, rgot = -1;
+    MPI_Request rr[2];
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, cw);
+    MPI_Rput(&rv, 1, MPI_LONG, right, 2, 1, MPI_LONG, cw, &rr[0]);
+    MPI_Rget(&rgot, 1, MPI_LONG, right, 3, 1, MPI_LONG, cw, &rr[1]);
+    MPI_Waitall(2, rr, MPI_STATUSES_IGNORE);
+    CHECK(rgot == right, "MPI_Rget completes at its wait");
+    MPI_Win_unlock(right, cw);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(c[2] == 40 + left, "MPI_Rput");
     CHECK(c[1] == 1, "one increment from the left under a shared lock");
     MPI_Win_set_errhandler(cw, MPI_ERRORS_RETURN);
     rc = MPI_Win_unlock(right, cw);

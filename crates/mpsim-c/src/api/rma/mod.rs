@@ -1518,6 +1518,36 @@ mpi! {
         ret(win("MPI_Win_sync", h, |_| ()))
     }
 
+    // Request-based operations (valid in lock epochs, as MPI says): each completes at once,
+    // flushed to its target, and its request is complete already.
+    fn MPI_Rput / PMPI_Rput(o: *const c_void, on: c_int, ot: Handle, target: c_int, disp: isize, tn: c_int, tt: Handle, h: Handle, request: *mut Handle) -> c_int {
+        ret(requested(h, request, Call {
+            n: 0, kind: Kind::Put, origin: (o as usize, on, ot), result: (0, 0, MPI_BYTE), compare: 0,
+            target, disp, tcount: tn, tdt: tt, op: MPI_REPLACE,
+        }))
+    }
+
+    fn MPI_Rget / PMPI_Rget(o: *mut c_void, on: c_int, ot: Handle, target: c_int, disp: isize, tn: c_int, tt: Handle, h: Handle, request: *mut Handle) -> c_int {
+        ret(requested(h, request, Call {
+            n: 1, kind: Kind::Get, origin: (o as usize, on, ot), result: (0, 0, MPI_BYTE), compare: 0,
+            target, disp, tcount: tn, tdt: tt, op: MPI_NO_OP,
+        }))
+    }
+
+    fn MPI_Raccumulate / PMPI_Raccumulate(o: *const c_void, on: c_int, ot: Handle, target: c_int, disp: isize, tn: c_int, tt: Handle, op: Handle, h: Handle, request: *mut Handle) -> c_int {
+        ret(requested(h, request, Call {
+            n: 2, kind: Kind::Acc, origin: (o as usize, on, ot), result: (0, 0, MPI_BYTE), compare: 0,
+            target, disp, tcount: tn, tdt: tt, op,
+        }))
+    }
+
+    fn MPI_Rget_accumulate / PMPI_Rget_accumulate(o: *const c_void, on: c_int, ot: Handle, r: *mut c_void, rn: c_int, rt: Handle, target: c_int, disp: isize, tn: c_int, tt: Handle, op: Handle, h: Handle, request: *mut Handle) -> c_int {
+        ret(requested(h, request, Call {
+            n: 3, kind: Kind::GetAcc, origin: (o as usize, on, ot), result: (r as usize, rn, rt), compare: 0,
+            target, disp, tcount: tn, tdt: tt, op,
+        }))
+    }
+
     fn MPI_Put / PMPI_Put(o: *const c_void, on: c_int, ot: Handle, target: c_int, disp: isize, tn: c_int, tt: Handle, h: Handle) -> c_int {
         ret(issue(h, Call {
             n: 0, kind: Kind::Put, origin: (o as usize, on, ot), result: (0, 0, MPI_BYTE), compare: 0,
@@ -1585,4 +1615,40 @@ fn flush_checked(call: &str, h: Handle, target: Option<c_int>) -> Res<()> {
 /// Whether this rank has a window (a blocking `MPI_Barrier` then serves lock epochs).
 pub fn any_window() -> bool {
     with(|t| !t.wins.is_empty())
+}
+
+/// A request-based operation (`MPI_Rput`, ...): in a lock epoch only; issued, flushed to its
+/// target, and its request complete.
+fn requested(h: Handle, request: *mut Handle, c: Call) -> Res<()> {
+    let call = ops::CALLS[c.n];
+    let r_call = [
+        "MPI_Rput",
+        "MPI_Rget",
+        "MPI_Raccumulate",
+        "MPI_Rget_accumulate",
+    ][c.n.min(3)];
+    let target = c.target;
+    let locked = win(r_call, h, |w| {
+        w.lock_all || w.locks.iter().any(|l| l.0 as c_int == target)
+    })?;
+    if !locked && target != MPI_PROC_NULL {
+        return Err(raise_win(
+            h,
+            r_call,
+            ERR_RMA_SYNC,
+            &format!(
+                "{r_call} needs a lock epoch on rank {target} (MPI_Win_lock or MPI_Win_lock_all first)"
+            ),
+        ));
+    }
+    issue(h, c)?;
+    if target != MPI_PROC_NULL {
+        flush(call, h, Some(&[target as u32]), false)?;
+    }
+    unsafe {
+        *request = super::p2p::store(state::Req::Done {
+            status: MpiStatus::empty(),
+        })
+    };
+    Ok(())
 }
