@@ -133,3 +133,30 @@ fn rma_window_freed_with_an_epoch_open_is_an_error() {
         ],
     );
 }
+
+#[test]
+fn rma_conflicting_puts_in_one_epoch_are_an_error_at_the_target() {
+    let out = run(&["-np", "3", "--report-out", "/dev/null"], &["conflict"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("rank 0 failed")
+            && err.contains("MPI_Win_fence from")
+            && err.contains("MPI_Put from rank 1 and MPI_Put from rank 2 both reach bytes 8..12 of rank 0's window in one epoch")
+            && err.contains("(MPI error class 47)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rma_origin_buffer_written_before_completion_is_an_error() {
+    let out = run(&["-np", "3", "--report-out", "/dev/null"], &["written"]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("rank 1 failed")
+            && err.contains("the origin buffer of an MPI_Put to rank 0 was written before the operation completed")
+            && err.contains("(MPI error class 47)"),
+        "{err}"
+    );
+}

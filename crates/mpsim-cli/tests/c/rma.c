@@ -10,7 +10,8 @@
  * With an argument, one misuse under the default MPI_ERRORS_ARE_FATAL, which must end the run
  * naming the rank and call: "range" (a put past the end of the target's window), "rank" (a
  * target out of range), "epoch" (a put outside any epoch), "free" (MPI_Win_free with an
- * access epoch open). */
+ * access epoch open), "conflict" (ranks 1 and 2 put to overlapping ints of rank 0 in one
+ * epoch), "written" (a put's origin buffer written before the closing fence). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,8 @@ static int misuse(const char *what) {
         MPI_Win_fence(0, win);
         if (rank == 1 && !strcmp(what, "range")) MPI_Put(v, 4, MPI_INT, other, N - 2, 4, MPI_INT, win);
         if (rank == 1 && !strcmp(what, "rank")) MPI_Put(v, 1, MPI_INT, size + 3, 0, 1, MPI_INT, win);
+        if (!strcmp(what, "conflict") && rank > 0) MPI_Put(v, 2, MPI_INT, 0, rank, 2, MPI_INT, win);
+        if (!strcmp(what, "written") && rank == 1) { MPI_Put(v, 2, MPI_INT, 0, 0, 2, MPI_INT, win); v[1] = 7; }
         MPI_Win_fence(0, win);
     }
     MPI_Win_free(&win);

@@ -120,6 +120,8 @@ struct Win {
     held: Vec<(u32, bool)>,
     /// As a target: batches received and not yet served (the lock did not allow them yet).
     deferred: Vec<(u32, u64, Vec<u8>)>,
+    /// As a target: what the operations of the open exposure epoch reached (conflicts).
+    touched: Vec<ops::Touch>,
     /// Operations issued and not yet sent.
     queue: Vec<Queued>,
     attrs: Box<Attrs>,
@@ -253,6 +255,7 @@ unsafe fn create(
         acquired: Vec::new(),
         held: Vec::new(),
         deferred: Vec::new(),
+        touched: Vec::new(),
         queue: Vec::new(),
         attrs: Box::new(Attrs {
             size,
@@ -348,8 +351,10 @@ fn wait_all(reqs: &mut [Handle]) -> Res<()> {
 }
 
 /// Puts the replies in the program's buffers, each target's in the order its operations
-/// were issued.
-fn finish(queue: &[Queued], replies: &[Vec<u8>]) {
+/// were issued, after checking that the program did not write those buffers, or the origin
+/// buffers, before the operations completed (`MPI_ERR_RMA_CONFLICT`).
+fn finish(call: &str, h: Handle, queue: &[Queued], replies: &[Vec<u8>]) -> Res<()> {
+    let bad = ops::local_conflict(queue).or_else(|| queue.iter().find_map(Queued::written));
     let mut at = vec![0usize; replies.len()];
     for q in queue {
         let t = q.target as usize;
@@ -359,6 +364,10 @@ fn finish(queue: &[Queued], replies: &[Vec<u8>]) {
             unsafe { q.finish(part) };
             at[t] += n;
         }
+    }
+    match bad {
+        Some(text) => Err(raise_win(h, call, ops::RMA_CONFLICT, &text)),
+        None => Ok(()),
     }
 }
 
@@ -384,7 +393,7 @@ fn target_of(w: &Win) -> ops::Target {
 /// `MPI_Win_fence`: every rank's operations to every other, applied by origin rank.
 fn fence(call: &str, h: Handle, assert: c_int) -> Res<()> {
     let (comm, me, n, queue, target, sync) = win(call, h, |w| {
-        let sync = w.access.is_some() || w.exposure.is_some();
+        let sync = w.access.is_some() || w.exposure.is_some() || w.lock_all || !w.locks.is_empty();
         let queue = if sync {
             Vec::new()
         } else {
@@ -397,7 +406,7 @@ fn fence(call: &str, h: Handle, assert: c_int) -> Res<()> {
             h,
             call,
             ERR_RMA_SYNC,
-            "a post/start epoch is open on this window (MPI_Win_complete or MPI_Win_wait first)",
+            "a post/start or lock epoch is open on this window (MPI_Win_complete, MPI_Win_wait or MPI_Win_unlock first)",
         ));
     }
     let out = messages(&queue, n);
@@ -473,7 +482,7 @@ fn fence(call: &str, h: Handle, assert: c_int) -> Res<()> {
     }
     wait_all(&mut reqs)?;
     wait_all(&mut sreqs)?;
-    finish(&queue, &replies);
+    finish(call, h, &queue, &replies)?;
     win(call, h, |w| w.fence = assert & MODE_NOSUCCEED == 0)?;
     match failure {
         Some((cls, text)) => Err(raise_win(h, call, cls, &text)),
@@ -482,20 +491,24 @@ fn fence(call: &str, h: Handle, assert: c_int) -> Res<()> {
 }
 
 /// Applies each origin's message (`incoming[origin]`, empty for none) in origin order; the
-/// replies for each, and the first failure.
+/// replies for each, and the first failure (a conflict between two of them included).
 fn apply_all(t: &ops::Target, incoming: &[Vec<u8>]) -> (Vec<Vec<u8>>, Option<ops::Failure>) {
     let mut first = None;
+    let mut touched = Vec::new();
     let back = incoming
         .iter()
         .enumerate()
         .map(|(s, m)| {
-            let (r, f) = ops::apply(t, s as u32, m);
+            let (r, f) = ops::apply(t, s as u32, m, &mut touched);
             if first.is_none() {
                 first = f;
             }
             r
         })
         .collect();
+    if first.is_none() {
+        first = ops::conflict(&mut touched, t.rank);
+    }
     (back, first)
 }
 
@@ -615,7 +628,7 @@ fn complete(call: &str, h: Handle) -> Res<()> {
     }
     wait_all(&mut sends)?;
     wait_all(&mut served)?;
-    finish(&queue, &replies);
+    finish(call, h, &queue, &replies)?;
     Ok(())
 }
 
@@ -674,9 +687,11 @@ fn serve(call: &str, h: Handle, o: u32, sends: &mut Vec<Handle>) -> Res<()> {
             )
         })?;
     }
-    let (back, failure) = ops::apply(&target, o, &msg);
+    let mut touched = win(call, h, |w| std::mem::take(&mut w.touched))?;
+    let (back, failure) = ops::apply(&target, o, &msg, &mut touched);
     // Kept in the window until the epoch ends: the reply's send reads it meanwhile.
     let (at, n) = win(call, h, |w| {
+        w.touched = touched;
         if let Some(e) = w.origins.iter_mut().find(|e| e.0 == o) {
             e.1 = Origin::Served;
         }
@@ -745,12 +760,17 @@ fn wait(call: &str, h: Handle, test: bool) -> Res<bool> {
         }
     }
     wait_all(&mut sends)?;
-    win(call, h, |w| {
+    let (mut touched, me) = win(call, h, |w| {
         w.exposure = None;
         w.origins.clear();
         w.replies.clear();
+        (std::mem::take(&mut w.touched), w.rank)
     })?;
-    first.map(|()| true)
+    first?;
+    match ops::conflict(&mut touched, me) {
+        Some((cls, text)) => Err(raise_win(h, call, cls, &text)),
+        None => Ok(true),
+    }
 }
 
 /// `MPI_Win_post`: opens the exposure epoch for `origins` and posts the receive of each one's
@@ -911,7 +931,8 @@ fn serve_deferred(call: &str, h: Handle) -> Res<()> {
         let Some((origin, msg, comm, target)) = next else {
             return result;
         };
-        let (back, failure) = ops::apply(&target, origin, &msg);
+        // A lock epoch's batches are not compared with each other's (locks order them).
+        let (back, failure) = ops::apply(&target, origin, &msg, &mut Vec::new());
         ok(unsafe {
             super::p2p::PMPI_Send(
                 back.as_ptr().cast(),
@@ -1018,7 +1039,7 @@ fn flush(call: &str, h: Handle, targets: Option<&[u32]>, release: bool) -> Res<(
         reqs.push(req);
     }
     progress(call, &mut reqs)?;
-    finish(&queue, &replies);
+    finish(call, h, &queue, &replies)?;
     Ok(())
 }
 
@@ -1228,12 +1249,25 @@ fn issue(h: Handle, c: Call) -> Res<()> {
         }
     };
     let fetched = result.as_ref().map_or(0, |r| r.3);
+    let guards = [
+        if takes_origin {
+            let ot = dtype(call, h, c.origin.2)?;
+            state::Guard::contiguous(c.origin.0, c.origin.1.max(0) as usize, &ot)
+        } else {
+            None
+        },
+        result
+            .as_ref()
+            .and_then(|(addr, n, dt, _)| state::Guard::contiguous(*addr, *n, dt)),
+    ];
     let bytes = ops::encode(c.n, c.kind, op, c.disp, tcount, &tt, &data, fetched);
     win(call, h, |w| {
         w.queue.push(Queued {
             target,
             bytes,
             result,
+            call: c.n,
+            guards,
         })
     })?;
     Ok(())

@@ -59,6 +59,12 @@ pub struct Queued {
     pub bytes: Vec<u8>,
     /// Bytes the target sends back, and the buffer they are unpacked into.
     pub result: Option<(usize, usize, Datatype, usize)>,
+    /// The call ([`CALLS`]).
+    pub call: usize,
+    /// The checksums of the origin's buffer (contiguous) and of the result buffer
+    /// (contiguous), taken at the call: MPI forbids writing either before the operation
+    /// completes.
+    pub guards: [Option<crate::state::Guard>; 2],
 }
 
 impl Queued {
@@ -78,6 +84,25 @@ impl Queued {
                 unsafe { dt.unpack(data, *addr as *mut u8, *count) };
             }
         }
+    }
+
+    /// What went wrong with this operation's buffers at the origin, if anything: one the
+    /// program wrote before the operation completed.
+    pub fn written(&self) -> Option<String> {
+        let call = CALLS[self.call.min(CALLS.len() - 1)];
+        if self.guards[0].is_some_and(|g| !g.unchanged()) {
+            return Some(format!(
+                "the origin buffer of an {call} to rank {} was written before the operation completed (MPI forbids it: the data it sends is undefined)",
+                self.target
+            ));
+        }
+        if self.guards[1].is_some_and(|g| !g.unchanged()) {
+            return Some(format!(
+                "the result buffer of an {call} from rank {} was written before the operation completed (MPI forbids it)",
+                self.target
+            ));
+        }
+        None
     }
 
     /// Bytes the target sends back.
@@ -234,7 +259,12 @@ pub type Failure = (c_int, String);
 /// Applies the operations of `msg`, which rank `origin` sent, to the window `w`, in order;
 /// returns the bytes the fetching ones send back (zeros for one that failed, so the origin
 /// still gets its reply) and the first failure.
-pub fn apply(w: &Target, origin: u32, msg: &[u8]) -> (Vec<u8>, Option<Failure>) {
+pub fn apply(
+    w: &Target,
+    origin: u32,
+    msg: &[u8],
+    touched: &mut Vec<Touch>,
+) -> (Vec<u8>, Option<Failure>) {
     let mut reply = Vec::new();
     let mut first = None;
     let mut rest = msg;
@@ -248,7 +278,7 @@ pub fn apply(w: &Target, origin: u32, msg: &[u8]) -> (Vec<u8>, Option<Failure>) 
         };
         rest = more;
         let at = reply.len();
-        if let Err(f) = unsafe { one(w, origin, &d, &mut reply) } {
+        if let Err(f) = unsafe { one(w, origin, &d, &mut reply, touched) } {
             first.get_or_insert(f);
         }
         reply.resize(at + d.result_len, 0);
@@ -260,7 +290,13 @@ pub fn apply(w: &Target, origin: u32, msg: &[u8]) -> (Vec<u8>, Option<Failure>) 
 ///
 /// # Safety
 /// `w` describes this rank's window memory.
-unsafe fn one(w: &Target, origin: u32, d: &Decoded, reply: &mut Vec<u8>) -> Result<(), Failure> {
+unsafe fn one(
+    w: &Target,
+    origin: u32,
+    d: &Decoded,
+    reply: &mut Vec<u8>,
+    touched: &mut Vec<Touch>,
+) -> Result<(), Failure> {
     let call = call_name(d.call);
     let Some((lo, hi)) = span(&d.t, d.count) else {
         return Ok(());
@@ -284,6 +320,15 @@ unsafe fn one(w: &Target, origin: u32, d: &Decoded, reply: &mut Vec<u8>) -> Resu
         ));
     };
     let addr = (w.base as isize + off) as *mut u8;
+    if d.t.is_contiguous() {
+        touched.push(Touch {
+            lo: off + lo,
+            hi: off + hi,
+            origin,
+            call: d.call,
+            kind: d.kind,
+        });
+    }
     let fetch = |reply: &mut Vec<u8>| unsafe { d.t.pack(addr, d.count, reply) };
     match d.kind {
         Kind::Put => unsafe { d.t.unpack(d.data, addr, d.count) },
@@ -360,4 +405,93 @@ pub fn defined(op: ReduceOp, e: Elem) -> bool {
         Sum | Prod | Min | Max => !pair,
         Band | Bor | Bxor | Land | Lor | Lxor => !pair && !float,
     }
+}
+
+/// The bytes of the target's window an operation reached (contiguous target datatypes only: a
+/// derived one's gaps may be another operation's to reach), for [`conflict`].
+#[derive(Clone, Copy, Debug)]
+pub struct Touch {
+    pub lo: isize,
+    pub hi: isize,
+    pub origin: u32,
+    pub call: i64,
+    pub kind: Kind,
+}
+
+/// MPI's access classes: a get reads, a put writes, the accumulates update atomically (any
+/// number of them may reach one place, MPI 11.7.1).
+fn class_of(k: Kind) -> usize {
+    match k {
+        Kind::Get => 0,
+        Kind::Put => 1,
+        Kind::Acc | Kind::GetAcc | Kind::Cas => 2,
+    }
+}
+
+/// Two operations of one epoch that reach a byte of the target's window where MPI forbids it
+/// (a put and anything else, a get and an accumulate), named, or `None`: one sweep over the
+/// ranges sorted by start, keeping for each access class the range that reaches furthest.
+pub fn conflict(touched: &mut [Touch], target: u32) -> Option<Failure> {
+    touched.sort_by_key(|t| (t.lo, t.hi));
+    let mut furthest: [Option<Touch>; 3] = [None; 3];
+    for &x in touched.iter() {
+        let cx = class_of(x.kind);
+        for (cy, y) in furthest.iter().enumerate() {
+            let Some(y) = y else { continue };
+            let allowed = cx == cy && cx != 1;
+            if !allowed && y.hi > x.lo {
+                let (a, b) = (x.lo.max(y.lo), x.hi.min(y.hi));
+                return Some((
+                    RMA_CONFLICT,
+                    format!(
+                        "{} from rank {} and {} from rank {} both reach bytes {a}..{b} of rank {target}'s window in one epoch (MPI forbids it: their result is undefined)",
+                        call_name(y.call),
+                        y.origin,
+                        call_name(x.call),
+                        x.origin
+                    ),
+                ));
+            }
+        }
+        if furthest[cx].is_none_or(|f| f.hi < x.hi) {
+            furthest[cx] = Some(x);
+        }
+    }
+    None
+}
+
+/// `MPI_ERR_RMA_CONFLICT`.
+pub const RMA_CONFLICT: c_int = 47;
+
+/// Two operations of one epoch whose buffers at the origin overlap where one of them is
+/// written by MPI (a get's result buffer): the result is undefined, as MPI says. Contiguous
+/// buffers only, as [`Queued::guards`].
+pub fn local_conflict(queue: &[Queued]) -> Option<String> {
+    // (start, end, written, call)
+    let mut spans: Vec<(usize, usize, bool, usize)> = Vec::new();
+    for q in queue {
+        for (i, g) in q.guards.iter().enumerate() {
+            if let Some(g) = g {
+                spans.push((g.addr, g.addr + g.len, i == 1, q.call));
+            }
+        }
+    }
+    spans.sort_unstable();
+    let mut furthest: [Option<(usize, usize, bool, usize)>; 2] = [None; 2];
+    for &x in &spans {
+        for y in furthest.iter().flatten() {
+            if (x.2 || y.2) && y.1 > x.0 {
+                return Some(format!(
+                    "an {} and an {} of one epoch use overlapping buffers at the origin, which MPI writes into (the result is undefined)",
+                    CALLS[y.3.min(CALLS.len() - 1)],
+                    CALLS[x.3.min(CALLS.len() - 1)]
+                ));
+            }
+        }
+        let k = usize::from(x.2);
+        if furthest[k].is_none_or(|f| f.1 < x.1) {
+            furthest[k] = Some(x);
+        }
+    }
+    None
 }
