@@ -122,6 +122,10 @@ struct Win {
     deferred: Vec<(u32, u64, Vec<u8>)>,
     /// As a target: what the operations of the open exposure epoch reached (conflicts).
     touched: Vec<ops::Touch>,
+    /// Sends of `MPI_Win_complete` not completed yet, and the buffers they read.
+    inflight: Vec<Handle>,
+    inflight_bufs: Vec<Vec<u8>>,
+    inflight_heads: Vec<Vec<[u8; 8]>>,
     /// Operations issued and not yet sent.
     queue: Vec<Queued>,
     attrs: Box<Attrs>,
@@ -256,6 +260,9 @@ unsafe fn create(
         held: Vec::new(),
         deferred: Vec::new(),
         touched: Vec::new(),
+        inflight: Vec::new(),
+        inflight_bufs: Vec::new(),
+        inflight_heads: Vec::new(),
         queue: Vec::new(),
         attrs: Box::new(Attrs {
             size,
@@ -547,6 +554,22 @@ enum Origin {
 /// origins of its own exposure epoch whose operations arrive: a ring of ranks that each post,
 /// start, get and complete before they wait would otherwise wait for each other.
 fn complete(call: &str, h: Handle) -> Res<()> {
+    // The sends of earlier epochs: their buffers go once all of them completed.
+    let mut earlier = win(call, h, |w| std::mem::take(&mut w.inflight))?;
+    if !earlier.is_empty() {
+        let mut flag = 0;
+        ok(unsafe {
+            super::wait::PMPI_Testall(earlier.len() as c_int, earlier.as_mut_ptr(), &mut flag, std::ptr::null_mut())
+        })?;
+        win(call, h, |w| {
+            if flag != 0 {
+                w.inflight_bufs.clear();
+                w.inflight_heads.clear();
+            } else {
+                w.inflight = earlier;
+            }
+        })?;
+    }
     let (comm, n, queue, targets) = win(call, h, |w| {
         let targets = w.access.take();
         let queue = if targets.is_some() {
@@ -626,8 +649,14 @@ fn complete(call: &str, h: Handle) -> Res<()> {
             serve(call, h, o, &mut served)?;
         }
     }
-    wait_all(&mut sends)?;
     wait_all(&mut served)?;
+    // The operations' sends need not complete here (their data is the library's copy): a
+    // target may be busy elsewhere until its MPI_Win_wait. They complete by MPI_Win_free.
+    win(call, h, |w| {
+        w.inflight.append(&mut sends);
+        w.inflight_heads.push(heads);
+        w.inflight_bufs.extend(out);
+    })?;
     finish(call, h, &queue, &replies)?;
     Ok(())
 }
@@ -1180,6 +1209,18 @@ fn issue(h: Handle, c: Call) -> Res<()> {
                 ),
             ));
         }
+        let differ = |a: &Datatype, b: &Datatype| match (a.elem, b.elem) {
+            (Some((x, _)), Some((y, _))) => x != y,
+            _ => false,
+        };
+        if op.is_some_and(|o| o != ReduceOp::Replace) && differ(&ot, &tt) {
+            return Err(raise_win(
+                h,
+                call,
+                class::TYPE,
+                "the origin and target datatypes of an accumulate must be made of the same predefined type",
+            ));
+        }
         data = unsafe { super::packed(c.origin.0 as *const c_void, n, &ot) }.into_owned();
         if c.kind == Kind::Cas {
             data.extend_from_slice(&unsafe { super::packed(c.compare as *const c_void, n, &ot) });
@@ -1334,9 +1375,11 @@ mpi! {
             let comm = win(call, w, |x| x.comm)?;
             // Collective: no rank frees its memory while another may still reach it; meanwhile
             // this rank serves the lock epochs of ranks that have not reached it yet.
+            let mut reqs = win(call, w, |x| std::mem::take(&mut x.inflight))?;
             let mut req = MPI_REQUEST_NULL;
             ok(unsafe { super::coll::PMPI_Ibarrier(comm, &mut req) })?;
-            progress(call, &mut [req])?;
+            reqs.push(req);
+            progress(call, &mut reqs)?;
             let Some(x) = with(|t| t.wins.remove(&w)) else {
                 return Ok(());
             };
@@ -1472,6 +1515,9 @@ mpi! {
     fn MPI_Win_lock / PMPI_Win_lock(kind: c_int, target: c_int, _assert: c_int, h: Handle) -> c_int {
         let call = "MPI_Win_lock";
         ret((|| {
+            if target == MPI_PROC_NULL {
+                return win(call, h, |_| ());
+            }
             let (size, held, other) = win(call, h, |w| {
                 let held = w.lock_all || w.locks.iter().any(|l| l.0 as c_int == target);
                 (w.size, held, w.access.is_some() || w.fence && !w.queue.is_empty())
@@ -1495,6 +1541,9 @@ mpi! {
     fn MPI_Win_unlock / PMPI_Win_unlock(target: c_int, h: Handle) -> c_int {
         let call = "MPI_Win_unlock";
         ret((|| {
+            if target == MPI_PROC_NULL {
+                return win(call, h, |_| ());
+            }
             let held = win(call, h, |w| w.locks.iter().any(|l| l.0 as c_int == target))?;
             if !held {
                 return Err(raise_win(h, call, ERR_RMA_SYNC, &format!("this rank holds no lock on rank {target} (MPI_Win_lock first)")));
@@ -1627,6 +1676,9 @@ mpi! {
 
 /// `MPI_Win_flush` and its forms (`target`: one, or all): in a lock epoch only.
 fn flush_checked(call: &str, h: Handle, target: Option<c_int>) -> Res<()> {
+    if target == Some(MPI_PROC_NULL) {
+        return win(call, h, |_| ());
+    }
     let held = win(call, h, |w| {
         w.lock_all
             || target.is_none_or(|t| w.locks.iter().any(|l| l.0 as c_int == t))
