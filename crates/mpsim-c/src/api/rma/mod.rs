@@ -559,7 +559,12 @@ fn complete(call: &str, h: Handle) -> Res<()> {
     if !earlier.is_empty() {
         let mut flag = 0;
         ok(unsafe {
-            super::wait::PMPI_Testall(earlier.len() as c_int, earlier.as_mut_ptr(), &mut flag, std::ptr::null_mut())
+            super::wait::PMPI_Testall(
+                earlier.len() as c_int,
+                earlier.as_mut_ptr(),
+                &mut flag,
+                std::ptr::null_mut(),
+            )
         })?;
         win(call, h, |w| {
             if flag != 0 {
