@@ -505,12 +505,6 @@ fn request_ptr(call: &str, c: Handle, r: *mut Handle) -> Res<Option<*mut Handle>
 
 unsafe fn barrier(call: &str, c: Handle, r: Option<*mut Handle>) -> Res<()> {
     let info = comm(call, c)?;
-    if r.is_none() && super::rma::any_window() {
-        // A blocking barrier serves other ranks' lock epochs while it waits (`api/rma`).
-        let mut req = MPI_REQUEST_NULL;
-        unsafe { barrier(call, c, Some(&mut req))? };
-        return super::rma::progress(call, &mut [req]);
-    }
     unsafe {
         issue(
             call,
@@ -1124,6 +1118,13 @@ macro_rules! collectives {
             fn $call / $pcall($($arg: $ty),*) -> c_int {
                 if crate::api::inter::coll::is($c) {
                     return ret(unsafe { crate::api::inter::coll::$imp(stringify!($call), $($e,)* None) });
+                }
+                if crate::api::rma::any_window() {
+                    // While it waits, the rank serves other ranks' lock epochs (`api/rma`).
+                    let call = stringify!($call);
+                    let mut req = MPI_REQUEST_NULL;
+                    return ret(unsafe { $imp(call, $($e,)* Some(&mut req)) }
+                        .and_then(|()| crate::api::rma::progress(call, &mut [req])));
                 }
                 ret(unsafe { $imp(stringify!($call), $($e,)* None) })
             }

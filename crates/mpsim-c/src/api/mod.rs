@@ -75,7 +75,7 @@ mod misc;
 pub mod missing;
 mod neighbor;
 mod p2p;
-mod rma;
+pub(crate) mod rma;
 pub mod topo;
 mod types;
 pub mod wait;

@@ -21,9 +21,9 @@
 //! - Locks: the origin sends a target its batch at `MPI_Win_flush*` or `MPI_Win_unlock*`
 //!   (nothing when it issued nothing); the first batch takes the lock at the target, the last
 //!   releases it, and a batch the lock does not allow yet waits at the target. The target
-//!   serves batches while it waits in `MPI_Win_unlock*`, `MPI_Win_flush*`, `MPI_Win_free` or a
-//!   blocking `MPI_Barrier` ([`progress`]); a target that waits anywhere else does not serve
-//!   them, and a run that needs it to ends in a deadlock report.
+//!   serves batches while it waits in `MPI_Win_unlock*`, `MPI_Win_flush*`, `MPI_Win_free`,
+//!   `MPI_Recv` or a blocking collective ([`progress`]); a target that waits anywhere else
+//!   does not serve them, and a run that needs it to ends in a deadlock report.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void};
@@ -227,8 +227,9 @@ unsafe fn create(
     ok(unsafe { super::comm::PMPI_Comm_dup(c, &mut hidden) })?;
     let mine = [bytes as u64, unit as u64];
     let mut all = vec![[0u64; 2]; info.size as usize];
+    let mut req = MPI_REQUEST_NULL;
     ok(unsafe {
-        super::coll::PMPI_Allgather(
+        super::coll::PMPI_Iallgather(
             mine.as_ptr().cast(),
             16,
             MPI_BYTE,
@@ -236,8 +237,10 @@ unsafe fn create(
             16,
             MPI_BYTE,
             hidden,
+            &mut req,
         )
     })?;
+    wait_all(&mut [req])?;
     let w = Win {
         comm: hidden,
         rank: info.rank,
@@ -419,8 +422,9 @@ fn fence(call: &str, h: Handle, assert: c_int) -> Res<()> {
     let out = messages(&queue, n);
     let send_lens: Vec<i64> = out.iter().map(|m| m.len() as i64).collect();
     let mut recv_lens = vec![0i64; n];
+    let mut req = MPI_REQUEST_NULL;
     ok(unsafe {
-        super::coll::PMPI_Alltoall(
+        super::coll::PMPI_Ialltoall(
             send_lens.as_ptr().cast(),
             8,
             MPI_BYTE,
@@ -428,8 +432,10 @@ fn fence(call: &str, h: Handle, assert: c_int) -> Res<()> {
             8,
             MPI_BYTE,
             comm,
+            &mut req,
         )
     })?;
+    wait_all(&mut [req])?;
     // Sends to others, receives from others; this rank's own operations apply in place.
     let msgs: Vec<Option<Vec<u8>>> = out
         .iter()
@@ -710,7 +716,7 @@ fn serve(call: &str, h: Handle, o: u32, sends: &mut Vec<Handle>) -> Res<()> {
     let mut msg = vec![0u8; n];
     if n > 0 {
         ok(unsafe {
-            super::p2p::PMPI_Recv(
+            recv_plain(
                 msg.as_mut_ptr().cast(),
                 len(n)?,
                 MPI_BYTE,
@@ -844,9 +850,15 @@ const EXCLUSIVE: u64 = 4;
 /// Waits for `reqs` (internal requests) while serving the lock epochs other ranks (and this
 /// one) send this rank on any of its windows: the target of a passive-target epoch applies it
 /// inside its own MPI calls (those that wait here: `MPI_Win_unlock`, `MPI_Win_flush`,
-/// `MPI_Win_unlock_all`, `MPI_Win_free`, a blocking `MPI_Barrier`), as MPI's weak progress
-/// allows.
+/// `MPI_Win_unlock_all`, `MPI_Win_free`, and, on a rank with a window, `MPI_Recv` and the
+/// blocking collectives on intracommunicators), as MPI's weak progress allows.
 pub fn progress(call: &str, reqs: &mut [Handle]) -> Res<()> {
+    progress_statuses(call, reqs).map(drop)
+}
+
+/// [`progress`], giving the status each request completed with.
+pub fn progress_statuses(call: &str, reqs: &mut [Handle]) -> Res<Vec<MpiStatus>> {
+    let mut statuses = vec![MpiStatus::empty(); reqs.len()];
     let comms: Vec<(Handle, Handle)> = with(|t| {
         let mut v: Vec<(Handle, Handle)> = t.wins.iter().map(|(h, w)| (*h, w.comm)).collect();
         v.sort_unstable();
@@ -893,6 +905,7 @@ pub fn progress(call: &str, reqs: &mut [Handle]) -> Res<()> {
         let i = idx as usize;
         if i < pending.len() {
             reqs[pending[i]] = MPI_REQUEST_NULL;
+            statuses[pending[i]] = st;
             continue;
         }
         let k = i - pending.len();
@@ -908,7 +921,7 @@ pub fn progress(call: &str, reqs: &mut [Handle]) -> Res<()> {
             keep(arrived_lock(call, comms[k].0, st.source as u32, &heads[k]));
         }
     }
-    result
+    result.map(|()| statuses)
 }
 
 /// A lock epoch's batch from `origin` on window `h` announced itself (`head`: its length and
@@ -921,7 +934,7 @@ fn arrived_lock(call: &str, h: Handle, origin: u32, head: &[u8; 16]) -> Res<()> 
     let mut msg = vec![0u8; n];
     if n > 0 {
         ok(unsafe {
-            super::p2p::PMPI_Recv(
+            recv_plain(
                 msg.as_mut_ptr().cast(),
                 len(n)?,
                 MPI_BYTE,
@@ -1703,7 +1716,8 @@ fn flush_checked(call: &str, h: Handle, target: Option<c_int>) -> Res<()> {
     }
 }
 
-/// Whether this rank has a window (a blocking `MPI_Barrier` then serves lock epochs).
+/// Whether this rank has a window (its `MPI_Recv` and blocking collectives then serve lock
+/// epochs).
 pub fn any_window() -> bool {
     with(|t| !t.wins.is_empty())
 }
@@ -1742,4 +1756,23 @@ fn requested(h: Handle, request: *mut Handle, c: Call) -> Res<()> {
         })
     };
     Ok(())
+}
+
+/// A blocking receive of the library's own (an internal receive does not serve lock epochs,
+/// as `MPI_Recv` does when the rank has windows: it is made while serving one).
+unsafe fn recv_plain(
+    buf: *mut c_void,
+    n: c_int,
+    dt: Handle,
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+    _status: *mut MpiStatus,
+) -> c_int {
+    let mut req = MPI_REQUEST_NULL;
+    let rc = unsafe { super::p2p::PMPI_Irecv(buf, n, dt, source, tag, comm, &mut req) };
+    if rc != state::OK {
+        return rc;
+    }
+    unsafe { super::wait::PMPI_Wait(&mut req, std::ptr::null_mut()) }
 }
