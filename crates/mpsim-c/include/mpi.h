@@ -247,6 +247,7 @@ typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, 
 typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
 typedef MPI_Comm_errhandler_function MPI_Handler_function;
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *error_code, ...);
 
 /* The standard ABI's callback constants (attribute copy and delete functions). */
 #define MPI_COMM_NULL_COPY_FN   ((MPI_Comm_copy_attr_function *)0x0)
@@ -604,8 +605,19 @@ MPSIM_DECLARE(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 MPSIM_DECLARE(int, Free_mem, (void *base))
 MPSIM_DECLARE(int, Pcontrol, (const int level, ...))
 
-/* One-sided communication: declared so that programs and test harnesses that mention it
- * build; not implemented yet (each returns MPI_ERR_OTHER and says so once). */
+/* One-sided communication (docs/c.md): windows, fence, post/start/complete/wait and lock
+ * epochs, put, get, accumulates and their request forms. Shared and dynamic windows are
+ * declared so that programs that mention them build; they return MPI_ERR_OTHER and say so
+ * once. */
+MPSIM_DECLARE(int, Win_get_group, (MPI_Win win, MPI_Group *group))
+MPSIM_DECLARE(int, Win_get_attr, (MPI_Win win, int win_keyval, void *attribute_val, int *flag))
+MPSIM_DECLARE(int, Win_set_name, (MPI_Win win, const char *win_name))
+MPSIM_DECLARE(int, Win_get_name, (MPI_Win win, char *win_name, int *resultlen))
+MPSIM_DECLARE(int, Win_create_errhandler, (MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler))
+MPSIM_DECLARE(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+MPSIM_DECLARE(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler *errhandler))
+MPSIM_DECLARE(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+MPSIM_DECLARE(int, Win_test, (MPI_Win win, int *flag))
 MPSIM_DECLARE(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
 MPSIM_DECLARE(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
 MPSIM_DECLARE(int, Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
@@ -636,6 +648,8 @@ MPSIM_DECLARE(int, Fetch_and_op, (const void *origin_addr, void *result_addr, MP
 MPSIM_DECLARE(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
 MPSIM_DECLARE(int, Rput, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
 MPSIM_DECLARE(int, Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
+MPSIM_DECLARE(int, Raccumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request))
+MPSIM_DECLARE(int, Rget_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request))
 
 #undef MPSIM_DECLARE
 

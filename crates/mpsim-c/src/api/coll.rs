@@ -1124,6 +1124,13 @@ macro_rules! collectives {
                 if crate::api::inter::coll::is($c) {
                     return ret(unsafe { crate::api::inter::coll::$imp(stringify!($call), $($e,)* None) });
                 }
+                if crate::api::rma::any_window() {
+                    // While it waits, the rank serves other ranks' lock epochs (`api/rma`).
+                    let call = stringify!($call);
+                    let mut req = MPI_REQUEST_NULL;
+                    return ret(unsafe { $imp(call, $($e,)* Some(&mut req)) }
+                        .and_then(|()| crate::api::rma::progress(call, &mut [req])));
+                }
                 ret(unsafe { $imp(stringify!($call), $($e,)* None) })
             }
 

@@ -76,6 +76,7 @@ mod misc;
 pub mod missing;
 mod neighbor;
 mod p2p;
+pub(crate) mod rma;
 pub mod topo;
 mod types;
 pub mod wait;

@@ -211,6 +211,16 @@ unsafe fn recv(
     tag: c_int,
     c: Handle,
 ) -> Res<MpiStatus> {
+    if crate::api::rma::any_window() && source != MPI_PROC_NULL {
+        // While it waits, the rank serves other ranks' lock epochs (`api/rma`).
+        let mut req = MPI_REQUEST_NULL;
+        let rc = unsafe { PMPI_Irecv(buf, n, dt, source, tag, c, &mut req) };
+        if rc != state::OK {
+            return Err(rc);
+        }
+        let st = crate::api::rma::progress_statuses(call, std::slice::from_mut(&mut req))?;
+        return Ok(st.first().copied().unwrap_or_else(MpiStatus::empty));
+    }
     let Some(ReceiveArgs { n, t, a, sig, .. }) = receive_args(call, n, dt, source, tag, c)? else {
         return Ok(MpiStatus::proc_null());
     };
