@@ -1139,7 +1139,7 @@ fn acc_op(call: &str, h: Handle, op: Handle) -> Res<ReduceOp> {
 }
 
 /// A datatype of an RMA call, committed, or `MPI_ERR_TYPE` through the window's handler.
-fn dtype(call: &str, h: Handle, dt: Handle) -> Res<Datatype> {
+fn dtype(call: &str, h: Handle, dt: Handle) -> Res<std::sync::Arc<Datatype>> {
     match state::with(|s| s.datatype(dt)) {
         Some(t) if t.committed => Ok(t),
         Some(_) => Err(raise_win(

@@ -58,7 +58,7 @@ pub struct Queued {
     pub target: u32,
     pub bytes: Vec<u8>,
     /// Bytes the target sends back, and the buffer they are unpacked into.
-    pub result: Option<(usize, usize, Datatype, usize)>,
+    pub result: Option<(usize, usize, std::sync::Arc<Datatype>, usize)>,
     /// The call ([`CALLS`]).
     pub call: usize,
     /// The checksums of the origin's buffer (contiguous) and of the result buffer
