@@ -547,6 +547,16 @@ pub fn iallreduce_sum(mine: &[u64], sum: &mut [u64], comm: MPI_Comm) -> Result<M
     Ok(req)
 }
 
+/// Whether `req` is complete, leaving it as it is (`MPI_Request_get_status`: the library
+/// progresses once when it is not; a later test completes it).
+pub fn is_complete(req: MPI_Request) -> Result<bool, Code> {
+    let mut flag: c_int = 0;
+    let mut status = empty_status();
+    // SAFETY: an active request of this process; out-parameters.
+    check(unsafe { ffi::MPI_Request_get_status(req, &mut flag, &mut status) })?;
+    Ok(flag != 0)
+}
+
 /// Whether `req` is complete (`MPI_Test`); a complete request becomes `MPI_REQUEST_NULL`.
 pub fn test(req: &mut MPI_Request) -> Result<bool, Code> {
     let mut flag: c_int = 0;

@@ -300,6 +300,17 @@ impl Table {
         }
     }
 
+    /// The raw request of the one request in flight at MPI, when there is exactly one.
+    pub fn only_active(&self) -> Option<MPI_Request> {
+        match self.active[..] {
+            [i] => match self.slots[i as usize].kind {
+                Kind::Active { raw, .. } => Some(raw),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// What the live, incomplete request `req` is, as a deadlock report names it.
     pub fn describe(&mut self, req: ReqId) -> Option<Waiting> {
         match &self.get(req)?.kind {
