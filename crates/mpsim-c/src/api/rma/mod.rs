@@ -294,35 +294,13 @@ fn send_queued(
     let mut replies: Vec<Vec<u8>> = fetched.iter().map(|&n| vec![0; n]).collect();
     for (t, m) in msgs.iter().enumerate() {
         if let Some(m) = m {
-            let mut req = MPI_REQUEST_NULL;
-            ok(unsafe {
-                super::p2p::PMPI_Isend(
-                    m.as_ptr().cast(),
-                    len(m.len())?,
-                    MPI_BYTE,
-                    t as c_int,
-                    tags.0,
-                    comm,
-                    &mut req,
-                )
-            })?;
+            let req = isend_bytes(m, t as c_int, tags.0, comm)?;
             reqs.push(req);
         }
     }
     for (t, r) in replies.iter_mut().enumerate() {
         if !r.is_empty() {
-            let mut req = MPI_REQUEST_NULL;
-            ok(unsafe {
-                super::p2p::PMPI_Irecv(
-                    r.as_mut_ptr().cast(),
-                    len(r.len())?,
-                    MPI_BYTE,
-                    t as c_int,
-                    tags.1,
-                    comm,
-                    &mut req,
-                )
-            })?;
+            let req = irecv_bytes(r, t as c_int, tags.1, comm)?;
             reqs.push(req);
         }
     }
@@ -455,18 +433,7 @@ fn fence(call: &str, h: Handle, assert: c_int) -> Res<()> {
     for (s, &l) in recv_lens.iter().enumerate() {
         if l > 0 && s != me as usize {
             incoming[s] = vec![0; l as usize];
-            let mut req = MPI_REQUEST_NULL;
-            ok(unsafe {
-                super::p2p::PMPI_Irecv(
-                    incoming[s].as_mut_ptr().cast(),
-                    len(l as usize)?,
-                    MPI_BYTE,
-                    s as c_int,
-                    TAG_FENCE,
-                    comm,
-                    &mut req,
-                )
-            })?;
+            let req = irecv_bytes(&mut incoming[s], s as c_int, TAG_FENCE, comm)?;
             rreqs.push(req);
         }
     }
@@ -478,18 +445,7 @@ fn fence(call: &str, h: Handle, assert: c_int) -> Res<()> {
         if s == me as usize {
             replies[s] = r.clone();
         } else if !r.is_empty() {
-            let mut req = MPI_REQUEST_NULL;
-            ok(unsafe {
-                super::p2p::PMPI_Isend(
-                    r.as_ptr().cast(),
-                    len(r.len())?,
-                    MPI_BYTE,
-                    s as c_int,
-                    TAG_FENCE_REPLY,
-                    comm,
-                    &mut req,
-                )
-            })?;
+            let req = isend_bytes(r, s as c_int, TAG_FENCE_REPLY, comm)?;
             sreqs.push(req);
         }
     }
@@ -607,18 +563,7 @@ fn complete(call: &str, h: Handle) -> Res<()> {
             if tag == TAG_PSCW_BODY && buf.is_empty() {
                 continue;
             }
-            let mut req = MPI_REQUEST_NULL;
-            ok(unsafe {
-                super::p2p::PMPI_Isend(
-                    buf.as_ptr().cast(),
-                    len(buf.len())?,
-                    MPI_BYTE,
-                    t as c_int,
-                    tag,
-                    comm,
-                    &mut req,
-                )
-            })?;
+            let req = isend_bytes(buf, t as c_int, tag, comm)?;
             sends.push(req);
         }
     }
@@ -820,18 +765,7 @@ fn post(call: &str, h: Handle, origins: Vec<u32>) -> Res<()> {
     let mut list = Vec::with_capacity(origins.len());
     for &o in &origins {
         let mut len = Box::new([0u8; 8]);
-        let mut req = MPI_REQUEST_NULL;
-        ok(unsafe {
-            super::p2p::PMPI_Irecv(
-                len.as_mut_ptr().cast(),
-                8,
-                MPI_BYTE,
-                o as c_int,
-                TAG_PSCW,
-                comm,
-                &mut req,
-            )
-        })?;
+        let req = irecv_bytes(&mut len[..], o as c_int, TAG_PSCW, comm)?;
         list.push((o, Origin::Waiting { req, len }));
     }
     win(call, h, |w| {
@@ -1051,18 +985,7 @@ fn flush(call: &str, h: Handle, targets: Option<&[u32]>, release: bool) -> Res<(
             if tag == TAG_LOCK_BODY && buf.is_empty() {
                 continue;
             }
-            let mut req = MPI_REQUEST_NULL;
-            ok(unsafe {
-                super::p2p::PMPI_Isend(
-                    buf.as_ptr().cast(),
-                    len(buf.len())?,
-                    MPI_BYTE,
-                    t as c_int,
-                    tag,
-                    comm,
-                    &mut req,
-                )
-            })?;
+            let req = isend_bytes(buf, t as c_int, tag, comm)?;
             reqs.push(req);
         }
     }
@@ -1071,18 +994,7 @@ fn flush(call: &str, h: Handle, targets: Option<&[u32]>, release: bool) -> Res<(
     let mut replies: Vec<Vec<u8>> = sizes.iter().map(|&k| vec![0u8; k]).collect();
     for (t, _) in &heads {
         let t = *t as usize;
-        let mut req = MPI_REQUEST_NULL;
-        ok(unsafe {
-            super::p2p::PMPI_Irecv(
-                replies[t].as_mut_ptr().cast(),
-                len(replies[t].len())?,
-                MPI_BYTE,
-                t as c_int,
-                TAG_LOCK_REPLY,
-                comm,
-                &mut req,
-            )
-        })?;
+        let req = irecv_bytes(&mut replies[t], t as c_int, TAG_LOCK_REPLY, comm)?;
         reqs.push(req);
     }
     progress(call, &mut reqs)?;
@@ -1136,6 +1048,45 @@ fn acc_op(call: &str, h: Handle, op: Handle) -> Res<ReduceOp> {
             return Err(raise_win(h, call, class::OP, &what));
         }
     })
+}
+
+/// Starts the library's own send of the bytes `buf` to `to` with `tag` on `comm` (the window's
+/// hidden communicator): its request. `buf` must stay in place until the request completes.
+fn isend_bytes(buf: &[u8], to: c_int, tag: c_int, comm: Handle) -> Res<Handle> {
+    let mut req = MPI_REQUEST_NULL;
+    // SAFETY: `buf` is valid for its length, kept by the caller until the request completes.
+    ok(unsafe {
+        super::p2p::PMPI_Isend(
+            buf.as_ptr().cast(),
+            len(buf.len())?,
+            MPI_BYTE,
+            to,
+            tag,
+            comm,
+            &mut req,
+        )
+    })?;
+    Ok(req)
+}
+
+/// Starts the library's own receive into the bytes `buf` from `from` with `tag` on `comm`: its
+/// request. `buf` must stay in place until the request completes.
+fn irecv_bytes(buf: &mut [u8], from: c_int, tag: c_int, comm: Handle) -> Res<Handle> {
+    let mut req = MPI_REQUEST_NULL;
+    // SAFETY: `buf` is valid and writable for its length, kept by the caller until the
+    // request completes.
+    ok(unsafe {
+        super::p2p::PMPI_Irecv(
+            buf.as_mut_ptr().cast(),
+            len(buf.len())?,
+            MPI_BYTE,
+            from,
+            tag,
+            comm,
+            &mut req,
+        )
+    })?;
+    Ok(req)
 }
 
 /// A datatype of an RMA call, committed, or `MPI_ERR_TYPE` through the window's handler.
