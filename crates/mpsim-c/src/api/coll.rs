@@ -55,8 +55,10 @@ enum Reduction {
     User(UserOp),
 }
 
-fn reduction(call: &str, c: Handle, op: Handle) -> Res<Reduction> {
-    let b = match op {
+/// The built-in operation a handle names, if it names one (reductions and one-sided
+/// accumulates share it).
+pub(crate) fn builtin_op(op: Handle) -> Option<ReduceOp> {
+    Some(match op {
         MPI_SUM => ReduceOp::Sum,
         MPI_PROD => ReduceOp::Prod,
         MPI_MIN => ReduceOp::Min,
@@ -71,20 +73,24 @@ fn reduction(call: &str, c: Handle, op: Handle) -> Res<Reduction> {
         MPI_MAXLOC => ReduceOp::Maxloc,
         MPI_REPLACE => ReduceOp::Replace,
         MPI_NO_OP => ReduceOp::NoOp,
-        _ => {
-            return state::with(|s| s.ops.get(&op).copied())
-                .map(Reduction::User)
-                .ok_or_else(|| {
-                    raise(
-                        Some(c),
-                        call,
-                        class::OP,
-                        &format!("{op:#x} is not an operation"),
-                    )
-                });
-        }
-    };
-    Ok(Reduction::Builtin(b))
+        _ => return None,
+    })
+}
+
+fn reduction(call: &str, c: Handle, op: Handle) -> Res<Reduction> {
+    if let Some(b) = builtin_op(op) {
+        return Ok(Reduction::Builtin(b));
+    }
+    state::with(|s| s.ops.get(&op).copied())
+        .map(Reduction::User)
+        .ok_or_else(|| {
+            raise(
+                Some(c),
+                call,
+                class::OP,
+                &format!("{op:#x} is not an operation"),
+            )
+        })
 }
 
 impl Reduction {

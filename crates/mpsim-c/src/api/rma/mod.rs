@@ -1022,22 +1022,9 @@ struct Call {
 
 /// The built-in operation `op` for an accumulate, or `MPI_ERR_OP`.
 fn acc_op(call: &str, h: Handle, op: Handle) -> Res<ReduceOp> {
-    Ok(match op {
-        MPI_SUM => ReduceOp::Sum,
-        MPI_PROD => ReduceOp::Prod,
-        MPI_MIN => ReduceOp::Min,
-        MPI_MAX => ReduceOp::Max,
-        MPI_BAND => ReduceOp::Band,
-        MPI_BOR => ReduceOp::Bor,
-        MPI_BXOR => ReduceOp::Bxor,
-        MPI_LAND => ReduceOp::Land,
-        MPI_LOR => ReduceOp::Lor,
-        MPI_LXOR => ReduceOp::Lxor,
-        MPI_MINLOC => ReduceOp::Minloc,
-        MPI_MAXLOC => ReduceOp::Maxloc,
-        MPI_REPLACE => ReduceOp::Replace,
-        MPI_NO_OP => ReduceOp::NoOp,
-        _ => {
+    match super::coll::builtin_op(op) {
+        Some(b) => Ok(b),
+        None => {
             let user = state::with(|s| s.ops.contains_key(&op));
             let what = if user {
                 "a user-defined operation cannot accumulate (MPI allows only built-in ones)"
@@ -1045,9 +1032,9 @@ fn acc_op(call: &str, h: Handle, op: Handle) -> Res<ReduceOp> {
             } else {
                 format!("{op:#x} is not an operation")
             };
-            return Err(raise_win(h, call, class::OP, &what));
+            Err(raise_win(h, call, class::OP, &what))
         }
-    })
+    }
 }
 
 /// Starts the library's own send of the bytes `buf` to `to` with `tag` on `comm` (the window's
